@@ -1,0 +1,150 @@
+"""Kernel functions: a frozen description (name + parameters) that the compiled evaluator reads.
+
+=================  =====================================================  ==================
+name               k(x, y)                                                parameters
+=================  =====================================================  ==================
+gaussian           exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2)      h or gamma
+laplacian          exp(-|x - y| / h)                                      h or gamma = 1/h
+polynomial         (coef0 + x . y)^degree                                 degree, coef0
+compact_gaussian   (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2/(2s^2))   sigma, l
+=================  =====================================================  ==================
+
+The Gaussian width follows the HSS/ADMM paper (h); scikit-learn's ``gamma`` is accepted too,
+with gamma = 1 / (2 h^2). The compactly supported Gaussian vanishes beyond ``3 sigma`` (its
+``support_radius``) and is positive definite in R^d for l >= floor(d/2) + 1 (Askey).
+"""
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..utils.validation import check_positive
+from . import _eval
+
+KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel function with its parameters. Build it with :func:`make_kernel`.
+
+    Attributes
+    ----------
+    name : str
+        One of ``KERNELS``.
+    h : float or None
+        Width of the Gaussian / Laplacian kernels.
+    degree : int or None
+        Degree s of the polynomial kernel.
+    coef0 : float or None
+        Constant c of the polynomial kernel.
+    sigma : float or None
+        Width of the compactly supported Gaussian.
+    l : float or None
+        Exponent of the compact support factor.
+    """
+
+    name: str
+    h: float = None
+    degree: int = None
+    coef0: float = None
+    sigma: float = None
+    l: float = None
+
+    @property
+    def gamma(self):
+        """scikit-learn's spelling of the width: 1/(2h^2) (Gaussian), 1/h (Laplacian)."""
+        if self.name == "gaussian":
+            return 1.0 / (2.0 * self.h ** 2)
+        if self.name == "laplacian":
+            return 1.0 / self.h
+        return None
+
+    @property
+    def support_radius(self):
+        """Distance beyond which k(x, y) = 0 (``inf`` for globally supported kernels)."""
+        return 3.0 * self.sigma if self.name == "compact_gaussian" else math.inf
+
+    @property
+    def code(self):
+        return _eval.KIND_CODES[self.name]
+
+    @property
+    def params(self):
+        """Parameter vector in the layout the compiled evaluator expects."""
+        if self.name == "gaussian":
+            p = (1.0 / (2.0 * self.h ** 2), 0.0, 0.0)
+        elif self.name == "laplacian":
+            p = (1.0 / self.h, 0.0, 0.0)
+        elif self.name == "polynomial":
+            p = (float(self.coef0), float(self.degree), 0.0)
+        else:
+            p = (1.0 / (2.0 * self.sigma ** 2), 1.0 / (3.0 * self.sigma), float(self.l))
+        return np.array(p, dtype=np.float64)
+
+    def diag(self, X):
+        """k(x_i, x_i) for the rows of X."""
+        if self.name == "polynomial":
+            return (self.coef0 + np.einsum("ij,ij->i", X, X)) ** self.degree
+        return np.ones(X.shape[0])
+
+    def __repr__(self):
+        if self.name in ("gaussian", "laplacian"):
+            return f"Kernel({self.name!r}, h={self.h:g})"
+        if self.name == "polynomial":
+            return f"Kernel('polynomial', degree={self.degree}, coef0={self.coef0:g})"
+        return f"Kernel('compact_gaussian', sigma={self.sigma:g}, l={self.l:g})"
+
+
+def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
+                sigma=None, l=None, n_features=None):
+    """Validate parameters and return a :class:`Kernel`.
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+        Kernel name (see ``KERNELS``) or an existing Kernel, returned unchanged.
+    h, gamma : float, optional
+        Width of the Gaussian (``gamma = 1/(2 h^2)``) or Laplacian (``gamma = 1/h``) kernel;
+        give one of them. Default h = 1.
+    degree : int, optional
+        Polynomial degree s >= 1 (default 2).
+    coef0 : float, default 1.0
+        Polynomial constant c (FPC uses 1).
+    sigma : float, optional
+        Compact Gaussian width (default 1); support radius 3 sigma.
+    l : float, optional
+        Compact support exponent; default floor(d/2) + 1 (Askey's bound), needs ``n_features``.
+    n_features : int, optional
+        Dimension d of the data, used for the default ``l`` and the positive-definiteness check.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if kernel in ("gaussian", "laplacian"):
+        if h is not None and gamma is not None:
+            raise ValueError("give either h or gamma, not both")
+        if gamma is not None:
+            gamma = check_positive(gamma, "gamma")
+            h = math.sqrt(1.0 / (2.0 * gamma)) if kernel == "gaussian" else 1.0 / gamma
+        h = 1.0 if h is None else check_positive(h, "h")
+        return Kernel(kernel, h=h)
+    if kernel == "polynomial":
+        degree = 2 if degree is None else check_positive(degree, "degree", integer=True,
+                                                          minimum=1)
+        coef0 = check_positive(coef0, "coef0", minimum=0.0)
+        return Kernel("polynomial", degree=degree, coef0=coef0)
+    sigma = 1.0 if sigma is None else check_positive(sigma, "sigma")
+    askey = None if n_features is None else n_features // 2 + 1
+    if l is None:
+        if askey is None:
+            raise ValueError("compact_gaussian needs l or n_features (default l = floor(d/2)+1)")
+        l = askey
+    l = check_positive(l, "l")
+    if askey is not None and l < askey:
+        warnings.warn(f"compact_gaussian with l={l:g} < floor(d/2)+1 = {askey} is not "
+                      "guaranteed positive definite in dimension "
+                      f"{n_features} (Askey's bound)", stacklevel=3)
+    return Kernel("compact_gaussian", sigma=sigma, l=float(l))

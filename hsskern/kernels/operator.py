@@ -1,0 +1,324 @@
+"""The matrix-free kernel matrix every backend shares.
+
+A :class:`KernelOperator` is K(X, X) as a ``scipy.sparse.linalg.LinearOperator``: products
+with it are computed tile by tile in compiled code, so memory stays O(n d + threads * tile)
+however large n is. ``shifted(beta)`` gives the structured K + beta I and ``cross(Y)`` the
+rectangular K(Y, X) used for prediction, Nystrom and FPC features.
+"""
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+from ..utils._memory import check_memory, format_bytes
+from ..utils.validation import check_indices, check_points, check_positive
+from . import _eval
+from .functions import make_kernel
+
+#: Default memory for the per-thread scratch tiles of blocked products.
+DEFAULT_BLOCK_MEMORY = 32 * 2**20
+#: ``to_dense`` refuses matrices larger than this unless told otherwise.
+DEFAULT_DENSE_LIMIT = 2 * 2**30
+_ROW_TILE = 32
+
+
+def _readonly(a):
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _col_tile(block_memory, n):
+    # one ROW_TILE x col_tile scratch tile per thread; 256..4096 columns keep a tile in L2
+    from os import cpu_count
+    per_thread = block_memory / max(1, cpu_count() or 1)
+    return int(min(max(per_thread // (8 * _ROW_TILE), 256), 4096, max(n, 1)))
+
+
+class _KernelLinearOperator(LinearOperator):
+    """Shared machinery: rows (m x d) against columns (d x n, stored transposed)."""
+
+    def __init__(self, rows, cols, kernel, block_memory):
+        self._rows = rows
+        self._cols = cols
+        self._colsT = np.ascontiguousarray(cols.T)
+        self._kernel = kernel
+        self._params = kernel.params
+        self._block_memory = block_memory
+        self._col_tile = _col_tile(block_memory, cols.shape[0])
+        super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
+
+    @property
+    def kernel(self):
+        """The :class:`~hsskern.kernels.Kernel` this operator evaluates."""
+        return self._kernel
+
+    def _matmat(self, V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.empty((self.shape[0], V.shape[1]))
+        _eval.matmat(self._kernel.code, self._params, self._rows, self._colsT, V, out,
+                     self._col_tile)
+        return out
+
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _dense_block(self, rows, cols):
+        out = np.empty((rows.shape[0], cols.shape[0]))
+        _eval.block(self._kernel.code, self._params, np.ascontiguousarray(rows),
+                    np.ascontiguousarray(cols.T), out)
+        return out
+
+    def _check_dense(self, max_bytes):
+        nbytes = 8 * self.shape[0] * self.shape[1]
+        limit = DEFAULT_DENSE_LIMIT if max_bytes is None else max_bytes
+        check_memory(nbytes, f"to_dense() of a {self.shape[0]} x {self.shape[1]} kernel matrix",
+                     budget=limit, hint="use matvec/matmat or submatrix(I, J) instead, or pass "
+                     "max_bytes to override")
+
+    def __reduce__(self):
+        return (self.__class__._rebuild, self._state())
+
+
+class KernelOperator(_KernelLinearOperator):
+    """Symmetric kernel matrix K with K[i, j] = k(x_i, x_j), never stored.
+
+    Build it with :func:`kernel_operator`. Immutable.
+
+    Parameters
+    ----------
+    points : ndarray of shape (n, d)
+        Finite float64 points (validated by the factory).
+    kernel : Kernel
+    block_memory : int
+        Bytes of scratch shared by the threads of one blocked product.
+    """
+
+    def __init__(self, points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
+        points = _readonly(points)
+        super().__init__(points, points, kernel, block_memory)
+
+    @classmethod
+    def _rebuild(cls, points, kernel, block_memory):
+        return cls(points, kernel, block_memory)
+
+    def _state(self):
+        return (np.asarray(self._rows), self._kernel, self._block_memory)
+
+    @property
+    def points(self):
+        """The (read-only) points X, shape (n, d)."""
+        return self._rows
+
+    @property
+    def beta(self):
+        """Diagonal shift (0 for the plain kernel matrix)."""
+        return 0.0
+
+    def _adjoint(self):
+        return self
+
+    def _transpose(self):
+        return self
+
+    def submatrix(self, I, J):
+        """Entries K[I, J] as a dense (len(I), len(J)) array, without forming K.
+
+        Parameters
+        ----------
+        I, J : array-like of int (or boolean masks of length n)
+        """
+        n = self.shape[0]
+        I = check_indices(I, n, "I")
+        J = check_indices(J, n, "J")
+        return self._submatrix(I, J)
+
+    def _submatrix(self, I, J):
+        # trusted fast path for inner code (HSS compression): intp arrays, in range
+        out = np.empty((I.shape[0], J.shape[0]))
+        _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
+        return out
+
+    def diag(self):
+        """The diagonal k(x_i, x_i), shape (n,)."""
+        return self._kernel.diag(self._rows)
+
+    def shifted(self, beta):
+        """The structured operator K + beta I (beta >= 0), sharing this operator's points."""
+        beta = check_positive(beta, "beta", minimum=0.0)
+        return ShiftedKernelOperator(self, beta)
+
+    def cross(self, Y):
+        """The rectangular operator K(Y, X) of shape (len(Y), n), for prediction and features."""
+        Y = check_points(Y, "Y", min_samples=0)
+        if Y.shape[1] != self._rows.shape[1]:
+            raise ValueError(f"Y has {Y.shape[1]} features but the operator's points have "
+                             f"{self._rows.shape[1]}")
+        return CrossKernelOperator(Y, self._rows, self._kernel, self._block_memory)
+
+    def to_dense(self, max_bytes=None):
+        """The dense n x n matrix (for small n only; refuses above ``max_bytes``, 2 GiB)."""
+        self._check_dense(max_bytes)
+        return self._dense_block(self._rows, self._rows)
+
+    def __repr__(self):
+        n, d = self._rows.shape
+        return f"<KernelOperator n={n} d={d} {self._kernel!r}>"
+
+
+class ShiftedKernelOperator(LinearOperator):
+    """K + beta I with the same interface as :class:`KernelOperator`; never scipy's generic sum."""
+
+    def __init__(self, base, beta):
+        self._base = base
+        self._beta = float(beta)
+        super().__init__(dtype=np.float64, shape=base.shape)
+
+    @property
+    def base(self):
+        """The unshifted :class:`KernelOperator`."""
+        return self._base
+
+    @property
+    def beta(self):
+        return self._beta
+
+    @property
+    def points(self):
+        return self._base.points
+
+    @property
+    def kernel(self):
+        return self._base.kernel
+
+    def _matmat(self, V):
+        V = np.asarray(V, dtype=np.float64)
+        return self._base._matmat(V) + self._beta * V
+
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _adjoint(self):
+        return self
+
+    def _transpose(self):
+        return self
+
+    def submatrix(self, I, J):
+        n = self.shape[0]
+        I = check_indices(I, n, "I")
+        J = check_indices(J, n, "J")
+        return self._submatrix(I, J)
+
+    def _submatrix(self, I, J):
+        out = self._base._submatrix(I, J)
+        if self._beta:
+            out += self._beta * (I[:, None] == J[None, :])
+        return out
+
+    def diag(self):
+        return self._base.diag() + self._beta
+
+    def shifted(self, beta):
+        """K + (self.beta + beta) I."""
+        beta = check_positive(beta, "beta", minimum=0.0)
+        return ShiftedKernelOperator(self._base, self._beta + beta)
+
+    def cross(self, Y):
+        """K(Y, X): the shift does not apply to new points."""
+        return self._base.cross(Y)
+
+    def to_dense(self, max_bytes=None):
+        A = self._base.to_dense(max_bytes)
+        A[np.diag_indices_from(A)] += self._beta
+        return A
+
+    def __reduce__(self):
+        return (ShiftedKernelOperator, (self._base, self._beta))
+
+    def __repr__(self):
+        return f"<ShiftedKernelOperator {self._base!r} + {self._beta:g} I>"
+
+
+class CrossKernelOperator(_KernelLinearOperator):
+    """Rectangular K(Y, X) of shape (m, n): row i is k(y_i, .) over the points X."""
+
+    def __init__(self, Y, X, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
+        super().__init__(_readonly(Y), _readonly(X), kernel, block_memory)
+
+    @classmethod
+    def _rebuild(cls, Y, X, kernel, block_memory):
+        return cls(Y, X, kernel, block_memory)
+
+    def _state(self):
+        return (np.asarray(self._rows), np.asarray(self._cols), self._kernel,
+                self._block_memory)
+
+    @property
+    def row_points(self):
+        """The points Y indexing the rows."""
+        return self._rows
+
+    @property
+    def points(self):
+        """The points X indexing the columns."""
+        return self._cols
+
+    def _adjoint(self):
+        return CrossKernelOperator(self._cols, self._rows, self._kernel, self._block_memory)
+
+    _transpose = _adjoint
+
+    def submatrix(self, I, J):
+        """Entries k(Y[I], X[J])."""
+        I = check_indices(I, self.shape[0], "I")
+        J = check_indices(J, self.shape[1], "J")
+        return self._dense_block(self._rows[I], self._cols[J])
+
+    def to_dense(self, max_bytes=None):
+        """The dense m x n matrix (refuses above ``max_bytes``, default 2 GiB)."""
+        self._check_dense(max_bytes)
+        return self._dense_block(self._rows, self._cols)
+
+    def __repr__(self):
+        return (f"<CrossKernelOperator {self.shape[0]} x {self.shape[1]} "
+                f"{self._kernel!r}>")
+
+
+def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
+                    sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
+    """Matrix-free kernel matrix K(X, X).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Points. Copied once (C-contiguous float64); the caller's array is never reordered or modified,
+        and later changes to it do not affect the operator.
+    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"} or Kernel
+    h, gamma, degree, coef0, sigma, l
+        Kernel parameters, see :func:`hsskern.kernels.make_kernel`.
+    block_memory : int, default 32 MiB
+        Scratch memory for blocked products, shared by the threads.
+
+    Returns
+    -------
+    KernelOperator
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import kernel_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 5))
+    >>> K = kernel_operator(X, "gaussian", h=1.0)
+    >>> y = K @ np.ones(1000)          # blocked, never forms the 1000 x 1000 matrix
+    >>> K.submatrix([0, 1], [2, 3]).shape
+    (2, 2)
+    """
+    X_in = X
+    X = check_points(X, "X")
+    if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in):
+        X = X.copy()  # immutable: later writes to the caller's array must not change K
+    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, l=l,
+                    n_features=X.shape[1])
+    block_memory = int(block_memory)
+    if block_memory < 8 * _ROW_TILE * 16:
+        raise ValueError(f"block_memory must be at least {format_bytes(8 * _ROW_TILE * 16)}")
+    return KernelOperator(X, k, block_memory)

@@ -1,0 +1,42 @@
+"""Estimate before allocating: refuse a request that cannot fit, with the estimate in the message."""
+import os
+
+from ..exceptions import MemoryBudgetError
+
+
+def available_memory():
+    """Bytes of memory the OS reports as available (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def format_bytes(n):
+    n = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+
+
+def check_memory(nbytes, what, budget=None, hint=""):
+    """Raise MemoryBudgetError if ``nbytes`` exceeds ``budget`` (default: 80% of available)."""
+    if budget is None:
+        avail = available_memory()
+        if avail is None:
+            return
+        budget = 0.8 * avail
+    if nbytes > budget:
+        msg = (f"{what} would need about {format_bytes(nbytes)}, more than the "
+               f"{format_bytes(budget)} allowed")
+        if hint:
+            msg += f"; {hint}"
+        raise MemoryBudgetError(msg)

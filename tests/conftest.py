@@ -1,0 +1,28 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+# CI runs derandomized so a red run is reproducible; locally examples vary run to run.
+settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE",
+                                                                          "dev"))
+
+SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.fixture
+def shared_dataset():
+    """Load ``../shared/datasets/<name>.npz`` or skip when the folder is absent."""
+    def load(name):
+        path = SHARED_DATASETS / f"{name}.npz"
+        if not path.exists():
+            pytest.skip(f"{path} not present")
+        d = np.load(path)
+        return d["X_train"], d["y_train"], d["X_test"], d["y_test"]
+    return load

@@ -1,0 +1,148 @@
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from scipy.sparse.linalg import cg, eigsh
+
+from hsskern import MemoryBudgetError, kernel_operator, make_kernel
+from hsskern.kernels import KERNELS
+from hsskern.testing import check_kernel_operator, reference_kernel
+
+from strategies import point_sets
+
+
+def _kernel_kwargs(name, scale, draw_value):
+    if name in ("gaussian", "laplacian"):
+        return {"h": scale * draw_value}
+    if name == "polynomial":
+        return {"degree": 1 + int(draw_value * 3) % 4, "coef0": 1.0}
+    return {"sigma": scale * draw_value}
+
+
+@given(X=point_sets(n_max=300, d_max=20), name=st.sampled_from(KERNELS),
+       width=st.floats(0.05, 20.0), seed=st.integers(0, 10**6))
+def test_operator_matches_dense_reference(X, name, width, seed):
+    scale = float(np.std(X)) or 1.0
+    if name == "polynomial":
+        X = X / (np.abs(X).max() or 1.0)  # keep (1 + x.y)^s from overflowing the comparison
+    K = kernel_operator(X, name, **_kernel_kwargs(name, scale, width))
+    dense = reference_kernel(K.kernel, X)
+    check_kernel_operator(K, dense, rng=seed, rtol=1e-12)
+    np.testing.assert_allclose(K.to_dense(), dense, rtol=1e-12, atol=1e-14)
+
+    rng = np.random.default_rng(seed)
+    Y = X[rng.integers(0, len(X), 17)] + rng.normal(size=(17, X.shape[1])) * scale * 0.1
+    check_kernel_operator(K.cross(Y), reference_kernel(K.kernel, Y, X), rng=seed, rtol=1e-12)
+
+
+@given(X=point_sets(n_max=200, d_max=8), beta=st.floats(0.0, 1e3), seed=st.integers(0, 99))
+def test_shifted_adds_beta_identity_exactly(X, beta, seed):
+    K = kernel_operator(X, "gaussian", h=float(np.std(X)) or 1.0)
+    S = K.shifted(beta)
+    v = np.random.default_rng(seed).standard_normal(len(X))
+    np.testing.assert_array_equal(S.matvec(v), K.matvec(v) + beta * v)
+    np.testing.assert_array_equal(S.diag(), K.diag() + beta)
+    I = np.arange(len(X))
+    np.testing.assert_array_equal(S.submatrix(I, I), K.submatrix(I, I) + beta * np.eye(len(X)))
+    assert S.shifted(1.0).beta == pytest.approx(beta + 1.0)
+
+
+def test_blocked_path_runs_under_cg_and_eigsh():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    K = kernel_operator(X, "gaussian", h=1.5, block_memory=64 * 1024)  # many column tiles
+    assert K._col_tile < len(X)
+    dense = reference_kernel(K.kernel, X)
+    b = rng.standard_normal(600)
+    x, info = cg(K.shifted(1.0), b, rtol=1e-10, maxiter=500)
+    assert info == 0
+    np.testing.assert_allclose((dense + np.eye(600)) @ x, b, rtol=0, atol=1e-8 * np.linalg.norm(b))
+    vals = eigsh(K, k=4, return_eigenvectors=False)
+    np.testing.assert_allclose(np.sort(vals), np.sort(np.linalg.eigvalsh(dense))[-4:], rtol=1e-8)
+
+
+def test_gamma_spelling_maps_to_h():
+    assert make_kernel("gaussian", gamma=0.5).h == pytest.approx(1.0)
+    assert make_kernel("gaussian", h=2.0).gamma == pytest.approx(1 / 8)
+    assert make_kernel("laplacian", gamma=4.0).h == pytest.approx(0.25)
+    X = np.random.default_rng(1).normal(size=(40, 3))
+    from sklearn.metrics.pairwise import rbf_kernel
+    np.testing.assert_allclose(kernel_operator(X, gamma=0.3).to_dense(),
+                               rbf_kernel(X, gamma=0.3), rtol=1e-12)
+
+
+def test_compact_kernel_support_and_default_l():
+    k = make_kernel("compact_gaussian", sigma=0.5, n_features=5)
+    assert k.l == 3 and k.support_radius == pytest.approx(1.5)
+    X = np.array([[0.0], [1.49], [1.51]])
+    K = kernel_operator(X, k)
+    row = K.submatrix([0], [0, 1, 2])[0]
+    assert row[1] > 0 and row[2] == 0.0
+    with pytest.warns(UserWarning, match="Askey"):
+        make_kernel("compact_gaussian", sigma=1.0, l=1, n_features=6)
+
+
+def test_pickle_roundtrip_and_immutability():
+    X = np.random.default_rng(2).normal(size=(50, 3))
+    K = kernel_operator(X, "laplacian", h=0.7)
+    K2 = pickle.loads(pickle.dumps(K))
+    v = np.arange(50.0)
+    np.testing.assert_array_equal(K @ v, K2 @ v)
+    with pytest.raises(ValueError):
+        K.points[0, 0] = 1.0
+    before = K @ v
+    X[0, 0] = 99.0  # a later write to the caller's array must not change the operator
+    np.testing.assert_array_equal(K @ v, before)
+
+
+def test_user_array_never_reordered_or_written():
+    X = np.random.default_rng(3).normal(size=(30, 2))
+    X0 = X.copy()
+    K = kernel_operator(X, "gaussian")
+    K @ np.ones(30), K.submatrix([3, 1], [2, 0]), K.cross(X[:5]) @ np.ones(30)
+    np.testing.assert_array_equal(X, X0)
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    (np.array([[0.0, np.nan]]), ValueError, "NaN"),
+    (np.array([[0.0, np.inf]]), ValueError, "infinity"),
+    (np.zeros(5), ValueError, "2-D"),
+    (np.zeros((0, 3)), ValueError, "at least 1"),
+    (np.array([["a", "b"]]), TypeError, "numeric"),
+    (np.ones((2, 2)) * 1j, TypeError, "real"),
+])
+def test_bad_points_raise(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        kernel_operator(bad)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"kernel": "gaussian", "h": 0.0}, ValueError, "h must be > 0"),
+    ({"kernel": "gaussian", "h": -1.0}, ValueError, "h must be > 0"),
+    ({"kernel": "gaussian", "gamma": 0.0}, ValueError, "gamma"),
+    ({"kernel": "gaussian", "h": 1.0, "gamma": 1.0}, ValueError, "either"),
+    ({"kernel": "compact_gaussian", "sigma": -2.0}, ValueError, "sigma"),
+    ({"kernel": "polynomial", "degree": 0}, ValueError, "degree"),
+    ({"kernel": "polynomial", "degree": 1.5}, TypeError, "integer"),
+    ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+])
+def test_bad_kernel_parameters_raise(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        kernel_operator(np.ones((3, 2)), **kwargs)
+
+
+def test_cross_feature_mismatch_and_index_errors():
+    K = kernel_operator(np.ones((4, 2)))
+    with pytest.raises(ValueError, match="3 features"):
+        K.cross(np.ones((2, 3)))
+    with pytest.raises(IndexError):
+        K.submatrix([0, 4], [0])
+    with pytest.raises(ValueError, match="beta"):
+        K.shifted(-1.0)
+
+
+def test_to_dense_refuses_large_n_with_estimate():
+    K = kernel_operator(np.zeros((100, 1)))
+    with pytest.raises(MemoryBudgetError, match="78.1 KB"):
+        K.to_dense(max_bytes=1000)
