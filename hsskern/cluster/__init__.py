@@ -1,0 +1,1 @@
+"""Cluster tree over the points and (approximate) nearest neighbours, for HSS compression."""

@@ -1,0 +1,1 @@
+"""Bundled data sets and loaders."""

@@ -1,0 +1,1 @@
+"""scikit-learn estimators, one per backend."""

@@ -1,0 +1,1 @@
+"""Explicit feature maps (polynomial features on centers for FPC)."""

@@ -1,0 +1,1 @@
+"""HSS approximation of a kernel matrix (HSS-ANN compression) and its ULV factorization."""

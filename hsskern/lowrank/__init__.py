@@ -1,0 +1,1 @@
+"""Low-rank (Nystrom) feature maps from landmark points."""

@@ -1,0 +1,1 @@
+"""Solvers: plain functions over factors or feature matrices, returning result objects."""

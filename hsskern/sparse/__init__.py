@@ -1,0 +1,1 @@
+"""Compactly supported kernels: sparse Gram assembly and sparse Cholesky factors."""
