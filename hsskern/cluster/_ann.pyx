@@ -334,17 +334,16 @@ def finish(const double[:, ::1] hd, const Py_ssize_t[:, ::1] hi, const Py_ssize_
     """Write the result in the caller's point order.
 
     (hd, hi) are heaps over the points X[order]; row p becomes row order[p] of (dist, idx), with
-    indices mapped back through order, sorted by (distance, index) and distances square-rooted.
+    indices mapped back through order, with distances square-rooted and rows sorted by (distance, index).
     """
     cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], p, t, r
     for p in prange(n, nogil=True, schedule="static"):
         r = order[p]
         for t in range(k):
-            dist[r, t] = hd[p, t]
+            dist[r, t] = sqrt(hd[p, t])
             idx[r, t] = order[hi[p, t]]
+        # sort after the square root: two squared distances can round to one distance
         _sort_row(&dist[r, 0], &idx[r, 0], k)
-        for t in range(k):
-            dist[r, t] = sqrt(dist[r, t])
 
 
 def tree_order(const double[:, ::1] X, Py_ssize_t leaf_size, unsigned long long seed):
