@@ -75,12 +75,23 @@ cdef inline bint _push(double* hd, Py_ssize_t* hi, Py_ssize_t k, double dist,
 
 
 cdef inline double _sqdist(const double* a, const double* b, Py_ssize_t d) noexcept nogil:
-    cdef Py_ssize_t c
-    cdef double s = 0.0, t
-    for c in range(d):
-        t = a[c] - b[c]
-        s = s + t * t
-    return s
+    # four running sums: without -ffast-math a single sum is one long dependency chain, and
+    # the refinement round is bound by this loop in high dimension
+    cdef Py_ssize_t c, d4 = d - d % 4
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0, t1, t2, t3
+    for c in range(0, d4, 4):
+        t0 = a[c] - b[c]
+        t1 = a[c + 1] - b[c + 1]
+        t2 = a[c + 2] - b[c + 2]
+        t3 = a[c + 3] - b[c + 3]
+        s0 = s0 + t0 * t0
+        s1 = s1 + t1 * t1
+        s2 = s2 + t2 * t2
+        s3 = s3 + t3 * t3
+    for c in range(d4, d):
+        t0 = a[c] - b[c]
+        s0 = s0 + t0 * t0
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef void _select(double* a, Py_ssize_t* idx, Py_ssize_t l, Py_ssize_t r, Py_ssize_t kth,
