@@ -297,17 +297,37 @@ cdef void _sort_row(double* dd, Py_ssize_t* ii, Py_ssize_t k) noexcept nogil:
         ii[b + 1] = ti
 
 
-def sort_rows(double[:, ::1] hd, Py_ssize_t[:, ::1] hi):
-    """Sort every row of (hd, hi) ascending by (distance, index), in place."""
+cdef void _heap_sort(double* hd, Py_ssize_t* hi, Py_ssize_t k) noexcept nogil:
+    """Turn a max-heap row into ascending order in O(k log k)."""
+    cdef Py_ssize_t e, ti
+    cdef double td
+    for e in range(k - 1, 0, -1):
+        td = hd[e]
+        ti = hi[e]
+        hd[e] = hd[0]
+        hi[e] = hi[0]
+        _sift_down(hd, hi, e, 0, td, ti)
+
+
+def sort_rows(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, bint heaps=False):
+    """Sort every row of (hd, hi) ascending by (distance, index), in place.
+
+    ``heaps``: the rows are max-heaps, so a heap sort first leaves the insertion sort (which
+    settles ties by index) only O(k) work.
+    """
     cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], i
     for i in prange(n, nogil=True, schedule="static"):
+        if heaps:
+            _heap_sort(&hd[i, 0], &hi[i, 0], k)
         _sort_row(&hd[i, 0], &hi[i, 0], k)
 
 
-def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_explore,
+def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_from,
+           Py_ssize_t n_explore,
            double[:, ::1] hd, Py_ssize_t[:, ::1] hi):
-    """One neighbour-of-neighbour round: offer point i the first n_explore entries of each
-    neighbour's row in ``old`` (a frozen, sorted copy of the graph). Returns heap updates.
+    """One neighbour-of-neighbour round: offer point i the first n_explore entries of the rows
+    of its first n_from neighbours in ``old`` (a frozen, sorted copy of the graph). Returns
+    the number of heap updates.
 
     A per-thread stamp array skips candidates already seen for i (neighbours of neighbours
     overlap heavily), so each distinct candidate costs one distance.
@@ -318,6 +338,8 @@ def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_ex
     cdef double dist
     if n_explore > k:
         n_explore = k
+    if n_from > k:
+        n_from = k
     with nogil, parallel():
         stamp = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
         for q in range(n):
@@ -326,7 +348,7 @@ def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_ex
             stamp[i] = i
             for t in range(k):
                 stamp[old[i, t]] = i
-            for t in range(k):
+            for t in range(n_from):
                 j = old[i, t]
                 for s in range(n_explore):
                     l = old[j, s]
@@ -340,16 +362,17 @@ def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_ex
     return updates
 
 
-def finish(const double[:, ::1] hd, const Py_ssize_t[:, ::1] hi, const Py_ssize_t[::1] order,
+def finish(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, const Py_ssize_t[::1] order,
            double[:, ::1] dist, Py_ssize_t[:, ::1] idx):
     """Write the result in the caller's point order.
 
-    (hd, hi) are heaps over the points X[order]; row p becomes row order[p] of (dist, idx), with
+    (hd, hi) are heaps over the points X[order] (heap-sorted in place here); row p becomes row order[p] of (dist, idx), with
     indices mapped back through order, with distances square-rooted and rows sorted by (distance, index).
     """
     cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], p, t, r
     for p in prange(n, nogil=True, schedule="static"):
         r = order[p]
+        _heap_sort(&hd[p, 0], &hi[p, 0], k)
         for t in range(k):
             dist[r, t] = sqrt(hd[p, t])
             idx[r, t] = order[hi[p, t]]

@@ -12,7 +12,7 @@ projection tree (so neighbours are close in memory):
    difference of two random points of the node, leaves of at most ``leaf_size`` points); all
    pairs inside a leaf are candidates and every point keeps its best k in a bounded heap;
 2. ``refine`` neighbour-of-neighbour rounds (the main idea of NN-descent): point i is offered
-   the ``n_explore`` nearest neighbours of each of its current neighbours.
+   the ``n_explore`` nearest neighbours of each of its ``n_explore`` nearest neighbours.
 
 Every candidate distance is exact, so returned distances are exact and only the neighbour set
 is approximate. Memory is O(n k) (plus one n-permutation per tree); nothing n x n is formed.
@@ -28,7 +28,7 @@ _METHODS = ("auto", "exact", "rptree")
 
 
 def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, refine=1,
-        n_explore=16):
+        n_explore=32):
     """k nearest neighbours of every row of X among the other rows (Euclidean).
 
     Parameters
@@ -50,7 +50,9 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
     refine : int
         Neighbour-of-neighbour rounds after the trees (0 disables them).
     n_explore : int
-        How many of each neighbour's nearest neighbours a refinement round offers.
+        A refinement round offers point i the ``n_explore`` nearest neighbours of each of its
+        ``n_explore`` nearest neighbours (at most ``n_explore**2`` candidates, capped by k).
+        32 x 32 beat 64 x 16 and 16 x 64 in recall per second on gmm8 and ijcnn1.
 
     Returns
     -------
@@ -125,8 +127,8 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
                     else seeds[:1], hd, hi)
     for _ in range(refine):
         sd, si = hd.copy(), hi.copy()
-        _ann.sort_rows(sd, si)
-        if _ann.refine(Xo, si, n_explore, hd, hi) == 0:
+        _ann.sort_rows(sd, si, True)
+        if _ann.refine(Xo, si, n_explore, n_explore, hd, hi) == 0:
             break
     dist = np.empty((n, k))
     idx = np.empty((n, k), dtype=np.intp)
