@@ -322,62 +322,110 @@ def sort_rows(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, bint heaps=False):
         _sort_row(&hd[i, 0], &hi[i, 0], k)
 
 
-def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] old, Py_ssize_t n_from,
-           Py_ssize_t n_explore,
-           double[:, ::1] hd, Py_ssize_t[:, ::1] hi):
-    """One neighbour-of-neighbour round: offer point i the first n_explore entries of the rows
-    of its first n_from neighbours in ``old`` (a frozen, sorted copy of the graph). Returns
-    the number of heap updates.
+def snapshot(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, Py_ssize_t m):
+    """The m nearest entries of every heap row, ascending: a frozen graph for :func:`refine`.
+
+    Rows are sorted in place into *descending* order, which is still a valid max-heap, so the
+    heaps need no copy (at n = 10^6, k = 64 a copy of both arrays would be 1 GB).
+    """
+    cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], i, t, ti
+    cdef double td
+    if m > k:
+        m = k
+    cdef Py_ssize_t[:, ::1] near = np.empty((n, m), dtype=np.intp)
+    for i in prange(n, nogil=True, schedule="static"):
+        _heap_sort(&hd[i, 0], &hi[i, 0], k)
+        _sort_row(&hd[i, 0], &hi[i, 0], k)
+        for t in range(m):
+            near[i, t] = hi[i, t]
+        for t in range(k // 2):
+            td = hd[i, t]; hd[i, t] = hd[i, k - 1 - t]; hd[i, k - 1 - t] = td
+            ti = hi[i, t]; hi[i, t] = hi[i, k - 1 - t]; hi[i, k - 1 - t] = ti
+    return np.asarray(near)
+
+
+def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] near, double[:, ::1] hd,
+           Py_ssize_t[:, ::1] hi):
+    """One neighbour-of-neighbour round: offer point i the m nearest neighbours of each of its
+    m nearest neighbours, from ``near`` (n, m), a frozen sorted copy of the graph's front.
+    Returns the number of heap updates.
 
     A per-thread stamp array skips candidates already seen for i (neighbours of neighbours
     overlap heavily), so each distinct candidate costs one distance.
     """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = old.shape[1]
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = hd.shape[1], m = near.shape[1]
     cdef Py_ssize_t i, t, s, j, l, q, updates = 0
     cdef Py_ssize_t* stamp
     cdef double dist
-    if n_explore > k:
-        n_explore = k
-    if n_from > k:
-        n_from = k
     with nogil, parallel():
         stamp = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
         for q in range(n):
             stamp[q] = -1
         for i in prange(n, schedule="dynamic", chunksize=64):
+            # row i of the heaps is written only by this iteration, so it is still the
+            # pre-round state here
             stamp[i] = i
             for t in range(k):
-                stamp[old[i, t]] = i
-            for t in range(n_from):
-                j = old[i, t]
-                for s in range(n_explore):
-                    l = old[j, s]
+                stamp[hi[i, t]] = i
+            for t in range(m):
+                j = near[i, t]
+                for s in range(m):
+                    l = near[j, s]
                     if stamp[l] == i:
                         continue
                     stamp[l] = i
                     dist = _sqdist(&X[i, 0], &X[l, 0], d)
-                    if _push(&hd[i, 0], &hi[i, 0], k, dist, l, True):
+                    if _push(&hd[i, 0], &hi[i, 0], k, dist, l, False):
                         updates += 1
         free(stamp)
     return updates
 
 
-def finish(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, const Py_ssize_t[::1] order,
-           double[:, ::1] dist, Py_ssize_t[:, ::1] idx):
-    """Write the result in the caller's point order.
+def finish(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, const Py_ssize_t[::1] order):
+    """Turn the heaps over the points X[order] into the result, in place.
 
-    (hd, hi) are heaps over the points X[order] (heap-sorted in place here); row p becomes row order[p] of (dist, idx), with
-    indices mapped back through order, with distances square-rooted and rows sorted by (distance, index).
+    Afterwards hd holds distances and hi neighbour indices in the caller's point order: row p
+    moves to row order[p], indices are mapped through order, distances square-rooted, rows
+    sorted by (distance, index). The row permutation follows cycles with one spare row, so
+    no second (n, k) pair of arrays is needed.
     """
-    cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], p, t, r
+    cdef Py_ssize_t n = hd.shape[0], k = hd.shape[1], p, t, q, s
+    cdef double* cd
+    cdef Py_ssize_t* ci
+    cdef double td
+    cdef Py_ssize_t ti
+    cdef unsigned char[::1] done = np.zeros(n, dtype=np.uint8)
     for p in prange(n, nogil=True, schedule="static"):
-        r = order[p]
         _heap_sort(&hd[p, 0], &hi[p, 0], k)
         for t in range(k):
-            dist[r, t] = sqrt(hd[p, t])
-            idx[r, t] = order[hi[p, t]]
+            hd[p, t] = sqrt(hd[p, t])
+            hi[p, t] = order[hi[p, t]]
         # sort after the square root: two squared distances can round to one distance
-        _sort_row(&dist[r, 0], &idx[r, 0], k)
+        _sort_row(&hd[p, 0], &hi[p, 0], k)
+    if k == 0:
+        return
+    with nogil:
+        cd = <double*> malloc(k * sizeof(double))
+        ci = <Py_ssize_t*> malloc(k * sizeof(Py_ssize_t))
+        for s in range(n):
+            if done[s]:
+                continue
+            # carry row s along its cycle: it belongs at order[s], whose row moves on, ...
+            for t in range(k):
+                cd[t] = hd[s, t]
+                ci[t] = hi[s, t]
+            p = s
+            while True:
+                q = order[p]
+                for t in range(k):
+                    td = hd[q, t]; hd[q, t] = cd[t]; cd[t] = td
+                    ti = hi[q, t]; hi[q, t] = ci[t]; ci[t] = ti
+                done[q] = 1
+                p = q
+                if q == s:
+                    break
+        free(cd)
+        free(ci)
 
 
 def tree_order(const double[:, ::1] X, Py_ssize_t leaf_size, unsigned long long seed):

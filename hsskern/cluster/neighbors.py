@@ -126,11 +126,11 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
     _ann.forest_knn(Xo, k, max(int(n_iter), 1), leaf_size, seeds[1:] if n_iter >= 1
                     else seeds[:1], hd, hi)
     for _ in range(refine):
-        sd, si = hd.copy(), hi.copy()
-        _ann.sort_rows(sd, si, True)
-        if _ann.refine(Xo, si, n_explore, n_explore, hd, hi) == 0:
+        near = _ann.snapshot(hd, hi, n_explore)
+        updates = _ann.refine(Xo, near, hd, hi)
+        del near
+        if updates == 0:
             break
-    dist = np.empty((n, k))
-    idx = np.empty((n, k), dtype=np.intp)
-    _ann.finish(hd, hi, order, dist, idx)
+    _ann.finish(hd, hi, order)
+    idx, dist = hi, hd
     return idx, dist
