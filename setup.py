@@ -48,6 +48,7 @@ FAST = COMPILE + ["-ffast-math"]
 
 MODULES = {
     "hsskern.kernels._eval": FAST,
+    "hsskern.cluster._ann": COMPILE,
 }
 
 extensions = [
