@@ -1,0 +1,221 @@
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.linalg import cg
+
+from hsskern import NotPositiveDefiniteError, kernel_operator
+from hsskern.cluster.tree import build_cluster_tree
+from hsskern.hss import HSSOptions, compress
+
+from strategies import point_sets
+
+#: ||K - H||_F / ||K||_F <= C_TOL * max(rel_tol, abs_tol) with max_rank unbounded
+C_TOL = 10.0
+UNBOUNDED = 10**6
+
+
+def _relerr(A, B):
+    return np.linalg.norm(A - B) / np.linalg.norm(B)
+
+
+def _width(X, factor):
+    spread = float(np.sqrt(np.mean(np.var(X, axis=0)) * X.shape[1])) or 1.0
+    return spread * factor
+
+
+@settings(max_examples=12)
+@given(X=point_sets(n_min=50, n_max=700, d_max=30),
+       tol=st.sampled_from([1e-2, 1e-4, 1e-6, 1e-8]),
+       hfac=st.sampled_from([1e-3, 0.1, 0.3, 1.0, 1e3]),
+       leaf=st.integers(16, 128), seed=st.integers(0, 2**31))
+def test_ann_compression_error_bounded_by_tolerance(X, tol, hfac, leaf, seed):
+    K = kernel_operator(X, "gaussian", h=_width(X, hfac))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # unbounded rank: no node may report failure
+        H = compress(K, rel_tol=tol, abs_tol=tol, max_rank=UNBOUNDED, leaf_size=leaf,
+                     random_state=seed)
+    Kd, Hd = K.to_dense(), H.to_dense()
+    assert _relerr(Hd, Kd) <= C_TOL * tol
+    np.testing.assert_allclose(Hd, Hd.T, rtol=0, atol=1e-14 * np.abs(Hd).max())
+    V = np.random.default_rng(seed).standard_normal((len(X), 3))
+    np.testing.assert_allclose(H @ V, Hd @ V, rtol=1e-12, atol=1e-12 * np.abs(Hd @ V).max())
+
+
+@settings(max_examples=6)
+@given(X=point_sets(n_min=50, n_max=400, d_max=10),
+       tol=st.sampled_from([1e-2, 1e-4, 1e-6]), hfac=st.sampled_from([0.1, 0.5, 2.0]),
+       seed=st.integers(0, 2**31))
+def test_sketch_compression_meets_same_bound(X, tol, hfac, seed):
+    K = kernel_operator(X, "gaussian", h=_width(X, hfac))
+    H = compress(K, rel_tol=tol, abs_tol=tol, max_rank=UNBOUNDED, leaf_size=32,
+                 method="sketch", random_state=seed)
+    assert _relerr(H.to_dense(), K.to_dense()) <= C_TOL * tol
+
+
+def test_laplacian_kernel_compresses_too():
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    K = kernel_operator(X, "laplacian", h=1.0)
+    H = compress(K, rel_tol=1e-6, abs_tol=1e-6, max_rank=UNBOUNDED, leaf_size=64,
+                 random_state=0)
+    assert _relerr(H.to_dense(), K.to_dense()) <= C_TOL * 1e-6
+
+
+@pytest.mark.parametrize("n", [1, 2, 37])
+def test_fewer_points_than_a_leaf_is_one_exact_leaf(n):
+    X = np.random.default_rng(n).normal(size=(n, 3))
+    K = kernel_operator(X, "gaussian")
+    H = compress(K, leaf_size=64)
+    assert H.tree.n_nodes == 1
+    np.testing.assert_array_equal(H.to_dense(), K.to_dense())
+    F = H.factor(0.5)
+    b = np.arange(n, dtype=float)
+    np.testing.assert_allclose(K.to_dense() @ F.solve(b) + 0.5 * F.solve(b), b, atol=1e-12)
+
+
+def test_identical_points_give_rank_one_blocks():
+    X = np.ones((300, 4))
+    K = kernel_operator(X, "gaussian")
+    H = compress(K, rel_tol=1e-10, abs_tol=1e-12, leaf_size=32, random_state=0)
+    assert H.max_rank == 1
+    np.testing.assert_allclose(H.to_dense(), np.ones((300, 300)), atol=1e-12)
+    assert H.tree.depth > 1  # duplicate points still split (by halving the range)
+
+
+def test_one_dimensional_and_one_huge_cluster():
+    rng = np.random.default_rng(1)
+    for X in (rng.uniform(size=(800, 1)), rng.normal(size=(800, 6)) * 1e-3):
+        K = kernel_operator(X, "gaussian", h=_width(X, 0.3))
+        H = compress(K, rel_tol=1e-6, abs_tol=1e-6, max_rank=UNBOUNDED, leaf_size=50,
+                     random_state=1)
+        assert _relerr(H.to_dense(), K.to_dense()) <= C_TOL * 1e-6
+
+
+def test_max_rank_cap_warns_once_and_records_error():
+    X = np.random.default_rng(2).normal(size=(800, 10))
+    K = kernel_operator(X, "gaussian", h=3.0)
+    with pytest.warns(UserWarning, match="max_rank=5") as rec:
+        H = compress(K, rel_tol=1e-8, abs_tol=1e-8, max_rank=5, leaf_size=64, random_state=0)
+    assert len(rec) == 1
+    assert H.max_rank == 5
+    assert H.stats()["max_node_error"] > 1e-8
+
+
+def test_tree_is_a_partition_with_flat_arrays():
+    X = np.random.default_rng(3).normal(size=(1000, 5))
+    for split in ("2means", "pca", "kd"):
+        tree = build_cluster_tree(X, leaf_size=40, split=split, random_state=0)
+        assert np.array_equal(np.sort(tree.perm), np.arange(1000))
+        for t in range(tree.n_nodes):
+            if tree.left[t] >= 0:
+                a, b = tree.left[t], tree.right[t]
+                assert tree.lo[a] == tree.lo[t] and tree.hi[b] == tree.hi[t]
+                assert tree.hi[a] == tree.lo[b] and a > t and b > t
+                assert tree.parent[a] == t == tree.parent[b]
+            else:
+                assert 0 < tree.hi[t] - tree.lo[t] <= 40
+
+
+def test_user_points_not_reordered_and_reproducible():
+    X = np.random.default_rng(4).normal(size=(500, 3))
+    X0 = X.copy()
+    K = kernel_operator(X, "gaussian")
+    H1 = compress(K, leaf_size=32, random_state=7)
+    H2 = compress(K, leaf_size=32, random_state=7)
+    np.testing.assert_array_equal(X, X0)
+    v = np.arange(500.0)
+    np.testing.assert_array_equal(H1 @ v, H2 @ v)
+
+
+def test_stats_and_memory_are_reported():
+    X = np.random.default_rng(5).normal(size=(2000, 4))
+    H = compress(kernel_operator(X, "gaussian"), leaf_size=64, random_state=0)
+    s = H.stats()
+    assert s["max_rank"] == max(s["ranks_per_level"]) > 0
+    assert 0 < s["memory_bytes"] < 8 * 2000 * 2000 / 4  # far below the dense matrix
+    assert set(s["timings"]) == {"tree", "neighbors", "compression"}
+
+
+def test_options_validation():
+    with pytest.raises(ValueError, match="leaf_size"):
+        HSSOptions(leaf_size=1)
+    with pytest.raises(ValueError, match="method"):
+        HSSOptions(method="magic")
+    with pytest.raises(ValueError, match="both be 0"):
+        HSSOptions(rel_tol=0, abs_tol=0)
+
+
+# -- ULV ------------------------------------------------------------------------------------
+
+def _random_hss(seed, n, tol):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * rng.choice([0.3, 1.0, 3.0])
+    K = kernel_operator(X, "gaussian", h=1.0)
+    return compress(K, rel_tol=tol, abs_tol=tol * 1e-2, max_rank=UNBOUNDED,
+                    leaf_size=int(rng.integers(16, 100)), random_state=seed)
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 2**31), n=st.integers(20, 900),
+       tol=st.sampled_from([1e-3, 1e-6, 1e-10]), beta_exp=st.floats(-6, 3),
+       nrhs=st.sampled_from([None, 1, 4]))
+def test_ulv_solve_residual_and_logdet(seed, n, tol, beta_exp, nrhs):
+    H = _random_hss(seed, n, tol)
+    Hd = H.to_dense()
+    norm = np.linalg.norm(Hd, 2)
+    beta = 10.0 ** beta_exp if beta_exp > 0 else 10.0 ** beta_exp * norm
+    lam_min = np.linalg.eigvalsh(Hd)[0]
+    rng = np.random.default_rng(seed)
+    b = rng.standard_normal(n if nrhs is None else (n, nrhs))
+    try:
+        F = H.factor(beta)
+    except NotPositiveDefiniteError as exc:
+        # only allowed when H + beta I really is (numerically) indefinite
+        assert lam_min + beta <= 1e-10 * norm
+        assert exc.suggested_beta > -lam_min
+        H.factor(exc.suggested_beta)  # and the suggestion works
+        return
+    x = F.solve(b)
+    assert x.shape == b.shape
+    resid = np.linalg.norm(H @ x + beta * x - b) / np.linalg.norm(b)
+    assert resid <= 1e-10
+    sign, ld = np.linalg.slogdet(Hd + beta * np.eye(n))
+    assert sign == 1
+    assert abs(F.logdet() - ld) <= 1e-8 * max(abs(ld), 1.0)
+
+
+def test_ulv_refactor_reuses_compression_and_rejects_bad_beta():
+    H = _random_hss(0, 500, 1e-6)
+    F1, F2 = H.factor(1.0), H.factor(100.0)
+    b = np.ones(500)
+    assert not np.allclose(F1.solve(b), F2.solve(b))
+    assert F1.memory_bytes() > 0
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="beta"):
+            H.factor(bad)
+    with pytest.raises(ValueError, match="shape"):
+        F1.solve(np.ones(3))
+
+
+def test_ulv_preconditions_cg_on_exact_kernel():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 4))
+    K = kernel_operator(X, "gaussian", h=1.0)
+    beta = 1e-2
+    H = compress(K, rel_tol=1e-4, abs_tol=1e-6, max_rank=UNBOUNDED, leaf_size=128,
+                 random_state=0)
+    M = H.factor(beta).as_linear_operator()
+    b = rng.standard_normal(2000)
+    counts = {"pre": 0, "plain": 0}
+
+    def counter(key):
+        def cb(_):
+            counts[key] += 1
+        return cb
+    x, info = cg(K.shifted(beta), b, M=M, rtol=1e-10, maxiter=200, callback=counter("pre"))
+    assert info == 0 and counts["pre"] <= 15
+    cg(K.shifted(beta), b, rtol=1e-10, maxiter=4 * counts["pre"], callback=counter("plain"))
+    # without it, cg is still far from converged after 4x as many iterations
+    assert counts["plain"] == 4 * counts["pre"]
+    assert np.linalg.norm(K @ x + beta * x - b) <= 1e-9 * np.linalg.norm(b)
