@@ -76,17 +76,20 @@ def _split_2means(P, rng, n_iter=8):
     a = P[rng.integers(n)]
     c1 = P[np.argmax(((P - a) ** 2).sum(1))]
     c2 = P[np.argmax(((P - c1) ** 2).sum(1))]
+    total = P.sum(0)
     mask = None
     for _ in range(n_iter):
-        new = ((P - c1) ** 2).sum(1) <= ((P - c2) ** 2).sum(1)
+        # |p - c1|^2 <= |p - c2|^2  <=>  2 p.(c2 - c1) <= |c2|^2 - |c1|^2: one matvec
+        new = 2.0 * (P @ (c2 - c1)) <= c2 @ c2 - c1 @ c1
         if mask is not None and np.array_equal(new, mask):
             break
         mask = new
         k = mask.sum()
         if k == 0 or k == n:
             return None
-        c1 = P[mask].mean(0)
-        c2 = P[~mask].mean(0)
+        s1 = mask.astype(np.float64) @ P  # centroids without copying the two halves
+        c1 = s1 / k
+        c2 = (total - s1) / (n - k)
     return mask
 
 
