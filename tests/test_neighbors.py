@@ -156,6 +156,10 @@ def test_reproducible_and_thread_independent():
         np.testing.assert_array_equal(a[1], other[1])
     d = knn(X, 20, method="rptree", random_state=43)
     assert not np.array_equal(a[0], d[0])
+    # sklearn estimators hand over a RandomState
+    e = knn(X, 20, method="rptree", random_state=np.random.RandomState(7))
+    f = knn(X, 20, method="rptree", random_state=np.random.RandomState(7))
+    np.testing.assert_array_equal(e[0], f[0])
 
 
 def test_does_not_modify_input():

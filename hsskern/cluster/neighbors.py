@@ -25,6 +25,7 @@ from . import _ann
 __all__ = ["knn"]
 
 _METHODS = ("auto", "exact", "rptree")
+_MAX_LEAF = 2048
 
 
 def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, refine=1,
@@ -42,11 +43,13 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         neighbour-of-neighbour refinement (approximate). ``"auto"``: see :func:`choose_method`.
     n_iter : int
         Number of random projection trees (STRUMPACK's ``ann_iterations``).
-    random_state : None, int or numpy Generator
+    random_state : None, int, numpy Generator or RandomState
         Seeds the trees; equal seeds give identical results whatever the thread count.
     leaf_size : int, optional
-        Largest leaf of the projection trees; default ``max(2 k + 2, 64)``. Leaves hold at least
-        ``leaf_size // 2 + 1 >= k + 1`` points, so one tree already fills every heap.
+        Largest leaf of the projection trees; default ``max(2 k + 2, 64)``, raised to
+        ``2 k + 1`` if smaller and capped at ``max(2048, 2 k + 1)``. Leaves hold at least
+        ``k + 1`` points, so one tree already fills every heap. Each thread keeps one
+        ``leaf_size**2`` float64 tile.
     refine : int
         Neighbour-of-neighbour rounds after the trees (0 disables them).
     n_explore : int
@@ -66,6 +69,7 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         raise ValueError(f"k must be >= 1, got {k}")
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    X = np.ascontiguousarray(X, dtype=np.float64)  # no copy for the trusted (usual) input
     n, d = X.shape
     k = min(int(k), n - 1)
     if k == 0:
@@ -114,7 +118,10 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
     n = X.shape[0]
     if leaf_size is None:
         leaf_size = max(2 * k + 2, 64)
-    leaf_size = max(int(leaf_size), 2 * k + 1)
+    # each thread holds a leaf_size^2 distance tile: cap it (32 MB) unless k needs more
+    leaf_size = max(min(int(leaf_size), _MAX_LEAF), 2 * k + 1)
+    if isinstance(random_state, np.random.RandomState):  # what sklearn's check_random_state gives
+        random_state = random_state.randint(np.iinfo(np.int32).max)
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, np.iinfo(np.uint64).max, n_iter + 1, dtype=np.uint64,
                          endpoint=True)
