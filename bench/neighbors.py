@@ -15,6 +15,11 @@ scikit-learn ``NearestNeighbors(algorithm="auto", n_jobs=-1)``; their full-set t
 extrapolated (build + n/q x time for q = 2000 queries) except where n <= 10^4, where the full
 query is also timed to check the extrapolation. The machine is shared (load average recorded):
 compare ratios within one run, not absolute times across runs.
+
+``--part crossover`` (also part of the default ``all``) measures what ``method="auto"`` rests
+on: one-thread CPU seconds of exact (cKDTree) vs rptree, and rptree's full recall@k, on
+standard normal points at d = 2..5 (n = 50,000; 20,000 at d = 5), the first 50,000 rows of
+skin_nonskin (d = 3) and gmm8 at n = 2000, 5000, 10,000. It is stored under "crossover".
 """
 import argparse
 import os
@@ -82,13 +87,55 @@ def peer_time(fit, query, X, n_q, rng):
     return t_fit + t_q * len(X) / len(q)
 
 
+def crossover(k):
+    """One-thread CPU seconds of exact vs rptree where the auto rule switches."""
+    try:
+        from gen_gmm import gmm8
+    except ImportError:
+        gmm8 = None
+    cases = [(f"normal d={d}", np.random.default_rng(d).standard_normal((n, d)))
+             for d, n in ((2, 50_000), (3, 50_000), (4, 50_000), (5, 20_000))]
+    skin = load_shared("skin_nonskin")
+    if skin is not None:
+        cases.append(("skin_nonskin[:50000]", np.ascontiguousarray(skin[0][:50_000])))
+    if gmm8 is not None:
+        cases += [(f"gmm8_{n}", np.ascontiguousarray(gmm8(n)[0])) for n in (2000, 5000, 10_000)]
+    out = []
+    with threadpool_limits(1):
+        for name, X in cases:
+            c0 = time.process_time()
+            _, de = knn(X, k, method="exact")
+            c1 = time.process_time()
+            _, da = knn(X, k, method="rptree", random_state=0)
+            c2 = time.process_time()
+            row = {"data": name, "n": X.shape[0], "d": X.shape[1], "k": k,
+                   "exact_cpu_seconds": c1 - c0, "rptree_cpu_seconds": c2 - c1,
+                   "rptree_recall": recall(da, de[:, -1]),
+                   "auto_method": choose_method(X.shape[0], X.shape[1], k)}
+            print(row, flush=True)
+            out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--part", choices=("all", "datasets", "crossover"), default="all")
     args = ap.parse_args()
     k = args.k
+    if args.part == "crossover":
+        # refresh only the crossover table, keeping the dataset rows of the last full run
+        import json
+        from _common import RESULTS
+        old = RESULTS / "neighbors.json"
+        payload = json.loads(old.read_text()) if old.exists() else {"rows": []}
+        payload["crossover"] = crossover(k)
+        for key in ("benchmark", "date", "machine"):
+            payload.pop(key, None)
+        print("wrote", write_result("neighbors", payload))
+        return
     rows = []
     for name, X in datasets():
         n, d = X.shape
@@ -132,8 +179,11 @@ def main():
         row["speedup_vs_cKDTree"] = row["peers"]["cKDTree (exact, extrapolated)"] / ours
         print(name, row["peers"], flush=True)
         rows.append(row)
-    path = write_result("neighbors", {"description": __doc__.strip().splitlines()[0],
-                                      "command": "python bench/neighbors.py", "rows": rows})
+    payload = {"description": __doc__.strip().splitlines()[0],
+               "command": "python bench/neighbors.py", "rows": rows}
+    if args.part == "all":
+        payload["crossover"] = crossover(k)
+    path = write_result("neighbors", payload)
     print("wrote", path)
 
 

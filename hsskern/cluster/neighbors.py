@@ -86,15 +86,16 @@ def choose_method(n, d, k):
 
     ``"exact"`` (cKDTree) when ``d <= 3`` or ``n <= 2000``, else ``"rptree"``.
 
-    Measured at k = 64, one thread, same process (bench/neighbors.py → neighbors.json, and
-    the probes quoted there): a kd-tree prunes well only in very low dimension — at d = 2-3,
-    n = 50,000 it takes 0.8-1.1 s against 0.9-1.3 s for the forest (recall 0.993-0.9995), at
-    d = 4 the forest is already faster (1.3 s vs 1.7 s) and the gap widens with d: gmm8
-    (d = 8) n = 50,000 is 16.5 s exact vs ~2 s approximate, and on a9a / w8a (d = 123 / 300)
-    cKDTree degenerates to brute force (~6-10 min for the full set, extrapolated from 2000
-    queries). Below n = 2000 both take a few hundredths of a second, so the exact answer costs
-    nothing extra. ``k`` is accepted for future rules; the crossover was measured at k = 64
-    only.
+    Why (k = 64, bench/neighbors.py → bench/results/neighbors.json): a kd-tree prunes well only
+    in very low dimension. One-thread CPU seconds, exact vs rptree ("crossover" table): normal
+    points n = 50,000 at d = 2: 0.76 vs 0.93, d = 3: 1.18 vs 1.21 (skin_nonskin, d = 3: 0.78 vs
+    0.82) — a tie, so the exact answer is free; at d = 4 rptree is ahead (1.26 vs 1.88, recall
+    0.997) and the gap widens with d: gmm8 (d = 8) n = 10,000 0.26 vs 0.66; n = 50,000 at two
+    threads 4.1 s vs 44 s (10.9x, recall 0.964); ijcnn1 (d = 22) 4.0 s vs 93 s; on a9a / w8a
+    (d = 123 / 300) cKDTree degenerates to brute force (18 / 36 min extrapolated vs 7.5 / 23 s).
+    Below n = 2000 both take a few hundredths of a second (gmm8 n = 2000: 0.044 vs 0.048), so
+    again the exact answer costs nothing. ``k`` is accepted for future rules; the crossover was
+    measured at k = 64 only.
     """
     return "exact" if d <= 3 or n <= 2000 else "rptree"
 
