@@ -1,6 +1,6 @@
 """k-nearest neighbours of every point, for the column sampling of HSS-ANN compression.
 
-HSS-ANN (Chávez et al., used by Cipolla & Gondzio §3.1) samples, for each cluster, the kernel
+HSS-ANN (Chávez et al., IPDPS 2020, used by Cipolla & Gondzio §3.1) samples, for each cluster, the kernel
 columns of its points' nearest neighbours: those hold the dominant off-diagonal entries. The
 neighbours need not be exact, but the search must be cheap — the C++ reference spends 68–90 % of
 its compression time here.
