@@ -6,8 +6,8 @@ random points of the node (a data-adapted direction, as in Annoy / PyNNDescent, 
 median so every leaf holds between leaf_size/2 and leaf_size points). All pairs inside a leaf are
 candidates. Every point keeps its best k candidates in a bounded max-heap (one row per point), so
 memory is O(n k) whatever the number of trees. An optional neighbour-of-neighbour round
-(NN-descent's main idea; Xiao & Biros's randomized-tree + refinement scheme, reference [42] of
-the seed, is the same pattern) then offers each point the nearest neighbours of its neighbours.
+(NN-descent's main idea) then offers each point the nearest neighbours of its neighbours. The
+randomized-tree iterations follow Xiao & Biros (reference [42] of the seed), as STRUMPACK does.
 
 Inputs are trusted (C-contiguous float64, 1 <= k <= n - 1, leaf_size >= 2k + 1, so every leaf
 holds at least k + 1 points; neighbors.py ensures it). Heaps hold squared distances summed
