@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 from threadpoolctl import threadpool_limits
 
-from hsskern.cluster.neighbors import choose_method, knn
+from hsskern.cluster.neighbors import choose_method, knn, knn_memory_bytes
 from strategies import point_sets
 
 
@@ -190,12 +190,15 @@ def _peak_rss_during(fn):
 
 
 @pytest.mark.parametrize("method", ["exact", "rptree"])
-def test_memory_is_linear_in_n(method):
-    # n x n float64 would be 800 MB; the search needs O(n k) (a few MB here)
-    n, k = 10_000, 16
-    X = np.random.default_rng(0).normal(size=(n, 3))
+def test_memory_is_linear_in_n_and_estimated(method):
+    # n x n float64 would be 3.2 GB; the search needs O(n k), and knn_memory_bytes bounds it
+    n, k, d = 20_000, 32, 4
+    X = np.random.default_rng(0).normal(size=(n, d))
     peak = _peak_rss_during(lambda: knn(X, k, method=method, random_state=0))
-    assert peak < 100 * 2**20, f"peak {peak / 2**20:.0f} MB"
+    estimate = knn_memory_bytes(n, d, k, method=method)
+    assert estimate < 40 * n * k
+    assert peak < 1.2 * estimate + 4 * 2**20, (f"peak {peak / 2**20:.1f} MB, estimate "
+                                               f"{estimate / 2**20:.1f} MB")
 
 
 def test_invalid_arguments():

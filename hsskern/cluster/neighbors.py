@@ -22,7 +22,7 @@ from scipy.spatial import cKDTree
 
 from . import _ann
 
-__all__ = ["knn"]
+__all__ = ["knn", "knn_memory_bytes", "choose_method"]
 
 _METHODS = ("auto", "exact", "rptree")
 _MAX_LEAF = 2048
@@ -98,6 +98,35 @@ def choose_method(n, d, k):
     measured at k = 64 only.
     """
     return "exact" if d <= 3 or n <= 2000 else "rptree"
+
+
+def knn_memory_bytes(n, d, k, method="auto", n_iter=5, leaf_size=None, n_explore=32,
+                     n_threads=2):
+    """Upper estimate of the peak extra memory of :func:`knn`, in bytes, before running it.
+
+    For callers that check a memory budget before allocating (``check_memory``). Counts the
+    result (n, k') pair, the working arrays and the per-thread tiles; ``method="auto"`` is
+    resolved as :func:`knn` would.
+
+    Returns
+    -------
+    int
+    """
+    k = max(min(int(k), n - 1), 0)
+    if method == "auto":
+        method = choose_method(n, d, k) if k else "exact"
+    if method == "exact":
+        # tree (points + index) ; query output (n, k+1) of float64 + intp ; self mask ;
+        # the compacted (n, k) result
+        return int(n * (d + 2) * 8 + n * (k + 1) * 17 + n * k * 16)
+    leaf = max(2 * k + 2, 64) if leaf_size is None else int(leaf_size)
+    leaf = max(min(leaf, _MAX_LEAF), 2 * k + 1)
+    trees = max(int(n_iter), 1)
+    return int(n * k * 16                           # heaps, which become the result
+               + n * d * 8                          # points in tree order
+               + trees * n * 8 + n * 8              # one permutation per tree + the order
+               + n * min(n_explore, k) * 8          # frozen front of the graph
+               + n_threads * (leaf * leaf + leaf * d + n) * 8)
 
 
 def _exact(X, k):
