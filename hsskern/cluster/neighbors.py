@@ -71,7 +71,7 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     X = np.ascontiguousarray(X, dtype=np.float64)  # no copy for the trusted (usual) input
     n, d = X.shape
-    k = min(int(k), n - 1)
+    k = max(min(int(k), n - 1), 0)
     if k == 0:
         return np.empty((n, 0), dtype=np.intp), np.empty((n, 0), dtype=np.float64)
     if method == "auto":
