@@ -6,7 +6,8 @@ Data: gmm8 (d = 8) at n = 10^4, 5·10^4, 10^5 from ../shared/tools/gen_gmm.py, a
 training sets of ijcnn1 (d = 22), a9a (d = 123), w8a (d = 300) from ../shared/datasets.
 For each: wall time (median of ``--repeat``) and peak extra RSS of ``knn(method="rptree")``
 with the defaults (5 trees + 1 neighbour-of-neighbour round), of the trees alone
-(``refine=0``) and of 10 trees alone, at 2 threads and (defaults only) 1 thread; recall@k of
+(``refine=0``) and of 10 trees alone, at 2 threads and (defaults only) 1 thread (wall and CPU
+seconds); gmm8 at n = 10^6 runs the defaults once, for scaling and peak memory; recall@k of
 each against the exact k-th distance on ``--queries`` random query points (a tie-proof recall:
 a returned neighbour counts if it is no farther than the true k-th neighbour).
 Peers, same process, 2 threads: ``scipy.spatial.cKDTree(X).query(X, k + 1, workers=-1)`` and
@@ -14,6 +15,11 @@ scikit-learn ``NearestNeighbors(algorithm="auto", n_jobs=-1)``; their full-set t
 extrapolated (build + n/q x time for q = 2000 queries) except where n <= 10^4, where the full
 query is also timed to check the extrapolation. The machine is shared (load average recorded):
 compare ratios within one run, not absolute times across runs.
+
+``--part crossover`` (also part of the default ``all``) measures what ``method="auto"`` rests
+on: one-thread CPU seconds of exact (cKDTree) vs rptree, and rptree's full recall@k, on
+standard normal points at d = 2..5 (n = 50,000; 20,000 at d = 5), the first 50,000 rows of
+skin_nonskin (d = 3) and gmm8 at n = 2000, 5000, 10,000. It is stored under "crossover".
 """
 import argparse
 import os
@@ -39,7 +45,7 @@ def datasets():
     except ImportError:
         gmm8 = None
     if gmm8 is not None:
-        for n in (10_000, 50_000, 100_000):
+        for n in (10_000, 50_000, 100_000, 1_000_000):
             yield f"gmm8_{n}", np.ascontiguousarray(gmm8(n)[0])
     for name in ("ijcnn1", "a9a", "w8a"):
         data = load_shared(name)
@@ -51,8 +57,9 @@ def exact_kth(X, queries, k):
     """Exact k-th neighbour distance (self excluded) of the query rows, by blocked brute force."""
     sq = np.einsum("ij,ij->i", X, X)
     out = np.empty(len(queries))
-    for a in range(0, len(queries), 200):
-        q = queries[a:a + 200]
+    block = max(1, min(200, 20_000_000 // len(X)))  # at most ~160 MB of distances at once
+    for a in range(0, len(queries), block):
+        q = queries[a:a + block]
         D2 = sq[q][:, None] + sq[None, :] - 2.0 * (X[q] @ X.T)
         D2[np.arange(len(q)), q] = np.inf
         # exact distances for the candidates near the threshold (the expansion above loses
@@ -60,7 +67,7 @@ def exact_kth(X, queries, k):
         cand = np.argpartition(D2, 2 * k, axis=1)[:, :2 * k + 1]
         d = np.sqrt(((X[q][:, None, :] - X[cand]) ** 2).sum(-1))
         d[cand == q[:, None]] = np.inf
-        out[a:a + 200] = np.sort(d, axis=1)[:, k - 1]
+        out[a:a + block] = np.sort(d, axis=1)[:, k - 1]
     return out
 
 
@@ -80,13 +87,55 @@ def peer_time(fit, query, X, n_q, rng):
     return t_fit + t_q * len(X) / len(q)
 
 
+def crossover(k):
+    """One-thread CPU seconds of exact vs rptree where the auto rule switches."""
+    try:
+        from gen_gmm import gmm8
+    except ImportError:
+        gmm8 = None
+    cases = [(f"normal d={d}", np.random.default_rng(d).standard_normal((n, d)))
+             for d, n in ((2, 50_000), (3, 50_000), (4, 50_000), (5, 20_000))]
+    skin = load_shared("skin_nonskin")
+    if skin is not None:
+        cases.append(("skin_nonskin[:50000]", np.ascontiguousarray(skin[0][:50_000])))
+    if gmm8 is not None:
+        cases += [(f"gmm8_{n}", np.ascontiguousarray(gmm8(n)[0])) for n in (2000, 5000, 10_000)]
+    out = []
+    with threadpool_limits(1):
+        for name, X in cases:
+            c0 = time.process_time()
+            _, de = knn(X, k, method="exact")
+            c1 = time.process_time()
+            _, da = knn(X, k, method="rptree", random_state=0)
+            c2 = time.process_time()
+            row = {"data": name, "n": X.shape[0], "d": X.shape[1], "k": k,
+                   "exact_cpu_seconds": c1 - c0, "rptree_cpu_seconds": c2 - c1,
+                   "rptree_recall": recall(da, de[:, -1]),
+                   "auto_method": choose_method(X.shape[0], X.shape[1], k)}
+            print(row, flush=True)
+            out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--part", choices=("all", "datasets", "crossover"), default="all")
     args = ap.parse_args()
     k = args.k
+    if args.part == "crossover":
+        # refresh only the crossover table, keeping the dataset rows of the last full run
+        import json
+        from _common import RESULTS
+        old = RESULTS / "neighbors.json"
+        payload = json.loads(old.read_text()) if old.exists() else {"rows": []}
+        payload["crossover"] = crossover(k)
+        for key in ("benchmark", "date", "machine"):
+            payload.pop(key, None)
+        print("wrote", write_result("neighbors", payload))
+        return
     rows = []
     for name, X in datasets():
         n, d = X.shape
@@ -98,15 +147,26 @@ def main():
         configs = {"rptree (5 trees + 1 refine)": {},
                    "rptree trees only (5)": {"refine": 0},
                    "rptree trees only (10)": {"refine": 0, "n_iter": 10}}
+        big = n > 200_000
+        if big:  # the 10^6 row shows scaling and memory: defaults only, one run
+            configs = {"rptree (5 trees + 1 refine)": {}}
         for label, cfg in configs.items():
             t, mem, (idx, dist) = measure(
-                lambda: knn(X, k, method="rptree", random_state=0, **cfg), args.repeat)
+                lambda: knn(X, k, method="rptree", random_state=0, **cfg),
+                1 if big else args.repeat)
             row["ours"][label] = {"seconds_2threads": t, "peak_extra_MB": mem / 2**20,
                                   "recall": recall(dist[queries], kth)}
             print(name, label, row["ours"][label], flush=True)
-        with threadpool_limits(1):
-            t, _, _ = measure(lambda: knn(X, k, method="rptree", random_state=0), 1)
-        row["ours"]["rptree (5 trees + 1 refine)"]["seconds_1thread"] = t
+            del idx, dist
+        if not big:
+            # CPU seconds of a one-thread run: the best proxy for an unloaded machine's wall
+            # time when other jobs share the cores
+            with threadpool_limits(1):
+                c0 = time.process_time()
+                t, _, _ = measure(lambda: knn(X, k, method="rptree", random_state=0), 1)
+                c1 = time.process_time()
+            row["ours"]["rptree (5 trees + 1 refine)"]["seconds_1thread"] = t
+            row["ours"]["rptree (5 trees + 1 refine)"]["cpu_seconds_1thread"] = c1 - c0
         row["peers"]["cKDTree (exact, extrapolated)"] = peer_time(
             cKDTree, lambda m, Q: m.query(Q, k + 1, workers=-1), X, 2000, rng)
         row["peers"]["sklearn NearestNeighbors auto (exact, extrapolated)"] = peer_time(
@@ -119,8 +179,11 @@ def main():
         row["speedup_vs_cKDTree"] = row["peers"]["cKDTree (exact, extrapolated)"] / ours
         print(name, row["peers"], flush=True)
         rows.append(row)
-    path = write_result("neighbors", {"description": __doc__.strip().splitlines()[0],
-                                      "command": "python bench/neighbors.py", "rows": rows})
+    payload = {"description": __doc__.strip().splitlines()[0],
+               "command": "python bench/neighbors.py", "rows": rows}
+    if args.part == "all":
+        payload["crossover"] = crossover(k)
+    path = write_result("neighbors", payload)
     print("wrote", path)
 
 

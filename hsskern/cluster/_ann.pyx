@@ -6,12 +6,15 @@ random points of the node (a data-adapted direction, as in Annoy / PyNNDescent, 
 median so every leaf holds between leaf_size/2 and leaf_size points). All pairs inside a leaf are
 candidates. Every point keeps its best k candidates in a bounded max-heap (one row per point), so
 memory is O(n k) whatever the number of trees. An optional neighbour-of-neighbour round
-(NN-descent's main idea) then offers each point the nearest neighbours of its neighbours.
+(NN-descent's main idea) then offers each point the nearest neighbours of its neighbours. The
+randomized-tree iterations follow Xiao & Biros (reference [42] of the seed), as STRUMPACK does.
 
-Inputs are trusted (C-contiguous float64, 1 <= k <= n - 1, leaf_size >= k + 1 ... checked by
-the Python layer). Heaps hold squared distances accumulated directly as sum_c (x_ic - x_jc)^2,
-always in the same order over c, so one pair gets bit-identical distances in every phase and
-the expansion |x|^2 + |y|^2 - 2 x.y (which loses nearby points with large norms) is never used.
+Inputs are trusted (C-contiguous float64, 1 <= k <= n - 1, leaf_size >= 2k + 1, so every leaf
+holds at least k + 1 points; neighbors.py ensures it). Heaps hold squared distances summed
+directly over coordinates, sum_c (x_ic - x_jc)^2: the expansion |x|^2 + |y|^2 - 2 x.y loses
+nearby points with large norms. (The leaf tiles and the refinement round group the sum
+differently, so one pair may differ in the last bit between phases; duplicates are detected by
+index, never by distance, so that is harmless.)
 
 Parallel safety: within one tree the leaves partition the points, so a thread that owns a leaf
 owns the heap rows of its points; the refinement round reads a frozen copy of the graph and

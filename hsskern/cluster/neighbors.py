@@ -1,6 +1,6 @@
 """k-nearest neighbours of every point, for the column sampling of HSS-ANN compression.
 
-HSS-ANN (Chávez et al., used by Cipolla & Gondzio §3.1) samples, for each cluster, the kernel
+HSS-ANN (Chávez et al., IPDPS 2020, used by Cipolla & Gondzio §3.1) samples, for each cluster, the kernel
 columns of its points' nearest neighbours: those hold the dominant off-diagonal entries. The
 neighbours need not be exact, but the search must be cheap — the C++ reference spends 68–90 % of
 its compression time here.
@@ -22,9 +22,10 @@ from scipy.spatial import cKDTree
 
 from . import _ann
 
-__all__ = ["knn"]
+__all__ = ["knn", "knn_memory_bytes", "choose_method"]
 
 _METHODS = ("auto", "exact", "rptree")
+_MAX_LEAF = 2048
 
 
 def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, refine=1,
@@ -41,18 +42,23 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         ``"exact"``: ``scipy.spatial.cKDTree``. ``"rptree"``: random projection forest plus
         neighbour-of-neighbour refinement (approximate). ``"auto"``: see :func:`choose_method`.
     n_iter : int
-        Number of random projection trees (STRUMPACK's ``ann_iterations``).
-    random_state : None, int or numpy Generator
+        Number of random projection trees (STRUMPACK's ``ann_iterations``); at least one is
+        built.
+    random_state : None, int, numpy Generator or RandomState
         Seeds the trees; equal seeds give identical results whatever the thread count.
     leaf_size : int, optional
-        Largest leaf of the projection trees; default ``max(2 k + 2, 64)``. Leaves hold at least
-        ``leaf_size // 2 + 1 >= k + 1`` points, so one tree already fills every heap.
+        Largest leaf of the projection trees; default ``max(2 k + 2, 64)``, raised to
+        ``2 k + 1`` if smaller and capped at ``max(2048, 2 k + 1)``. Leaves hold at least
+        ``k + 1`` points, so one tree already fills every heap. Each thread keeps one
+        ``leaf_size**2`` float64 tile.
     refine : int
         Neighbour-of-neighbour rounds after the trees (0 disables them).
     n_explore : int
         A refinement round offers point i the ``n_explore`` nearest neighbours of each of its
         ``n_explore`` nearest neighbours (at most ``n_explore**2`` candidates, capped by k).
-        32 x 32 beat 64 x 16 and 16 x 64 in recall per second on gmm8 and ijcnn1.
+        At the same budget of 1024 candidates, 32 x 32 gave the best recall in a tuning run
+        (k = 64, gmm8 n = 50,000 / ijcnn1: 0.964 / 0.982 against 0.956 / 0.975 for 64 x 16 and
+        0.958 / 0.980 for 16 x 64, at about the same time).
 
     Returns
     -------
@@ -66,8 +72,9 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         raise ValueError(f"k must be >= 1, got {k}")
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    X = np.ascontiguousarray(X, dtype=np.float64)  # no copy for the trusted (usual) input
     n, d = X.shape
-    k = min(int(k), n - 1)
+    k = max(min(int(k), n - 1), 0)
     if k == 0:
         return np.empty((n, 0), dtype=np.intp), np.empty((n, 0), dtype=np.float64)
     if method == "auto":
@@ -82,17 +89,47 @@ def choose_method(n, d, k):
 
     ``"exact"`` (cKDTree) when ``d <= 3`` or ``n <= 2000``, else ``"rptree"``.
 
-    Measured at k = 64, one thread, same process (bench/neighbors.py → neighbors.json, and
-    the probes quoted there): a kd-tree prunes well only in very low dimension — at d = 2-3,
-    n = 50,000 it takes 0.8-1.1 s against 0.9-1.3 s for the forest (recall 0.993-0.9995), at
-    d = 4 the forest is already faster (1.3 s vs 1.7 s) and the gap widens with d: gmm8
-    (d = 8) n = 50,000 is 16.5 s exact vs ~2 s approximate, and on a9a / w8a (d = 123 / 300)
-    cKDTree degenerates to brute force (~6-10 min for the full set, extrapolated from 2000
-    queries). Below n = 2000 both take a few hundredths of a second, so the exact answer costs
-    nothing extra. ``k`` is accepted for future rules; the crossover was measured at k = 64
-    only.
+    Why (k = 64, bench/neighbors.py → bench/results/neighbors.json): a kd-tree prunes well only
+    in very low dimension. One-thread CPU seconds, exact vs rptree ("crossover" table): normal
+    points n = 50,000 at d = 2: 0.76 vs 0.93, d = 3: 1.18 vs 1.21 (skin_nonskin, d = 3: 0.78 vs
+    0.82) — a tie, so the exact answer is free; at d = 4 rptree is ahead (1.26 vs 1.88, recall
+    0.997) and the gap widens with d: gmm8 (d = 8) n = 10,000 0.26 vs 0.66; n = 50,000 at two
+    threads 4.1 s vs 44 s (10.9x, recall 0.964); ijcnn1 (d = 22) 4.0 s vs 93 s; on a9a / w8a
+    (d = 123 / 300) cKDTree degenerates to brute force (18 / 36 min extrapolated vs 7.5 / 23 s).
+    Below n = 2000 both take a few hundredths of a second (gmm8 n = 2000: 0.044 vs 0.048), so
+    again the exact answer costs nothing. ``k`` is accepted for future rules; the crossover was
+    measured at k = 64 only.
     """
     return "exact" if d <= 3 or n <= 2000 else "rptree"
+
+
+def knn_memory_bytes(n, d, k, method="auto", n_iter=5, leaf_size=None, n_explore=32,
+                     n_threads=2):
+    """Upper estimate of the peak extra memory of :func:`knn`, in bytes, before running it.
+
+    For callers that check a memory budget before allocating (``check_memory``). Counts the
+    result (n, k') pair, the working arrays and the per-thread tiles; ``method="auto"`` is
+    resolved as :func:`knn` would.
+
+    Returns
+    -------
+    int
+    """
+    k = max(min(int(k), n - 1), 0)
+    if method == "auto":
+        method = choose_method(n, d, k) if k else "exact"
+    if method == "exact":
+        # tree (points + index) ; query output (n, k+1) of float64 + intp ; self mask ;
+        # the compacted (n, k) result
+        return int(n * (d + 2) * 8 + n * (k + 1) * 17 + n * k * 16)
+    leaf = max(2 * k + 2, 64) if leaf_size is None else int(leaf_size)
+    leaf = max(min(leaf, _MAX_LEAF), 2 * k + 1)
+    trees = max(int(n_iter), 1)
+    return int(n * k * 16                           # heaps, which become the result
+               + n * d * 8                          # points in tree order
+               + trees * n * 8 + n * 8              # one permutation per tree + the order
+               + n * min(n_explore, k) * 8          # frozen front of the graph
+               + n_threads * (leaf * leaf + leaf * d + n) * 8)
 
 
 def _exact(X, k):
@@ -114,7 +151,10 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
     n = X.shape[0]
     if leaf_size is None:
         leaf_size = max(2 * k + 2, 64)
-    leaf_size = max(int(leaf_size), 2 * k + 1)
+    # each thread holds a leaf_size^2 distance tile: cap it (32 MB) unless k needs more
+    leaf_size = max(min(int(leaf_size), _MAX_LEAF), 2 * k + 1)
+    if isinstance(random_state, np.random.RandomState):  # what sklearn's check_random_state gives
+        random_state = random_state.randint(np.iinfo(np.int32).max)
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, np.iinfo(np.uint64).max, n_iter + 1, dtype=np.uint64,
                          endpoint=True)
