@@ -52,33 +52,35 @@ def n_centers(degree, n_features, n_samples=None):
     return n if n_samples is None else min(n, int(n_samples))
 
 
-def feature_nbytes(n_samples, n_features, degree):
-    """Bytes FPC needs for one degree: the m x n feature matrix plus the n x n Gram and factor."""
+def feature_nbytes(n_samples, n_features, degree, copies=1.0):
+    """Bytes FPC needs for one degree: ``copies`` m x n feature matrices (cross-validation holds
+    a training-fold copy too) plus the n x n Gram matrix and its factor."""
     n = n_centers(degree, n_features, n_samples)
-    return 8 * (n_samples * n + 2 * n * n)
+    return int(8 * (copies * n_samples * n + 2 * n * n))
 
 
-def suggest_degree(n_samples, n_features, budget):
+def suggest_degree(n_samples, n_features, budget, copies=1.0):
     """Largest degree s <= 10 whose FPC memory fits in ``budget`` bytes (0 if even s = 1 does not)."""
     best = 0
     for s in range(1, 11):
-        if feature_nbytes(n_samples, n_features, s) <= budget:
+        if feature_nbytes(n_samples, n_features, s, copies) <= budget:
             best = s
     return best
 
 
-def check_feature_memory(n_samples, n_features, degree, budget=None):
+def check_feature_memory(n_samples, n_features, degree, budget=None, copies=1.0):
     """Raise :class:`~hsskern.MemoryBudgetError` (with the estimate and a degree that fits) when the
     features of ``degree`` would not fit in ``budget`` bytes (default: 80% of available memory)."""
-    nbytes = feature_nbytes(n_samples, n_features, degree)
+    nbytes = feature_nbytes(n_samples, n_features, degree, copies)
     if budget is None:
         avail = available_memory()
         if avail is None:
             return
         budget = 0.8 * avail
-    fit = suggest_degree(n_samples, n_features, budget)
+    fit = suggest_degree(n_samples, n_features, budget, copies)
     n = n_centers(degree, n_features, n_samples)
-    hint = (f"degree={fit} fits ({format_bytes(feature_nbytes(n_samples, n_features, fit))})"
+    hint = (f"degree={fit} fits "
+            f"({format_bytes(feature_nbytes(n_samples, n_features, fit, copies))})"
             if fit else "even degree=1 does not fit: subsample the rows")
     check_memory(nbytes, f"FPC features of degree {degree} ({n_samples} x {n} matrix, "
                  f"n = C({degree}+{n_features}, {degree}) centers)", budget=budget, hint=hint)
