@@ -154,33 +154,47 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     U = np.zeros((n, k)) if u0 is None else np.array(u0, dtype=np.float64).reshape(n, k)
     V = Y.copy() if v0 is None else np.array(v0, dtype=np.float64).reshape(m, k)
     W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
-    AU = A @ U
+    AU = np.empty((m, k))
     gamma = m * beta
+    hi = 1.0 - 1.0 / gamma  # labels are +-1, so a^2 / gamma = 1 / gamma in (15)
     history = [[] for _ in range(k)]
     iterations = np.zeros(k, dtype=int)
     converged = np.zeros(k, dtype=bool)
+    # compact copies of the still-running columns: no fancy indexing in the common path
     active = np.arange(k)
+    Ua, Va, Wa, Ya = U.copy(), V.copy(), W.copy(), Y.copy()
+    AUa = A @ Ua
     for it in range(1, max_iter + 1):
-        Ua, Va, Wa, Ya = U[:, active], V[:, active], W[:, active], Y[:, active]
         U_new = cho_solve(factor, alpha * Ua + A.T @ (beta * Va - Wa), check_finite=False)
         AU_new = A @ U_new
-        V_new = hinge_prox(Ya, AU_new + Wa / beta, gamma)
+        B = AU_new + Wa / beta
+        YB = Ya * B
+        V_new = np.where(YB <= hi, B + Ya / gamma, np.where(YB < 1.0, Ya, B))
         W_new = Wa + beta * (AU_new - V_new)
-        step = (alpha * np.einsum("ij,ij->j", U_new - Ua, U_new - Ua)
-                + beta * np.einsum("ij,ij->j", V_new - Va, V_new - Va)
-                + np.einsum("ij,ij->j", W_new - Wa, W_new - Wa) / beta)
-        U[:, active], V[:, active], W[:, active], AU[:, active] = U_new, V_new, W_new, AU_new
-        for c, s in zip(active, step):
-            history[c].append(float(s))
+        dU, dV, dW = U_new - Ua, V_new - Va, W_new - Wa
+        step = (alpha * np.einsum("ij,ij->j", dU, dU) + beta * np.einsum("ij,ij->j", dV, dV)
+                + np.einsum("ij,ij->j", dW, dW) / beta)
+        Ua, Va, Wa, AUa = U_new, V_new, W_new, AU_new
+        for c, st in zip(active, step):
+            history[c].append(float(st))
         iterations[active] = it
         done = step < tol
-        converged[active[done]] = True
         if verbose > 1:
             print(f"[fpc_admm] iter {it}: max step {step.max():.3e}, "
-                  f"{int((~done).sum())}/{k} columns active")
-        active = active[~done]
-        if active.size == 0:
-            break
+                  f"{int((~done).sum())}/{active.size} columns still running")
+        if done.any() or it == max_iter:
+            fin = done if it < max_iter else np.ones_like(done)
+            cols = active[fin]
+            converged[active[done]] = True
+            U[:, cols], V[:, cols], W[:, cols], AU[:, cols] = (Ua[:, fin], Va[:, fin],
+                                                               Wa[:, fin], AUa[:, fin])
+            keep = ~fin
+            active = active[keep]
+            if active.size == 0:
+                break
+            Ua, Va, Wa, AUa, Ya = Ua[:, keep], Va[:, keep], Wa[:, keep], AUa[:, keep], Ya[:, keep]
+    if max_iter == 0:
+        AU = A @ U
     objective = hinge_objective(AU, Y)
     elapsed = time.perf_counter() - t0
     if verbose:
