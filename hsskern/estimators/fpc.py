@@ -143,7 +143,7 @@ class FPCClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, _, Y = _encode(self, y)
         m, d = X.shape
-        check_feature_memory(m, d, self.degree, self.memory_budget)
+        check_feature_memory(m, d, self.degree, self.memory_budget, n_problems=Y.shape[1])
         t0 = time.perf_counter()
         fmap, Xs = fit_polynomial_features(X, self.degree, self.centers, self.scaling,
                                            _seed(self.random_state), self.alpha, self.beta)
@@ -258,7 +258,7 @@ class FPCClassifierCV(ClassifierMixin, BaseEstimator):
         m = max(int(n_samples), 3)
         return int(max(1, min(math.ceil((m / math.log(m)) ** (1.0 / n_features)), 10)))
 
-    def _candidates(self, m, d):
+    def _candidates(self, m, d, k):
         if self.degrees is None:
             degrees = list(range(1, self.max_degree(m, d) + 1))
         else:
@@ -269,7 +269,7 @@ class FPCClassifierCV(ClassifierMixin, BaseEstimator):
         kept, first_error = [], None
         for s in degrees:
             try:
-                check_feature_memory(m, d, s, self.memory_budget, copies=2.0)
+                check_feature_memory(m, d, s, self.memory_budget, copies=2.0, n_problems=k)
                 kept.append(s)
             except MemoryBudgetError as exc:
                 first_error = first_error or exc
@@ -289,7 +289,7 @@ class FPCClassifierCV(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_idx, Y = _encode(self, y)
         m, d = X.shape
-        degrees = self._candidates(m, d)
+        degrees = self._candidates(m, d, Y.shape[1])
         rs = check_random_state(self.random_state)
         center_seed, split_seed = _seed(rs), _seed(rs)
         splits = _splits(self.cv, X, y_idx, split_seed)
