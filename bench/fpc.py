@@ -78,12 +78,6 @@ def run_svc_grid(X, y, Xt, yt):
             "best_C": best["C"], "fits": fits}
 
 
-def json_date(out):
-    import json
-    from _common import RESULTS
-    return json.loads((RESULTS / f"{out}.json").read_text()).get("date", "?")
-
-
 def subsample(X, y, cap, seed=0):
     from sklearn.model_selection import train_test_split
     if X.shape[0] <= cap:
@@ -111,7 +105,8 @@ def main():
         from _common import RESULTS
         path = RESULTS / f"{args.out}.json"
         if path.exists():
-            previous = json.loads(path.read_text()).get("datasets", {})
+            old_run = json.loads(path.read_text())
+            previous, previous_date = old_run.get("datasets", {}), old_run.get("date", "?")
     from threadpoolctl import threadpool_limits
     results = {"settings": {"svc_cap": args.svc_cap, "threads": args.threads,
                             "repeat_fpc": args.repeat, "grid_h": GRID, "grid_C": GRID,
@@ -148,7 +143,7 @@ def main():
             old = previous.get(name, {})
             if "svc" in old and old.get("svc_rows", X.shape[0]) == Xc.shape[0]:
                 row["svc"] = old["svc"]
-                row["svc_reused"] = f"from the run of {json_date(args.out)}"
+                row["svc_reused"] = f"from the run of {previous_date}"
             else:
                 row["svc"] = run_svc_grid(Xc, yc, Xt, yt)
             same = row.get("fpc_on_svc_rows", row["fpc"])
