@@ -145,8 +145,9 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     FPCADMMResult
     """
     t0 = time.perf_counter()
+    y = np.asarray(y, dtype=np.float64)
     single = y.ndim == 1
-    Y = np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
+    Y = y.reshape(y.shape[0], -1)
     m, n = A.shape
     k = Y.shape[1]
     if factor is None:
