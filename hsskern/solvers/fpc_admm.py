@@ -87,6 +87,12 @@ def _gram(A):
     return G
 
 
+def _hinge_prox_labels(Y, B, gamma):
+    """(15) for labels a = +-1 (a^2 = 1, 1/a = a): three branches instead of four."""
+    YB = Y * B
+    return np.where(YB <= 1.0 - 1.0 / gamma, B + Y / gamma, np.where(YB < 1.0, Y, B))
+
+
 def fpc_factor(A=None, alpha=1.0, beta=1.0, gram=None):
     """Cholesky factor of beta A^T A + alpha I, for :func:`fpc_admm`'s ``factor=``.
 
@@ -157,7 +163,6 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
     AU = np.empty((m, k))
     gamma = m * beta
-    hi = 1.0 - 1.0 / gamma  # labels are +-1, so a^2 / gamma = 1 / gamma in (15)
     history = [[] for _ in range(k)]
     iterations = np.zeros(k, dtype=int)
     converged = np.zeros(k, dtype=bool)
@@ -168,9 +173,7 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     for it in range(1, max_iter + 1):
         U_new = cho_solve(factor, alpha * Ua + A.T @ (beta * Va - Wa), check_finite=False)
         AU_new = A @ U_new
-        B = AU_new + Wa / beta
-        YB = Ya * B
-        V_new = np.where(YB <= hi, B + Ya / gamma, np.where(YB < 1.0, Ya, B))
+        V_new = _hinge_prox_labels(Ya, AU_new + Wa / beta, gamma)
         W_new = Wa + beta * (AU_new - V_new)
         dU, dV, dW = U_new - Ua, V_new - Va, W_new - Wa
         step = (alpha * np.einsum("ij,ij->j", dU, dU) + beta * np.einsum("ij,ij->j", dV, dV)
