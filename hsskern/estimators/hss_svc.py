@@ -370,6 +370,8 @@ class HSSSVCCV(_SVCBase):
         ``n_iter``; and ``setup_time`` per width (compression + factor, summed over folds).
     best_score_ : float
     best_estimator_ : HSSSVC
+    n_iter_ : ndarray
+        ADMM iterations of the refitted model (of the best grid point without refit).
     classes_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and ``refit``).
     """
 
@@ -516,6 +518,9 @@ class HSSSVCCV(_SVCBase):
             t0 = time.perf_counter()
             self.best_estimator_ = self._base(name, widths[iw]).set_params(C=self.C_).fit(X, y)
             self.fit_time_["refit"] = time.perf_counter() - t0
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = np.array([max(1, n_iter.ravel()[best])])
         return self
 
     def _check_refit(self):
