@@ -19,12 +19,12 @@ def test_npz_and_svmlight(tmp_path):
     out = load(tmp_path / "a.npz")
     np.testing.assert_array_equal(out[0], X[:20])
     np.testing.assert_array_equal(out[3], y[20:])
-    dump_svmlight_file(X[:20], y[:20], tmp_path / "b")
-    dump_svmlight_file(X[20:], y[20:], tmp_path / "b.t")
-    Xtr, ytr, Xte, yte = load(tmp_path / "b")
+    dump_svmlight_file(X[:20], y[:20], str(tmp_path / "b"))
+    dump_svmlight_file(X[20:], y[20:], str(tmp_path / "b.t"))
+    Xtr, ytr, Xte, yte = load(str(tmp_path / "b"))
     np.testing.assert_allclose(Xtr, X[:20], rtol=1e-12)
     np.testing.assert_array_equal(yte, y[20:])
-    dump_svmlight_file(X[:20], y[:20], tmp_path / "c")
+    dump_svmlight_file(X[:20], y[:20], str(tmp_path / "c"))
     with pytest.raises(ValueError, match="test="):
         load(tmp_path / "c")
     with pytest.raises(FileNotFoundError, match="bundled"):
