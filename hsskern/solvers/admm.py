@@ -41,9 +41,11 @@ def default_beta(n):
     """ADMM penalty beta by training-set size: the paper's schedule, extended below 1e4.
 
     The paper uses beta = 1e2 for n in [1e4, 1e5), 1e3 for [1e5, 1e6) and 1e4 from 1e6 on. It
-    gives no value below 1e4; there we use 10 (measured on ijcnn1/a9a/magic04 subsets of
-    n = 1000-5000 with the dense reference factor: 10 reaches a given KKT accuracy in fewer
-    iterations than 1 or 100 — see ``bench/admm_beta.py``).
+    gives no value below 1e4; there we use 10. The best fixed beta depends on C as much as on n
+    (measured with the exact factor on ijcnn1/magic04 subsets of n = 2000-3000: roughly
+    beta ~ 0.3/C to 3/C, i.e. 3-30 at C = 0.1 and 0.3-1 at C = 10; ``bench/admm_beta.py``), so
+    no schedule by n alone is right for a whole C grid: the estimators start from this value
+    and rebalance beta from the residuals (one refactorization per move, no recompression).
 
     Parameters
     ----------
