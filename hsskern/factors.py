@@ -8,6 +8,7 @@ reference below are interchangeable:
 ``beta`` : float
     The shift the factor was built with.
 ``shape`` : tuple (n, n)
+    (optional for solvers: they take n from the labels)
 ``solve(b)`` : ndarray (n,) or (n, r) -> same shape
     ``(A + beta I)^{-1} b``; a block of right-hand sides is solved in one call.
 ``logdet()`` : float

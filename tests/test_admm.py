@@ -170,3 +170,19 @@ def test_no_margin_vectors_bias_from_bounds():
     K, y = _problem(n=100)
     res = svm_dual_admm(DenseCholeskyFactor(K, 1e3), K, y, 1e-4, max_iter=200)
     assert np.isfinite(res.bias)
+
+
+def test_needs_only_the_factor_protocol():
+    # a factor exposing just beta and solve (no shape) is enough, and the result is unchanged
+    K, y = _problem(n=90)
+    F = DenseCholeskyFactor(K, 2.0)
+
+    class Minimal:
+        beta = 2.0
+
+        def solve(self, b):
+            return F.solve(b)
+    a = svm_dual_admm_path(Minimal(), K, y, [0.5, 5.0], max_iter=30)
+    b = svm_dual_admm_path(F, K, y, [0.5, 5.0], max_iter=30)
+    for ra, rb in zip(a, b):
+        np.testing.assert_array_equal(ra.alpha, rb.alpha)

@@ -254,9 +254,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
     Y, one = _check_labels(y)
     n, r = Y.shape
-    if factor.shape[0] != n:
-        raise ValueError(f"y has {n} entries but the factor is {factor.shape[0]} x "
-                         f"{factor.shape[0]}")
+    shape = getattr(factor, "shape", None)  # optional in the protocol
+    if shape is not None and shape[0] != n:
+        raise ValueError(f"y has {n} entries but the factor is {shape[0]} x {shape[0]}")
     timings = {"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0, "kkt": 0.0}
     K_apply_ = _as_apply(K_apply)
     kkt_hist = []
@@ -382,7 +382,7 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     t0 = time.perf_counter()
     w = kwargs.pop("w", None)
     if w is None:
-        w = factor.solve(np.ones(factor.shape[0]))
+        w = factor.solve(np.ones(np.shape(y)[0]))
     setup = time.perf_counter() - t0
     out, state = [], None
     for i, C in enumerate(Cs):
