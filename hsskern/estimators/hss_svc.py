@@ -474,8 +474,12 @@ class HSSSVCCV(_SVCBase):
                 # all C and classes scored with ONE blocked product K(X_va, X_tr) @ coef
                 coefs = np.concatenate([np.asarray(r.dual_coef).reshape(len(tr), -1)
                                         for r in results], axis=1)
-                Ktr = kernel_operator(X[tr], base.kernel, **{name: width})
-                dec = Ktr.cross(X[va]) @ coefs
+                sv = np.flatnonzero(np.any(coefs != 0, axis=1))  # union of support vectors
+                if len(sv):
+                    Ksv = kernel_operator(X[tr][sv], base.kernel, **{name: width})
+                    dec = Ksv.cross(X[va]) @ coefs[sv]
+                else:
+                    dec = np.zeros((len(va), coefs.shape[1]))
                 r_cls = coefs.shape[1] // len(Cs)
                 for ic, r in enumerate(results):
                     d = dec[:, ic * r_cls:(ic + 1) * r_cls] + np.atleast_1d(r.bias)
