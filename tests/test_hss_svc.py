@@ -31,7 +31,7 @@ def _data(n=300, seed=0):
 
 
 @parametrize_with_checks([HSSSVC(approximation="exact"),
-                          HSSSVCCV(approximation="exact", Cs=3, cv=0.25)])
+                          HSSSVCCV(approximation="exact", Cs=2, cv=0.25)])
 def test_sklearn_checks(estimator, check):
     check(estimator)
 
@@ -109,7 +109,8 @@ def test_pickle_round_trip_identical():
 
 def test_cv_picks_best_validation_c_and_refits():
     X, y, Xt, yt = _data()
-    cv = HSSSVCCV(Cs=[0.01, 1.0, 100.0], h=[0.5, 2.0], cv=3, random_state=0, **EXACT).fit(X, y)
+    cv = HSSSVCCV(Cs=[0.01, 1.0, 100.0], h=[0.5, 2.0], cv=3, random_state=0, max_iter=30,
+                  **EXACT).fit(X, y)
     res = cv.cv_results_
     assert len(res["mean_test_score"]) == 6
     best = np.argmax(res["mean_test_score"])
