@@ -16,7 +16,8 @@ reference below are interchangeable:
 ``memory_bytes()`` : int
     Bytes held by the factor.
 ``as_linear_operator()`` : scipy LinearOperator
-    ``b -> (A + beta I)^{-1} b``; usable as the ``M=`` preconditioner of :func:`scipy.sparse.linalg.cg`.
+    ``b -> (A + beta I)^{-1} b``; usable as the ``M=`` preconditioner of
+    :func:`scipy.sparse.linalg.cg`.
 
 :class:`DenseCholeskyFactor` is the exact reference for small n (tests, and
 ``HSSSVC(approximation="exact")``).
@@ -51,7 +52,7 @@ class Factor(Protocol):
 
 
 def factor_linear_operator(factor):
-    """``b -> factor.solve(b)`` as a symmetric scipy ``LinearOperator`` (a ``cg`` preconditioner)."""
+    """``b -> factor.solve(b)`` as a symmetric scipy ``LinearOperator`` (``cg``'s ``M=``)."""
     n = factor.shape[0]
     return LinearOperator((n, n), matvec=factor.solve, rmatvec=factor.solve,
                           matmat=factor.solve, rmatmat=factor.solve, dtype=np.float64)

@@ -8,6 +8,14 @@ from hsskern.factors import DenseCholeskyFactor
 from hsskern.solvers.admm import (default_beta, kkt_violation, svm_dual_admm,
                                   svm_dual_admm_path)
 
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # the matrices here are tiny: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
 # Decision values of the ADMM run to a tight optimality gap agree with LIBSVM (tol=1e-8) on
 # the exact kernel within this absolute tolerance (decision values are O(1)).
 DECISION_ATOL = 2e-3

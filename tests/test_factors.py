@@ -8,6 +8,14 @@ from hsskern.exceptions import MemoryBudgetError, NotPositiveDefiniteError
 from hsskern.factors import DenseCholeskyFactor, Factor
 
 
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # the matrices here are tiny: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 def _spd_kernel(n, d=3, h=1.0, seed=0):
     X = np.random.default_rng(seed).normal(size=(n, d))
     return kernel_operator(X, "gaussian", h=h)

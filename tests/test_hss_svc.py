@@ -10,6 +10,14 @@ from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 
 
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # the matrices here are tiny: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 def _hss_available():
     try:
         from hsskern.hss import compress  # noqa: F401
