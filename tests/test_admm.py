@@ -1,0 +1,196 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.svm import SVC
+
+from hsskern import kernel_operator
+from hsskern.factors import DenseCholeskyFactor
+from hsskern.solvers.admm import (default_beta, kkt_violation, svm_dual_admm,
+                                  svm_dual_admm_path)
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # the matrices here are tiny: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+# Decision values of the ADMM run to a tight optimality gap agree with LIBSVM (tol=1e-8) on
+# the exact kernel within this absolute tolerance (decision values are O(1)).
+DECISION_ATOL = 2e-3
+
+
+def _problem(n=300, d=2, seed=0, h=1.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    K = kernel_operator(X, "gaussian", h=h).to_dense()
+    return K, y
+
+
+def _tight(F, K, y, C, **kw):
+    return svm_dual_admm(F, K, y, C, max_iter=20000, kkt_tol=1e-7, relaxation=1.6, **kw)
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_matches_libsvm_precomputed(C):
+    K, y = _problem()
+    F = DenseCholeskyFactor(K, 1.0 / C)
+    res = _tight(F, K, y, C)
+    assert res.converged
+    svc = SVC(kernel="precomputed", C=C, tol=1e-8).fit(K, y)
+    f_ref = svc.decision_function(K)
+    f = K @ res.dual_coef + res.bias
+    np.testing.assert_allclose(f, f_ref, atol=DECISION_ATOL)
+    # same optimum: dual objective within a hair of LIBSVM's
+    a_ref = np.zeros(len(y))
+    a_ref[svc.support_] = np.abs(svc.dual_coef_[0])
+    ya = y * a_ref
+    obj_ref = 0.5 * ya @ K @ ya - a_ref.sum()
+    assert res.objective == pytest.approx(obj_ref, rel=1e-5, abs=1e-6)
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**16), logC=st.floats(-1, 1.5), logb=st.floats(-1, 2),
+       iters=st.integers(1, 60), rel=st.sampled_from([1.0, 1.6]))
+def test_dual_feasibility(seed, logC, logb, iters, rel):
+    K, y = _problem(n=120, seed=seed)
+    C = 10.0 ** logC
+    res = svm_dual_admm(DenseCholeskyFactor(K, 10.0 ** logb), K, y, C, max_iter=iters,
+                        relaxation=rel)
+    a = res.alpha
+    assert np.all(a >= 0) and np.all(a <= C)
+    np.testing.assert_array_equal(res.dual_coef, y * a)
+    # y^T alpha = 0 holds for x exactly; for alpha = z it holds up to the primal residual
+    resid = res.primal_residuals[-1] * max(np.linalg.norm(a), 1e-300)
+    assert abs(y @ a) <= np.sqrt(len(y)) * resid * (1 + 1e-8) + 1e-9 * C * len(y)
+    assert res.n_iter == iters and len(res.primal_residuals) == iters
+    assert np.isfinite(res.bias)
+
+
+def test_equality_constraint_exact_in_x_step():
+    # the x-step solves the KKT system of (5): y^T x = 0 to rounding, whatever q is
+    K, y = _problem(n=80)
+    F = DenseCholeskyFactor(K, 3.0)
+    xs = []
+    svm_dual_admm(F, K, y, 1.0, max_iter=5, relaxation=1.0,
+                  callback=lambda k, z, rp, rd: xs.append(k))
+    w = F.solve(np.ones(80))
+    q = 1.0 + np.random.default_rng(0).normal(size=80)
+    u = F.solve(y * q)
+    x = y * (u - w * (w @ (y * q)) / w.sum())
+    assert abs(y @ x) <= 1e-10 * np.abs(x).sum()
+    # and x minimises 1/2 x'Y K_b Y x - q'x on y'x = 0: gradient is parallel to y
+    g = y * ((K + 3.0 * np.eye(80)) @ (y * x)) - q
+    lam = (g @ y) / (y @ y)
+    assert np.linalg.norm(g - lam * y) <= 1e-8 * np.linalg.norm(q)
+
+
+def test_bias_sign_and_single_unshifted_product():
+    K, y = _problem(n=200)
+    calls = []
+
+    def K_apply(V):
+        calls.append(V.shape)
+        return K @ V
+    res = _tight(DenseCholeskyFactor(K, 1.0), K_apply, y, 1.0, kkt_every=10 ** 9)
+    assert calls == [(200, 1)]  # exactly one (block) product with the unshifted kernel
+    margin = (res.alpha > 1e-5) & (res.alpha < 1 - 1e-5)
+    f = K @ res.dual_coef + res.bias
+    # margin support vectors sit on the margin: y f = 1 (wrong sign would give y f = 1 - 2 y b)
+    np.testing.assert_allclose(y[margin] * f[margin], 1.0, atol=1e-3)
+
+
+def test_warm_path_equals_cold_starts():
+    K, y = _problem(n=250, seed=3)
+    Cs = [0.1, 1.0, 10.0]
+    F = DenseCholeskyFactor(K, 1.0)
+    kw = dict(max_iter=20000, kkt_tol=1e-6, relaxation=1.6)
+    warm = svm_dual_admm_path(F, K, y, Cs, warm_start=True, **kw)
+    cold = [svm_dual_admm(F, K, y, C, **kw) for C in Cs]
+    for w, c in zip(warm, cold):
+        assert w.C == c.C and w.converged and c.converged
+        np.testing.assert_allclose(K @ w.dual_coef + w.bias, K @ c.dual_coef + c.bias,
+                                   atol=5e-3)
+    # warm starts pay off along the path
+    assert sum(r.n_iter for r in warm[1:]) <= sum(r.n_iter for r in cold[1:])
+
+
+def test_block_labels_equal_separate_runs():
+    K, y = _problem(n=150)
+    rng = np.random.default_rng(1)
+    y2 = np.where(rng.random(150) < 0.4, 1.0, -1.0)
+    Y = np.column_stack([y, y2])
+    F = DenseCholeskyFactor(K, 2.0)
+    both = svm_dual_admm(F, K, Y, 1.0, max_iter=40)
+    for j, yy in enumerate((y, y2)):
+        one = svm_dual_admm(F, K, yy, 1.0, max_iter=40)
+        np.testing.assert_allclose(both.alpha[:, j], one.alpha, atol=1e-12)
+        assert both.bias[j] == pytest.approx(one.bias, abs=1e-10)
+
+
+def test_residual_balancing_moves_beta_and_reaches_gap():
+    K, y = _problem(n=200)
+    C = 10.0
+    built = []
+
+    def refactor(b):
+        built.append(b)
+        return DenseCholeskyFactor(K, b)
+    res = svm_dual_admm(DenseCholeskyFactor(K, 100.0), K, y, C, max_iter=3000, kkt_tol=1e-3,
+                        relaxation=1.6, refactor=refactor)
+    assert res.converged and built and res.beta < 100.0
+    KYa = K @ res.dual_coef
+    assert kkt_violation(KYa[:, None], y[:, None], res.alpha[:, None], C)[0] <= 1e-3
+
+
+def test_overrelaxation_and_kkt_gap_decrease():
+    K, y = _problem(n=200)
+    F = DenseCholeskyFactor(K, 1.0)
+    its = [svm_dual_admm(F, K, y, 1.0, max_iter=5000, kkt_tol=1e-4, kkt_every=1,
+                         relaxation=r).n_iter for r in (1.0, 1.6)]
+    assert its[1] < its[0]
+
+
+def test_default_beta_schedule():
+    assert default_beta(5_000) == 10.0
+    assert default_beta(10_000) == 1e2 and default_beta(99_999) == 1e2
+    assert default_beta(100_000) == 1e3 and default_beta(10**6) == 1e4
+
+
+def test_bad_input():
+    K, y = _problem(n=20)
+    F = DenseCholeskyFactor(K, 1.0)
+    for C in (0.0, -1.0):
+        with pytest.raises(ValueError, match="C"):
+            svm_dual_admm(F, K, y, C)
+    with pytest.raises(ValueError, match="-1, \\+1"):
+        svm_dual_admm(F, K, (y > 0).astype(float), 1.0)
+    with pytest.raises(ValueError, match="relaxation"):
+        svm_dual_admm(F, K, y, 1.0, relaxation=2.0)
+    with pytest.raises(ValueError, match="entries"):
+        svm_dual_admm(F, K, y[:-1], 1.0)
+
+
+def test_no_margin_vectors_bias_from_bounds():
+    # with a tiny C every alpha sits at a bound: the bias comes from the feasible interval
+    K, y = _problem(n=100)
+    res = svm_dual_admm(DenseCholeskyFactor(K, 1e3), K, y, 1e-4, max_iter=200)
+    assert np.isfinite(res.bias)
+
+
+def test_needs_only_the_factor_protocol():
+    # a factor exposing just beta and solve (no shape) is enough, and the result is unchanged
+    K, y = _problem(n=90)
+    F = DenseCholeskyFactor(K, 2.0)
+
+    class Minimal:
+        beta = 2.0
+
+        def solve(self, b):
+            return F.solve(b)
+    a = svm_dual_admm_path(Minimal(), K, y, [0.5, 5.0], max_iter=30)
+    b = svm_dual_admm_path(F, K, y, [0.5, 5.0], max_iter=30)
+    for ra, rb in zip(a, b):
+        np.testing.assert_array_equal(ra.alpha, rb.alpha)

@@ -1,0 +1,252 @@
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
+from hsskern.exceptions import MemoryBudgetError
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # the matrices here are tiny: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+def _hss_available():
+    try:
+        from hsskern.hss import compress  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_hss = pytest.mark.skipif(not _hss_available(), reason="hsskern.hss.compress not available")
+
+EXACT = dict(approximation="exact")
+TIGHT = dict(approximation="exact", max_iter=5000, tol=1e-5)
+
+
+def _data(n=300, seed=0):
+    X, y = make_classification(n, 4, n_informative=3, n_redundant=0, random_state=seed,
+                               class_sep=0.8)
+    return X[:200], y[:200], X[200:], y[200:]
+
+
+@parametrize_with_checks([HSSSVC(approximation="exact"),
+                          HSSSVCCV(approximation="exact", Cs=2, cv=0.25)])
+def test_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+def test_decision_matches_sklearn_svc():
+    X, y, Xt, yt = _data()
+    m = HSSSVC(h=1.5, C=1.0, **TIGHT).fit(X, y)
+    ref = SVC(C=1.0, gamma=1 / (2 * 1.5 ** 2), tol=1e-8).fit(X, y)
+    # stated tolerance: 2e-3 absolute on O(1) decision values at an optimality gap of 1e-5
+    np.testing.assert_allclose(m.decision_function(Xt), ref.decision_function(Xt), atol=2e-3)
+    assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
+
+
+def test_gamma_and_h_spellings_agree():
+    X, y, Xt, _ = _data()
+    a = HSSSVC(h=2.0, **EXACT).fit(X, y).decision_function(Xt)
+    b = HSSSVC(gamma=1 / 8, **EXACT).fit(X, y).decision_function(Xt)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="either h or gamma"):
+        HSSSVC(h=1.0, gamma=1.0, **EXACT).fit(X, y)
+
+
+def test_multiclass_ovr_equals_per_class_binary():
+    X, y = make_blobs(240, centers=4, n_features=3, random_state=0, cluster_std=2.5)
+    labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
+    # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
+    fixed = dict(C=2.0, max_iter=60, tol=None, adaptive_beta=False, **EXACT)
+    m = HSSSVC(**fixed).fit(X, labels)
+    assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
+    dec = m.decision_function(X)
+    assert dec.shape == (240, 4) and m.dual_coef_.shape[0] == 4
+    for k, c in enumerate(m.classes_):
+        yb = np.where(labels == c, c, "rest")
+        b = HSSSVC(**fixed).fit(X, yb)
+        # binary: positive class is classes_[1]; "rest" sorts after the animal names
+        sign = -1.0 if b.classes_[1] == "rest" else 1.0
+        np.testing.assert_allclose(dec[:, k], sign * b.decision_function(X), atol=1e-9)
+    assert set(m.predict(X)) <= set(m.classes_)
+    assert m.score(X, labels) > 0.8
+
+
+def test_fit_path_models_equal_individual_warm_fits():
+    X, y, Xt, _ = _data()
+    Cs = [0.1, 1.0, 10.0]
+    models = HSSSVC(**TIGHT).fit_path(X, y, Cs)
+    assert [m.C for m in models] == Cs
+    for m in models:
+        single = HSSSVC(C=m.C, **TIGHT).fit(X, y)
+        np.testing.assert_allclose(m.decision_function(Xt), single.decision_function(Xt),
+                                   atol=5e-3)
+    assert models[0].fit_time_["factor"] > 0 and models[1].fit_time_["factor"] == 0
+
+
+def test_fitted_attributes_and_support():
+    X, y, Xt, _ = _data()
+    m = HSSSVC(C=0.5, **EXACT).fit(X, y)
+    assert m.support_vectors_.shape == (len(m.support_), X.shape[1])
+    np.testing.assert_array_equal(m.support_vectors_, X[m.support_])
+    assert m.dual_coef_.shape == (1, len(m.support_))
+    assert np.all(np.abs(m.dual_coef_) <= 0.5 + 1e-12)
+    assert m.intercept_.shape == (1,) and m.n_iter_.shape == (1,)
+    assert {"kernel", "factor", "admm", "bias"} <= set(m.fit_time_)
+    assert m.hss_["approximation"] == "exact"
+
+
+def test_pickle_round_trip_identical():
+    X, y, Xt, _ = _data()
+    m = HSSSVC(**EXACT).fit(X, y)
+    m2 = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(m.decision_function(Xt), m2.decision_function(Xt))
+    cv = HSSSVCCV(Cs=3, **EXACT).fit(X, y)
+    cv2 = pickle.loads(pickle.dumps(cv))
+    np.testing.assert_array_equal(cv.predict(Xt), cv2.predict(Xt))
+
+
+def test_cv_picks_best_validation_c_and_refits():
+    X, y, Xt, yt = _data()
+    cv = HSSSVCCV(Cs=[0.01, 1.0, 100.0], h=[0.5, 2.0], cv=3, random_state=0, max_iter=30,
+                  **EXACT).fit(X, y)
+    res = cv.cv_results_
+    assert len(res["mean_test_score"]) == 6
+    best = np.argmax(res["mean_test_score"])
+    assert cv.C_ == res["param_C"][best] and cv.h_ == res["param_width"][best]
+    assert res["rank_test_score"][best] == 1
+    np.testing.assert_allclose(res["mean_test_score"],
+                               np.mean([res[f"split{k}_test_score"] for k in range(3)], axis=0))
+    assert cv.best_estimator_.C == cv.C_
+    np.testing.assert_array_equal(cv.predict(Xt), cv.best_estimator_.predict(Xt))
+
+
+def test_cv_scores_equal_independent_holdout_fits():
+    X, y, _, _ = _data()
+    cv = HSSSVCCV(Cs=[0.1, 10.0], cv=0.3, random_state=1, refit=False, **EXACT).fit(X, y)
+    (tr, va), = cv._splits(X, y)
+    # the path is warm-started; the independent fits are cold: agree to the ADMM tolerance
+    for C, s in zip(cv.cv_results_["param_C"], cv.cv_results_["mean_test_score"]):
+        m = HSSSVC(C=C, **EXACT).fit(X[tr], y[tr])
+        assert abs(m.score(X[va], y[va]) - s) <= 0.03
+    with pytest.raises(AttributeError, match="refit=False"):
+        cv.predict(X)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(beta=0.0), "beta"),
+    (dict(beta=-2.0), "beta"), (dict(kernel="poly"), "kernel"),
+])
+def test_bad_parameters(bad, match):
+    X, y, _, _ = _data()
+    with pytest.raises(ValueError, match=match):
+        HSSSVC(**EXACT, **bad).fit(X, y)
+
+
+def test_bad_data():
+    X, y, _, _ = _data()
+    with pytest.raises(ValueError, match="2 classes"):
+        HSSSVC(**EXACT).fit(X, np.ones(len(y)))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        HSSSVC(**EXACT).fit(Xn, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        HSSSVC(**EXACT).fit(Xi, y)
+    m = HSSSVC(**EXACT).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        m.predict(Xn)
+
+
+def test_fewer_samples_than_a_leaf():
+    X, y, Xt, _ = _data()
+    m = HSSSVC(leaf_size=512, **EXACT).fit(X[:20], y[:20])
+    assert m.predict(Xt).shape == (len(Xt),)
+
+
+def test_exact_memory_guard(monkeypatch):
+    import hsskern.estimators.hss_svc as mod
+    monkeypatch.setattr(mod, "check_memory", lambda *a, **k: (_ for _ in ()).throw(
+        MemoryBudgetError("too big")))
+    X, y, _, _ = _data()
+    with pytest.raises(MemoryBudgetError):
+        HSSSVC(**EXACT).fit(X, y)
+
+
+@needs_hss
+def test_hss_tight_matches_svc_labels():
+    X, y = make_classification(1500, 5, n_informative=4, n_redundant=0, random_state=2)
+    Xt = X[1000:]
+    m = HSSSVC(h=1.0, C=1.0, rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
+               max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
+    ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
+    assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
+    assert "max_rank" in m.hss_
+
+
+@needs_hss
+def test_hss_fewer_samples_than_a_leaf_and_pickle():
+    X, y, Xt, _ = _data()
+    m = HSSSVC(leaf_size=512, random_state=0).fit(X[:50], y[:50])
+    m2 = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(m.predict(Xt), m2.predict(Xt))
+
+
+@needs_hss
+def test_hss_cv_runs():
+    X, y, Xt, _ = _data()
+    cv = HSSSVCCV(Cs=3, random_state=0, leaf_size=32).fit(X, y)
+    assert cv.predict(Xt).shape == (len(Xt),)
+
+
+def test_hss_code_path_wiring(monkeypatch):
+    # Until hsskern.hss lands: a stand-in with the agreed API (compress(K, HSSOptions) ->
+    # operator with .factor(beta) and .stats()) must give the exact path's model.
+    import sys
+    import types
+
+    from hsskern.factors import DenseCholeskyFactor
+    from hsskern.options import HSSOptions
+    from scipy.sparse.linalg import LinearOperator
+    seen = {}
+
+    class FakeHSS(LinearOperator):
+        def __init__(self, K):
+            self.A = K.to_dense()
+            super().__init__(np.float64, self.A.shape)
+
+        def _matmat(self, V):
+            return self.A @ V
+
+        def factor(self, beta):
+            seen.setdefault("betas", []).append(beta)
+            return DenseCholeskyFactor(self.A, beta)
+
+        def stats(self):
+            return {"max_rank": 0, "memory_bytes": self.A.nbytes}
+
+    def compress(K, opts):
+        assert isinstance(opts, HSSOptions)
+        seen["opts"] = opts
+        return FakeHSS(K)
+    mod = types.ModuleType("hsskern.hss")
+    mod.compress = compress
+    monkeypatch.setitem(sys.modules, "hsskern.hss", mod)
+    X, y, Xt, _ = _data()
+    m = HSSSVC(rel_tol=0.5, leaf_size=16, random_state=3).fit(X, y)
+    ref = HSSSVC(approximation="exact").fit(X, y)
+    np.testing.assert_allclose(m.decision_function(Xt), ref.decision_function(Xt), atol=1e-10)
+    assert seen["opts"].rel_tol == 0.5 and seen["opts"].leaf_size == 16
+    assert seen["opts"].random_state == 3
+    assert m.hss_["approximation"] == "hss" and "compress" in m.fit_time_
