@@ -6,6 +6,7 @@ every one-vs-rest class at once (a block solve per iteration: K + beta I does no
 labels) and, in :meth:`HSSSVC.fit_path` / :class:`HSSSVCCV`, for every C of a grid.
 """
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
@@ -77,7 +79,15 @@ class _FactoredKernel:
             H = compress(K, opts)
             self.timings["compress"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            self.factor = H.factor(self.beta)
+            try:
+                self.factor = H.factor(self.beta)
+            except NotPositiveDefiniteError as exc:
+                # a loose approximation can be indefinite: the shift has to cover its most
+                # negative eigenvalue. Once, with the factor's own suggestion, and say so.
+                warnings.warn(f"{exc}; continuing with beta={exc.suggested_beta:.3g}",
+                              stacklevel=4)
+                self.beta = float(exc.suggested_beta)
+                self.factor = H.factor(self.beta)
             self.timings["factor"] = time.perf_counter() - t0
             self.K_apply = H
             self.refactor = H.factor
