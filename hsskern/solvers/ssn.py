@@ -14,7 +14,8 @@ I = {i : 1 - y_i x_i . v > 0}, an element of its generalized Hessian is
 V = I + 2C sum_{i in I} x_i x_i^T. Each Newton step solves V d = -grad f inexactly by
 (Jacobi-preconditioned) CG to the relative residual mu_j = min(eta0, eta1 |grad f|), then
 backtracks (Armijo) along d. V is only ever applied: products with the |I| active rows of F,
-never a p x p matrix. The stopping test is |grad f(v)| <= delta with delta = tol |grad f(0)|.
+never a p x p matrix. The stopping test is |grad f(v)| <= delta with delta = tol |grad f(0)|,
+and the forcing term uses the same relative scale: mu_j = min(eta0, eta1 |grad f| / |grad f(0)|).
 
 The feature matrix may be a dense ndarray or a scipy.sparse matrix (converted to CSR).
 """
@@ -27,6 +28,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..utils.validation import check_positive
+
+LINE_SEARCHES = ("armijo", "exact")
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,56 @@ def _objective(vv, r, C):
     return 0.5 * vv + C * rp.dot(rp)
 
 
+def _decrease(r, r_new, alpha, vd, dd, C):
+    """f(v + alpha d) - f(v), summed term by term.
+
+    Forming it as a difference of two objective values loses every digit once the decrease
+    falls below eps * f, which stalls Armijo near the solution; the per-sample differences
+    (a+^2 - b+^2) = (a+ - b+)(a+ + b+) keep their relative accuracy.
+    """
+    a = np.maximum(r_new, 0.0)
+    b = np.maximum(r, 0.0)
+    return alpha * vd + 0.5 * alpha * alpha * dd + C * np.dot(a - b, a + b)
+
+
+def _exact_step(r, c, vd, dd, gd, C, max_iter=60):
+    """Minimiser of the convex piecewise quadratic phi(a) = f(v + a d), a > 0.
+
+    phi'(a) = vd + a dd - 2C sum_i (r_i - a c_i)+ c_i is piecewise linear and increasing, with
+    phi'(0) = g.d < 0. Newton steps on phi' (exact on each linear piece), safeguarded by
+    bisection inside a bracket [lo, hi] with phi'(lo) < 0 < phi'(hi).
+    """
+    def dphi(a):
+        rn = r - a * c
+        act = rn > 0
+        ca = c[act]
+        return vd + a * dd - 2.0 * C * rn[act].dot(ca), dd + 2.0 * C * ca.dot(ca)
+
+    lo, hi = 0.0, 1.0
+    d1, d2 = dphi(hi)
+    while d1 < 0 and hi < 1e6:  # the Newton step usually lands near 1; widen if it did not
+        lo, hi = hi, 2.0 * hi
+        d1, d2 = dphi(hi)
+    if d1 < 0:
+        return hi
+    a = hi
+    for _ in range(max_iter):
+        if d1 == 0:
+            return a
+        if d1 > 0:
+            hi = a
+        else:
+            lo = a
+        a_new = a - d1 / d2
+        if not lo < a_new < hi:
+            a_new = 0.5 * (lo + hi)
+        if abs(a_new - a) <= 1e-12 * a_new:
+            return a_new
+        a = a_new
+        d1, d2 = dphi(a)
+    return a if d1 <= 0 else lo if lo > 0 else a
+
+
 def _pcg(hv, g, diag_inv, rtol_abs, maxiter):
     """Solve H d = -g by Jacobi-preconditioned CG until |H d + g| <= rtol_abs."""
     d = np.zeros_like(g)
@@ -201,7 +254,8 @@ def _pcg(hv, g, diag_inv, rtol_abs, maxiter):
     return d, it
 
 
-def _newton(X, y, C, v, delta, *, max_iter, eta0, eta1, sigma, rho, cg_max_iter, verbose):
+def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_iter, line_search,
+            verbose):
     t0 = time.perf_counter()
     z = X.matvec(v)  # margins x_i . v
     r = 1.0 - y * z
@@ -211,6 +265,7 @@ def _newton(X, y, C, v, delta, *, max_iter, eta0, eta1, sigma, rho, cg_max_iter,
     fval = _objective(vv, r, C)
     gnorm = np.linalg.norm(g)
     gnorms, cgs, steps = [gnorm], [], []
+    delta = tol * g_ref
     converged = gnorm <= delta
     it = 0
     while not converged and it < max_iter:
@@ -219,29 +274,29 @@ def _newton(X, y, C, v, delta, *, max_iter, eta0, eta1, sigma, rho, cg_max_iter,
         def hv(d, hv_I=hv_I):
             return d + 2.0 * C * hv_I(d)
         diag_inv = 1.0 / (1.0 + 2.0 * C * diag)
-        mu = min(eta0, eta1 * gnorm)
+        mu = min(eta0, eta1 * gnorm / g_ref)
         d, n_cg = _pcg(hv, g, diag_inv, mu * gnorm, cg_max_iter)
         cgs.append(n_cg)
 
-        # Armijo backtracking on the exact 1-D restriction: O(n) per trial once X d is known
+        # 1-D restriction phi(a) = f(v + a d): O(n) per trial once X d is known
         zd = X.matvec(d)
         yzd = y * zd
         gd = g.dot(d)
         vd, dd = v.dot(d), d.dot(d)
         alpha = 1.0
+        if line_search == "exact":
+            alpha = _exact_step(r, yzd, vd, dd, gd, C)
         while True:
-            vv_new = vv + 2.0 * alpha * vd + alpha * alpha * dd
             r_new = r - alpha * yzd
-            f_new = _objective(vv_new, r_new, C)
-            if f_new <= fval + sigma * alpha * gd or alpha < 1e-12:
+            df = _decrease(r, r_new, alpha, vd, dd, C)
+            if df <= sigma * alpha * gd or alpha < 1e-12:
                 break
             alpha *= rho
+        r = r_new
+        fval += df
         steps.append(alpha)
         v = v + alpha * d
-        z += alpha * zd
-        r = r_new
         vv = v.dot(v)
-        fval = f_new
         mask = r > 0
         g = v - 2.0 * C * X.rmatvec(np.where(mask, y * r, 0.0))
         gnorm = np.linalg.norm(g)
@@ -289,6 +344,12 @@ def _check_problem(F, y, intercept_scaling):
     return F, y, s
 
 
+def _check_line_search(line_search):
+    if line_search not in LINE_SEARCHES:
+        raise ValueError(f"line_search must be one of {LINE_SEARCHES}, got {line_search!r}")
+    return line_search
+
+
 def _defaults(p, cg_max_iter):
     return max(100, p + 2) if cg_max_iter is None else int(cg_max_iter)
 
@@ -306,7 +367,8 @@ def l2svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0):
 
 
 def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, w0=None,
-                 eta0=0.1, eta1=1.0, sigma=1e-4, rho=0.5, cg_max_iter=None, verbose=0):
+                 eta0=0.1, eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", cg_max_iter=None,
+                 verbose=0):
     """Train the L2-loss linear SVM by the globalized semismooth Newton method.
 
     Parameters
@@ -327,9 +389,18 @@ def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, 
     w0 : ndarray of shape (n_features + 1,), optional
         Warm start for the augmented vector [w, b / s] (e.g. ``result.coef`` at a nearby C).
     eta0, eta1 : float
-        CG forcing term mu_j = min(eta0, eta1 |grad f(v_j)|).
+        CG forcing term mu_j = min(eta0, eta1 |grad f(v_j)| / |grad f(0)|): the paper's
+        min(eta0, eta1 |grad f|) applied to f / |grad f(0)|, which has the same minimiser and
+        Newton directions but does not depend on the scale of C and of the features (with the
+        unscaled gradient, mu stays at eta0 for as long as |grad f| > eta0 / eta1, which can be
+        the whole run when C |x|^2 is large).
     sigma, rho : float
         Armijo constant and backtracking factor.
+    line_search : {"armijo", "exact"}, default "armijo"
+        ``"armijo"``: backtrack from the unit step (LASN Algorithm 1, step 4). ``"exact"``: first
+        minimise f along d (the restriction is a convex piecewise quadratic; a few O(n)
+        safeguarded Newton steps on its derivative), then apply the Armijo test to that step.
+        Both cost O(n) per trial after one product X d.
     cg_max_iter : int, optional
         Cap on CG iterations per Newton step (default max(100, n_features + 2)).
     verbose : int
@@ -347,12 +418,14 @@ def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, 
         raise ValueError(f"w0 must have n_features + 1 = {X.p + 1} entries, got {v.shape[0]}")
     if s == 0:
         v[-1] = 0.0
-    return _newton(X, y, C, v, tol * g0, max_iter=max_iter, eta0=eta0, eta1=eta1, sigma=sigma,
-                   rho=rho, cg_max_iter=_defaults(X.p, cg_max_iter), verbose=verbose)
+    return _newton(X, y, C, v, g0, tol, max_iter=max_iter, eta0=eta0, eta1=eta1, sigma=sigma,
+                   rho=rho, cg_max_iter=_defaults(X.p, cg_max_iter),
+                   line_search=_check_line_search(line_search), verbose=verbose)
 
 
 def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, eta0=0.1,
-                      eta1=1.0, sigma=1e-4, rho=0.5, cg_max_iter=None, verbose=0):
+                      eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", cg_max_iter=None,
+                      verbose=0):
     """Semismooth Newton over a grid of C, increasing, each solve warm started from the last.
 
     Small C is the easy end (few violators, well-conditioned V); the solution moves
@@ -377,14 +450,15 @@ def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0
     Cs = np.sort(np.array([check_positive(c, "C") for c in np.atleast_1d(Cs)], dtype=float))
     if Cs.size == 0:
         raise ValueError("Cs must hold at least one value")
+    line_search = _check_line_search(line_search)
     X = _Design(F, s)
     Xty = np.linalg.norm(X.rmatvec(y))
     v = np.zeros(X.p + 1)
     results = []
     for C in Cs:
-        res = _newton(X, y, C, v, tol * 2.0 * C * Xty, max_iter=max_iter, eta0=eta0, eta1=eta1,
+        res = _newton(X, y, C, v, 2.0 * C * Xty, tol, max_iter=max_iter, eta0=eta0, eta1=eta1,
                       sigma=sigma, rho=rho, cg_max_iter=_defaults(X.p, cg_max_iter),
-                      verbose=verbose)
+                      line_search=line_search, verbose=verbose)
         v = res.coef
         results.append(res)
     return NewtonPathResult(Cs=Cs, results=results,
