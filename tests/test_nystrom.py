@@ -164,7 +164,8 @@ def test_full_landmarks_hinge_matches_svc_on_precomputed_kernel():
     # solution by O(1/s^2) ~ 1e-3 relative, SVC's intercept is free.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = l1svm_liblinear(F, y, 1.0, tol=1e-12, max_iter=200_000, intercept_scaling=30.0)
+        res = l1svm_liblinear(F, y, 1.0, tol=1e-12, max_iter=200_000, intercept_scaling=30.0,
+                              random_state=0)
     ds = svc.decision_function(Kt)
     np.testing.assert_allclose(Ft @ res.w + res.b, ds, rtol=0, atol=1e-3 * abs(ds).max())
 
@@ -238,6 +239,9 @@ def test_ssn_reaches_liblinear_objective(problem):
     res = l2svm_newton(F, y, C, tol=1e-10, intercept_scaling=s)
     assert res.converged
     assert abs(res.objective - f_lin) <= 1e-6 * f_lin
+    direct = l2svm_newton(F, y, C, tol=1e-10, intercept_scaling=s, newton_solver="cholesky")
+    assert direct.converged and direct.n_cg == 0
+    assert abs(direct.objective - f_lin) <= 1e-6 * f_lin
     assert res.objective == pytest.approx(l2svm_objective(F, y, C, res.w, res.b, s), rel=1e-12)
     # the gradient norm at exit, recomputed independently, is below delta
     assert res.grad_norm <= res.tol_abs and res.grad_norm_history[-1] == res.grad_norm
@@ -251,7 +255,9 @@ def test_ssn_solution_is_certified_optimal_on_hard_problems(problem):
     the exact minimiser of the quadratic piece, (I + 2C X_I^T X_I) v = 2C X_I^T y_I, must have
     the same active set (so it is the global minimiser) and the same objective."""
     F, y, C, s = problem
-    res = l2svm_newton(F, y, C, tol=1e-12, max_iter=1000, intercept_scaling=s)
+    solver = "cholesky" if np.random.default_rng(len(y)).random() < 0.5 else "cg"
+    res = l2svm_newton(F, y, C, tol=1e-12, max_iter=1000, intercept_scaling=s,
+                       newton_solver=solver)
     assert res.converged and res.grad_norm <= res.tol_abs
     Fd = F.toarray() if sp.issparse(F) else F
     X = np.hstack([Fd, np.full((len(y), 1), s)])
@@ -273,9 +279,9 @@ def test_ssn_needs_few_newton_steps(problem):
     problems: 29 (Armijo) / 34 (exact line search); mean 7. Nearly hard-margin problems
     (n ~ p, C |x|^2 n > 1e5) can need 100+ steps, see test_ssn_reaches_liblinear_objective."""
     F, y, C, s = problem
-    for line_search in ("armijo", "exact"):
+    for line_search, solver in [("armijo", "cg"), ("exact", "cg"), ("armijo", "cholesky")]:
         res = l2svm_newton(F, y, C, tol=1e-8, max_iter=50, intercept_scaling=s,
-                           line_search=line_search)
+                           line_search=line_search, newton_solver=solver)
         assert res.converged and res.n_iter <= 50
         # the Newton step is accepted whole near the solution (local superlinear phase)
         assert res.step_history[-1] == 1.0 or line_search == "exact"
@@ -310,6 +316,8 @@ def test_ssn_rejects_bad_input():
         l2svm_newton(F, [1, -1], 1.0)
     with pytest.raises(ValueError, match="line_search"):
         l2svm_newton(F, [1, -1, 1, -1], 1.0, line_search="wolfe")
+    with pytest.raises(ValueError, match="newton_solver"):
+        l2svm_newton(F, [1, -1, 1, -1], 1.0, newton_solver="lu")
 
 
 def test_ssn_warns_when_it_runs_out_of_steps():

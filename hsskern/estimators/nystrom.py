@@ -23,7 +23,7 @@ from ..kernels import KERNELS
 from ..lowrank.landmarks import LANDMARK_METHODS
 from ..lowrank.nystrom import NystromFeatures
 from ..solvers.liblinear import l1svm_liblinear
-from ..solvers.ssn import l2svm_newton, l2svm_newton_path
+from ..solvers.ssn import NEWTON_SOLVERS, l2svm_newton, l2svm_newton_path
 
 LOSSES = ("squared_hinge", "hinge")
 
@@ -37,6 +37,7 @@ _COMMON_CONSTRAINTS = {
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "intercept_scaling": [Interval(Real, 0, None, closed="left")],
+    "newton_solver": [StrOptions(set(NEWTON_SOLVERS))],
     "verbose": ["verbose"],
 }
 
@@ -75,6 +76,7 @@ class _NystromBase(ClassifierMixin, BaseEstimator):
         if self.loss == "squared_hinge":
             res = l2svm_newton(F, t, C, tol=self.tol, max_iter=self.max_iter,
                                intercept_scaling=self.intercept_scaling,
+                               newton_solver=self.newton_solver,
                                verbose=max(0, self.verbose - 1))
         else:
             res = l1svm_liblinear(F, t, C, tol=self.tol, max_iter=self.max_iter,
@@ -86,6 +88,7 @@ class _NystromBase(ClassifierMixin, BaseEstimator):
         if self.loss == "squared_hinge":
             path = l2svm_newton_path(F, t, Cs, tol=self.tol, max_iter=self.max_iter,
                                      intercept_scaling=self.intercept_scaling,
+                                     newton_solver=self.newton_solver,
                                      verbose=max(0, self.verbose - 1))
             return path.results
         return [self._solve(F, t, C) for C in np.sort(Cs)]
@@ -143,6 +146,10 @@ class NystromSVC(_NystromBase):
     intercept_scaling : float, default 1.0
         The intercept is the weight of a constant feature of this value, so it is regularized by
         (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
+    newton_solver : {"cg", "cholesky", "auto"}, default "cg"
+        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
+        of I + 2C X_I^T X_I (faster for dense features up to a few thousand landmarks; see
+        :func:`hsskern.solvers.ssn.l2svm_newton`).
     eig_cutoff : float, default 1e-6
         Relative eigenvalue cutoff of K(Z, Z).
     max_kmeans_samples : int, default 20000
@@ -181,8 +188,8 @@ class NystromSVC(_NystromBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
-                 eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5, random_state=None,
-                 verbose=0):
+                 newton_solver="cg", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
+                 random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -197,6 +204,7 @@ class NystromSVC(_NystromBase):
         self.tol = tol
         self.max_iter = max_iter
         self.intercept_scaling = intercept_scaling
+        self.newton_solver = newton_solver
         self.eig_cutoff = eig_cutoff
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
@@ -313,8 +321,8 @@ class NystromSVCCV(_NystromBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", Cs=None, cv=3, tol=1e-4, max_iter=1000,
-                 intercept_scaling=1.0, eig_cutoff=1e-6, max_kmeans_samples=20000,
-                 kmeans_iter=5, random_state=None, verbose=0):
+                 intercept_scaling=1.0, newton_solver="cg", eig_cutoff=1e-6,
+                 max_kmeans_samples=20000, kmeans_iter=5, random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -330,6 +338,7 @@ class NystromSVCCV(_NystromBase):
         self.tol = tol
         self.max_iter = max_iter
         self.intercept_scaling = intercept_scaling
+        self.newton_solver = newton_solver
         self.eig_cutoff = eig_cutoff
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
