@@ -13,8 +13,10 @@ f is convex and C^1 with a piecewise-linear gradient; with the active set
 I = {i : 1 - y_i x_i . v > 0}, an element of its generalized Hessian is
 V = I + 2C sum_{i in I} x_i x_i^T. Each Newton step solves V d = -grad f inexactly by
 (Jacobi-preconditioned) CG to the relative residual mu_j = min(eta0, eta1 |grad f|), then
-backtracks (Armijo) along d. V is only ever applied: products with the |I| active rows of F,
-never a p x p matrix. The stopping test is |grad f(v)| <= delta with delta = tol |grad f(0)|,
+backtracks (Armijo) along d. With the default ``newton_solver="cg"`` V is only ever applied:
+products with the |I| active rows of F, never a p x p matrix. ``newton_solver="cholesky"``
+(beyond the paper) instead forms V with one BLAS-3 product and factors it, which is cheaper for
+dense features with p up to a few thousand. The stopping test is |grad f(v)| <= delta with delta = tol |grad f(0)|,
 and the forcing term uses the same relative scale: mu_j = min(eta0, eta1 |grad f| / |grad f(0)|).
 
 The feature matrix may be a dense ndarray or a scipy.sparse matrix (converted to CSR).
