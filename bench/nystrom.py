@@ -14,9 +14,11 @@ shared, oversubscribed machine, where OpenBLAS's spinning threads made a 1800 x 
 slower with 2 threads than with 1 (measured at load average 7 on 2 cores).
 
 Part A (solvers, same F): LinearSVC(loss="squared_hinge", dual=False) = LIBLINEAR's primal
-Newton (TRON) at its default tol 1e-4, against l2svm_newton at tol 1e-4 (relative gradient) with
-CG (LASN) and with the direct Cholesky Newton solve. Both minimise the identical objective
-(bias as a constant feature, intercept_scaling = 1), reported with the relative gap.
+Newton (TRON) at its default tol 1e-4, against l2svm_newton at tol 1e-4 and 1e-6 (relative
+gradient) with CG (LASN) and with the direct Cholesky Newton solve. Both minimise the identical
+objective (bias as a constant feature, intercept_scaling = 1); the relative objective gap is
+reported, and ``*_at_comparable_objective`` picks the cheaper SSN tolerance whose objective is
+within 1e-6 of (or below) LIBLINEAR's. Run ``--parts A`` alone to write nystrom_A.json.
 
 Part B (end to end, fit + predict on the test set): NystromSVC (k-means landmarks, SSN) against
 Pipeline(Nystroem(gamma, n_components=k), LinearSVC(C)) at the same k and C.
@@ -99,17 +101,26 @@ def run(name, k, C, n_max, repeat, parts, path_solvers=("cg", "cholesky")):
                           "test_accuracy": accuracy(m.decision_function(Fte), yte)}
         print(f"  A liblinear  {t:8.2f} s  f={f_lib:.10g}", flush=True)
         for solver in ("cg", "cholesky"):
-            t, mem, r = measure(lambda: l2svm_newton(F, ytr, C, tol=1e-4, newton_solver=solver),
-                                repeat)
-            A[f"ssn_{solver}"] = {
-                "time_s": t, "peak_extra_rss_mb": mem / 2**20, "objective": r.objective,
-                "objective_rel_gap": (r.objective - f_lib) / f_lib, "n_iter": r.n_iter,
-                "n_cg": r.n_cg, "n_active": r.n_active, "converged": r.converged,
-                "speedup_vs_liblinear": A["liblinear"]["time_s"] / t,
-                "test_accuracy": accuracy(Fte @ r.w + r.b, yte)}
-            print(f"  A ssn-{solver:8s} {t:8.2f} s  f={r.objective:.10g} "
-                  f"gap={(r.objective - f_lib) / f_lib:+.2e} it={r.n_iter} cg={r.n_cg} "
-                  f"speedup={A['liblinear']['time_s'] / t:.2f}x", flush=True)
+            for tol in (1e-4, 1e-6):
+                t, mem, r = measure(lambda: l2svm_newton(F, ytr, C, tol=tol,
+                                                         newton_solver=solver), repeat)
+                key = f"ssn_{solver}" + ("" if tol == 1e-4 else f"_tol{tol:g}")
+                A[key] = {
+                    "tol": tol, "time_s": t, "peak_extra_rss_mb": mem / 2**20,
+                    "objective": r.objective, "objective_rel_gap": (r.objective - f_lib) / f_lib,
+                    "n_iter": r.n_iter, "n_cg": r.n_cg, "n_active": r.n_active,
+                    "converged": r.converged,
+                    "speedup_vs_liblinear": A["liblinear"]["time_s"] / t,
+                    "test_accuracy": accuracy(Fte @ r.w + r.b, yte)}
+                print(f"  A ssn-{solver:8s} tol={tol:g} {t:8.2f} s  f={r.objective:.10g} "
+                      f"gap={(r.objective - f_lib) / f_lib:+.2e} it={r.n_iter} cg={r.n_cg} "
+                      f"speedup={A['liblinear']['time_s'] / t:.2f}x", flush=True)
+            # the fair figure: the cheapest tolerance whose objective is at least as good as
+            # LIBLINEAR's (within 1e-6 relative)
+            ok = [A[k] for k in (f"ssn_{solver}", f"ssn_{solver}_tol1e-06")
+                  if A[k]["objective_rel_gap"] <= 1e-6]
+            A[f"ssn_{solver}_at_comparable_objective"] = (
+                min(ok, key=lambda e: e["time_s"]) if ok else None)
         out["solvers_same_F"] = A
         del F, Fte
 
@@ -184,7 +195,8 @@ def _main(args):
                   repeat, args.parts, tuple(args.path_solvers))
         if res is not None:
             results.append(res)
-            write_result("nystrom_quick" if args.quick else "nystrom",
+            tag = "" if args.parts == "ABC" else "_" + args.parts
+            write_result(("nystrom_quick" if args.quick else "nystrom") + tag,
                          {"command": " ".join(["python", "bench/nystrom.py"] + sys.argv[1:]),
                           "threads": args.threads, "results": results})
 
