@@ -130,7 +130,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     Examples
     --------
     >>> import numpy as np
-    >>> from hsskern.lowrank import NystromFeatures
+    >>> from hsskern.lowrank.nystrom import NystromFeatures
     >>> X = np.random.default_rng(0).normal(size=(500, 3))
     >>> F = NystromFeatures(gamma=0.5, n_components=50, random_state=0).fit_transform(X)
     >>> F.shape
