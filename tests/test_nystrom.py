@@ -1,0 +1,412 @@
+"""Nystrom backend: landmarks, feature map, semismooth Newton, L1 path, estimators."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.spatial.distance import pdist
+from hypothesis import assume, given, settings, strategies as st
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import SVC, LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from hsskern import MemoryBudgetError
+from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
+from hsskern.lowrank.landmarks import check_n_landmarks, select_landmarks
+from hsskern.lowrank.nystrom import NystromFeatures, nystrom_features, nystrom_map
+from hsskern.solvers.liblinear import l1svm_liblinear
+from hsskern.solvers.ssn import l2svm_newton, l2svm_newton_path, l2svm_objective
+from hsskern.testing import reference_kernel
+
+from strategies import point_sets
+
+
+def _spread_points(seed, n, d):
+    """Points with a well-conditioned Gaussian Gram matrix at gamma = 5 (cond ~ 1e3-1e5)."""
+    return np.random.default_rng(seed).uniform(size=(n, d))
+
+
+def _labels(X, seed, noise=0.3):
+    rng = np.random.default_rng(seed)
+    y = np.where(X[:, 0] - X[:, 0].mean() + noise * rng.normal(size=len(X)) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]  # both classes present
+    return y
+
+
+# --------------------------------------------------------------------------- feature map
+@given(seed=st.integers(0, 10**6), n=st.integers(5, 60), d=st.integers(1, 4),
+       method=st.sampled_from(["kmeans", "kmeans++", "uniform"]))
+def test_all_points_as_landmarks_reproduce_K(seed, n, d, method):
+    X = _spread_points(seed, n, d)
+    Xt = _spread_points(seed + 1, 7, d)
+    # width from the closest pair (k(x_a, x_b) = e^-0.5 there) keeps cond(K) moderate, and
+    # F F^T = K holds to ~cond(K) eps
+    gamma = 0.5 / pdist(X, "sqeuclidean").min()
+    nf = NystromFeatures(gamma=gamma, n_components=n, landmarks=method, eig_cutoff=0.0,
+                         random_state=seed).fit(X)
+    K = reference_kernel(nf.kernel_, X)
+    assume(np.linalg.cond(K) < 1e7)
+    assert nf.n_components_ == n
+    F, Ft = nf.transform(X), nf.transform(Xt)
+    np.testing.assert_allclose(F @ F.T, K, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(Ft @ F.T, reference_kernel(nf.kernel_, Xt, X), rtol=0, atol=1e-8)
+
+
+@given(X=point_sets(n_min=2, n_max=120, d_max=6), k=st.integers(1, 40),
+       seed=st.integers(0, 10**6))
+def test_features_are_the_nystrom_approximation(X, k, seed):
+    """F F^T = K_xz K_zz^+ K_zx on the kept spectrum, for any landmarks (duplicates included)."""
+    h = float(np.std(X)) or 1.0
+    k = min(k, len(X))
+    nf = NystromFeatures(h=h, n_components=k, landmarks="uniform", random_state=seed).fit(X)
+    Z = nf.components_
+    K_xz = reference_kernel(nf.kernel_, X, Z)
+    lam, U = np.linalg.eigh(reference_kernel(nf.kernel_, Z))
+    keep = lam > 1e-6 * lam.max()
+    approx = (K_xz @ U[:, keep]) @ np.diag(1 / lam[keep]) @ (K_xz @ U[:, keep]).T
+    F = nf.transform(X)
+    assert np.all(np.isfinite(F)) and F.shape == (len(X), keep.sum())
+    np.testing.assert_allclose(F @ F.T, approx, rtol=0, atol=1e-9 * max(1.0, abs(approx).max()))
+    # the Nystrom approximation never exceeds K on the diagonal (K - F F^T is PSD)
+    assert np.all(np.sum(F * F, axis=1) <= 1.0 + 1e-8)
+
+
+def test_duplicate_landmarks_are_cut_to_the_distinct_rank():
+    rng = np.random.default_rng(0)
+    distinct = rng.uniform(size=(12, 3))
+    X = distinct[rng.integers(0, 12, 60)]
+    X[:12] = distinct  # every distinct point present, each repeated
+    nf = NystromFeatures(gamma=5.0, n_components=60, landmarks="uniform", random_state=0).fit(X)
+    assert nf.n_landmarks_ == 60
+    assert nf.n_components_ == 12  # rank of K_zz, the 48 duplicate directions were dropped
+    F = nf.transform(X)
+    np.testing.assert_allclose(F @ F.T, reference_kernel(nf.kernel_, X), rtol=0, atol=1e-8)
+    # k-means on 12 distinct points with k = 30 must not crash either
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # sklearn's distinct-clusters warning is expected, handled
+        nf2 = NystromFeatures(gamma=5.0, n_components=30, random_state=0).fit(X)
+    assert nf2.n_components_ <= 12
+
+
+def test_k_larger_than_n_is_clipped_with_a_warning_and_k_below_one_rejected():
+    X = _spread_points(0, 15, 2)
+    with pytest.warns(UserWarning, match="n_components=40 > n_samples=15"):
+        nf = NystromFeatures(gamma=5.0, n_components=40).fit(X)
+    assert nf.n_landmarks_ == 15
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="n_components"):
+            NystromFeatures(n_components=bad).fit(X)
+        with pytest.raises(ValueError, match=">= 1"):
+            check_n_landmarks(bad, 15)
+    with pytest.raises(TypeError):
+        check_n_landmarks(2.5, 15)
+
+
+def test_blockwise_features_equal_one_block():
+    rng = np.random.default_rng(3)
+    X, Z = rng.normal(size=(301, 4)), rng.normal(size=(23, 4))
+    nf = NystromFeatures(h=1.3, n_components=23).fit(Z)  # only to get a Kernel
+    M, lam = nystrom_map(reference_kernel(nf.kernel_, Z))
+    full = reference_kernel(nf.kernel_, X, Z) @ M
+    tiny = nystrom_features(X, Z, nf.kernel_, M, block_memory=8 * 23 * 7)  # 7-row blocks
+    np.testing.assert_allclose(tiny, full, rtol=1e-12, atol=1e-13)
+    assert np.all(np.diff(lam) <= 0)
+
+
+def test_feature_memory_is_checked_before_allocating(monkeypatch):
+    import hsskern.utils._memory as mem
+    monkeypatch.setattr(mem, "available_memory", lambda: 10_000)
+    X = _spread_points(1, 200, 2)
+    nf = NystromFeatures(gamma=1.0, n_components=20, random_state=0).fit(X)
+    with pytest.raises(MemoryBudgetError, match="Nystrom feature matrix"):
+        nf.transform(X)
+
+
+def test_landmark_methods_are_reproducible_and_well_formed():
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(c, 0.1, size=(300, 2)) for c in (-3, 0, 3)])
+    for method in ("kmeans", "kmeans++", "uniform"):
+        Z1 = select_landmarks(X, 9, method, random_state=7)
+        Z2 = select_landmarks(X, 9, method, random_state=7)
+        np.testing.assert_array_equal(Z1, Z2)
+        assert Z1.shape == (9, 2)
+    for method in ("kmeans++", "uniform"):  # these pick data points
+        Z = select_landmarks(X, 9, method, random_state=1)
+        assert all(np.any(np.all(X == z, axis=1)) for z in Z)
+    # k-means centres (from a 200-point subsample) quantize X better than uniform landmarks
+    def quantization(Z):
+        return np.mean(np.min(((X[:, None, :] - Z[None]) ** 2).sum(-1), axis=1))
+    km = np.mean([quantization(select_landmarks(X, 12, "kmeans", max_samples=200,
+                                                random_state=s)) for s in range(5)])
+    un = np.mean([quantization(select_landmarks(X, 12, "uniform", random_state=s))
+                  for s in range(5)])
+    assert km < un
+    Z = select_landmarks(X, 12, "kmeans", random_state=0)
+    assert np.all(Z.min(0) >= X.min(0)) and np.all(Z.max(0) <= X.max(0))
+
+
+def test_nystrom_features_in_a_pipeline():
+    X = _spread_points(5, 200, 2)
+    y = np.where(np.hypot(X[:, 0] - 0.5, X[:, 1] - 0.5) < 0.3, 1, -1)
+    pipe = make_pipeline(NystromFeatures(gamma=20.0, n_components=60, random_state=0),
+                         LinearSVC(C=10.0)).fit(X, y)
+    assert pipe.score(X, y) > 0.9
+
+
+# ----------------------------------------------------- linearized SVM = exact kernel SVM
+def test_full_landmarks_hinge_matches_svc_on_precomputed_kernel():
+    X, Xt = _spread_points(1, 40, 3), _spread_points(2, 25, 3)
+    y = _labels(X, 1)
+    nf = NystromFeatures(gamma=5.0, n_components=40, landmarks="uniform", eig_cutoff=0.0).fit(X)
+    F, Ft = nf.transform(X), nf.transform(Xt)
+    K, Kt = reference_kernel(nf.kernel_, X), reference_kernel(nf.kernel_, Xt, X)
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-12).fit(K, y)
+    # LIBLINEAR regularizes the intercept by (b/s)^2/2; with s = 30 that perturbs the
+    # solution by O(1/s^2) ~ 1e-3 relative, SVC's intercept is free.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = l1svm_liblinear(F, y, 1.0, tol=1e-12, max_iter=200_000, intercept_scaling=30.0,
+                              random_state=0)
+    ds = svc.decision_function(Kt)
+    np.testing.assert_allclose(Ft @ res.w + res.b, ds, rtol=0, atol=1e-3 * abs(ds).max())
+
+
+def test_full_landmarks_squared_hinge_is_the_kernel_l2_svm():
+    X, Xt = _spread_points(3, 50, 2), _spread_points(4, 30, 2)
+    y, C, s = _labels(X, 3), 2.0, 1.0
+    nf = NystromFeatures(gamma=5.0, n_components=50, landmarks="uniform", eig_cutoff=0.0).fit(X)
+    F, Ft = nf.transform(X), nf.transform(Xt)
+    res = l2svm_newton(F, y, C, tol=1e-12, intercept_scaling=s)
+    lin = LinearSVC(loss="squared_hinge", dual=False, C=C, tol=1e-12, max_iter=100_000,
+                    intercept_scaling=s).fit(F, y)
+    d_ssn = Ft @ res.w + res.b
+    np.testing.assert_allclose(d_ssn, lin.decision_function(Ft), rtol=0,
+                               atol=1e-6 * abs(d_ssn).max())
+    # representer theorem with the exact kernel: w = sum alpha_i y_i x_i, alpha = 2C(1 - y f)+,
+    # and the augmented constant feature contributes s^2 sum alpha_i y_i to every score
+    K, Kt = reference_kernel(nf.kernel_, X), reference_kernel(nf.kernel_, Xt, X)
+    alpha = 2 * C * np.maximum(0.0, 1 - y * (F @ res.w + res.b))
+    np.testing.assert_allclose(d_ssn, Kt @ (alpha * y) + s * s * np.sum(alpha * y), rtol=0,
+                               atol=1e-7 * abs(d_ssn).max())
+    np.testing.assert_allclose(F @ res.w + res.b, K @ (alpha * y) + s * s * np.sum(alpha * y),
+                               rtol=0, atol=1e-7 * abs(d_ssn).max())
+
+
+# ------------------------------------------------------------------ semismooth Newton
+@st.composite
+def svm_problems(draw, n_max=250, p_max=30, hard=True):
+    """Random L2-SVM problems, dense or CSR, with and without intercept.
+
+    ``hard=False``: noisy labels, n >= 2p + 5, feature scale 0.1..10, C <= 100.
+    ``hard=True``: also n < p, separable labels, scales 1e-2..1e2 and C up to 1e3, i.e. nearly
+    hard-margin problems where the active set keeps changing (and LIBLINEAR sometimes stops
+    far from the optimum)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    p = draw(st.integers(1, p_max))
+    n = draw(st.integers(5 if hard else 2 * p + 5, n_max))
+    scale = 10 ** (draw(st.floats(-2, 2)) if hard else draw(st.floats(-1, 1)))
+    F = rng.normal(size=(n, p)) * scale
+    noise = draw(st.sampled_from([0.0, 0.3, 2.0])) if hard else draw(st.floats(0.1, 2.0))
+    y = np.sign(F @ rng.normal(size=p) + noise * scale * rng.normal(size=n) + 1e-12)
+    y[:2] = [1.0, -1.0]
+    C = 10 ** draw(st.floats(-3, 3 if hard else 2))
+    s = draw(st.sampled_from([0.0, 1.0, 3.0]))
+    if draw(st.booleans()):
+        F[rng.random(size=F.shape) < 0.5] = 0.0
+        F = sp.csr_matrix(F)
+    return F, y, C, s
+
+
+def _liblinear_objective(F, y, C, s):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lin = LinearSVC(loss="squared_hinge", dual=False, C=C, tol=1e-12, max_iter=100_000,
+                        fit_intercept=s > 0, intercept_scaling=max(s, 1.0)).fit(F, y)
+    b_lin = lin.intercept_[0] if s > 0 else 0.0
+    return l2svm_objective(F, y, C, lin.coef_.ravel(), b_lin, s)
+
+
+def _gradient(F, y, C, s, w, b):
+    r = np.maximum(0.0, 1 - y * (F @ w + b))
+    return np.append(w - 2 * C * F.T @ (y * r), (b / s if s else 0.0) - 2 * C * s * np.sum(y * r))
+
+
+@settings(max_examples=30)
+@given(problem=svm_problems(hard=False))
+def test_ssn_reaches_liblinear_objective(problem):
+    F, y, C, s = problem
+    f_lin = _liblinear_objective(F, y, C, s)
+    res = l2svm_newton(F, y, C, tol=1e-10, intercept_scaling=s)
+    assert res.converged
+    assert abs(res.objective - f_lin) <= 1e-6 * f_lin
+    direct = l2svm_newton(F, y, C, tol=1e-10, intercept_scaling=s, newton_solver="cholesky")
+    assert direct.converged and direct.n_cg == 0
+    assert abs(direct.objective - f_lin) <= 1e-6 * f_lin
+    assert res.objective == pytest.approx(l2svm_objective(F, y, C, res.w, res.b, s), rel=1e-12)
+    # the gradient norm at exit, recomputed independently, is below delta
+    assert res.grad_norm <= res.tol_abs and res.grad_norm_history[-1] == res.grad_norm
+    assert np.linalg.norm(_gradient(F, y, C, s, res.w, res.b)) <= res.tol_abs * (1 + 1e-6)
+
+
+@settings(max_examples=30)
+@given(problem=svm_problems(hard=True))
+def test_ssn_solution_is_certified_optimal_on_hard_problems(problem):
+    """Certificate independent of any other solver: with the active set I of the returned point,
+    the exact minimiser of the quadratic piece, (I + 2C X_I^T X_I) v = 2C X_I^T y_I, must have
+    the same active set (so it is the global minimiser) and the same objective."""
+    F, y, C, s = problem
+    solver = "cholesky" if np.random.default_rng(len(y)).random() < 0.5 else "cg"
+    res = l2svm_newton(F, y, C, tol=1e-12, max_iter=1000, intercept_scaling=s,
+                       newton_solver=solver)
+    assert res.converged and res.grad_norm <= res.tol_abs
+    Fd = F.toarray() if sp.issparse(F) else F
+    X = np.hstack([Fd, np.full((len(y), 1), s)])
+    I = 1 - y * (X @ np.append(res.w, res.b / s if s else 0.0)) > 0
+    v = np.linalg.solve(np.eye(X.shape[1]) + 2 * C * X[I].T @ X[I], 2 * C * X[I].T @ y[I])
+    r = 1 - y * (X @ v)
+    slack = 1e-7 * max(1.0, np.abs(r).max())
+    assert np.all(r[I] >= -slack) and np.all(r[~I] <= slack)
+    f_exact = l2svm_objective(Fd, y, C, v[:-1], s * v[-1], s)
+    assert res.objective == pytest.approx(f_exact, rel=1e-8, abs=1e-300)
+    assert res.objective <= _liblinear_objective(F, y, C, s) * (1 + 1e-6)
+
+
+@settings(max_examples=40)
+@given(problem=svm_problems(hard=False))
+def test_ssn_needs_few_newton_steps(problem):
+    """Bound tested: <= 50 Newton steps to |grad f| <= 1e-8 |grad f(0)| on overdetermined,
+    noisy, unit-scale problems (n >= 5p + 10, C <= 100). Measured maximum over 300 such random
+    problems: 29 (Armijo) / 34 (exact line search); mean 7. Nearly hard-margin problems
+    (n ~ p, C |x|^2 n > 1e5) can need 100+ steps, see test_ssn_reaches_liblinear_objective."""
+    F, y, C, s = problem
+    for line_search, solver in [("armijo", "cg"), ("exact", "cg"), ("armijo", "cholesky")]:
+        res = l2svm_newton(F, y, C, tol=1e-8, max_iter=50, intercept_scaling=s,
+                           line_search=line_search, newton_solver=solver)
+        assert res.converged and res.n_iter <= 50
+        # the Newton step is accepted whole near the solution (local superlinear phase)
+        assert res.step_history[-1] == 1.0 or line_search == "exact"
+
+
+def test_ssn_dense_and_sparse_agree_and_warm_path_matches_cold_starts():
+    rng = np.random.default_rng(11)
+    F = rng.normal(size=(400, 12))
+    F[rng.random(F.shape) < 0.6] = 0
+    y = np.sign(F @ rng.normal(size=12) + 0.5 * rng.normal(size=400) + 1e-12)
+    Cs = np.logspace(-2, 2, 7)
+    path = l2svm_newton_path(sp.csr_matrix(F), y, Cs[::-1], tol=1e-10)
+    np.testing.assert_array_equal(path.Cs, Cs)
+    cold_steps = 0
+    for i, C in enumerate(Cs):
+        cold = l2svm_newton(F, y, C, tol=1e-10)
+        cold_steps += cold.n_iter
+        assert path.results[i].objective == pytest.approx(cold.objective, rel=1e-10)
+        np.testing.assert_allclose(path.coefs[i], cold.w, rtol=0, atol=1e-6 * abs(cold.w).max())
+    assert path.n_iter.sum() < cold_steps  # warm starts save Newton steps
+
+
+def test_ssn_rejects_bad_input():
+    F = np.ones((4, 2))
+    with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
+        l2svm_newton(F, [0, 1, 0, 1], 1.0)
+    with pytest.raises(ValueError, match="C must be > 0"):
+        l2svm_newton(F, [1, -1, 1, -1], 0.0)
+    with pytest.raises(ValueError, match="NaN"):
+        l2svm_newton(np.full((4, 2), np.nan), [1, -1, 1, -1], 1.0)
+    with pytest.raises(ValueError, match="rows"):
+        l2svm_newton(F, [1, -1], 1.0)
+    with pytest.raises(ValueError, match="line_search"):
+        l2svm_newton(F, [1, -1, 1, -1], 1.0, line_search="wolfe")
+    with pytest.raises(ValueError, match="newton_solver"):
+        l2svm_newton(F, [1, -1, 1, -1], 1.0, newton_solver="lu")
+
+
+def test_ssn_warns_when_it_runs_out_of_steps():
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(100, 5))
+    y = np.sign(F[:, 0] + rng.normal(size=100) + 1e-12)
+    with pytest.warns(ConvergenceWarning, match="did not reach"):
+        res = l2svm_newton(F, y, 100.0, tol=1e-14, max_iter=1)
+    assert not res.converged and res.n_iter == 1
+
+
+# ------------------------------------------------------------------------ estimators
+def _circle(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, np.where(np.hypot(*X.T) < 0.6, "in", "out")
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_nystrom_svc_string_labels_pickle_and_accuracy(loss):
+    X, y = _circle(600, 0)
+    Xt, yt = _circle(300, 1)
+    params = dict(gamma=3.0, n_components=80, C=10.0, loss=loss, random_state=0, max_iter=20000)
+    clf = NystromSVC(**params).fit(X, y)
+    assert clf.score(Xt, yt) > 0.95
+    assert set(clf.predict(Xt)) <= {"in", "out"} and clf.coef_.shape == (1, clf.features_.n_components_)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.decision_function(Xt), clf.decision_function(Xt))
+    again = NystromSVC(**params).fit(X, y)
+    np.testing.assert_array_equal(again.decision_function(Xt), clf.decision_function(Xt))
+
+
+def test_nystrom_svc_multiclass_one_vs_rest_and_path():
+    rng = np.random.default_rng(2)
+    centers = np.array([[0, 0], [3, 0], [0, 3]])
+    X = np.concatenate([rng.normal(c, 0.7, size=(100, 2)) for c in centers])
+    y = np.repeat([5, 7, 9], 100)
+    Cs = [0.1, 1.0, 10.0]
+    clf = NystromSVC(gamma=0.5, n_components=40, random_state=0, tol=1e-11).fit_path(X, y, Cs)
+    assert clf.coef_path_.shape == (3, 3, clf.features_.n_components_)
+    dec = clf.decision_function_path(X)
+    assert dec.shape == (3, 300, 3)
+    np.testing.assert_allclose(dec[-1], clf.decision_function(X))
+    for i, C in enumerate(Cs):  # each model on the path is the cold-started fit at that C
+        single = NystromSVC(gamma=0.5, n_components=40, C=C, random_state=0, tol=1e-11).fit(X, y)
+        np.testing.assert_allclose(dec[i], single.decision_function(X), rtol=0, atol=1e-5)
+    assert clf.score(X, y) > 0.9
+
+
+def test_nystrom_svc_cv_picks_a_grid_value_and_refits():
+    X, y = _circle(300, 3)
+    cv = NystromSVCCV(gamma=3.0, n_components=40, Cs=[1e-3, 1.0, 100.0], cv=3,
+                      random_state=0).fit(X, y)
+    assert cv.C_ in (1.0, 100.0)  # C = 1e-3 underfits the circle
+    assert cv.cv_scores_.shape == (3, 3) and cv.best_score_ == cv.cv_scores_.mean(0).max()
+    np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
+    assert cv.best_estimator_.C == cv.C_
+
+
+def test_estimator_boundary_validation():
+    X, y = _circle(50, 4)
+    with pytest.raises(ValueError, match="only one class"):
+        NystromSVC().fit(X, np.zeros(50))
+    with pytest.raises(ValueError, match="C"):
+        NystromSVC(C=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        NystromSVC().fit(np.where(np.eye(50, 2) > 0, np.nan, X), y)
+    with pytest.raises(ValueError, match="Cs"):
+        NystromSVC().fit_path(X, y, [1.0, -1.0])
+    clf = NystromSVC(n_components=10).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((3, 5)))
+
+
+def test_verbose_reports_progress(capsys):
+    X, y = _circle(100, 5)
+    NystromSVC(n_components=10, verbose=2).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[nystrom]" in out and "[ssn]" in out
+
+
+@parametrize_with_checks([NystromFeatures(n_components=20, random_state=0),
+                          NystromSVC(n_components=20, random_state=0),
+                          NystromSVCCV(n_components=20, Cs=[0.1, 10.0], cv=2,
+                                       random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # k > n clipping on the tiny check data
+        check(estimator)
