@@ -1,21 +1,25 @@
 """hsskern: kernel SVMs on millions of points without forming the n x n kernel matrix.
 
 Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + dual ADMM),
+:class:`NystromSVC`, :class:`NystromSVCCV` (Nystrom features + semismooth Newton / LIBLINEAR),
 :class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM).
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
-from .estimators import FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV
+from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
+                         NystromSVCCV)
 from .exceptions import (CompressionError, HsskernError, MemoryBudgetError,
                          NotPositiveDefiniteError)
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
+from .lowrank import NystromFeatures
 from .options import HSSOptions
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "HSSSVC", "HSSSVCCV", "FPCClassifier", "FPCClassifierCV",
+    "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "NystromFeatures",
+    "FPCClassifier", "FPCClassifierCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "CompressionError", "NotPositiveDefiniteError",
