@@ -48,6 +48,7 @@ FAST = COMPILE + ["-ffast-math"]
 
 MODULES = {
     "hsskern.kernels._eval": FAST,
+    "hsskern.sparse._assemble": FAST,
 }
 
 extensions = [
