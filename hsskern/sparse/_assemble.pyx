@@ -44,6 +44,11 @@ def pair_values(const double[:, ::1] A, const double[:, ::1] B, const Py_ssize_t
     cdef const double* p = &params[0]
     if npairs == 0:
         return
+    if npairs < 20000:  # a thread team costs more than it saves on small lists
+        with nogil:
+            for t in range(npairs):
+                out[t] = _compact(&A[pairs[t, 0], 0], &B[pairs[t, 1], 0], d, p)
+        return
     for t in prange(npairs, nogil=True, schedule="static"):
         out[t] = _compact(&A[pairs[t, 0], 0], &B[pairs[t, 1], 0], d, p)
 
@@ -104,6 +109,16 @@ cdef void _sort_columns(index_t[::1] indptr, index_t[::1] indices, double[::1] d
     cdef index_t* ki
     cdef double* kv
     if maxlen <= 1:
+        return
+    if indptr[ncols] < 20000:
+        ki = <index_t*> malloc(maxlen * sizeof(index_t))
+        kv = <double*> malloc(maxlen * sizeof(double))
+        with nogil:
+            for c in range(ncols):
+                _merge_sort(&indices[indptr[c]], &data[indptr[c]], indptr[c + 1] - indptr[c],
+                            ki, kv)
+        free(ki)
+        free(kv)
         return
     with nogil, parallel():
         ki = <index_t*> malloc(maxlen * sizeof(index_t))
