@@ -257,8 +257,11 @@ def test_default_l_is_odd_and_meets_askey():
 def test_fit_path_reuses_the_factor_and_matches_separate_fits():
     X, y = _xor(300, seed=7)
     Cs = [0.1, 1.0, 10.0]
-    path = SparseCholeskySVC(sigma=0.5, random_state=0, tol=1e-8).fit_path(X, y, Cs)
+    proto = SparseCholeskySVC(sigma=0.5, random_state=0, tol=1e-8)
+    path = proto.fit_path(X, y, Cs)
+    assert not hasattr(proto, "n_features_in_")  # fit_path leaves the estimator unfitted
     for C, model in zip(Cs, path):
+        assert model.n_features_in_ == 2
         single = SparseCholeskySVC(sigma=0.5, C=C, random_state=0, tol=1e-8).fit(X, y)
         assert model.C == C
         np.testing.assert_allclose(model.decision_function(X), single.decision_function(X),
