@@ -1,4 +1,4 @@
-"""Sparse-Cholesky backend: compact-kernel Gram assembly, the factor, dual recovery, the estimator."""
+"""Sparse-Cholesky backend: compact-kernel Gram, the factor, dual recovery, the estimator."""
 import pickle
 import warnings
 
@@ -22,7 +22,8 @@ from hsskern.testing import reference_kernel
 
 from strategies import point_sets
 
-needs_cholmod = pytest.mark.skipif(not has_cholmod(), reason="scikit-sparse (CHOLMOD) not installed")
+needs_cholmod = pytest.mark.skipif(not has_cholmod(),
+                                   reason="scikit-sparse (CHOLMOD) not installed")
 BACKENDS = ["scipy", pytest.param("cholmod", marks=needs_cholmod)]
 
 
@@ -180,7 +181,7 @@ def test_recovered_expansion_reproduces_linear_decision_values(backend, loss):
 
 
 def _box_qp_svm(Q, y, C, loss):
-    """Exact dual of the kernel SVM with a regularized bias (LIBLINEAR's problem), dense, small n."""
+    """Exact dual of the kernel SVM with a regularized bias (LIBLINEAR's problem), dense."""
     D = np.diag(y.astype(float))
     H = D @ Q @ D
     upper = C
@@ -231,7 +232,7 @@ def test_both_factorization_paths_give_the_same_predictions(n_classes):
     np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt), atol=1e-5)
 
 
-# -- estimator ---------------------------------------------------------------------------------------
+# -- estimator ----------------------------------------------------------------------------------
 def test_estimator_learns_nonlinear_problems_with_string_labels():
     X, y = make_moons(1200, noise=0.1, random_state=0)
     labels = np.array(["left", "right"])[y]

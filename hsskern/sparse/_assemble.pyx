@@ -55,7 +55,7 @@ def pair_values(const double[:, ::1] A, const double[:, ::1] B, const Py_ssize_t
 
 def column_counts(const Py_ssize_t[:, ::1] pairs, const double[::1] values, Py_ssize_t n,
                   bint symmetric, Py_ssize_t[::1] counts):
-    """counts[c] += number of nonzero entries pairs put in column c (both triangles if symmetric)."""
+    """counts[c] += nonzero entries the pairs put in column c (mirrored too if symmetric)."""
     cdef Py_ssize_t t, npairs = pairs.shape[0]
     with nogil:
         for t in range(npairs):

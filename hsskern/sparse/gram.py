@@ -2,8 +2,10 @@
 
 k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) vanishes beyond the
 support radius 3 sigma, so K(X, X) has one entry per pair of points closer than that. The pairs
-come from a k-d tree (``scipy.spatial.cKDTree``), which also returns their distances, so the
-kernel values are a vectorized function of those distances and no point pair is visited twice.
+come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``: the upper triangle only, half the
+work of listing both); the kernel values and the counting-sort CSC assembly are compiled
+(``_assemble.pyx``), because the numpy route (fancy-indexed distances, an argsort or scipy's
+COO -> CSC) took ~50 s against ~10 s on skin_nonskin's 2e7 pairs.
 
 How many pairs there are depends steeply on sigma (about sigma^d for small sigma), and a
 careless sigma asks for terabytes. :func:`estimate_gram` counts neighbours of a random sample
@@ -18,13 +20,14 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..kernels.functions import Kernel, make_kernel
-from ..utils._memory import available_memory, check_memory, format_bytes
+from ..utils._memory import available_memory, check_memory
 from ..utils.validation import check_points
 from . import _assemble
 
-#: Peak bytes per stored entry while assembling a symmetric Gram: per upper-triangle pair the
-#: tree's index pair (16 B, held twice while numpy converts it) and value (8 B), i.e. 20 B per
-#: stored entry, plus the compressed matrix (8 B value + 4/8 B index).
+#: Peak bytes per stored entry while assembling a symmetric Gram. Each upper-triangle pair
+#: stands for two stored entries: its int64 index pair (16 B, briefly twice while the tree
+#: copies its C++ vector into the array) and its value (8 B) are 8 + 4 B per entry, the CSC
+#: arrays 8 B value + 4 B index; the rest is margin for the factor's lower-triangle copy.
 BYTES_PER_ENTRY_ASSEMBLY = 36
 #: Bytes per entry of the finished matrix (value + int32/int64 index, indptr ignored).
 BYTES_PER_ENTRY_STORED = 16
@@ -49,46 +52,6 @@ def compact_kernel(sigma, l=None, n_features=None):
             raise ValueError(f"the sparse backend needs a compact_gaussian kernel, got {sigma!r}")
         return sigma
     return make_kernel("compact_gaussian", sigma=sigma, l=l, n_features=n_features)
-
-
-def kernel_from_distance(r, kernel, out=None):
-    """Values k(r) of the compact Gaussian at distances ``r`` (any shape), vectorized.
-
-    Parameters
-    ----------
-    r : ndarray of float64
-        Non-negative distances.
-    kernel : Kernel
-        A compact_gaussian kernel.
-    out : ndarray, optional
-        Where to write (may be ``r`` itself, to save memory on huge pair lists).
-
-    Returns
-    -------
-    ndarray, same shape as ``r``
-    """
-    inv_radius = 1.0 / kernel.support_radius
-    half_inv_s2 = 1.0 / (2.0 * kernel.sigma ** 2)
-    r = np.asarray(r, dtype=np.float64)
-    g = np.square(r) * (-half_inv_s2)
-    np.exp(g, out=g)
-    t = np.maximum(1.0 - r * inv_radius, 0.0)
-    l = kernel.l
-    if float(l).is_integer() and 0 < l <= 64:
-        # repeated squaring: a handful of multiplications instead of a pow() per entry
-        e, base, acc = int(l), t, None
-        while e:
-            if e & 1:
-                acc = base.copy() if acc is None else np.multiply(acc, base, out=acc)
-            e >>= 1
-            if e:
-                base = np.square(base)
-        t = acc
-    else:
-        t = np.power(t, l)
-    if out is None:
-        return np.multiply(t, g, out=g)
-    return np.multiply(t, g, out=out)
 
 
 @dataclass(frozen=True)
@@ -338,10 +301,3 @@ def compact_cross_gram_apply(Y, X, kernel, V, *, tree=None, chunk=CROSS_CHUNK):
         Kc = _assemble_cross(Y[s:s + chunk], X, kernel, tree)
         out[s:s + chunk] = Kc @ V
     return out
-
-
-def describe_gram(K):
-    """Short summary (shape, nnz, density, bytes) of a sparse Gram matrix, for verbose output."""
-    n, m = K.shape
-    nbytes = K.data.nbytes + K.indices.nbytes + K.indptr.nbytes
-    return f"{n} x {m}, nnz={K.nnz} ({K.nnz / max(1, n * m):.3%}), {format_bytes(nbytes)}"
