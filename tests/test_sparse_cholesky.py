@@ -14,7 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_l
 from hsskern.exceptions import MemoryBudgetError, NotPositiveDefiniteError
 from hsskern.sparse import gram as gram_mod
-from hsskern.sparse.cholesky import SparseCholeskyFactor, has_cholmod, sparse_cholesky
+from hsskern.sparse.cholesky import (SparseCholeskyFactor, has_cholmod, sparse_cholesky,
+                                     symbolic_nnz)
 from hsskern.sparse.gram import (compact_cross_gram, compact_cross_gram_apply, compact_gram,
                                  compact_kernel, estimate_gram)
 from hsskern.sparse.svm import factor_features, linear_svm_on_factor
@@ -137,6 +138,29 @@ def test_not_positive_definite_raises_or_grows_beta(backend):
     np.testing.assert_allclose((F.L @ F.L.T).toarray(),
                                (bad + F.beta * sp.eye(60)).toarray()[np.ix_(F.perm, F.perm)],
                                atol=1e-10)
+
+
+@given(X=point_sets(n_min=1, n_max=100, d_max=3), rel=st.sampled_from([0.3, 1.0, 5.0]),
+       seed=st.integers(0, 2**16))
+@settings(max_examples=15)
+def test_symbolic_nnz_counts_the_factor_exactly(X, rel, seed):
+    K = compact_gram(X, rel * (float(np.std(X)) + 1e-9))
+    p = np.random.default_rng(seed).permutation(K.shape[0])
+    # generic values on K's pattern: no accidental cancellation in the dense reference
+    A = sp.csc_matrix((np.random.default_rng(seed).uniform(0.1, 1, K.nnz), K.indices, K.indptr),
+                      shape=K.shape).toarray()
+    A = A + A.T + 2 * K.shape[0] * np.eye(K.shape[0])
+    assert symbolic_nnz(K, p) == np.count_nonzero(np.linalg.cholesky(A[np.ix_(p, p)]))
+
+
+@needs_cholmod
+def test_factor_memory_guard_uses_the_symbolic_size():
+    X, _ = _xor(500, d=3)
+    K = compact_gram(X, 0.5)
+    F = SparseCholeskyFactor(K, backend="cholmod")
+    with pytest.raises(MemoryBudgetError, match=f"factor \\({F.nnz_L} nonzeros"):
+        SparseCholeskyFactor(K, backend="cholmod", max_memory=F.nnz_L)  # < 24 B per nonzero
+    SparseCholeskyFactor(K, backend="cholmod", max_memory=30 * F.nnz_L)
 
 
 def test_factor_rejects_bad_arguments():

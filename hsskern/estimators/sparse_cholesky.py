@@ -67,8 +67,9 @@ class SparseCholeskySVC(ClassifierMixin, BaseEstimator):
     ordering : str, default "amd"
         Fill-reducing ordering for CHOLMOD ("amd", "metis", "best", ...).
     max_memory : int, optional
-        Bytes the Gram assembly may use (checked on a sampled estimate before allocating);
-        default 80% of the available memory.
+        Bytes the Gram assembly may use (checked on a sampled estimate before allocating) and,
+        with CHOLMOD, the factor (checked on its exact symbolic size before the numeric
+        factorization); default 80% of the available memory.
     random_state : int, RandomState or None, default None
         Seeds LIBLINEAR's coordinate order and the memory estimate's row sample.
     verbose : int, default 0
@@ -202,7 +203,7 @@ class SparseCholeskySVC(ClassifierMixin, BaseEstimator):
                   f"(estimated {est.nnz}), {timings['gram']:.2f} s")
         t0 = time.perf_counter()
         factor = sparse_cholesky(K, self.beta, backend=self.backend, ordering=self.ordering,
-                                 on_not_pd="increase")
+                                 on_not_pd="increase", max_memory=self.max_memory)
         del K
         timings["factor"] = time.perf_counter() - t0
         self._log(f"{factor!r}, {timings['factor']:.2f} s")

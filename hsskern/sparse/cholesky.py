@@ -22,7 +22,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, spsolve_triangular, splu
 
 from ..exceptions import NotPositiveDefiniteError
+from ..utils._memory import check_memory
 from ..utils.validation import check_positive
+from ._symbolic import cholesky_nnz
 
 try:  # optional: CHOLMOD through scikit-sparse
     from sksparse import cholmod as _cholmod
@@ -33,6 +35,28 @@ except ImportError:  # pragma: no cover - depends on the environment
 DEFAULT_BETA = 1e-4
 BACKENDS = ("auto", "cholmod", "scipy")
 CHOLMOD_ORDERINGS = ("amd", "metis", "nesdis", "colamd", "natural", "best", "default")
+#: Bytes per nonzero of L while factoring with CHOLMOD: its supernodal factor and our simplicial
+#: copy (8 B value + 4 B index each).
+CHOLMOD_BYTES_PER_NNZ = 24
+
+
+def symbolic_nnz(K, perm):
+    """nnz of the Cholesky factor of K[perm][:, perm] (structure only, O(nnz(L)) time).
+
+    Parameters
+    ----------
+    K : sparse matrix of shape (n, n)
+        Symmetric pattern, both triangles stored.
+    perm : ndarray of shape (n,)
+        Symmetric ordering.
+
+    Returns
+    -------
+    int
+    """
+    Kp = sp.csc_matrix(K)[perm][:, perm].tocsc()
+    return cholesky_nnz(Kp.indptr.astype(np.int32, copy=False),
+                        Kp.indices.astype(np.int32, copy=False))
 
 
 def has_cholmod():
@@ -56,6 +80,10 @@ class SparseCholeskyFactor:
     ordering : str, default "amd"
         Fill-reducing ordering for CHOLMOD (one of ``CHOLMOD_ORDERINGS``); the SciPy path
         always uses SuperLU's minimum degree on A^T + A ("mmd"), or "natural" if asked.
+    max_memory : float, optional
+        CHOLMOD path: bytes the factor may take, checked on the exact symbolic nnz(L) of the
+        chosen ordering *before* the numeric factorization (default 80% of available memory).
+        SuperLU orders internally, so the SciPy path cannot check ahead.
 
     Attributes
     ----------
@@ -79,7 +107,7 @@ class SparseCholeskyFactor:
         K + beta I is not numerically positive definite; ``suggested_beta`` holds a larger shift.
     """
 
-    def __init__(self, K, beta=DEFAULT_BETA, *, backend="auto", ordering="amd"):
+    def __init__(self, K, beta=DEFAULT_BETA, *, backend="auto", ordering="amd", max_memory=None):
         if not sp.issparse(K) or K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError("K must be a square scipy sparse matrix")
         self.beta = check_positive(beta, "beta", minimum=0.0)
@@ -97,7 +125,7 @@ class SparseCholeskyFactor:
         if backend == "cholmod":
             if ordering not in CHOLMOD_ORDERINGS:
                 raise ValueError(f"ordering must be one of {CHOLMOD_ORDERINGS}, got {ordering!r}")
-            self._factor_cholmod(K, ordering)
+            self._factor_cholmod(K, ordering, max_memory)
         else:
             if ordering not in ("amd", "mmd", "natural", "default"):
                 raise ValueError("the scipy backend supports ordering 'mmd' (minimum degree, used "
@@ -115,11 +143,17 @@ class SparseCholeskyFactor:
             "kernel with l below Askey's bound floor(d/2)+1 may be indefinite: raise l or use a "
             f"larger beta, e.g. beta={suggested:g}", suggested_beta=suggested)
 
-    def _factor_cholmod(self, K, ordering):
+    def _factor_cholmod(self, K, ordering, max_memory):
         A = sp.tril(K, format="csc")
         A.sort_indices()
+        f = _cholmod.analyze(A, mode="auto", ordering_method=ordering)
+        nnz_L = symbolic_nnz(K, f.P())
+        check_memory(CHOLMOD_BYTES_PER_NNZ * nnz_L, f"sparse Cholesky factor ({nnz_L} nonzeros, "
+                     f"fill-in {nnz_L / max(1, K.nnz):.2f} with ordering {ordering!r})",
+                     budget=max_memory, hint="use a smaller sigma, or another ordering "
+                     "('metis', 'best')")
         try:
-            f = _cholmod.cholesky(A, beta=self.beta, mode="auto", ordering_method=ordering)
+            f.cholesky_inplace(A, beta=self.beta)
             L = f.L()
         except _cholmod.CholmodNotPositiveDefiniteError as exc:
             self._not_pd(f"CHOLMOD: {exc}")
@@ -216,7 +250,7 @@ class SparseCholeskyFactor:
 
 
 def sparse_cholesky(K, beta=DEFAULT_BETA, *, backend="auto", ordering="amd",
-                    on_not_pd="raise", max_beta=1e-1):
+                    on_not_pd="raise", max_beta=1e-1, max_memory=None):
     """Factor K + beta I; optionally grow beta (x10, with a warning) until it is positive definite.
 
     Parameters
@@ -228,6 +262,8 @@ def sparse_cholesky(K, beta=DEFAULT_BETA, *, backend="auto", ordering="amd",
         What to do when K + beta I is not positive definite.
     max_beta : float, default 0.1
         Largest shift "increase" tries before raising.
+    max_memory : float, optional
+        See :class:`SparseCholeskyFactor`.
 
     Returns
     -------
@@ -237,7 +273,8 @@ def sparse_cholesky(K, beta=DEFAULT_BETA, *, backend="auto", ordering="amd",
         raise ValueError(f"on_not_pd must be 'raise' or 'increase', got {on_not_pd!r}")
     while True:
         try:
-            return SparseCholeskyFactor(K, beta, backend=backend, ordering=ordering)
+            return SparseCholeskyFactor(K, beta, backend=backend, ordering=ordering,
+                                        max_memory=max_memory)
         except NotPositiveDefiniteError as exc:
             nxt = exc.suggested_beta
             if on_not_pd == "raise" or nxt is None or nxt > max_beta:
