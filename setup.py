@@ -49,6 +49,8 @@ FAST = COMPILE + ["-ffast-math"]
 MODULES = {
     "hsskern.kernels._eval": FAST,
     "hsskern.cluster._ann": COMPILE,
+    "hsskern.sparse._assemble": FAST,
+    "hsskern.sparse._symbolic": COMPILE,
 }
 
 extensions = [

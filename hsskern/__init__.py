@@ -2,25 +2,27 @@
 
 Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + dual ADMM),
 :class:`NystromSVC`, :class:`NystromSVCCV` (Nystrom features + semismooth Newton / LIBLINEAR),
+:class:`SparseCholeskySVC` (compact kernel + sparse Cholesky feature map),
 :class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM).
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
 from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
-                         NystromSVCCV)
+                         NystromSVCCV, SparseCholeskySVC)
 from .exceptions import (CompressionError, HsskernError, MemoryBudgetError,
                          NotPositiveDefiniteError)
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
 from .lowrank import NystromFeatures
 from .options import HSSOptions
+from .sparse import SparseCholeskyFactor
 
 __version__ = "0.1.0"
 
 __all__ = [
     "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "NystromFeatures",
-    "FPCClassifier", "FPCClassifierCV",
+    "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
-    "HSSOptions", "DenseCholeskyFactor",
+    "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "CompressionError", "NotPositiveDefiniteError",
 ]

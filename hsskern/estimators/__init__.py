@@ -2,6 +2,7 @@
 from .fpc import FPCClassifier, FPCClassifierCV
 from .hss_svc import HSSSVC, HSSSVCCV
 from .nystrom import NystromSVC, NystromSVCCV
+from .sparse_cholesky import SparseCholeskySVC
 
-__all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "FPCClassifier",
-           "FPCClassifierCV"]
+__all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
+           "FPCClassifier", "FPCClassifierCV"]
