@@ -9,7 +9,7 @@ is estimated with 4 Gaussian probe vectors against the exact blocked operator (f
 probes E||A w||^2 = ||A||_F^2, so this is a Frobenius-norm estimate).
 
 Option sets (ours, chosen to land at or below the C++ reference's error):
-  first : rel_tol 0.1,  abs_tol 0.01,  max_rank 200,  n_neighbors 64,  leaf 128
+  first : rel_tol 0.07, abs_tol 0.007, max_rank 200, n_neighbors 64,  leaf 128
   second: rel_tol 0.03, abs_tol 0.003, max_rank 2000, n_neighbors 512, leaf 256
 The reference (STRUMPACK 8.0, HSS-ANN, first option set, 2 threads, beta = 100) measured on
 this machine class: compress 1.36 / 17.1 / 56.1 s, error 0.245 / 0.27 / 0.30, max rank
@@ -31,7 +31,7 @@ from hsskern import kernel_operator  # noqa: E402
 from hsskern.hss import HSSOptions, compress  # noqa: E402
 
 OPTION_SETS = {
-    "first": dict(rel_tol=0.1, abs_tol=0.01, max_rank=200, n_neighbors=64, leaf_size=128),
+    "first": dict(rel_tol=0.07, abs_tol=0.007, max_rank=200, n_neighbors=64, leaf_size=128),
     "second": dict(rel_tol=0.03, abs_tol=0.003, max_rank=2000, n_neighbors=512,
                    leaf_size=256),
 }

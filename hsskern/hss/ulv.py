@@ -13,6 +13,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dormqr as _dormqr, dtrtrs as _dtrtrs
 from scipy.sparse.linalg import LinearOperator
+from threadpoolctl import threadpool_limits
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
@@ -44,7 +45,8 @@ class ULVFactor:
         self._beta = beta
         self._n = hss.shape[0]
         try:
-            self._factor()
+            with threadpool_limits(limits=1, user_api="blas"):  # small blocks, see compress
+                self._factor()
         except np.linalg.LinAlgError as exc:
             suggested = _suggest_beta(hss, beta)
             raise NotPositiveDefiniteError(
