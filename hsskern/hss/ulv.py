@@ -13,7 +13,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dormqr as _dormqr, dtrtrs as _dtrtrs
 from scipy.sparse.linalg import LinearOperator
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
@@ -45,7 +45,7 @@ class ULVFactor:
         self._beta = beta
         self._n = hss.shape[0]
         try:
-            with threadpool_limits(limits=1, user_api="blas"):  # small blocks, see compress
+            with _one_blas_thread():  # small blocks, see compress
                 self._factor()
         except np.linalg.LinAlgError as exc:
             suggested = _suggest_beta(hss, beta)
@@ -112,7 +112,8 @@ class ULVFactor:
         B = b.reshape(self._n, -1)
         tree = self._hss.tree
         X = np.empty_like(B)
-        X[tree.perm] = self._solve_tree_order(B[tree.perm])
+        with _one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
+            X[tree.perm] = self._solve_tree_order(B[tree.perm])
         return X.ravel() if vec else X
 
     def _solve_tree_order(self, Bp):
@@ -178,6 +179,16 @@ class ULVFactor:
     def __repr__(self):
         return (f"<ULVFactor n={self._n} beta={self._beta:g} "
                 f"memory={self.memory_bytes() / 2**20:.1f} MB>")
+
+
+_CONTROLLER = []
+
+
+def _one_blas_thread():
+    """Limit BLAS to one thread; the controller is built once (a fresh one costs ~ms)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def _nbytes(a):
