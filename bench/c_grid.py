@@ -9,7 +9,9 @@ iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.
 
 Backends are plain callables in ``BACKENDS``; one takes ``(data, h, Cs, args)`` and returns
 ``{"setup": {...}, "fits": [{"C", "accuracy", "time", ...}, ...], "peak_rss": bytes}``.
-Register another (Nystrom, sparse Cholesky, FPC, ...) with ``@backend("name")``.
+Registered: hss, exact, libsvm, nystrom (NystromSVC.fit_path) and sparse (SparseCholeskySVC
+with sigma = h, a compactly supported kernel). FPC searches over the degree, not C: see
+``bench/fpc.py``. Register another with ``@backend("name")``.
 
 LIBSVM (scikit-learn's SVC) uses gamma = 1 / (2 h^2) and is refitted from scratch per C (it has
 no warm start across C); our backends compress and factor once per h and sweep the C grid.
@@ -124,6 +126,37 @@ def _libsvm(data, h, Cs, args):
     return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak_all)}
 
 
+@backend("nystrom")
+def _nystrom(data, h, Cs, args):
+    """NystromSVC: k-means landmarks, features built once, warm-started semismooth Newton path."""
+    from hsskern import NystromSVC
+    Xtr, ytr, Xte, yte = data
+    est = NystromSVC(h=h, n_components=args.n_components, random_state=0)
+    t_fit, peak, _ = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
+    scores = est.decision_function_path(Xte)
+    fits = []
+    for j, C in enumerate(Cs):
+        pred = np.where(scores[j] > 0, est.classes_[1], est.classes_[0])
+        fits.append({"C": float(C), "accuracy": float(np.mean(pred == yte)),
+                     "time": t_fit / len(Cs), "n_iter": int(np.max(est.n_iter_path_[j]))})
+    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
+            "fit_path_time": t_fit, "note": "time per C = fit_path time / number of C"}
+
+
+@backend("sparse")
+def _sparse(data, h, Cs, args):
+    """SparseCholeskySVC with sigma = h: one sparse Gram and one Cholesky factor for all C."""
+    from hsskern import SparseCholeskySVC
+    Xtr, ytr, Xte, yte = data
+    est = SparseCholeskySVC(sigma=h, random_state=0)
+    t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
+    fits = [{"C": float(m.C), "accuracy": float(m.score(Xte, yte)), "time": t_fit / len(Cs)}
+            for m in models]
+    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
+            "fit_path_time": t_fit, "note": "compact Gaussian kernel (support 3 sigma), "
+            "not the Gaussian the other backends use; time per C = fit_path time / |C|"}
+
+
 def _load(name):
     d = load_shared(name)
     if d is None:
@@ -202,6 +235,7 @@ def main(argv=None):
     p.add_argument("--n-neighbors", type=int, default=64)
     p.add_argument("--exact-max-n", type=int, default=8000)
     p.add_argument("--libsvm-cache", type=float, default=1000.0)
+    p.add_argument("--n-components", type=int, default=1000, help="Nystrom landmarks")
     p.add_argument("--tag", default="", help="suffix of the result file name")
     args = p.parse_args(argv)
     unknown = set(args.backends) - set(BACKENDS)
