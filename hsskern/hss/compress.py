@@ -27,6 +27,8 @@ from ..options import HSSOptions
 from ..utils.progress import Progress
 from .matrix import HSSMatrix
 
+#: pivots at or below this are treated as zero whatever abs_tol says
+_NEGLIGIBLE = 1e-200
 #: rounds of sample growth per node (bounded: never an open-ended loop)
 _MAX_SAMPLE_ROUNDS = 4
 
@@ -43,7 +45,9 @@ def _row_id(M, rel_tol, abs_tol, max_rank):
         return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
     R, P = sla.qr(M.T, mode="r", pivoting=True, check_finite=False)
     diag = np.abs(np.diag(R))
-    if diag[0] == 0.0:
+    if diag[0] <= max(abs_tol, _NEGLIGIBLE):
+        # the sampled block row is negligible: rank 0. Keeping a pivot of ~1e-300 would
+        # overflow R11^{-1} R12 to inf and put NaNs in H (tiny widths underflow the kernel)
         return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
     tol = max(rel_tol * diag[0], abs_tol)
     k = int(np.searchsorted(-diag, -tol, side="right"))  # diag is non-increasing
@@ -58,13 +62,11 @@ def _row_id(M, rel_tol, abs_tol, max_rank):
 
 
 class _ColumnSampler:
-    """Chooses sample columns outside a node: neighbours first, then random ones."""
+    """Chooses a node's sample columns among its points' neighbours outside the node."""
 
-    def __init__(self, neighbors, iperm, n, rng):
+    def __init__(self, neighbors, iperm):
         self.neighbors = neighbors
         self.iperm = iperm
-        self.n = n
-        self.rng = rng
 
     def _outside(self, cols, lo, hi):
         pos = self.iperm[cols]
@@ -169,7 +171,7 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     err = np.zeros(nn)
     iperm = tree.inverse_perm()
     perm = tree.perm
-    sampler = _ColumnSampler(neighbors, iperm, n, rng)
+    sampler = _ColumnSampler(neighbors, iperm)
     progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
     for t in range(nn - 1, -1, -1):  # children before parents
         cand = _leaf_and_coupling(K, tree, t, J, D, B)
@@ -184,11 +186,11 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         cols = np.union1d(sampler.neighbor_columns(cand, lo, hi, opt.max_rank + m),
                           _random_outside(perm, lo, hi, n, opt.n_random, rng))
         n_out = n - (hi - lo)
+        if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
+            cols = _all_outside(perm, lo, hi)
+        M = K._submatrix(cand, cols)
         n_check = max(opt.n_random, 8)
-        for _ in range(_MAX_SAMPLE_ROUNDS):
-            if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
-                cols = _all_outside(perm, lo, hi)
-            M = K._submatrix(cand, cols)
+        for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
             if len(cols) == n_out or Ut.shape[1] >= opt.max_rank:
                 break
@@ -203,8 +205,17 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             if resid.max() <= 2.0 * tol:
                 break
             achieved = max(achieved, float(resid.max() / max(tol, 1e-300)) * opt.rel_tol)
-            cols = np.union1d(np.union1d(cols, V),
-                              _random_outside(perm, lo, hi, n, len(cols), rng))
+            if last == 0:
+                break
+            # extend the sample, evaluating only columns not seen yet (V's are reused)
+            extra = np.setdiff1d(_random_outside(perm, lo, hi, n, len(cols), rng),
+                                 np.concatenate((cols, V)))
+            if 2 * (len(cols) + len(V) + len(extra)) >= n_out:
+                cols = _all_outside(perm, lo, hi)
+                M = K._submatrix(cand, cols)
+            else:
+                cols = np.concatenate((cols, V, extra))
+                M = np.hstack((M, MV, K._submatrix(cand, extra)))
             n_check *= 2
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
