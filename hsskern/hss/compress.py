@@ -183,7 +183,16 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if m == 0:
             U[t], J[t] = np.zeros((0, 0)), np.zeros(0, np.intp)
             continue
-        cols = np.union1d(sampler.neighbor_columns(cand, lo, hi, opt.max_rank + m),
+        # neighbours (the dominant near field), random columns of the sibling (the next
+        # interaction out, which neighbour lists in dense clusters do not reach) and random
+        # columns of the whole complement (the far field)
+        par = tree.parent[t]
+        sib = tree.right[par] if tree.left[par] == t else tree.left[par]
+        sib_pos = tree.lo[sib] + rng.choice(tree.hi[sib] - tree.lo[sib],
+                                            size=min(opt.n_random, tree.hi[sib] - tree.lo[sib]),
+                                            replace=False)
+        cols = np.union1d(np.union1d(sampler.neighbor_columns(cand, lo, hi, opt.max_rank + m),
+                                     perm[sib_pos]),
                           _random_outside(perm, lo, hi, n, opt.n_random, rng))
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
