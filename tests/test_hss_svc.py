@@ -29,7 +29,8 @@ def _hss_available():
 needs_hss = pytest.mark.skipif(not _hss_available(), reason="hsskern.hss.compress not available")
 
 EXACT = dict(approximation="exact")
-TIGHT = dict(approximation="exact", max_iter=5000, tol=1e-5)
+# the ADMM itself (refine=False): refinement is tested in test_refine.py
+TIGHT = dict(approximation="exact", max_iter=5000, tol=1e-5, refine=False)
 
 
 def _data(n=300, seed=0):
@@ -66,7 +67,7 @@ def test_multiclass_ovr_equals_per_class_binary():
     X, y = make_blobs(240, centers=4, n_features=3, random_state=0, cluster_std=2.5)
     labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
     # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
-    fixed = dict(C=2.0, max_iter=60, tol=None, adaptive_beta=False, **EXACT)
+    fixed = dict(C=2.0, max_iter=60, tol=None, adaptive_beta=False, refine=False, **EXACT)
     m = HSSSVC(**fixed).fit(X, labels)
     assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
     dec = m.decision_function(X)
@@ -189,7 +190,7 @@ def test_hss_tight_matches_svc_labels():
     X, y = make_classification(1500, 5, n_informative=4, n_redundant=0, random_state=2)
     Xt = X[1000:]
     m = HSSSVC(h=1.0, C=1.0, rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
-               max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
+               max_iter=3000, tol=1e-4, refine=False, random_state=0).fit(X[:1000], y[:1000])
     ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
     assert "max_rank" in m.hss_

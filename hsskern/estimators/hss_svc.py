@@ -20,7 +20,8 @@ from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
-from ..solvers.admm import default_beta, svm_dual_admm_path
+from ..solvers.admm import ADMMResult, default_beta, svm_dual_admm, svm_dual_admm_path
+from ..solvers.refine import refine_exact
 from ..utils._memory import check_memory
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
@@ -40,6 +41,8 @@ _COMMON_CONSTRAINTS = {
     "tol": [Interval(Real, 0, None, closed="neither"), None],
     "relaxation": [Interval(Real, 0, 2, closed="neither")],
     "adaptive_beta": ["boolean"],
+    "refine": ["boolean"],
+    "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
@@ -54,6 +57,7 @@ class _FactoredKernel:
         t0 = time.perf_counter()
         kw = {"h": width} if est._width_name() == "h" else {"gamma": width}
         K = kernel_operator(X, est.kernel, **kw)
+        self.K = K
         self.beta = float(est.beta) if est.beta is not None else default_beta(n)
         if est.approximation == "exact":
             # K dense (kept for the bias products) + the factor's own n x n array
@@ -96,10 +100,81 @@ class _FactoredKernel:
             self.stats["factor_memory_bytes"] = int(self.factor.memory_bytes())
 
     def path(self, Y, Cs, est):
-        return svm_dual_admm_path(self.factor, self.K_apply, Y, Cs, warm_start=True,
-                                  max_iter=est.max_iter, kkt_tol=est.tol,
-                                  relaxation=est.relaxation,
-                                  refactor=self.refactor if est.adaptive_beta else None)
+        """One result per C. With ``refine``, a C whose predecessor was solved exactly starts
+        its chunking from that solution's support vectors and skips the ADMM; otherwise the
+        ADMM runs (warm-started from the latest state) and seeds the chunking."""
+        kw = dict(max_iter=est.max_iter, kkt_tol=est.tol, relaxation=est.relaxation,
+                  refactor=self.refactor if est.adaptive_beta else None)
+        if not est.refine:
+            return svm_dual_admm_path(self.factor, self.K_apply, Y, Cs, warm_start=True, **kw)
+        t0 = time.perf_counter()
+        w = self.factor.solve(np.ones(Y.shape[0]))
+        setup = time.perf_counter() - t0
+        results, state, prev = [], None, None
+        for C in Cs:
+            res = None
+            if prev is not None:
+                res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
+            if res is None:
+                res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
+                                    **kw)
+                if res.state["factor"] is not self.factor:  # a rebalanced beta carries over
+                    self.factor, w = res.state["factor"], res.state["w"]
+                state = res.state
+                _refine(self.K, Y, res, est)
+            if not results:
+                res.timings["setup"] = setup
+            prev = res.refinement if all(r.converged for r in res.refinement) else None
+            results.append(res)
+        return results
+
+
+def _refine(K, Y, res, est):
+    """Replace each column of an ADMM result by the exact SVM when the chunking can reach it
+    (its first chunk: the ADMM's own support)."""
+    n, r = Y.shape
+    coef = np.array(res.dual_coef, dtype=np.float64).reshape(n, r)
+    bias = np.atleast_1d(np.array(res.bias, dtype=np.float64))
+    out = []
+    for j in range(r):
+        rr = refine_exact(K, Y[:, j], res.C, chunk=np.flatnonzero(coef[:, j]),
+                          max_chunk=est.max_chunk)
+        if rr.n_violators:  # at least one exact chunk solve happened
+            coef[:, j] = rr.dual_coef
+            bias[j] = rr.bias
+        out.append(rr)
+    res.dual_coef = coef[:, 0] if np.ndim(res.dual_coef) == 1 else coef
+    res.bias = float(bias[0]) if np.ndim(res.bias) == 0 else bias
+    res.alpha = np.abs(res.dual_coef)
+    res.refinement = out
+    res.timings["refine"] = sum(rr.time for rr in out)
+    return out
+
+
+def _exact_from_previous(K, Y, C, prev, est, beta):
+    """The exact SVM at C by chunking from the previous C's exact support vectors (the support
+    changes gradually along a C path), as an ADMMResult with no ADMM iterations; None when a
+    chunk outgrows ``max_chunk`` (the caller then runs the ADMM)."""
+    n, r = Y.shape
+    out = []
+    for j in range(r):
+        rr = refine_exact(K, Y[:, j], C, chunk=np.flatnonzero(prev[j].dual_coef),
+                          max_chunk=est.max_chunk)
+        if rr.skipped is not None or not rr.n_violators:
+            return None
+        out.append(rr)
+    coef = np.column_stack([rr.dual_coef for rr in out])
+    bias = np.array([rr.bias for rr in out])
+    alpha = Y * coef
+    empty = np.zeros((0, r))
+    res = ADMMResult(C=C, beta=beta, alpha=alpha, dual_coef=coef, bias=bias, n_iter=0,
+                     converged=all(rr.converged for rr in out), primal_residuals=empty,
+                     dual_residuals=empty, equality_residual=np.abs((Y * alpha).sum(0)),
+                     objective=np.full(r, np.nan), n_margin=np.full(r, -1),
+                     timings={"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0,
+                              "kkt": 0.0, "refine": sum(rr.time for rr in out)},
+                     refinement=out)
+    return res
 
 
 def _encode(y, classes):
@@ -174,6 +249,16 @@ class HSSSVC(_SVCBase):
         Residual balancing: when the primal and dual residuals differ by more than 10x, beta
         is moved by 10x and K + beta I refactored (never recompressed); at most twice per C,
         and the new beta carries over to the next C of a path.
+    refine : bool, default True
+        Beyond the paper: after the ADMM, recover the exact-kernel SVM by chunking
+        (:func:`~hsskern.solvers.refine.refine_exact`): the points inside the approximate
+        margin band form a chunk, the exact dual on it is solved by LIBSVM (dense K[S, S]), and
+        exact KKT violators elsewhere are added until there are none. The result is the exact
+        SVM to LIBSVM's tolerance 1e-3. It pays when the support vectors are few (ijcnn1:
+        96.98% -> 98.8% best accuracy, the ADMM alone under-converges at large C); with many
+        support vectors the chunk outgrows ``max_chunk`` and the ADMM solution is kept.
+    max_chunk : int, default 10000
+        Largest chunk of the refinement (K[S, S] takes 8 max_chunk^2 bytes: 800 MB).
     verbose : int, default 0
     random_state : int, RandomState or None
         Seeds the randomized compression.
@@ -193,7 +278,7 @@ class HSSSVC(_SVCBase):
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
     fit_time_ : dict
-        Seconds per phase: kernel, compress (hss), factor, admm, bias.
+        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine.
     beta_ : float
         The ADMM penalty used.
     admm_ : dict
@@ -210,7 +295,7 @@ class HSSSVC(_SVCBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, beta=None,
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, verbose=0,
+                 adaptive_beta=True, refine=True, max_chunk=10000, verbose=0,
                  random_state=None):
         self.kernel = kernel
         self.h = h
@@ -227,6 +312,8 @@ class HSSSVC(_SVCBase):
         self.tol = tol
         self.relaxation = relaxation
         self.adaptive_beta = adaptive_beta
+        self.refine = refine
+        self.max_chunk = max_chunk
         self.verbose = verbose
         self.random_state = random_state
 
@@ -301,11 +388,13 @@ class HSSSVC(_SVCBase):
         times["admm"] = res.timings["iterations"] + res.timings["setup"] * shared
         times["refactor"] = res.timings["refactor"]
         times["bias"] = res.timings["bias"]
+        times["refine"] = res.timings.get("refine", 0.0)
         self.fit_time_ = times
         self.admm_ = {"primal_residuals": res.primal_residuals,
                       "dual_residuals": res.dual_residuals, "objective": res.objective,
                       "converged": res.converged, "n_margin": res.n_margin,
-                      "equality_residual": res.equality_residual}
+                      "equality_residual": res.equality_residual,
+                      "refinement": getattr(res, "refinement", None)}
         self._log(1, f"C={res.C:g}: {res.n_iter} ADMM iterations, {len(support)} support "
                      f"vectors, {times['admm']:.3g} s")
 
@@ -369,7 +458,7 @@ class HSSSVCCV(_SVCBase):
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, verbose, random_state
+    tol, relaxation, adaptive_beta, refine, max_chunk, verbose, random_state
         As in :class:`HSSSVC`.
 
     Attributes
@@ -401,7 +490,7 @@ class HSSSVCCV(_SVCBase):
     def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True,
+                 adaptive_beta=True, refine=True, max_chunk=10000,
                  verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs
@@ -420,6 +509,8 @@ class HSSSVCCV(_SVCBase):
         self.tol = tol
         self.relaxation = relaxation
         self.adaptive_beta = adaptive_beta
+        self.refine = refine
+        self.max_chunk = max_chunk
         self.verbose = verbose
         self.random_state = random_state
 

@@ -100,6 +100,9 @@ class ADMMResult:
         ``refactor`` (residual balancing), ``kkt`` (optimality checks).
     kkt_history : list of (iteration, gap)
         The optimality gaps measured when ``kkt_tol`` is set.
+    refinement : list of RefineResult or None
+        Set by callers that refine the solution on the exact kernel
+        (:func:`hsskern.solvers.refine.refine_exact`), one per label column.
     state : dict
         ``z``, ``mu`` (and ``w``/``factor``) to warm-start the next C.
     """
@@ -118,6 +121,7 @@ class ADMMResult:
     n_margin: object
     timings: dict = field(default_factory=dict)
     kkt_history: list = field(default_factory=list)
+    refinement: object = None
     state: dict = field(default_factory=dict, repr=False)
 
 
