@@ -561,8 +561,13 @@ def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0
                       cg_max_iter=None, verbose=0):
     """Semismooth Newton over a grid of C, increasing, each solve warm started from the last.
 
-    Small C is the easy end (few violators, well-conditioned V); the solution moves
-    smoothly with C, so each warm start needs only a few Newton steps.
+    Small C is the easy end (well-conditioned V); the solution moves smoothly with C, so each
+    warm start needs only a few Newton steps. Every C after the first stops on
+    |grad f| <= tol * min(|grad f(0)|, |grad f(v_start)|), a test at least as strict as a cold
+    solve's (with |grad f(0)| = 2C |X^T y| alone, warm starts at large C passed untouched). The
+    margins and X^T (y r+) are handed from one C to the next (a C-independent part of the
+    gradient), and with ``newton_solver="cholesky"`` so is X_I^T X_I, updated over the rows
+    entering or leaving the active set instead of recomputed.
 
     Parameters
     ----------
