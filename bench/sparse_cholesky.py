@@ -243,13 +243,13 @@ def _main(args):
                       [5000, 10000] if args.quick else [10000, 20000, 40000]))
     cases.append(("swiss_roll_3class", "make_swiss_roll(150k), standardized, t tertiles",
                   standardize(swiss_roll()), [0.02] if args.quick else [0.01, 0.02], 0.02,
-                  [5000, 10000] if args.quick else [8000, 16000, 24000]))
+                  [5000, 10000] if args.quick else [4000, 8000, 16000]))
     for name, sigmas, main_sigma in (("occupancy", [0.1, 0.2, 0.5], 0.2),
                                      ("magic04", [0.5], 0.5)):
         data = load_shared(name)
         if data is not None:
             cases.append((name, "standardized", standardize(data),
-                          sigmas[:1] if args.quick else sigmas, main_sigma, None))
+                          [main_sigma] if args.quick else sigmas, main_sigma, None))
 
     if args.only:
         cases = [c for c in cases if c[0] in args.only]
