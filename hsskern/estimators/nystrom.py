@@ -146,10 +146,14 @@ class NystromSVC(_NystromBase):
     intercept_scaling : float, default 1.0
         The intercept is the weight of a constant feature of this value, so it is regularized by
         (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
-    newton_solver : {"cg", "cholesky", "auto"}, default "cg"
+    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
         Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
-        of I + 2C X_I^T X_I (faster for dense features up to a few thousand landmarks; see
-        :func:`hsskern.solvers.ssn.l2svm_newton`).
+        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
+        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall
+        (on skin the CG path did not reach the tolerance in 100 Newton steps at C >= 77,
+        the direct solve needs 4-5), and along a C path the Gram matrix of the active rows is
+        updated rather than recomputed.
     eig_cutoff : float, default 1e-6
         Relative eigenvalue cutoff of K(Z, Z).
     max_kmeans_samples : int, default 20000
@@ -188,7 +192,7 @@ class NystromSVC(_NystromBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
-                 newton_solver="cg", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
+                 newton_solver="auto", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
                  random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
@@ -321,7 +325,7 @@ class NystromSVCCV(_NystromBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", Cs=None, cv=3, tol=1e-4, max_iter=1000,
-                 intercept_scaling=1.0, newton_solver="cg", eig_cutoff=1e-6,
+                 intercept_scaling=1.0, newton_solver="auto", eig_cutoff=1e-6,
                  max_kmeans_samples=20000, kmeans_iter=5, random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
