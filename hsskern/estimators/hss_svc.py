@@ -590,7 +590,8 @@ class HSSSVCCV(_SVCBase):
                     pred = (tr_classes[(d[:, 0] > 0).astype(np.intp)] if r_cls == 1
                             else tr_classes[np.argmax(d, axis=1)])
                     scores[iw, ic, s] = np.mean(pred == y[va])
-                    admm_time[iw, ic] += r.timings["iterations"] + r.timings["bias"]
+                    admm_time[iw, ic] += (r.timings["iterations"] + r.timings["bias"]
+                                          + r.timings.get("refine", 0.0))
                     n_iter[iw, ic] = max(n_iter[iw, ic], r.n_iter)
                     self._log(2, f"{name}={width:g} fold {s} C={r.C:g}: "
                                  f"accuracy {scores[iw, ic, s]:.4f}, {r.n_iter} iterations")
