@@ -114,8 +114,12 @@ class DaskHSSSVCCV(HSSSVCCV):
         client, own = self._client()
         try:
             t_search = time.perf_counter()
-            # the data go to the cluster once; every task refers to the same copies
-            Xf, yf = client.scatter([X, y])
+            # the data go to the cluster once; every task refers to the same copies.
+            # broadcast: every worker needs X anyway, and scattered data cannot be recomputed,
+            # so a single copy would make the worker holding it a single point of failure.
+            # hash=False: a content key would collide with the data of a previous fit that is
+            # still being released (its tasks then fail with "lost dependencies").
+            Xf, yf = client.scatter([X, y], broadcast=True, hash=False)
             futures = {}
             for iw, width in enumerate(widths):
                 base = self._base(name, width)

@@ -30,9 +30,9 @@ def _prepare(model, X, client, chunk_rows):
     # the kernel needs whole rows: one chunk across the features
     X = X.rechunk({1: -1}).astype(np.float64)
     client = default_client() if client is None else client
-    # one copy of the model per worker, shared by all blocks (hash=True: re-scattering the
-    # same model is a no-op)
-    [mf] = client.scatter([model], broadcast=True)
+    # one copy of the model per worker, shared by all blocks. hash=False: a content key
+    # could collide with the same model being released by an earlier call.
+    [mf] = client.scatter([model], broadcast=True, hash=False)
     return X, mf
 
 
