@@ -168,6 +168,15 @@ def test_workers_are_capped(client):
                             if lib["user_api"] == "blas")
 
 
+def test_scheduler_address_connects_for_the_fit(client, data):
+    # what a multi-machine user does: name the scheduler, no Client object of their own
+    X, y = data
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False, leaf_size=32, random_state=0,
+                       scheduler=client.scheduler.address).fit(X, y)
+    assert {t["worker"] for t in est.task_info_} <= set(client.scheduler_info()["workers"])
+    assert 0.5 < est.best_score_ <= 1.0
+
+
 def test_validation(data):
     X, y = data
     with pytest.raises(ValueError, match="n_threads"):
