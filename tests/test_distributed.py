@@ -75,7 +75,7 @@ def test_grid_equals_serial(client, data, serial):
     cells = {(t["width"], t["fold"]) for t in est.task_info_}
     assert cells == {(h, s) for h in GRID["h"] for s in range(2)} | {(serial.h_, None)}
     assert len({t["worker"] for t in est.task_info_}) == 2
-    assert all(t["peak_rss_bytes"] > 0 for t in est.task_info_)
+    assert all(t["peak_rss_bytes"] > 0 and t["cpu_seconds"] > 0 for t in est.task_info_)
 
 
 def test_cell_returns_only_per_C_numbers(data):

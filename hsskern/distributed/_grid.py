@@ -56,7 +56,8 @@ class DaskHSSSVCCV(HSSSVCCV):
         As in :class:`~hsskern.HSSSVCCV`.
     task_info_ : list of dict
         Per task: ``width``, ``fold`` (None for the refit), ``worker`` address, ``seconds``
-        (wall time on the worker) and ``peak_rss_bytes`` (the worker process's high-water
+        (wall time on the worker), ``cpu_seconds`` (CPU time of the task's thread; native
+        threads it started are not counted), ``pid`` and ``peak_rss_bytes`` (the worker process's high-water
         resident memory when the task ended).
     fit_time_ : dict
         ``search`` (wall seconds of the whole grid, as seen by the client) and ``refit``.
@@ -121,12 +122,19 @@ class DaskHSSSVCCV(HSSSVCCV):
             # still being released (its tasks then fail with "lost dependencies").
             Xf, yf = client.scatter([X, y], broadcast=True, hash=False)
             futures = {}
+            # narrow kernels first: they need the highest HSS ranks, so they are the longest
+            # cells, and starting the longest first keeps a few workers evenly busy (only the
+            # order changes, never a result)
+            narrow = np.argsort(widths if name == "h" else np.negative(widths), kind="stable")
+            priority = np.empty(len(widths), dtype=int)
+            priority[narrow] = np.arange(len(widths), 0, -1)
             for iw, width in enumerate(widths):
                 base = self._base(name, width)
                 for s, (tr, va) in enumerate(splits):
                     fut = client.submit(run_capped, _score_width_fold,
                                         (base, Xf, yf, tr, va, Cs), self.threads_per_task,
-                                        pure=False, key=f"hsskern-cv-{iw}-{s}-{_token()}")
+                                        pure=False, priority=int(priority[iw]),
+                                        key=f"hsskern-cv-{iw}-{s}-{_token()}")
                     futures[fut] = (iw, s)
             results, self.task_info_ = {}, []
             for fut in as_completed(futures):

@@ -90,15 +90,19 @@ def task_threads(n_threads):
 
 def run_capped(fn, args, n_threads):
     """Run ``fn(*args)`` under the thread cap; return (result, where and how long it ran)."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     with task_threads(n_threads):
         out = fn(*args)
+    # CPU of this thread only: with single-threaded kernels it is the task's own work,
+    # independent of how many other processes share the cores
+    cpu = time.thread_time() - c0
     try:
         from distributed import get_worker
         where = get_worker().address
     except ValueError:  # run outside a worker (e.g. dask's synchronous scheduler)
         where = None
-    info = {"worker": where, "seconds": time.perf_counter() - t0, "pid": os.getpid(),
+    info = {"worker": where, "seconds": time.perf_counter() - t0, "cpu_seconds": cpu,
+            "pid": os.getpid(),
             # ru_maxrss is the high-water mark of the whole worker process, in KiB on Linux
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     return out, info
