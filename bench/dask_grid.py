@@ -10,7 +10,8 @@ run with refit=False (the grid is what is distributed); the refit on all data, o
 one worker, is timed separately. The dask result must equal the serial one (scores, chosen
 h and C); the script exits non-zero otherwise. Peak memory per worker is the worker
 process's resident high-water mark (ru_maxrss; includes the interpreter and libraries),
-next to the same figure for a fresh idle worker.
+next to the same figure for a fresh idle worker, and the largest peak one task added on top
+of the resident size it started from (the memory a grid cell really needs).
 
 The wall-clock speed-up needs an otherwise idle machine: with other sessions running, Linux
 autogroup scheduling gives this whole session one fair share of the cores however many
@@ -90,12 +91,14 @@ def main():
         refit = DaskHSSSVCCV(**{**params, "h": [dsk.h_], "Cs": [dsk.C_], "refit": True})
         refit.fit(X, y)
         t_refit = refit.task_info_[-1]["seconds"]
-        peaks = {}
+        peaks, extra = {}, {}
         for t in dsk.task_info_ + refit.task_info_:
             peaks[t["worker"]] = max(peaks.get(t["worker"], 0), t["peak_rss_bytes"])
+            extra[t["worker"]] = max(extra.get(t["worker"], 0), t["task_peak_extra_bytes"] or 0)
         tasks = [{"h": t["width"], "fold": t["fold"], "worker": t["worker"],
-                  "seconds": round(t["seconds"], 3), "cpu_seconds": round(t["cpu_seconds"], 3)}
-                 for t in dsk.task_info_]
+                  "seconds": round(t["seconds"], 3), "cpu_seconds": round(t["cpu_seconds"], 3),
+                  "task_peak_extra_bytes": t["task_peak_extra_bytes"]}
+                 for t in dsk.task_info_ + refit.task_info_]
         # the busiest worker's CPU: what the wall time would be if every worker had a core
         # to itself (the wall-clock speed-up is only meaningful on an otherwise idle machine)
         cpu_per_worker = {}
@@ -111,7 +114,8 @@ def main():
     print(f"speed-up {speedup:.2f}x (target >= 1.7), results identical: {same}; "
           f"refit {t_refit:.1f} s; peak RSS per worker "
           f"{[f'{v / 2**20:.0f} MB' for v in peaks.values()]} "
-          f"(idle worker {max(idle.values()) / 2**20:.0f} MB); load {load_after}", flush=True)
+          f"(idle worker {max(idle.values()) / 2**20:.0f} MB), largest task on top of it "
+          f"{[f'{v / 2**20:.1f} MB' for v in extra.values()]}; load {load_after}", flush=True)
     print(f"CPU-time speed-up {cpu_speedup:.2f}x (serial CPU {cpu_serial:.1f} s / busiest "
           f"worker CPU {max(cpu_per_worker.values()):.1f} s)", flush=True)
     path = write_result("dask_grid" + args.tag, {
@@ -126,6 +130,7 @@ def main():
         "identical_to_serial": bool(same),
         "best": {"h": dsk.h_, "C": dsk.C_, "validation_accuracy": dsk.best_score_},
         "peak_rss_bytes_per_worker": peaks,
+        "task_peak_extra_bytes_per_worker": extra,
         "idle_worker_rss_bytes": max(idle.values()),
         "serial_process_peak_rss_bytes": serial_peak,
         "tasks": tasks,

@@ -76,6 +76,9 @@ def test_grid_equals_serial(client, data, serial):
     assert cells == {(h, s) for h in GRID["h"] for s in range(2)} | {(serial.h_, None)}
     assert len({t["worker"] for t in est.task_info_}) == 2
     assert all(t["peak_rss_bytes"] > 0 and t["cpu_seconds"] > 0 for t in est.task_info_)
+    # a cell holds K of 200 points compressed: far below 200 MB on top of the worker
+    assert all(t["task_peak_extra_bytes"] is None or t["task_peak_extra_bytes"] < 200e6
+               for t in est.task_info_)
 
 
 def test_cell_returns_only_per_C_numbers(data):

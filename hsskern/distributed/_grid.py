@@ -57,8 +57,9 @@ class DaskHSSSVCCV(HSSSVCCV):
     task_info_ : list of dict
         Per task: ``width``, ``fold`` (None for the refit), ``worker`` address, ``seconds``
         (wall time on the worker), ``cpu_seconds`` (CPU time of the task's thread; native
-        threads it started are not counted), ``pid`` and ``peak_rss_bytes`` (the worker process's high-water
-        resident memory when the task ended).
+        threads it started are not counted), ``pid``, ``peak_rss_bytes`` (the worker process's high-water
+        resident memory when the task ended) and ``task_peak_extra_bytes`` (the task's peak
+        above the resident size it started from; Linux only, else None).
     fit_time_ : dict
         ``search`` (wall seconds of the whole grid, as seen by the client) and ``refit``.
     """

@@ -88,8 +88,31 @@ def task_threads(n_threads):
         yield
 
 
+def _status(field):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak():
+    # Linux: writing 5 to clear_refs resets VmHWM to the current resident size
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def run_capped(fn, args, n_threads):
     """Run ``fn(*args)`` under the thread cap; return (result, where and how long it ran)."""
+    reset = _reset_peak()
+    rss0 = _status("VmRSS")
     t0, c0 = time.perf_counter(), time.thread_time()
     with task_threads(n_threads):
         out = fn(*args)
@@ -103,6 +126,13 @@ def run_capped(fn, args, n_threads):
         where = None
     info = {"worker": where, "seconds": time.perf_counter() - t0, "cpu_seconds": cpu,
             "pid": os.getpid(),
-            # ru_maxrss is the high-water mark of the whole worker process, in KiB on Linux
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+            # high-water mark of the whole worker process (ru_maxrss: KiB on Linux)
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            # what this task added on top of the resident size it started from (None where
+            # the peak cannot be reset; with several task threads per worker, tasks running
+            # at the same time are counted together)
+            "task_peak_extra_bytes": None}
+    hwm = _status("VmHWM")
+    if reset and hwm is not None and rss0 is not None:
+        info["task_peak_extra_bytes"] = max(0, hwm - rss0)
     return out, info
