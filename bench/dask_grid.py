@@ -87,18 +87,20 @@ def main():
         t_dask = time.perf_counter() - t0
         print(f"dask ({args.workers} workers): {t_dask:.1f} s, best h={dsk.h_:g} "
               f"C={dsk.C_:g}; load {loadavg()}", flush=True)
-        # the refit of the winner: one task on one worker
+        # the refit of the winner: one task on one worker (a 1 x 1 grid whose search cells
+        # are left out of the figures; only its last task, the refit, is kept)
         refit = DaskHSSSVCCV(**{**params, "h": [dsk.h_], "Cs": [dsk.C_], "refit": True})
         refit.fit(X, y)
-        t_refit = refit.task_info_[-1]["seconds"]
+        refit_info = refit.task_info_[-1:]
+        t_refit = refit_info[0]["seconds"]
         peaks, extra = {}, {}
-        for t in dsk.task_info_ + refit.task_info_:
+        for t in dsk.task_info_ + refit_info:
             peaks[t["worker"]] = max(peaks.get(t["worker"], 0), t["peak_rss_bytes"])
             extra[t["worker"]] = max(extra.get(t["worker"], 0), t["task_peak_extra_bytes"] or 0)
         tasks = [{"h": t["width"], "fold": t["fold"], "worker": t["worker"],
                   "seconds": round(t["seconds"], 3), "cpu_seconds": round(t["cpu_seconds"], 3),
                   "task_peak_extra_bytes": t["task_peak_extra_bytes"]}
-                 for t in dsk.task_info_ + refit.task_info_]
+                 for t in dsk.task_info_ + refit_info]
         # the busiest worker's CPU: what the wall time would be if every worker had a core
         # to itself (the wall-clock speed-up is only meaningful on an otherwise idle machine)
         cpu_per_worker = {}
