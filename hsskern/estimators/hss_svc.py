@@ -187,6 +187,65 @@ def _encode(y, classes):
     return Y
 
 
+def _score_width_fold(base, X, y, train, test, Cs):
+    """Compress and factor K(X[train]) once, sweep the C path, score every C on X[test].
+
+    The unit of work of :class:`HSSSVCCV` (one kernel width, one fold), kept a plain function
+    of picklable arguments so a scheduler can run it anywhere (``hsskern.distributed``); the
+    factor lives and dies inside the call, only per-C scores and timings come back.
+
+    Parameters
+    ----------
+    base : HSSSVC
+        Carries the kernel, the width and every solver/compression option (its C is unused).
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    train, test : ndarray of int
+        Row indices of the fold.
+    Cs : ndarray of shape (n_Cs,)
+        Ascending C grid (the path is warm-started in this order).
+
+    Returns
+    -------
+    dict
+        ``scores``, ``admm_time`` (float arrays of shape (n_Cs,)), ``n_iter`` (int array),
+        ``setup_time`` (compression + factor seconds). A fold whose training part holds one
+        class cannot be trained: its scores are NaN.
+    """
+    out = {"scores": np.full(len(Cs), np.nan), "admm_time": np.zeros(len(Cs)),
+           "n_iter": np.zeros(len(Cs), dtype=int), "setup_time": 0.0}
+    tr, va = train, test
+    tr_classes = np.unique(y[tr])
+    if len(tr_classes) < 2:
+        return out
+    name = base._width_name()
+    width = base._width()
+    FK = _FactoredKernel(X[tr], base, width)
+    out["setup_time"] = sum(FK.timings.values())
+    results = FK.path(_encode(y[tr], tr_classes), Cs, base)
+    # all C and classes scored with ONE blocked product K(X_va, X_tr) @ coef
+    coefs = np.concatenate([np.asarray(r.dual_coef).reshape(len(tr), -1)
+                            for r in results], axis=1)
+    sv = np.flatnonzero(np.any(coefs != 0, axis=1))  # union of support vectors
+    if len(sv):
+        Ksv = kernel_operator(X[tr][sv], base.kernel, **{name: width})
+        dec = Ksv.cross(X[va]) @ coefs[sv]
+    else:
+        dec = np.zeros((len(va), coefs.shape[1]))
+    r_cls = coefs.shape[1] // len(Cs)
+    for ic, r in enumerate(results):
+        d = dec[:, ic * r_cls:(ic + 1) * r_cls] + np.atleast_1d(r.bias)
+        pred = (tr_classes[(d[:, 0] > 0).astype(np.intp)] if r_cls == 1
+                else tr_classes[np.argmax(d, axis=1)])
+        out["scores"][ic] = np.mean(pred == y[va])
+        out["admm_time"][ic] = (r.timings["iterations"] + r.timings["bias"]
+                                + r.timings.get("refine", 0.0))
+        out["n_iter"][ic] = r.n_iter
+        base._log(2, f"{name}={width:g} C={r.C:g}: accuracy {out['scores'][ic]:.4f}, "
+                     f"{r.n_iter} iterations")
+    return out
+
+
 class _SVCBase(ClassifierMixin, BaseEstimator):
 
     def _width_name(self):
@@ -562,40 +621,43 @@ class HSSSVCCV(_SVCBase):
         Cs, name, widths = self._grid()
         splits = self._splits(X, y)
         t_search = time.perf_counter()
-        scores = np.full((len(widths), len(Cs), len(splits)), np.nan)
+        results = {(iw, s): _score_width_fold(self._base(name, width), X, y, tr, va, Cs)
+                   for iw, width in enumerate(widths) for s, (tr, va) in enumerate(splits)}
+        self._collect(classes, Cs, name, widths, len(splits), results,
+                      time.perf_counter() - t_search)
+        if self.refit:
+            t0 = time.perf_counter()
+            self.best_estimator_ = self._best_base().fit(X, y)
+            self._set_refit(self.best_estimator_, time.perf_counter() - t0)
+        return self
+
+    def _best_base(self):
+        """The unfitted HSSSVC of the chosen (width, C)."""
+        name = self.cv_results_["width_name"]
+        return self._base(name, getattr(self, name + "_")).set_params(C=self.C_)
+
+    def _set_refit(self, model, seconds):
+        self.best_estimator_ = model
+        self.fit_time_["refit"] = seconds
+        self.n_iter_ = model.n_iter_
+
+    def _collect(self, classes, Cs, name, widths, n_splits, results, t_search):
+        """Fill cv_results_ and the chosen (width, C) from the per-(width, fold) results.
+
+        ``results`` maps (width index, fold index) to what :func:`_score_width_fold` returned;
+        the order the pairs were computed in does not matter (so they can come from anywhere).
+        """
+        scores = np.full((len(widths), len(Cs), n_splits), np.nan)
         admm_time = np.zeros((len(widths), len(Cs)))
         n_iter = np.zeros((len(widths), len(Cs)), dtype=int)
         setup = np.zeros(len(widths))
-        for iw, width in enumerate(widths):
-            base = self._base(name, width)
-            for s, (tr, va) in enumerate(splits):
-                tr_classes = np.unique(y[tr])
-                if len(tr_classes) < 2:
-                    continue  # a fold with one class cannot be trained; its score stays NaN
-                FK = _FactoredKernel(X[tr], base, width)
-                setup[iw] += sum(FK.timings.values())
-                results = FK.path(_encode(y[tr], tr_classes), Cs, base)
-                # all C and classes scored with ONE blocked product K(X_va, X_tr) @ coef
-                coefs = np.concatenate([np.asarray(r.dual_coef).reshape(len(tr), -1)
-                                        for r in results], axis=1)
-                sv = np.flatnonzero(np.any(coefs != 0, axis=1))  # union of support vectors
-                if len(sv):
-                    Ksv = kernel_operator(X[tr][sv], base.kernel, **{name: width})
-                    dec = Ksv.cross(X[va]) @ coefs[sv]
-                else:
-                    dec = np.zeros((len(va), coefs.shape[1]))
-                r_cls = coefs.shape[1] // len(Cs)
-                for ic, r in enumerate(results):
-                    d = dec[:, ic * r_cls:(ic + 1) * r_cls] + np.atleast_1d(r.bias)
-                    pred = (tr_classes[(d[:, 0] > 0).astype(np.intp)] if r_cls == 1
-                            else tr_classes[np.argmax(d, axis=1)])
-                    scores[iw, ic, s] = np.mean(pred == y[va])
-                    admm_time[iw, ic] += (r.timings["iterations"] + r.timings["bias"]
-                                          + r.timings.get("refine", 0.0))
-                    n_iter[iw, ic] = max(n_iter[iw, ic], r.n_iter)
-                    self._log(2, f"{name}={width:g} fold {s} C={r.C:g}: "
-                                 f"accuracy {scores[iw, ic, s]:.4f}, {r.n_iter} iterations")
-        t_search = time.perf_counter() - t_search
+        for iw in range(len(widths)):
+            for s in range(n_splits):
+                r = results[iw, s]
+                scores[iw, :, s] = r["scores"]
+                admm_time[iw] += r["admm_time"]
+                n_iter[iw] = np.maximum(n_iter[iw], r["n_iter"])
+                setup[iw] += r["setup_time"]
         mean = np.nanmean(np.where(np.isnan(scores), -np.inf, scores), axis=2) \
             if np.isnan(scores).all() else np.nanmean(scores, axis=2)
         flat = mean.ravel()
@@ -610,7 +672,7 @@ class HSSSVCCV(_SVCBase):
                             "rank_test_score": rank, "admm_time": admm_time.ravel(),
                             "n_iter": n_iter.ravel(), "width_name": name,
                             "setup_time": setup}
-        for s in range(len(splits)):
+        for s in range(n_splits):
             self.cv_results_[f"split{s}_test_score"] = scores[:, :, s].ravel()
         best = int(order[0])
         iw, ic = divmod(best, len(Cs))
@@ -623,14 +685,8 @@ class HSSSVCCV(_SVCBase):
         self.fit_time_ = {"search": t_search}
         self._log(1, f"best {name}={widths[iw]:g}, C={self.C_:g}: "
                      f"validation accuracy {self.best_score_:.4f}")
-        if self.refit:
-            t0 = time.perf_counter()
-            self.best_estimator_ = self._base(name, widths[iw]).set_params(C=self.C_).fit(X, y)
-            self.fit_time_["refit"] = time.perf_counter() - t0
-            self.n_iter_ = self.best_estimator_.n_iter_
-        else:
+        if not self.refit:
             self.n_iter_ = np.array([max(1, n_iter.ravel()[best])])
-        return self
 
     def _check_refit(self):
         check_is_fitted(self)

@@ -1,0 +1,166 @@
+"""The (kernel width, fold) grid of HSSSVCCV as Dask tasks."""
+import time
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..estimators.hss_svc import HSSSVCCV, _score_width_fold
+from ._threads import run_capped
+
+__all__ = ["DaskHSSSVCCV"]
+
+
+def _fit_task(model, X, y):
+    return model.fit(X, y)
+
+
+class DaskHSSSVCCV(HSSSVCCV):
+    """:class:`~hsskern.HSSSVCCV` whose (width, fold) grid runs as Dask tasks.
+
+    One task per (kernel width, fold): it compresses K of the fold's training points,
+    factors K + beta I and runs the ADMM along the whole C path on the worker, then scores
+    every C on the held-out points and returns only those scores and timings (a few numbers
+    per C). The refit on all data with the chosen (width, C) is one more task that returns
+    the fitted :class:`~hsskern.HSSSVC` (support vectors and coefficients; no factor).
+
+    The splits are drawn on the client with the serial estimator's code and each task runs
+    the serial estimator's per-(width, fold) function, so with an int ``random_state`` the
+    ``cv_results_`` scores and iteration counts and the chosen (width, C) equal those of
+    :class:`~hsskern.HSSSVCCV` — bitwise when both run with the same number of BLAS/OpenMP
+    threads per fit (``threads_per_task``; the intercepts can otherwise differ in the last
+    bit because OpenBLAS's reduction order depends on its thread count).
+
+    What does not scale yet: one compression (one width, one fold) always runs on one
+    worker, so the largest n is bounded by one worker's memory, and a grid with fewer cells
+    than workers leaves workers idle.
+
+    Parameters
+    ----------
+    scheduler : str or None, default None
+        Address of the Dask scheduler (``"tcp://host:8786"``), connected to for the duration
+        of ``fit``. None: the current client (``distributed.default_client()``, i.e. the last
+        ``Client`` created or entered).
+    threads_per_task : int or None, default 1
+        BLAS/OpenMP threads each task may use (set in the task's thread with threadpoolctl).
+        1 suits one single-threaded worker per core; None leaves the worker's settings.
+    random_state : int or None, default None
+        Seeds the splits and every compression. A ``RandomState`` instance is not accepted:
+        its stream cannot be shared by tasks on different machines.
+    **other parameters
+        As in :class:`~hsskern.HSSSVCCV`.
+
+    Attributes
+    ----------
+    cv_results_, C_, h_, gamma_, best_score_, best_index_, best_estimator_, classes_, n_iter_
+        As in :class:`~hsskern.HSSSVCCV`.
+    task_info_ : list of dict
+        Per task: ``width``, ``fold`` (None for the refit), ``worker`` address, ``seconds``
+        (wall time on the worker), ``cpu_seconds`` (CPU time of the task's thread; native
+        threads it started are not counted), ``pid``, ``peak_rss_bytes`` (the worker process's high-water
+        resident memory when the task ended) and ``task_peak_extra_bytes`` (the task's peak
+        above the resident size it started from; Linux only, else None).
+    fit_time_ : dict
+        ``search`` (wall seconds of the whole grid, as seen by the client) and ``refit``.
+    """
+
+    _parameter_constraints = {
+        **HSSSVCCV._parameter_constraints,
+        "random_state": [Interval(Integral, 0, 2**32 - 1, closed="both"), None],
+        "scheduler": [str, None],
+        "threads_per_task": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
+                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
+                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
+                 adaptive_beta=True, verbose=0, random_state=None, scheduler=None,
+                 threads_per_task=1):
+        super().__init__(kernel, Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
+                         rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
+                         leaf_size=leaf_size, n_neighbors=n_neighbors,
+                         approximation=approximation, max_iter=max_iter, tol=tol,
+                         relaxation=relaxation, adaptive_beta=adaptive_beta, verbose=verbose,
+                         random_state=random_state)
+        self.scheduler = scheduler
+        self.threads_per_task = threads_per_task
+
+    def _client(self):
+        from distributed import Client, default_client
+        if self.scheduler is not None:
+            return Client(self.scheduler), True
+        try:
+            return default_client(), False
+        except ValueError:
+            raise ValueError("DaskHSSSVCCV needs a Dask client: create one "
+                             "(distributed.Client(...)) or pass scheduler='tcp://host:port'"
+                             ) from None
+
+    def fit(self, X, y):
+        """Search the (width, C) grid on the Dask cluster, then refit there on all data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from distributed import as_completed
+        self._validate_params()
+        X, y, classes = self._validate_xy(X, y)
+        Cs, name, widths = self._grid()
+        splits = self._splits(X, y)
+        client, own = self._client()
+        try:
+            t_search = time.perf_counter()
+            # the data go to the cluster once; every task refers to the same copies.
+            # broadcast: every worker needs X anyway, and scattered data cannot be recomputed,
+            # so a single copy would make the worker holding it a single point of failure.
+            # hash=False: a content key would collide with the data of a previous fit that is
+            # still being released (its tasks then fail with "lost dependencies").
+            Xf, yf = client.scatter([X, y], broadcast=True, hash=False)
+            futures = {}
+            # narrow kernels first: they need the highest HSS ranks, so they are the longest
+            # cells, and starting the longest first keeps a few workers evenly busy (only the
+            # order changes, never a result)
+            narrow = np.argsort(widths if name == "h" else np.negative(widths), kind="stable")
+            priority = np.empty(len(widths), dtype=int)
+            priority[narrow] = np.arange(len(widths), 0, -1)
+            for iw, width in enumerate(widths):
+                base = self._base(name, width)
+                for s, (tr, va) in enumerate(splits):
+                    fut = client.submit(run_capped, _score_width_fold,
+                                        (base, Xf, yf, tr, va, Cs), self.threads_per_task,
+                                        pure=False, priority=int(priority[iw]),
+                                        key=f"hsskern-cv-{iw}-{s}-{_token()}")
+                    futures[fut] = (iw, s)
+            results, self.task_info_ = {}, []
+            for fut in as_completed(futures):
+                iw, s = futures[fut]
+                results[iw, s], info = fut.result()
+                self.task_info_.append({"width": widths[iw], "fold": s, **info})
+                self._log(1, f"{name}={widths[iw]:g} fold {s}: {info['seconds']:.3g} s on "
+                             f"{info['worker']}")
+            self._collect(classes, Cs, name, widths, len(splits), results,
+                          time.perf_counter() - t_search)
+            if self.refit:
+                t0 = time.perf_counter()
+                model, info = client.submit(run_capped, _fit_task,
+                                            (self._best_base(), Xf, yf),
+                                            self.threads_per_task, pure=False,
+                                            key=f"hsskern-refit-{_token()}").result()
+                self.task_info_.append({"width": getattr(self, name + "_"), "fold": None,
+                                        **info})
+                self._set_refit(model, time.perf_counter() - t0)
+        finally:
+            if own:
+                client.close()
+        return self
+
+
+def _token():
+    import uuid
+    return uuid.uuid4().hex[:12]

@@ -1,0 +1,188 @@
+"""hsskern.distributed on a LocalCluster of two worker processes started here."""
+import os
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+import joblib  # noqa: E402
+from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from hsskern import HSSSVC, HSSSVCCV  # noqa: E402
+from hsskern.distributed import (DaskHSSSVCCV, ThreadCap, decision_function,  # noqa: E402
+                                 limit_worker_threads, predict)
+from hsskern.estimators.hss_svc import _score_width_fold  # noqa: E402
+
+# the crash plugin below is defined here; workers cannot import this file, so ship it by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+GRID = dict(h=[0.7, 2.0], Cs=[0.1, 1.0, 10.0], cv=2, random_state=3, leaf_size=32,
+            max_iter=60)
+TIMING_KEYS = ("admm_time", "setup_time")
+
+
+@pytest.fixture(scope="module")
+def client():
+    # one single-threaded worker process per core; OMP set before the workers load libgomp
+    env = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, env=env) as cluster, \
+            distributed.Client(cluster) as c:
+        limit_worker_threads(c, 1)
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=4, n_classes=3,
+                               n_clusters_per_class=1, random_state=0)
+    return X, np.array(["a", "b", "c"])[y]
+
+
+@pytest.fixture(scope="module")
+def serial(data):
+    # the workers run single-threaded; so does the reference (see DaskHSSSVCCV's docstring on
+    # why the thread count matters for the last bit of the intercepts)
+    with threadpool_limits(1):
+        return HSSSVCCV(**GRID).fit(*data)
+
+
+def assert_same_search(a, b):
+    assert a.cv_results_.keys() == b.cv_results_.keys()
+    for k in a.cv_results_:
+        if k not in TIMING_KEYS:
+            np.testing.assert_array_equal(a.cv_results_[k], b.cv_results_[k], err_msg=k)
+    assert (a.h_, a.C_, a.best_score_, a.best_index_) == (b.h_, b.C_, b.best_score_,
+                                                           b.best_index_)
+    ea, eb = a.best_estimator_, b.best_estimator_
+    np.testing.assert_array_equal(ea.support_, eb.support_)
+    np.testing.assert_array_equal(ea.dual_coef_, eb.dual_coef_)
+    np.testing.assert_array_equal(ea.intercept_, eb.intercept_)
+
+
+def test_grid_equals_serial(client, data, serial):
+    est = DaskHSSSVCCV(**GRID).fit(*data)
+    assert_same_search(est, serial)
+    # one task per (width, fold) plus the refit, spread over both workers
+    cells = {(t["width"], t["fold"]) for t in est.task_info_}
+    assert cells == {(h, s) for h in GRID["h"] for s in range(2)} | {(serial.h_, None)}
+    assert len({t["worker"] for t in est.task_info_}) == 2
+    assert all(t["peak_rss_bytes"] > 0 and t["cpu_seconds"] > 0 for t in est.task_info_)
+    # a cell holds K of 200 points compressed: far below 200 MB on top of the worker
+    assert all(t["task_peak_extra_bytes"] is None or t["task_peak_extra_bytes"] < 200e6
+               for t in est.task_info_)
+
+
+def test_cell_returns_only_per_C_numbers(data):
+    # what travels back from a worker: O(n_Cs) numbers, never the factor or the kernel
+    X, y = data
+    base = HSSSVC(h=1.0, leaf_size=32, random_state=0, max_iter=30)
+    Cs = np.array([0.1, 1.0])
+    out = _score_width_fold(base, X, y, np.arange(0, 400, 2), np.arange(1, 400, 2), Cs)
+    assert set(out) == {"scores", "admm_time", "n_iter", "setup_time"}
+    assert all(np.size(v) <= len(Cs) for v in out.values())
+    assert len(pickle.dumps(out)) < 2000
+    assert np.all((out["scores"] > 0.5) & (out["scores"] <= 1.0))
+
+
+class CrashOnce(WorkerPlugin):
+    """Kill the worker process the first time any grid task starts executing on it."""
+
+    name = "test-crash-once"
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith("hsskern-cv-") \
+                and not os.path.exists(self.marker):
+            with open(self.marker, "w") as f:
+                f.write(str(key))
+            os._exit(1)  # the process dies with the task running: no clean shutdown
+
+
+def test_worker_killed_mid_grid_is_retried(client, data, serial, tmp_path):
+    marker = str(tmp_path / "crashed")
+    client.register_plugin(CrashOnce(marker))
+    try:
+        est = DaskHSSSVCCV(**GRID).fit(*data)
+    finally:
+        client.unregister_worker_plugin(CrashOnce.name)
+    assert os.path.exists(marker), "no worker was killed: the test did not test anything"
+    killed_key = open(marker).read()
+    iw, s = map(int, killed_key.split("-")[2:4])
+    # the killed cell was recomputed elsewhere (or on the restarted worker) ...
+    assert any(t["width"] == GRID["h"][iw] and t["fold"] == s for t in est.task_info_)
+    # ... and the whole search is still identical to the serial one (this is also the second
+    # fit of the same data on this cluster: scattered keys of the first must not collide)
+    assert_same_search(est, serial)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_chunked_prediction_equals_in_memory(client, n_classes):
+    X, y = make_classification(n_samples=500, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=n_classes, n_clusters_per_class=1, random_state=1)
+    with threadpool_limits(1):
+        model = HSSSVC(h=1.5, C=1.0, leaf_size=32, random_state=0).fit(X[:300], y[:300])
+        dec, lab = model.decision_function(X), model.predict(X)
+    Xd = da.from_array(X, chunks=(77, 3))  # uneven row blocks, features split too
+    d = decision_function(model, Xd, client=client)
+    p = predict(model, Xd, client=client)
+    assert d.shape == dec.shape and p.shape == lab.shape
+    np.testing.assert_array_equal(d.compute(), dec)
+    np.testing.assert_array_equal(p.compute(), lab)
+    # numpy input is wrapped into blocks of chunk_rows rows
+    np.testing.assert_array_equal(predict(model, X, chunk_rows=128).compute(), lab)
+    with pytest.raises(ValueError, match="shape"):
+        decision_function(model, Xd[:, :4])
+
+
+def test_gridsearchcv_under_joblib_dask_equals_n_jobs_1(client, data):
+    X, y = data
+    params = {"h": [0.7, 2.0], "C": [0.1, 10.0]}
+    base = HSSSVC(leaf_size=32, random_state=0, max_iter=60)
+    with threadpool_limits(1):
+        ref = GridSearchCV(base, params, cv=2, n_jobs=1).fit(X, y)
+    with joblib.parallel_backend("dask"):
+        par = GridSearchCV(base, params, cv=2, n_jobs=-1).fit(X, y)
+    assert par.best_params_ == ref.best_params_
+    for k in ("mean_test_score", "split0_test_score", "split1_test_score",
+              "rank_test_score"):
+        np.testing.assert_array_equal(par.cv_results_[k], ref.cv_results_[k], err_msg=k)
+    # cheap to ship: the fitted estimator holds support vectors and coefficients, no kernel
+    m = par.best_estimator_
+    assert len(pickle.dumps(m)) < 4 * (m.support_vectors_.nbytes + m.dual_coef_.nbytes) + 8000
+
+
+def test_workers_are_capped(client):
+    report = client.run(lambda: __import__("threadpoolctl").threadpool_info())
+    assert len(report) == 2
+    for libs in report.values():
+        assert libs and all(lib["num_threads"] == 1 for lib in libs
+                            if lib["user_api"] == "blas")
+
+
+def test_scheduler_address_connects_for_the_fit(client, data):
+    # what a multi-machine user does: name the scheduler, no Client object of their own
+    X, y = data
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False, leaf_size=32, random_state=0,
+                       scheduler=client.scheduler.address).fit(X, y)
+    assert {t["worker"] for t in est.task_info_} <= set(client.scheduler_info()["workers"])
+    assert 0.5 < est.best_score_ <= 1.0
+
+
+def test_validation(data):
+    X, y = data
+    with pytest.raises(ValueError, match="n_threads"):
+        ThreadCap(0)
+    with pytest.raises(ValueError, match="random_state"):
+        DaskHSSSVCCV(random_state=np.random.RandomState(0)).fit(X, y)
