@@ -11,13 +11,12 @@ so refactoring for another beta never recompresses.
 """
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.lapack import dgeqrf as _dgeqrf, dpotrf as _dpotrf, dtrtrs as _dtrtrs
 from scipy.sparse.linalg import LinearOperator
 from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
-from ._ulv import larft, solve_tree
+from ._ulv import factor_tree, plan, solve_tree
 
 
 class ULVFactor:
@@ -65,68 +64,23 @@ class ULVFactor:
 
     def _factor(self):
         hss = self._hss
-        tree = hss.tree
-        nn = tree.n_nodes
-        left, right = tree.left, tree.right
-        # Every node's blocks go, column-major, into one flat array addressed by offsets, so
-        # the compiled solve walks the tree without touching a Python object.
-        m_ = np.zeros(nn, dtype=np.intp)   # rows of the node's block
-        k_ = np.zeros(nn, dtype=np.intp)   # rows of the reduced block passed up (k < m:
-        offs = np.zeros((4, nn), dtype=np.intp)  # something is eliminated) | V, T, L, W
-        chunks, pos = [], 0
-        logdet = 0.0
+        tree = self._tree_arrays = tuple(np.ascontiguousarray(x, dtype=np.intp) for x in (
+            hss.tree.left, hss.tree.right, hss.tree.parent, hss.tree.lo, hss.tree.hi,
+            hss.tree.perm))
+        left, right, _, lo, hi, _ = tree
+        rank = np.array([0 if u is None else u.shape[1] for u in hss.U], dtype=np.intp)
+        # Every node's blocks go, column-major, into one flat array addressed by offsets
+        # (sizes are known from the ranks alone), so both the factorization and the solve
+        # walk the tree in compiled code without a Python object per block.
+        self._m, self._k, self._offs, size = plan(left, right, lo, hi, rank)
+        self._data = np.empty(size)
 
-        def put(arr):
-            nonlocal pos
-            chunks.append(np.ravel(arr, order="F"))
-            pos += arr.size
-            return pos - arr.size
-
-        Dh = [None] * nn
-        Fh = [None] * nn
-        for t in range(nn - 1, -1, -1):
-            a, b = left[t], right[t]
-            if a < 0:
-                A = hss.D[t].copy()
-                A[np.diag_indices_from(A)] += self._beta
-                F = hss.U[t]
-            else:
-                C = Fh[a] @ hss.B[t] @ Fh[b].T
-                A = np.block([[Dh[a], C], [C.T, Dh[b]]])
-                F = None if t == 0 else sla.block_diag(Fh[a], Fh[b]) @ hss.U[t]
-                Dh[a] = Dh[b] = Fh[a] = Fh[b] = None
-            m_[t] = A.shape[0]
-            if t == 0:
-                root = _cholesky(A)
-                offs[2, 0] = put(root)
-                logdet += 2.0 * np.log(np.diag(root)).sum()
-                break
-            m, r = F.shape
-            k = min(m, r)
-            k_[t] = k
-            if k == m:  # the basis spans everything: nothing to eliminate here
-                Dh[t], Fh[t] = A, F
-                continue
-            qr, tau, work, info = _dgeqrf(F)
-            # compact WY form Q = I - V T V^T: applying Q is then three BLAS calls
-            V = np.tril(qr[:, :k], -1)
-            V[np.diag_indices(k)] = 1.0
-            V = np.asfortranarray(V)
-            T = larft(V, np.ascontiguousarray(tau[:k]))
-            QA = A - V @ (T.T @ (V.T @ A))
-            At = QA - ((QA @ V) @ T) @ V.T  # Q^T A Q
-            L = _cholesky(At[k:, k:])
-            W, info = _dtrtrs(L, At[k:, :k], lower=1)
-            Dh[t] = At[:k, :k] - W.T @ W
-            Fh[t] = np.triu(qr[:k])
-            logdet += 2.0 * np.log(np.diag(L)).sum()
-            offs[0, t], offs[1, t], offs[2, t], offs[3, t] = put(V), put(T), put(L), put(W)
-        self._data = np.concatenate(chunks) if chunks else np.empty(0)
-        self._m, self._k = m_, k_
-        self._offs = offs
-        self._logdet = float(logdet)
-        self._tree_arrays = tuple(np.ascontiguousarray(x, dtype=np.intp) for x in (
-            tree.left, tree.right, tree.parent, tree.lo, tree.hi, tree.perm))
+        def c_order(group):
+            return [None if g is None else np.ascontiguousarray(g, dtype=np.float64)
+                    for g in group]
+        self._logdet = float(factor_tree(c_order(hss.D), c_order(hss.U), c_order(hss.B),
+                                         self._beta, left, right, self._m, self._k,
+                                         self._offs, self._data))
 
     def solve(self, b):
         """Solve (H + beta I) x = b for a vector (n,) or a block (n, k) of right-hand sides.
@@ -214,15 +168,6 @@ def _one_blas_thread():
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0].limit(limits=1, user_api="blas")
-
-
-def _cholesky(A):
-    """Lower Cholesky factor through raw LAPACK (scipy's checked wrapper costs more than the
-    arithmetic on these small blocks); LinAlgError when A is not positive definite."""
-    L, info = _dpotrf(A, lower=1, clean=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"dpotrf: leading minor {info} not positive definite")
-    return L
 
 
 def _suggest_beta(hss, beta):
