@@ -8,6 +8,11 @@ the latter are eliminated by a Cholesky factor L_t of their block, and the Schur
 (k_t x k_t) with basis R_t is passed to the parent. The root block is factored by a dense
 Cholesky. Work O(n r^2), memory O(n r) beyond the leaf blocks; beta only enters the leaves,
 so refactoring for another beta never recompresses.
+
+Both the factorization and the solve are compiled loops over the tree (``_ulv.pyx``): the
+blocks are a few dozen rows, so a Python loop would spend more time in call overhead than in
+arithmetic. Q_t is kept in compact WY form (I - V T V^T), and all blocks live in one flat
+array addressed by per-node offsets.
 """
 import numpy as np
 import scipy.linalg as sla
