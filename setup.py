@@ -49,6 +49,7 @@ FAST = COMPILE + ["-ffast-math"]
 MODULES = {
     "hsskern.kernels._eval": FAST,
     "hsskern.cluster._ann": COMPILE,
+    "hsskern.hss._ulv": COMPILE,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
 }

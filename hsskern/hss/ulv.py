@@ -8,15 +8,20 @@ the latter are eliminated by a Cholesky factor L_t of their block, and the Schur
 (k_t x k_t) with basis R_t is passed to the parent. The root block is factored by a dense
 Cholesky. Work O(n r^2), memory O(n r) beyond the leaf blocks; beta only enters the leaves,
 so refactoring for another beta never recompresses.
+
+Both the factorization and the solve are compiled loops over the tree (``_ulv.pyx``): the
+blocks are a few dozen rows, so a Python loop would spend more time in call overhead than in
+arithmetic. Q_t is kept in compact WY form (I - V T V^T), and all blocks live in one flat
+array addressed by per-node offsets.
 """
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.lapack import dormqr as _dormqr, dtrtrs as _dtrtrs
 from scipy.sparse.linalg import LinearOperator
 from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
+from ._ulv import factor_tree, plan, solve_tree
 
 
 class ULVFactor:
@@ -64,112 +69,91 @@ class ULVFactor:
 
     def _factor(self):
         hss = self._hss
-        tree = hss.tree
-        nn = tree.n_nodes
-        left, right = tree.left, tree.right
-        self._Q = [None] * nn     # Householder (reflectors, tau); None: nothing eliminated
-        self._L = [None] * nn     # Cholesky factor of the eliminated block
-        self._W = [None] * nn     # L^{-1} A21
-        self._k = np.zeros(nn, dtype=np.intp)  # rows of the reduced block passed up
-        Dh = [None] * nn
-        Fh = [None] * nn
-        for t in range(nn - 1, -1, -1):
-            a, b = left[t], right[t]
-            if a < 0:
-                A = hss.D[t].copy()
-                A[np.diag_indices_from(A)] += self._beta
-                F = hss.U[t]
-            else:
-                C = Fh[a] @ hss.B[t] @ Fh[b].T
-                A = np.block([[Dh[a], C], [C.T, Dh[b]]])
-                F = None if t == 0 else sla.block_diag(Fh[a], Fh[b]) @ hss.U[t]
-                Dh[a] = Dh[b] = Fh[a] = Fh[b] = None
-            if t == 0:
-                self._root = sla.cholesky(A, lower=True, check_finite=False)
-                break
-            m, r = F.shape
-            k = min(m, r)
-            self._k[t] = k
-            if k == m:  # the basis spans everything: nothing to eliminate here
-                Dh[t], Fh[t] = A, F
-                continue
-            # Householder form: Q is never formed, applying it costs O(m^2 k), not O(m^3)
-            (qr, tau), R = sla.qr(F, mode="raw", check_finite=False)
-            Q = (qr[:, :k].copy(order="F"), tau[:k].copy())
-            At = _apply_q(Q, _apply_q(Q, A, "T").T, "T")  # Q^T A Q (A symmetric)
-            L = sla.cholesky(At[k:, k:], lower=True, check_finite=False)
-            W = sla.solve_triangular(L, At[k:, :k], lower=True, check_finite=False)
-            Dh[t] = At[:k, :k] - W.T @ W
-            Fh[t] = R[:k]
-            self._Q[t], self._L[t], self._W[t] = Q, L, W
+        tree = self._tree_arrays = tuple(np.ascontiguousarray(x, dtype=np.intp) for x in (
+            hss.tree.left, hss.tree.right, hss.tree.parent, hss.tree.lo, hss.tree.hi,
+            hss.tree.perm))
+        left, right, _, lo, hi, _ = tree
+        rank = np.array([0 if u is None else u.shape[1] for u in hss.U], dtype=np.intp)
+        # Every node's blocks go, column-major, into one flat array addressed by offsets
+        # (sizes are known from the ranks alone), so both the factorization and the solve
+        # walk the tree in compiled code without a Python object per block.
+        self._m, self._k, self._offs, size = plan(left, right, lo, hi, rank)
+        self._data = np.empty(size)
+
+        def c_order(group):
+            return [None if g is None else np.ascontiguousarray(g, dtype=np.float64)
+                    for g in group]
+        self._logdet = float(factor_tree(c_order(hss.D), c_order(hss.U), c_order(hss.B),
+                                         self._beta, left, right, self._m, self._k,
+                                         self._offs, self._data))
 
     def solve(self, b):
-        """Solve (H + beta I) x = b for a vector (n,) or a block (n, k) of right-hand sides."""
+        """Solve (H + beta I) x = b for a vector (n,) or a block (n, k) of right-hand sides.
+
+        O(n r) per column: both tree sweeps run in compiled code (``_ulv.solve_tree``).
+        """
         b = np.asarray(b, dtype=np.float64)
         if b.shape[0] != self._n or b.ndim not in (1, 2):
             raise ValueError(f"b must have shape ({self._n},) or ({self._n}, k), got {b.shape}")
         vec = b.ndim == 1
-        B = b.reshape(self._n, -1)
-        tree = self._hss.tree
+        B = np.ascontiguousarray(b.reshape(self._n, -1))
         X = np.empty_like(B)
-        with _one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
-            X[tree.perm] = self._solve_tree_order(B[tree.perm])
+        if B.shape[1] > 0:
+            with _one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
+                solve_tree(self._data, self._m, self._k, *self._offs, *self._tree_arrays,
+                           B, X)
         return X.ravel() if vec else X
 
-    def _solve_tree_order(self, Bp):
-        tree = self._hss.tree
-        nn = tree.n_nodes
-        left, right, lo, hi = tree.left, tree.right, tree.lo, tree.hi
-        red = [None] * nn   # reduced right-hand side passed up
-        y2 = [None] * nn    # L^{-1} (eliminated part), kept for the backward pass
-        for t in range(nn - 1, 0, -1):
-            a = left[t]
-            rhs = Bp[lo[t]:hi[t]] if a < 0 else np.vstack((red[a], red[right[t]]))
-            if a >= 0:
-                red[a] = red[right[t]] = None
-            Q = self._Q[t]
-            if Q is None:
-                red[t] = rhs
-                continue
-            k = self._k[t]
-            z = _apply_q(Q, rhs, "T")
-            y2[t] = _trsolve(self._L[t], z[k:], 0)
-            red[t] = z[:k] - self._W[t].T @ y2[t]
-        if left[0] < 0:
-            return sla.cho_solve((self._root, True), Bp, check_finite=False)
-        rhs = np.vstack((red[left[0]], red[right[0]]))
-        sol = [None] * nn
-        sol[0] = sla.cho_solve((self._root, True), rhs, check_finite=False)
-        X = np.empty_like(Bp)
-        for t in range(nn):
-            x = sol[t]
-            sol[t] = None
-            if t > 0 and self._Q[t] is not None:
-                k = self._k[t]
-                x2 = _trsolve(self._L[t], y2[t] - self._W[t] @ x, 1)
-                x = _apply_q(self._Q[t], np.vstack((x, x2)), "N")
-            a = left[t]
+    def _solve_reference(self, b):
+        """The same two sweeps in numpy, one node at a time: the reference the compiled
+        solve is tested against (slow: Python overhead on every node)."""
+        B = np.asarray(b, dtype=np.float64).reshape(self._n, -1)
+        left, right, parent, lo, hi, perm = self._tree_arrays
+        nn = len(self._m)
+        blk = self._block
+        Z = [None] * nn
+        for t in range(nn - 1, -1, -1):
+            a, m, k = left[t], self._m[t], self._k[t]
             if a < 0:
-                X[lo[t]:hi[t]] = x
+                Z[t] = B[perm[lo[t]:hi[t]]].copy()
             else:
-                ka = self._k[a]
-                sol[a], sol[right[t]] = x[:ka], x[ka:]
-        return X
+                Z[t] = np.vstack((Z[a][:self._k[a]], Z[right[t]][:self._k[right[t]]]))
+            if t == 0:
+                Z[0] = sla.cho_solve((blk(0, 2, m, m), True), Z[0])
+            elif k < m:
+                V, T, L, W = (blk(t, 0, m, k), blk(t, 1, k, k), blk(t, 2, m - k, m - k),
+                              blk(t, 3, m - k, k))
+                Z[t] -= V @ (T.T @ (V.T @ Z[t]))
+                Z[t][k:] = sla.solve_triangular(L, Z[t][k:], lower=True)
+                Z[t][:k] -= W.T @ Z[t][k:]
+        X = np.empty_like(B)
+        for t in range(nn):
+            m, k = self._m[t], self._k[t]
+            if t > 0:
+                p = parent[t]
+                row0 = 0 if left[p] == t else self._k[left[p]]
+                Z[t][:k] = Z[p][row0:row0 + k]
+                if k < m:
+                    V, T, L, W = (blk(t, 0, m, k), blk(t, 1, k, k), blk(t, 2, m - k, m - k),
+                                  blk(t, 3, m - k, k))
+                    Z[t][k:] = sla.solve_triangular(L, Z[t][k:] - W @ Z[t][:k], lower=True,
+                                                    trans="T")
+                    Z[t] -= V @ (T @ (V.T @ Z[t]))
+            if left[t] < 0:
+                X[perm[lo[t]:hi[t]]] = Z[t]
+        return X.reshape(np.shape(b))
+
+    def _block(self, t, which, rows, cols):
+        off = self._offs[which, t]
+        return self._data[off:off + rows * cols].reshape((rows, cols), order="F")
 
     def logdet(self):
         """log det(H + beta I), from the Cholesky factors (orthogonal transforms have |det| 1)."""
-        total = 2.0 * np.log(np.diag(self._root)).sum()
-        for L in self._L:
-            if L is not None:
-                total += 2.0 * np.log(np.diag(L)).sum()
-        return float(total)
+        return self._logdet
 
     def memory_bytes(self):
         """Bytes held by the factor (not counting the HSS matrix it refers to)."""
-        total = self._root.nbytes + self._k.nbytes
-        for group in (self._Q, self._L, self._W):
-            total += sum(_nbytes(a) for a in group if a is not None)
-        return total
+        return int(self._data.nbytes + self._m.nbytes + self._k.nbytes + self._offs.nbytes)
 
     def as_linear_operator(self):
         """(H + beta I)^{-1} as a LinearOperator, e.g. the ``M=`` preconditioner of scipy's cg."""
@@ -189,26 +173,6 @@ def _one_blas_thread():
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0].limit(limits=1, user_api="blas")
-
-
-def _nbytes(a):
-    return sum(x.nbytes for x in a) if isinstance(a, tuple) else a.nbytes
-
-
-def _trsolve(L, b, trans):
-    """L^{-1} b (trans 0) or L^{-T} b (trans 1), L lower triangular; raw LAPACK, because the
-    solve visits every node and scipy's checked wrapper costs more than the arithmetic."""
-    x, info = _dtrtrs(L, b, lower=1, trans=trans)
-    return x
-
-
-def _apply_q(Q, C, trans):
-    """Q^T C (trans "T") or Q C (trans "N") for Q in Householder form, via LAPACK ormqr."""
-    qr, tau = Q
-    C = np.array(C, order="F", dtype=np.float64)  # ormqr overwrites its input
-    cq, _, info = _dormqr(b"L", trans.encode(), qr, tau, C, max(1, 64 * C.shape[1]),
-                          overwrite_c=1)
-    return cq
 
 
 def _suggest_beta(hss, beta):
