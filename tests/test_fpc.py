@@ -329,6 +329,28 @@ def test_masked_columns_equal_runs_on_their_rows():
     assert len(set(joint.iterations.tolist())) > 1  # columns really stopped on their own
 
 
+def test_row_counts_equal_the_run_on_repeated_rows():
+    """An integer mask c_i (row i stands for c_i copies) gives the iterates of the run on the
+    expanded matrix: same u, iterations, H-norm history and objective; 0 drops the row."""
+    rng = np.random.default_rng(20)
+    X, y = toy_problem(150, rng, noise=0.1)
+    A = fit_polynomial_features(X, 4)[0].transform(X)
+    counts = rng.integers(0, 4, (150, 2))
+    Y = np.column_stack([y, -y])
+    m = counts.sum(axis=0)
+    joint = fpc_admm(A, Y, alpha=1.0 / m, beta=1.0 / m, mask=counts, tol=1e-5, max_iter=300)
+    for c in range(2):
+        rows = np.repeat(np.arange(150), counts[:, c])
+        alone = fpc_admm(A[rows], Y[rows, c], alpha=1.0 / m[c], beta=1.0 / m[c], tol=1e-5,
+                         max_iter=300)
+        np.testing.assert_allclose(joint.u[:, c], alone.u, rtol=1e-7, atol=1e-9)
+        assert joint.iterations[c] == alone.iterations
+        np.testing.assert_allclose(joint.history[c], alone.history, rtol=1e-6, atol=1e-10)
+        assert joint.objective[c] == pytest.approx(alone.objective, rel=1e-8)
+    with pytest.raises(ValueError, match="non-negative"):
+        fpc_admm(A, y, mask=-np.ones(150))
+
+
 def test_balanced_scale_beats_paper_scale_on_the_hinge_objective():
     """alpha = beta = 1/m (the summed-loss scaling) reaches a lower hinge objective than the
     paper's alpha = beta = 1 at the same tolerance (which stops the latter after a few steps at
@@ -460,6 +482,24 @@ def test_cv_search_matches_direct_fits_and_refit_is_the_plain_estimator():
     clear = np.abs(D) > 1e-3
     np.testing.assert_array_equal(cv.predict(X)[clear], direct.predict(X)[clear])
     assert cv.best_score_ > 0.85
+
+
+def test_repeated_rows_are_fitted_once_with_their_counts():
+    """Duplicated (x, y) rows: the estimator fits the distinct rows with counts, which is the
+    ADMM on all rows (features of the repeats included) -- same coefficients; the CV's fold
+    scores still count every original held-out row."""
+    rng = np.random.default_rng(21)
+    X, y = toy_problem(300, rng, noise=0.1)
+    rep = rng.integers(0, 300, 250)
+    Xd, yd = np.vstack([X, X[rep]]), np.r_[y, y[rep]]
+    clf = FPCClassifier(degree=4).fit(Xd, yd)
+    fmap, _ = fit_polynomial_features(X, 4, alpha=1 / 550, beta=1 / 550, n_rows=550)
+    ref = fpc_admm(fmap.transform(Xd), yd, alpha=1 / 550, beta=1 / 550)
+    np.testing.assert_allclose(clf.coef_[0], ref.u, rtol=1e-6, atol=1e-8 * np.abs(ref.u).max())
+    assert clf.n_iter_[0] == ref.iterations
+    cv = FPCClassifierCV(degrees=[3], cv=0.3, random_state=0).fit(Xd, yd)
+    # a hold-out of 30% of 550 rows: the score is a multiple of 1/165, not of distinct rows
+    assert round(cv.best_score_ * 165, 6) == int(round(cv.best_score_ * 165))
 
 
 def test_cv_holdout_and_no_refit():

@@ -46,6 +46,35 @@ def _labels(D):
     return np.argmax(D, axis=1)
 
 
+def _distinct_rows(X, y_idx):
+    """Distinct (x, label) rows in order of first occurrence: (first index, inverse, counts).
+
+    Repeated rows have identical ADMM iterates, so FPC runs on the distinct ones with their
+    counts (exactly the same solution; see :func:`~hsskern.solvers.fpc_admm.fpc_admm`). Order
+    of first occurrence keeps the "first n centers" scheme on the first n *distinct* points
+    (duplicated centers would only repeat a column of A).
+    """
+    Z = np.column_stack([X, y_idx.astype(np.float64)])
+    _, first, inv, counts = np.unique(Z, axis=0, return_index=True, return_inverse=True,
+                                      return_counts=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inv.ravel()], counts[order]
+
+
+def _weighted_gram(A, counts):
+    """A^T diag(counts) A over the rows with a positive count."""
+    if counts.min() == 1 and counts.max() == 1:
+        return _gram(A)  # no copy of A
+    rows = np.flatnonzero(counts)
+    B = A[rows]
+    c = counts[rows]
+    if np.any(c != 1):
+        B *= np.sqrt(c.astype(np.float64))[:, None]
+    return _gram(B)
+
+
 def _admm_scale(value, n_rows):
     """alpha or beta: "auto" is 1 / (training rows), the unit parameter of the summed hinge
     loss (see :mod:`hsskern.solvers.fpc_admm`)."""
@@ -153,17 +182,22 @@ class FPCClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit on X of shape (m, d) and labels y of shape (m,) (any hashable class labels)."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, _, Y = _encode(self, y)
+        self.classes_, y_idx, Y = _encode(self, y)
         m, d = X.shape
         check_feature_memory(m, d, self.degree, self.memory_budget, n_problems=Y.shape[1])
         t0 = time.perf_counter()
         alpha, beta = _admm_scale(self.alpha, m), _admm_scale(self.beta, m)
-        fmap, Xs = fit_polynomial_features(X, self.degree, self.centers, self.scaling,
-                                           _seed(self.random_state), alpha, beta)
+        first, _, counts = _distinct_rows(X, y_idx)
+        dup = first.size < m
+        fmap, Xs = fit_polynomial_features(X[first] if dup else X, self.degree, self.centers,
+                                           self.scaling, _seed(self.random_state), alpha, beta,
+                                           n_rows=m)
         A = fmap.features(Xs, budget=math.inf)
-        factor = fpc_factor(A, alpha, beta)
-        res = fpc_admm(A, Y, alpha=alpha, beta=beta, tol=self.tol,
-                       max_iter=self.max_iter, factor=factor, verbose=max(self.verbose - 1, 0))
+        factor = fpc_factor(alpha=alpha, beta=beta,
+                            gram=_weighted_gram(A, counts) if dup else _gram(A))
+        res = fpc_admm(A, Y[first] if dup else Y, alpha=alpha, beta=beta, tol=self.tol,
+                       max_iter=self.max_iter, factor=factor,
+                       mask=counts[:, None] if dup else None, verbose=max(self.verbose - 1, 0))
         self._set_solution(fmap, res)
         if self.verbose:
             print(f"[FPCClassifier] degree {self.degree}, {fmap.n_centers} centers, "
@@ -326,40 +360,45 @@ class FPCClassifierCV(ClassifierMixin, BaseEstimator):
         # columns of the full A (exactly the runs on the fold rows; see fpc_admm's notes)
         n_prob = Y.shape[1]
         fits = list(splits) + ([(np.arange(m), None)] if self.refit else [])
-        mask = np.zeros((m, len(fits) * n_prob), dtype=bool)
+        # distinct rows with per-fold counts (plain 0/1 masks when no row repeats)
+        first, inv, counts = _distinct_rows(X, y_idx)
+        mu = first.size
+        Xu = X[first]
+        mask = np.zeros((mu, len(fits) * n_prob), dtype=np.int64)
         for f, (tr, _) in enumerate(fits):
-            mask[tr, f * n_prob:(f + 1) * n_prob] = True
-        Y_all = np.tile(Y, (1, len(fits)))
+            mask[:, f * n_prob:(f + 1) * n_prob] = np.bincount(inv[tr], minlength=mu)[:, None]
+        test_counts = [np.bincount(inv[te], minlength=mu) for _, te in splits]
+        Y_all = np.tile(Y[first], (1, len(fits)))
         rows = np.array([len(tr) for tr, _ in fits], dtype=float)
         al = np.repeat([_admm_scale(self.alpha, r) for r in rows], n_prob)
         be = np.repeat([_admm_scale(self.beta, r) for r in rows], n_prob)
         for a, s in enumerate(degrees):
             t0 = time.perf_counter()
-            fmap, Xs = fit_polynomial_features(X, s, self.centers, self.scaling, center_seed,
+            fmap, Xs = fit_polynomial_features(Xu, s, self.centers, self.scaling, center_seed,
                                                _admm_scale(self.alpha, m),
-                                               _admm_scale(self.beta, m))
+                                               _admm_scale(self.beta, m), n_rows=m)
             A = fmap.features(Xs, budget=math.inf)
             n_cent[a] = fmap.n_centers
-            fold_grams = [_gram(A[te]) for _, te in splits] if partition else None
+            fold_grams = [_weighted_gram(A, c) for c in test_counts] if partition else None
             G = sum(fold_grams) if partition else None
             feat_time[a] = time.perf_counter() - t0
             t1 = time.perf_counter()
             factors = []
             for f, (tr, _) in enumerate(fits):
                 if f == k:  # the refit
-                    gram = G if partition else _gram(A)
+                    gram = G if partition else _weighted_gram(A, counts)
                 elif partition:
                     gram = G - fold_grams[f]
                     fold_grams[f] = None  # n x n each: hold at most k + 3 of them
                 else:
-                    gram = _gram(A[tr])
+                    gram = _weighted_gram(A, mask[:, f * n_prob])
                 fac = fpc_factor(alpha=al[f * n_prob], beta=be[f * n_prob], gram=gram)
                 factors += [fac] * n_prob
             res = fpc_admm(A, Y_all, alpha=al, beta=be, tol=self.tol, max_iter=self.max_iter,
                            factor=factors, mask=mask, verbose=max(self.verbose - 2, 0))
             for f, (_, te) in enumerate(splits):
                 cols = slice(f * n_prob, (f + 1) * n_prob)
-                scores[a, f] = np.mean(_labels(res.Au[te, cols]) == y_idx[te])
+                scores[a, f] = np.mean(_labels(res.Au[inv[te], cols]) == y_idx[te])
                 n_iter[a] += np.mean(res.iterations[cols]) / k
             fit_time[a] = (time.perf_counter() - t1) / k
             if self.refit:

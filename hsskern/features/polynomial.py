@@ -206,7 +206,7 @@ class PolynomialFeatureMap:
 
 
 def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_state=None,
-                            alpha=1.0, beta=1.0):
+                            alpha=1.0, beta=1.0, n_rows=None):
     """Fit the scaler on X and choose n = min(C(s+d, s), m) centers.
 
     Parameters
@@ -221,6 +221,9 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
         Used by the "random" and "uniform" center schemes.
     alpha, beta : float
         The ADMM parameters, which set the "auto" scaling's safety bound.
+    n_rows : int, optional
+        Rows summed into the Gram matrix when X holds distinct rows standing for more (the
+        estimators pass the count of the original rows); default ``X.shape[0]``.
 
     Returns
     -------
@@ -230,7 +233,8 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
     """
     m, d = X.shape
     n = n_centers(degree, d, m)
-    shrink = safe_shrink(d, degree, m, n, alpha, beta) if scaling == "auto" else 1.0
+    shrink = (safe_shrink(d, degree, m if n_rows is None else int(n_rows), n, alpha, beta)
+              if scaling == "auto" else 1.0)
     scaler = BoxScaler(scaling, shrink).fit(X)
     Xs = scaler.transform(X, clip=False)
     rng = np.random.default_rng(random_state)

@@ -36,6 +36,12 @@ iteration (A^T R and A U are matrix-matrix products), which are the whole cost f
 Each column then needs its own factor of b A_M^T A_M + a I (``factor`` as a list) and may have its
 own a, b. ``Au`` in the result holds A u for *all* rows, so the held-out rows' decision values come
 for free.
+
+``mask`` may also hold *multiplicities*: a row with count c stands for c identical rows (same
+point, same label). Identical rows have identical iterates from the start (0, y, 0) on, so the
+run on the distinct rows with c_i folded into A^T C A, A^T C (b v - w), the step norm and the
+objective (the prox parameter stays m b, m = sum c_i) is *exactly* the run on all rows, at the
+cost of the distinct ones (skin_nonskin: 171,539 rows, 41,354 distinct).
 """
 import time
 from dataclasses import dataclass
@@ -154,7 +160,8 @@ def fpc_factor(A=None, alpha=1.0, beta=1.0, gram=None):
 
 
 def hinge_objective(Au, Y, mask=None):
-    """(1/m) sum_i (1 - y_i (Au)_i)_+ per column (over the rows of ``mask`` when given)."""
+    """(1/m) sum_i (1 - y_i (Au)_i)_+ per column (over the rows of ``mask`` when given, each
+    counted ``mask[i]`` times)."""
     H = np.maximum(0.0, 1.0 - Y * Au)
     if mask is None:
         return H.mean(axis=0)
@@ -190,8 +197,9 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         :func:`fpc_factor` of beta A^T A + alpha I, shared by all columns (tuple), or one per
         column (list of length k, of beta A_M^T A_M + alpha I for the column's rows M and
         parameters; columns may share an entry). Computed here when omitted.
-    mask : ndarray of bool, shape (m,) or (m, k), optional
-        Training rows of each column (default: all). Column c is solved on A[mask[:, c]].
+    mask : ndarray of bool or of non-negative integers, shape (m,) or (m, k), optional
+        Training rows of each column (default: all). Column c is solved on A[mask[:, c]];
+        an integer mask counts each row that many times (see the module notes).
     u0, v0, w0 : ndarray, optional
         Starting point; default (0, y, 0) as in the paper (v0 and w0 are zeroed off the mask).
     verbose : int
@@ -209,18 +217,23 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     k = Y.shape[1]
     al = _per_column(alpha, k, "alpha")
     be = _per_column(beta, k, "beta")
-    Mf = None
+    Mf = Cf = None  # 0/1 indicator of the used rows; their counts when not all 1
     if mask is not None:
-        M = np.asarray(mask, dtype=bool).reshape(m, -1)
-        M = np.broadcast_to(M, (m, k))
+        Cf = np.broadcast_to(np.asarray(mask, dtype=np.float64).reshape(m, -1), (m, k))
+        if np.any(Cf < 0):
+            raise ValueError("mask: counts must be non-negative")
+        M = Cf > 0
         Mf = M.astype(np.float64)
-    rows = np.full(k, float(m)) if Mf is None else Mf.sum(axis=0)
+        Cf = None if np.array_equal(Cf, Mf) else np.ascontiguousarray(Cf)
+    rows = np.full(k, float(m)) if Mf is None else (Mf if Cf is None else Cf).sum(axis=0)
     # unique factors and each column's index into them: columns sharing one solve together
     if factor is None:
         if Mf is None and np.all(al == al[0]) and np.all(be == be[0]):
             factor = fpc_factor(A, al[0], be[0])
         else:
-            factor = [fpc_factor(A if Mf is None else A[M[:, c]], al[c], be[c])
+            factor = [fpc_factor(A if Mf is None else
+                                 A[M[:, c]] * (1.0 if Cf is None else
+                                               np.sqrt(Cf[M[:, c], c])[:, None]), al[c], be[c])
                       for c in range(k)]
     if isinstance(factor, list):
         if len(factor) != k:
@@ -251,10 +264,13 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     active = np.arange(k)
     Ua, Va, Wa, Ya = U.copy(), V.copy(), W.copy(), Y.copy()
     aa, ba, ga, fa = al, be, gamma, fid
-    Ma = Mf
+    Ma, Ca = Mf, Cf
     AUa = A @ Ua
     for it in range(1, max_iter + 1):
-        rhs = aa * Ua + A.T @ (ba * Va - Wa)
+        R = ba * Va - Wa
+        if Ca is not None:
+            R *= Ca
+        rhs = aa * Ua + A.T @ R
         if len(uniq) == 1:
             U_new = cho_solve(uniq[0], rhs, check_finite=False)
         else:
@@ -270,8 +286,13 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
             R *= Ma
         W_new = Wa + ba * R
         dU, dV, dW = U_new - Ua, V_new - Va, W_new - Wa
-        step = (aa * np.einsum("ij,ij->j", dU, dU) + ba * np.einsum("ij,ij->j", dV, dV)
-                + np.einsum("ij,ij->j", dW, dW) / ba)
+        if Ca is None:
+            step = (aa * np.einsum("ij,ij->j", dU, dU) + ba * np.einsum("ij,ij->j", dV, dV)
+                    + np.einsum("ij,ij->j", dW, dW) / ba)
+        else:
+            step = (aa * np.einsum("ij,ij->j", dU, dU)
+                    + ba * np.einsum("ij,ij,ij->j", dV, dV, Ca)
+                    + np.einsum("ij,ij,ij->j", dW, dW, Ca) / ba)
         Ua, Va, Wa, AUa = U_new, V_new, W_new, AU_new
         for c, st in zip(active, step):
             history[c].append(float(st))
@@ -294,9 +315,11 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
             aa, ba, ga, fa = aa[keep], ba[keep], ga[keep], fa[keep]
             if Ma is not None:
                 Ma = Ma[:, keep]
+            if Ca is not None:
+                Ca = Ca[:, keep]
     if max_iter == 0:
         AU = A @ U
-    objective = hinge_objective(AU, Y, Mf)
+    objective = hinge_objective(AU, Y, Mf if Cf is None else Cf)
     elapsed = time.perf_counter() - t0
     if verbose:
         print(f"[fpc_admm] m={m} n={n} k={k}: iterations {iterations.tolist()}, "
