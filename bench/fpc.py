@@ -116,27 +116,38 @@ def compare(row):
 
 
 def merge(names, out):
-    """Combine runs that each measured part of the SVC grid (``--svc-h``) on the same rows."""
+    """Combine runs (``--svc-h`` grid parts, or whole runs of other datasets) into one file.
+
+    Parts of the same dataset on the same rows are summed into one grid; a dataset measured on
+    several row counts (e.g. two ``--svc-cap`` values) is kept once per count, keyed
+    ``NAME@ROWS``.
+    """
     import json
     from _common import RESULTS
     runs = [json.loads((RESULTS / f"{n}.json").read_text()) for n in names]
-    merged = {"settings": {**runs[0]["settings"], "svc_h": "merged", "merged_from": names},
+    merged = {"settings": {**runs[0]["settings"], "svc_h": "merged", "merged_from": names,
+                           "svc_cap": sorted({r["settings"]["svc_cap"] for r in runs})},
               "datasets": {}}
-    for name in dict.fromkeys(d for r in runs for d in r["datasets"]):
-        parts = [r["datasets"][name] for r in runs if name in r["datasets"]]
-        rows_used = {p["train_rows_used"] for p in parts}
-        if len(rows_used) != 1:
-            raise SystemExit(f"{name}: parts trained on different rows {rows_used}")
+    groups = {}
+    for r in runs:
+        for name, row in r["datasets"].items():
+            groups.setdefault((name, row["train_rows_used"]), []).append(row)
+    n_counts = {}
+    for name, _ in groups:
+        n_counts[name] = n_counts.get(name, 0) + 1
+    for (name, rows_used), parts in groups.items():
         fits = [f for p in parts for f in p["svc"]["fits"]]
         if sorted((f["h"], f["C"]) for f in fits) != sorted((h, C) for h in GRID for C in GRID):
             raise SystemExit(f"{name}: the parts do not hold the nine (h, C) fits exactly once")
         row = dict(parts[0])
         row["svc"] = summarize_svc(fits)
-        row["fpc_parts"] = [p["fpc"] for p in parts]
-        order = np.argsort([p["fpc"]["train_time_s"] for p in parts])
-        row["fpc"] = parts[order[len(order) // 2]]["fpc"]  # the part with the median FPC time
-        row["load_avg_1min"] = [p["load_avg_1min"] for p in parts]
-        merged["datasets"][name] = compare(row)
+        if len(parts) > 1:
+            row["fpc_parts"] = [p["fpc"] for p in parts]
+            order = np.argsort([p["fpc"]["train_time_s"] for p in parts])
+            row["fpc"] = parts[order[len(order) // 2]]["fpc"]  # the part with the median time
+            row["load_avg_1min"] = [p["load_avg_1min"] for p in parts]
+        key = name if n_counts[name] == 1 else f"{name}@{rows_used}"
+        merged["datasets"][key] = compare(row)
     write_result(out, merged)
     print(f"wrote bench/results/{out}.json")
 
