@@ -285,8 +285,8 @@ class FPCClassifierCV(ClassifierMixin, BaseEstimator):
         Its mean validation accuracy.
     cv_results_ : dict of ndarray
         ``degree``, ``n_centers``, ``split{i}_test_score``, ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score``, ``mean_fit_time`` (factor + ADMM per split),
-        ``feature_time`` and ``mean_n_iter``.
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time`` (factors + the batched
+        ADMM, divided by the number of splits), ``feature_time`` and ``mean_n_iter``.
     best_estimator_ : FPCClassifier
         Fitted on all of X with ``degree_`` (if ``refit``).
     n_iter_ : ndarray
