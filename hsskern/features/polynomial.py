@@ -62,7 +62,8 @@ def feature_nbytes(n_samples, n_features, degree, copies=1.0, n_problems=1, n_sq
 
 
 def suggest_degree(n_samples, n_features, budget, copies=1.0, n_problems=1, n_square=2):
-    """Largest degree s <= 10 whose FPC memory fits in ``budget`` bytes (0 if even s = 1 does not)."""
+    """Largest degree s <= 10 whose FPC memory fits in ``budget`` bytes (0 if even s = 1 does
+    not)."""
     best = 0
     for s in range(1, 11):
         if feature_nbytes(n_samples, n_features, s, copies, n_problems, n_square) <= budget:
@@ -82,8 +83,8 @@ def check_feature_memory(n_samples, n_features, degree, budget=None, copies=1.0,
         budget = 0.8 * avail
     fit = suggest_degree(n_samples, n_features, budget, copies, n_problems, n_square)
     n = n_centers(degree, n_features, n_samples)
-    hint = (f"degree={fit} fits "
-            f"({format_bytes(feature_nbytes(n_samples, n_features, fit, copies, n_problems, n_square))})"
+    fit_bytes = feature_nbytes(n_samples, n_features, fit, copies, n_problems, n_square)
+    hint = (f"degree={fit} fits ({format_bytes(fit_bytes)})"
             if fit else "even degree=1 does not fit: subsample the rows")
     check_memory(nbytes, f"FPC features of degree {degree} ({n_samples} x {n} matrix, "
                  f"n = C({degree}+{n_features}, {degree}) centers)", budget=budget, hint=hint)
