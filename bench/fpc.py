@@ -115,7 +115,7 @@ def compare(row):
     return row
 
 
-def merge(names, out):
+def merge(names, out, note=None):
     """Combine runs (``--svc-h`` grid parts, or whole runs of other datasets) into one file.
 
     Parts of the same dataset on the same rows are summed into one grid; a dataset measured on
@@ -126,7 +126,8 @@ def merge(names, out):
     from _common import RESULTS
     runs = [json.loads((RESULTS / f"{n}.json").read_text()) for n in names]
     merged = {"settings": {**runs[0]["settings"], "svc_h": "merged", "merged_from": names,
-                           "svc_cap": sorted({r["settings"]["svc_cap"] for r in runs})},
+                           "svc_cap": sorted({r["settings"]["svc_cap"] for r in runs}),
+                           "note": note},
               "datasets": {}}
     groups = {}
     for r in runs:
@@ -174,10 +175,11 @@ def main():
                     help="skip the supplementary full-data FPC run when the rows are capped")
     ap.add_argument("--merge", nargs="*", metavar="NAME",
                     help="combine bench/results/NAME.json grid parts into --out")
+    ap.add_argument("--note", help="free text stored in the merged file's settings")
     ap.add_argument("--out", default="fpc", help="bench/results/OUT.json")
     args = ap.parse_args()
     if args.merge:
-        return merge(args.merge, args.out)
+        return merge(args.merge, args.out, args.note)
     from threadpoolctl import threadpool_limits
     results = {"settings": {"svc_cap": args.svc_cap, "threads": args.threads,
                             "repeat_fpc": args.repeat, "grid_h": GRID, "grid_C": GRID,
