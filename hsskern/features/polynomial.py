@@ -52,36 +52,39 @@ def n_centers(degree, n_features, n_samples=None):
     return n if n_samples is None else min(n, int(n_samples))
 
 
-def feature_nbytes(n_samples, n_features, degree, copies=1.0, n_problems=1):
+def feature_nbytes(n_samples, n_features, degree, copies=1.0, n_problems=1, n_square=2):
     """Bytes FPC needs for one degree: ``copies`` m x n feature matrices (cross-validation holds
-    a training-fold copy too), the n x n Gram matrix and its factor, and about eight m-vectors
-    of ADMM iterates and temporaries per one-vs-rest problem."""
+    a held-out fold's rows too), ``n_square`` n x n matrices (the Gram matrix and its factor;
+    cross-validation holds fold Grams and one factor per fold), and about eight m-vectors of
+    ADMM iterates and temporaries per ADMM column (one-vs-rest problem, times folds in CV)."""
     n = n_centers(degree, n_features, n_samples)
-    return int(8 * (copies * n_samples * n + 2 * n * n + 8 * n_samples * n_problems))
+    return int(8 * (copies * n_samples * n + n_square * n * n + 8 * n_samples * n_problems))
 
 
-def suggest_degree(n_samples, n_features, budget, copies=1.0, n_problems=1):
-    """Largest degree s <= 10 whose FPC memory fits in ``budget`` bytes (0 if even s = 1 does not)."""
+def suggest_degree(n_samples, n_features, budget, copies=1.0, n_problems=1, n_square=2):
+    """Largest degree s <= 10 whose FPC memory fits in ``budget`` bytes (0 if even s = 1 does
+    not)."""
     best = 0
     for s in range(1, 11):
-        if feature_nbytes(n_samples, n_features, s, copies, n_problems) <= budget:
+        if feature_nbytes(n_samples, n_features, s, copies, n_problems, n_square) <= budget:
             best = s
     return best
 
 
-def check_feature_memory(n_samples, n_features, degree, budget=None, copies=1.0, n_problems=1):
+def check_feature_memory(n_samples, n_features, degree, budget=None, copies=1.0, n_problems=1,
+                         n_square=2):
     """Raise :class:`~hsskern.MemoryBudgetError` (with the estimate and a degree that fits) when the
     features of ``degree`` would not fit in ``budget`` bytes (default: 80% of available memory)."""
-    nbytes = feature_nbytes(n_samples, n_features, degree, copies, n_problems)
+    nbytes = feature_nbytes(n_samples, n_features, degree, copies, n_problems, n_square)
     if budget is None:
         avail = available_memory()
         if avail is None:
             return
         budget = 0.8 * avail
-    fit = suggest_degree(n_samples, n_features, budget, copies, n_problems)
+    fit = suggest_degree(n_samples, n_features, budget, copies, n_problems, n_square)
     n = n_centers(degree, n_features, n_samples)
-    hint = (f"degree={fit} fits "
-            f"({format_bytes(feature_nbytes(n_samples, n_features, fit, copies, n_problems))})"
+    fit_bytes = feature_nbytes(n_samples, n_features, fit, copies, n_problems, n_square)
+    hint = (f"degree={fit} fits ({format_bytes(fit_bytes)})"
             if fit else "even degree=1 does not fit: subsample the rows")
     check_memory(nbytes, f"FPC features of degree {degree} ({n_samples} x {n} matrix, "
                  f"n = C({degree}+{n_features}, {degree}) centers)", budget=budget, hint=hint)
@@ -204,7 +207,7 @@ class PolynomialFeatureMap:
 
 
 def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_state=None,
-                            alpha=1.0, beta=1.0):
+                            alpha=1.0, beta=1.0, n_rows=None):
     """Fit the scaler on X and choose n = min(C(s+d, s), m) centers.
 
     Parameters
@@ -219,6 +222,9 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
         Used by the "random" and "uniform" center schemes.
     alpha, beta : float
         The ADMM parameters, which set the "auto" scaling's safety bound.
+    n_rows : int, optional
+        Rows summed into the Gram matrix when X holds distinct rows standing for more (the
+        estimators pass the count of the original rows); default ``X.shape[0]``.
 
     Returns
     -------
@@ -228,7 +234,8 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
     """
     m, d = X.shape
     n = n_centers(degree, d, m)
-    shrink = safe_shrink(d, degree, m, n, alpha, beta) if scaling == "auto" else 1.0
+    shrink = (safe_shrink(d, degree, m if n_rows is None else int(n_rows), n, alpha, beta)
+              if scaling == "auto" else 1.0)
     scaler = BoxScaler(scaling, shrink).fit(X)
     Xs = scaler.transform(X, clip=False)
     rng = np.random.default_rng(random_state)
