@@ -231,23 +231,28 @@ def _skeleton_frontier(tree, J, v, out):
 
 
 def _draw_strata(perm, strata, counts, rng, exclude=None):
-    """Random columns, ``counts[j]`` from stratum j (all of it when that is most of it).
+    """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
 
-    ``exclude`` (sorted original indices) are not drawn again: a few extra positions are
-    drawn and those already sampled dropped, so nothing of size n is touched.
+    One vectorized draw with replacement for all strata (a per-stratum ``rng.choice`` was a
+    tenth of the compression time in Python overhead); repeats are dropped, so a stratum
+    may give slightly fewer columns. ``exclude`` (sorted original indices) are not drawn
+    again; nothing of size n is touched.
     """
-    picks = []
-    for (lo, hi), c in zip(strata, counts):
-        size = hi - lo
-        if c <= 0 or size <= 0:
-            continue
-        if 2 * c >= size:
-            picks.append(perm[lo:hi])
-            continue
-        picks.append(perm[lo + rng.choice(size, size=c, replace=False)])
-    if not picks:
+    if not strata:
         return np.zeros(0, np.intp)
-    cols = np.unique(np.concatenate(picks))
+    bounds = np.asarray(strata, dtype=np.intp)
+    lo_s, size = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
+    counts = np.asarray(counts, dtype=np.intp)
+    whole = (2 * counts >= size) & (counts > 0)
+    parts = [perm[lo_s[j]:lo_s[j] + size[j]] for j in np.flatnonzero(whole)]
+    draw = np.where(whole, 0, np.maximum(counts, 0))
+    if draw.any():
+        which = np.repeat(np.arange(len(size)), draw)
+        pos = lo_s[which] + (rng.random(len(which)) * size[which]).astype(np.intp)
+        parts.append(perm[pos])
+    if not parts:
+        return np.zeros(0, np.intp)
+    cols = np.unique(np.concatenate(parts))
     if exclude is not None and len(exclude):
         cols = cols[~np.isin(cols, exclude, assume_unique=True)]
     return cols
