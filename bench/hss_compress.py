@@ -72,14 +72,16 @@ def run_one(X, h, opts, threads, beta=100.0, seed=0, max_err_n=100000):
             F.solve(b)
             solves.append(time.perf_counter() - t0)
         err = probe_error(K, H) if len(X) <= max_err_n else None
-        peak = rss_bytes("VmHWM") - rss0
+        peak_abs = rss_bytes("VmHWM")
+        peak = peak_abs - rss0
     st = H.stats()
     return {"n": len(X), "h": h, "threads": threads, "compress_s": t_compress,
             "phases_s": st["timings"], "max_rank": st["max_rank"],
             "ranks_per_level": st["ranks_per_level"], "hss_MB": st["memory_bytes"] / 2**20,
             "error": err, "factor_s": t_factor, "solve_s": float(np.median(solves)),
             "ulv_MB": F.memory_bytes() / 2**20, "beta": beta,
-            "peak_rss_MB_above_start": peak / 2**20}
+            "peak_rss_MB_above_start": peak / 2**20, "peak_rss_MB": peak_abs / 2**20,
+            "load_1min_after": os.getloadavg()[0]}
 
 
 def fmt(r):
@@ -96,6 +98,7 @@ def main():
     ap.add_argument("--threads", default="2")
     ap.add_argument("--opts", default="first")
     ap.add_argument("--ijcnn1", action="store_true")
+    ap.add_argument("--out", default="hss_compress", help="result file name (bench/results/)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     threads = [int(t) for t in args.threads.split(",")]
@@ -108,7 +111,8 @@ def main():
                 r = run_one(X, 1.0, opts, th)
                 r.update(data="gmm8", option_set=name, reference=REFERENCE.get(n))
                 runs.append(r)
-                print(name, fmt(r), flush=True)
+                print(name, fmt(r), f"peak RSS {r['peak_rss_MB']:.0f} MB load {r['load_1min_after']:.1f}",
+                      flush=True)
         if args.ijcnn1:
             data = load_shared("ijcnn1")
             if data is None:
@@ -120,7 +124,7 @@ def main():
                     r.update(data="ijcnn1", option_set=name)
                     runs.append(r)
                     print(name, "ijcnn1", fmt(r), flush=True)
-    path = write_result("hss_compress", {"option_sets": OPTION_SETS, "runs": runs})
+    path = write_result(args.out, {"option_sets": OPTION_SETS, "runs": runs})
     print("wrote", path)
 
 

@@ -31,6 +31,13 @@ from .matrix import HSSMatrix
 _NEGLIGIBLE = 1e-200
 #: rounds of sample growth per node (bounded: never an open-ended loop)
 _MAX_SAMPLE_ROUNDS = 4
+#: near strata (sibling, parent's sibling) sampled through their skeletons
+_SKELETON_STRATA = 2
+_SKIP_COVERED = True
+
+
+def _nbr_budget(opt, m):
+    return min(opt.max_rank, 2 * m) + 2 * opt.n_random
 
 
 def _row_id(M, rel_tol, abs_tol, max_rank):
@@ -72,19 +79,35 @@ class _ColumnSampler:
         pos = self.iperm[cols]
         return cols[(pos < lo) | (pos >= hi)]
 
-    def neighbor_columns(self, rows, lo, hi, count):
-        """The ``count`` columns outside [lo, hi) most often among the neighbours of ``rows``."""
+    def neighbor_columns(self, rows, lo, hi, count, per_row=1):
+        """Up to ``count`` columns outside [lo, hi) among the neighbours of ``rows``.
+
+        Every row keeps its ``per_row`` nearest outside neighbours (its largest entries: a
+        frequency ranking alone drops a point that only one row sees, and with a narrow
+        kernel that one entry can be the whole row's norm); the rest of the budget goes to
+        the columns most often among the rows' neighbours.
+        """
         if self.neighbors.shape[1] == 0 or count <= 0:
             return np.zeros(0, np.intp)
-        cand = self._outside(self.neighbors[rows].ravel(), lo, hi)
+        nb = self.neighbors[rows]
+        pos = self.iperm[nb]
+        out = (pos < lo) | (pos >= hi)
+        first = out & (np.cumsum(out, axis=1) <= per_row)
+        must = np.unique(nb[first])
+        cand = nb[out]
         if len(cand) == 0:
             return cand
         vals, counts = np.unique(cand, return_counts=True)
         if len(vals) <= count:
             return vals
+        rest = max(count - len(must), 0)
+        if rest == 0:
+            return must
+        counts[np.isin(vals, must, assume_unique=True)] = -1  # already taken
         # the first neighbours of many rows score highest; ties keep the closest order
-        top = np.argpartition(-counts, count - 1)[:count]
-        return vals[top]
+        top = np.argpartition(-counts, min(rest, len(vals)) - 1)[:rest]
+        top = top[counts[top] > 0]
+        return np.union1d(must, vals[top])
 
 
 def compress(K, options=None, **kwargs):
@@ -164,6 +187,77 @@ def _leaf_and_coupling(K, tree, t, J, D, B):
     return np.concatenate((J[a], J[b]))
 
 
+def _near_strata_roots(tree, t, count):
+    """The sibling of t, then of its parent, ... (at most ``count`` nodes)."""
+    out = []
+    while tree.parent[t] >= 0 and len(out) < count:
+        par = tree.parent[t]
+        out.append(tree.right[par] if tree.left[par] == t else tree.left[par])
+        t = par
+    return out
+
+
+def _strata(tree, t):
+    """Position ranges [lo, hi) of the siblings of t and of each of its ancestors.
+
+    They partition the complement of t, nearest (in the tree) first: the sibling, the
+    parent's sibling, and so on up to a child of the root.
+    """
+    out = []
+    while tree.parent[t] >= 0:
+        par = tree.parent[t]
+        sib = tree.right[par] if tree.left[par] == t else tree.left[par]
+        out.append((int(tree.lo[sib]), int(tree.hi[sib])))
+        t = par
+    return out
+
+
+def _skeleton_frontier(tree, J, v, out):
+    """Append to ``out`` the columns that stand for subtree v: the skeletons of its shallowest
+    already-compressed nodes, or all points of an uncompressed leaf.
+
+    A compressed node w satisfies K(I_w, outside_w) ~= U_w K(J_w, outside_w), so by symmetry
+    every column of K(rows, I_w) with rows outside w is (to the ID tolerance) a combination of
+    the columns at J_w: r_w columns reveal the whole subtree, however far its points are from
+    the rows' neighbour lists.
+    """
+    if J[v] is not None:
+        out.append(J[v])
+    elif tree.left[v] < 0:
+        out.append(tree.indices(v))
+    else:
+        _skeleton_frontier(tree, J, tree.left[v], out)
+        _skeleton_frontier(tree, J, tree.right[v], out)
+
+
+def _draw_strata(perm, strata, counts, rng, exclude=None):
+    """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
+
+    One vectorized draw with replacement for all strata (a per-stratum ``rng.choice`` was a
+    tenth of the compression time in Python overhead); repeats are dropped, so a stratum
+    may give slightly fewer columns. ``exclude`` (sorted original indices) are not drawn
+    again; nothing of size n is touched.
+    """
+    if not strata:
+        return np.zeros(0, np.intp)
+    bounds = np.asarray(strata, dtype=np.intp)
+    lo_s, size = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
+    counts = np.asarray(counts, dtype=np.intp)
+    whole = (2 * counts >= size) & (counts > 0)
+    parts = [perm[lo_s[j]:lo_s[j] + size[j]] for j in np.flatnonzero(whole)]
+    draw = np.where(whole, 0, np.maximum(counts, 0))
+    if draw.any():
+        which = np.repeat(np.arange(len(size)), draw)
+        pos = lo_s[which] + (rng.random(len(which)) * size[which]).astype(np.intp)
+        parts.append(perm[pos])
+    if not parts:
+        return np.zeros(0, np.intp)
+    cols = np.unique(np.concatenate(parts))
+    if exclude is not None and len(exclude):
+        cols = cols[~np.isin(cols, exclude, assume_unique=True)]
+    return cols
+
+
 def _compress_ann(K, tree, neighbors, opt, rng):
     n = tree.n_points
     nn = tree.n_nodes
@@ -173,6 +267,14 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     perm = tree.perm
     sampler = _ColumnSampler(neighbors, iperm)
     progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
+    # Random columns are drawn per stratum of the complement (sibling, parent's sibling,
+    # ...), not uniformly: a uniform draw almost never lands in the medium range that a
+    # node's neighbour lists do not reach (e.g. lists swamped by duplicate points) when the
+    # kernel has decayed to zero over most of the complement. Every stratum is sampled,
+    # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
+    c_sib = max(opt.n_random, 2)
+    c_far = max(opt.n_random // 2, 2)
+    oversample = 4  # significant sampled columns the ID must leave unused
     for t in range(nn - 1, -1, -1):  # children before parents
         cand = _leaf_and_coupling(K, tree, t, J, D, B)
         progress.update()
@@ -183,49 +285,72 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if m == 0:
             U[t], J[t] = np.zeros((0, 0)), np.zeros(0, np.intp)
             continue
-        # neighbours (the dominant near field), random columns of the sibling (the next
-        # interaction out, which neighbour lists in dense clusters do not reach) and random
-        # columns of the whole complement (the far field)
-        par = tree.parent[t]
-        sib = tree.right[par] if tree.left[par] == t else tree.left[par]
-        sib_pos = tree.lo[sib] + rng.choice(tree.hi[sib] - tree.lo[sib],
-                                            size=min(opt.n_random, tree.hi[sib] - tree.lo[sib]),
-                                            replace=False)
-        cols = np.union1d(np.union1d(sampler.neighbor_columns(cand, lo, hi, opt.max_rank + m),
-                                     perm[sib_pos]),
-                          _random_outside(perm, lo, hi, n, opt.n_random, rng))
+        strata = _strata(tree, t)
+        # the near strata (sibling, parent's sibling) through their compressed descendants:
+        # nodes are numbered breadth-first, so every node one level below t is compressed
+        # and the recursion stops there (at most 2 + 4 nodes, O(r) columns each)
+        skel = []
+        near = _near_strata_roots(tree, t, _SKELETON_STRATA)
+        for w in near:
+            _skeleton_frontier(tree, J, w, skel)
+        base = np.full(len(strata), c_far)
+        base[0] = c_sib
+        counts = base.copy()
+        if _SKIP_COVERED:
+            counts[:len(near)] = 0  # covered by their skeletons; still checked below
+        cols = np.union1d(sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
+                          _draw_strata(perm, strata, counts, rng))
+        if skel:
+            cols = np.union1d(cols, np.concatenate(skel))
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
         M = K._submatrix(cand, cols)
-        n_check = max(opt.n_random, 8)
+        n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
-            if len(cols) == n_out or Ut.shape[1] >= opt.max_rank:
+            k = Ut.shape[1]
+            if len(cols) == n_out or k >= opt.max_rank:
                 break
-            # a posteriori check on fresh random columns: the neighbour sample can miss the
-            # smooth far field; on failure, grow the sample geometrically (bounded rounds)
-            V = np.setdiff1d(_random_outside(perm, lo, hi, n, n_check, rng), cols,
-                             assume_unique=True)
-            if len(V) == 0:
+            # (1) the sample must reveal the rank: an ID that uses nearly every significant
+            # sampled column may be missing directions that no sampled column carries
+            n_sig = int(np.count_nonzero(np.linalg.norm(M, axis=0) > tol))
+            starved = k < m and k + oversample > n_sig and n_sig > n_sig_prev
+            n_sig_prev = n_sig
+            # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
+            # column must be interpolated about as well as the sampled ones
+            V = _draw_strata(perm, strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
+                             exclude=cols)
+            if len(V):
+                MV = K._submatrix(cand, V)
+                rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
+                resid = rv.max()
+            else:
+                MV, resid = np.zeros((m, 0)), 0.0
+            if resid <= 2.0 * tol and not starved:
                 break
-            MV = K._submatrix(cand, V)
-            resid = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
-            if resid.max() <= 2.0 * tol:
-                break
-            achieved = max(achieved, float(resid.max() / max(tol, 1e-300)) * opt.rel_tol)
+            if resid > 2.0 * tol:
+                achieved = max(achieved, float(resid / max(tol, 1e-300)) * opt.rel_tol)
             if last == 0:
                 break
-            # extend the sample, evaluating only columns not seen yet (V's are reused)
-            extra = np.setdiff1d(_random_outside(perm, lo, hi, n, len(cols), rng),
-                                 np.concatenate((cols, V)))
-            if 2 * (len(cols) + len(V) + len(extra)) >= n_out:
+            # grow the sample, keeping V (already evaluated): quadruple the share of the
+            # strata where a check column failed (the missed directions live there), double
+            # every stratum's share when the sample was merely starved
+            if resid > 2.0 * tol:
+                pos = iperm[V[rv > 2.0 * tol]][:, None]
+                lo_s, hi_s = np.array(strata).T
+                hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
+                counts[hit] = 4 * np.maximum(counts[hit], base[hit])
+            else:
+                counts = 2 * np.maximum(counts, base)
+            seen = np.union1d(cols, V)
+            extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            if 2 * (len(seen) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
             else:
                 cols = np.concatenate((cols, V, extra))
                 M = np.hstack((M, MV, K._submatrix(cand, extra)))
-            n_check *= 2
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
