@@ -11,8 +11,9 @@ cheap to recover from that shape:
 2. solve the exact dual restricted to S (dense K[S, S], LIBSVM through scikit-learn's SVC with a
    precomputed kernel: the small dense QP is what SMO is best at);
 3. evaluate the exact decision function at every training point from the chunk's support
-   vectors only (a blocked n x n_SV kernel product, never n x n), add every point that violates
-   its KKT condition (``y f(x) < 1 - tol`` with alpha = 0), and repeat.
+   vectors only (a blocked n x n_SV kernel product, never n x n); the next chunk is the support
+   vectors plus the worst points that violate their KKT condition (``y f(x) < 1 - tol`` with
+   alpha = 0); repeat.
 
 When no point outside the chunk violates its condition, the chunk's solution (alpha = 0
 elsewhere) satisfies the KKT conditions of the full problem: it *is* the exact SVM, to LIBSVM's
@@ -84,14 +85,16 @@ def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, ma
         unless ``chunk`` is given.
     chunk : array of int or None
         The first chunk itself (e.g. the approximate solution's support, or the previous C's
-        exact support vectors along a path). One of ``decision`` and ``chunk`` is required.
+        exact support vectors along a path). One of ``decision`` and ``chunk`` is required;
+        when both are given and ``chunk`` exceeds ``max_chunk``, its ``max_chunk // 2``
+        points with the smallest ``y f(x)`` start instead.
     margin : float, default 0.5
     tol : float, default 1e-3
         LIBSVM's stopping tolerance on the chunk, and the KKT slack ``y f(x) >= 1 - tol``
         demanded of the points outside it.
     max_rounds : int, default 20
     max_add : int or None
-        Most violators added per round (the worst first); None: ``max(1000, |S|)``. Adding
+        Most violators added per round (the worst first); None: ``max(1000, n_SV)``. Adding
         only some keeps the chunk small when the start is poor; any violator added makes
         progress, so the chunking still ends at the optimum.
     max_chunk : int, default 10000
@@ -117,6 +120,12 @@ def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, ma
         if chunk.size == 0:  # the approximate surface has every point outside its band
             chunk = np.argsort(y * decision)[:2]
     chunk = np.unique(np.asarray(chunk, dtype=np.intp))
+    if chunk.size > max_chunk and decision is not None:
+        # too large a start (an under-converged approximate solution has a wide support):
+        # start from the half that the approximate surface puts deepest inside the margin;
+        # the rounds bring in what is missing and drop what is not needed
+        keep = np.argsort(y[chunk] * decision[chunk], kind="stable")[:max_chunk // 2]
+        chunk = np.sort(chunk[keep])
     res = RefineResult(dual_coef=np.zeros(n), bias=0.0, converged=False)
     f = None
     while res.rounds < max_rounds:
@@ -145,7 +154,7 @@ def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, ma
         viol = np.flatnonzero(margin_f < 1.0 - tol)
         viol = viol[~np.isin(viol, chunk, assume_unique=True)]
         res.n_violators.append(int(viol.size))
-        limit = max(1000, chunk.size) if max_add is None else max_add
+        limit = max(1000, sv.size) if max_add is None else max_add
         if viol.size > limit:
             viol = viol[np.argsort(margin_f[viol])[:limit]]
         res.dual_coef = np.zeros(n)
@@ -154,7 +163,11 @@ def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, ma
         if viol.size == 0:
             res.converged = True
             break
-        chunk = np.union1d(chunk, viol)
+        # Osuna's decomposition: the next chunk keeps the support vectors and the worst
+        # violators, and drops the points the chunk solve left at zero. The current solution
+        # stays feasible for the next chunk, so the dual objective never decreases, and the
+        # chunk stays near n_SV instead of growing with a poor start.
+        chunk = np.union1d(sv, viol)
     res.decision = f
     res.time = time.perf_counter() - t0
     return res
