@@ -139,8 +139,10 @@ def _refine(K, Y, res, est):
     dec = res.state["KYa"].reshape(n, r) + bias
     out = []
     for j in range(r):
-        rr = refine_exact(K, Y[:, j], res.C, dec[:, j], chunk=np.flatnonzero(coef[:, j]),
-                          max_chunk=est.max_chunk)
+        # a converged ADMM whose support exceeds max_chunk is kept as it is (small C, many
+        # bounded support vectors); an unconverged one may start the chunking from its best half
+        rr = refine_exact(K, Y[:, j], res.C, None if res.converged else dec[:, j],
+                          chunk=np.flatnonzero(coef[:, j]), max_chunk=est.max_chunk)
         if rr.converged:  # else (support larger than max_chunk) the ADMM solution stands
             coef[:, j] = rr.dual_coef
             bias[j] = rr.bias
