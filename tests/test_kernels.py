@@ -146,3 +146,37 @@ def test_to_dense_refuses_large_n_with_estimate():
     K = kernel_operator(np.zeros((100, 1)))
     with pytest.raises(MemoryBudgetError, match="78.1 KB"):
         K.to_dense(max_bytes=1000)
+
+
+@given(n=st.integers(2, 400), d=st.integers(12, 60), offset=st.sampled_from([0.0, 1e3, 1e7]),
+       hfac=st.floats(0.02, 20.0), seed=st.integers(0, 10**6))
+def test_gaussian_blas_route_keeps_relative_accuracy(n, d, offset, hfac, seed):
+    # the dgemm route (|a|^2 + |b|^2 - 2 a.b on centered points) must give every entry to
+    # 1e-12 relative, tiny entries included, or not be taken: far-offset clouds and narrow
+    # kernels fall back to the direct sums
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) + offset
+    h = hfac * np.sqrt(d)
+    K = kernel_operator(X, "gaussian", h=h)
+    dense = reference_kernel(K.kernel, X)
+    V = rng.normal(size=(n, 3))
+    np.testing.assert_allclose(K @ V, dense @ V, rtol=1e-12,
+                               atol=1e-12 * np.abs(dense).sum(axis=1).max())
+    idx = rng.integers(0, n, min(n, 150))
+    S = K.submatrix(idx, idx)
+    tiny = dense[np.ix_(idx, idx)] > 1e-250
+    np.testing.assert_allclose(S[tiny], dense[np.ix_(idx, idx)][tiny], rtol=1e-11)
+    np.testing.assert_array_equal(S, S.T)  # leaf blocks and SVM chunks must be symmetric
+    Y = rng.normal(size=(7, d)) + offset
+    KY = reference_kernel(K.kernel, Y, X)
+    np.testing.assert_allclose(K.cross(Y) @ V, KY @ V, rtol=1e-12,
+                               atol=1e-12 * (KY @ np.abs(V)).max())
+
+
+def test_gaussian_blas_route_taken_only_when_its_bound_holds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 30))
+    assert kernel_operator(X, "gaussian", h=5.0)._gemm() is not None
+    assert kernel_operator(X, "gaussian", h=1e-4)._gemm() is None       # narrow kernel
+    assert kernel_operator(X[:, :4], "gaussian", h=5.0)._gemm() is None  # few features
+    assert kernel_operator(X, "laplacian", h=5.0)._gemm() is None       # not the Gaussian

@@ -18,6 +18,23 @@ DEFAULT_BLOCK_MEMORY = 32 * 2**20
 #: ``to_dense`` refuses matrices larger than this unless told otherwise.
 DEFAULT_DENSE_LIMIT = 2 * 2**30
 _ROW_TILE = 32
+#: Below this many features the direct distance sums are as fast as the dgemm route
+#: (measured single-threaded, 20,000 points: equal at d = 8, 1.7x at d = 22, 4x at d = 123).
+_GEMM_MIN_FEATURES = 12
+#: Largest accepted bound on the dgemm route's relative entry error (see ``_gemm_route``).
+_GEMM_MAX_REL_ERROR = 1e-12
+_GEMM_ROW_TILE = 128
+_BLAS = []
+
+
+def _one_blas_thread():
+    # the dgemm route parallelizes over tiles with OpenMP, each tile calling BLAS: BLAS's own
+    # threads must stay out (oversubscription), as in scikit-learn's pairwise reductions. A
+    # cached controller makes the switch cost microseconds, not a library scan per product.
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _readonly(a):
@@ -33,6 +50,32 @@ def _col_tile(block_memory, n):
     return int(min(max(per_thread // (8 * _ROW_TILE), 256), 4096, max(n, 1)))
 
 
+def _gemm_route(kernel, rows, cols):
+    """Centered points and squared norms for the Gaussian's dgemm route, or None.
+
+    The squared distance |a|^2 + |b|^2 - 2 a.b has an absolute rounding error below
+    2 (d + 2) u (|a|^2 + |b|^2) (u the unit roundoff), which the Gaussian turns into a
+    relative entry error gamma times that. Centering (distances do not change under a common
+    shift) keeps the norms small; where the bound still exceeds ``_GEMM_MAX_REL_ERROR`` (narrow
+    kernels, points far from their mean) the direct sums are used.
+    """
+    d = rows.shape[1]
+    if kernel.name != "gaussian" or d < _GEMM_MIN_FEATURES or 0 in rows.shape + cols.shape:
+        return None
+    mu = cols.mean(axis=0)
+    rc = rows - mu
+    rn = np.einsum("ij,ij->i", rc, rc)
+    if cols is rows:
+        cc, cn = rc, rn
+    else:
+        cc = cols - mu
+        cn = np.einsum("ij,ij->i", cc, cc)
+    bound = 2.0 * (d + 2) * np.finfo(np.float64).eps / 2 * (rn.max() + cn.max())
+    if kernel.gamma * bound > _GEMM_MAX_REL_ERROR:
+        return None
+    return rc, rn, cc, cn
+
+
 class _KernelLinearOperator(LinearOperator):
     """Shared machinery: rows (m x d) against columns (d x n, stored transposed)."""
 
@@ -44,7 +87,18 @@ class _KernelLinearOperator(LinearOperator):
         self._params = kernel.params
         self._block_memory = block_memory
         self._col_tile = _col_tile(block_memory, cols.shape[0])
+        self._gemm_state = None
         super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
+
+    def _gemm(self):
+        # computed on first use: many operators (e.g. over support vectors) see one product
+        if self._gemm_state is None:
+            route = _gemm_route(self._kernel, self._rows, self._cols)
+            if route is not None:
+                rc, rn, cc, cn = route
+                route = (rc, rn, cc, np.ascontiguousarray(cc.T), cn)
+            self._gemm_state = (route,)
+        return self._gemm_state[0]
 
     @property
     def kernel(self):
@@ -54,6 +108,13 @@ class _KernelLinearOperator(LinearOperator):
     def _matmat(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
         out = np.empty((self.shape[0], V.shape[1]))
+        route = self._gemm()
+        if route is not None:
+            rc, rn, _, ccT, cn = route
+            with _one_blas_thread():
+                _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
+                                   2048)
+            return out
         _eval.matmat(self._kernel.code, self._params, self._rows, self._colsT, V, out,
                      self._col_tile)
         return out
@@ -134,6 +195,18 @@ class KernelOperator(_KernelLinearOperator):
     def _submatrix(self, I, J):
         # trusted fast path for inner code (HSS compression): intp arrays, in range
         out = np.empty((I.shape[0], J.shape[0]))
+        route = self._gemm()
+        if route is not None:
+            if I.shape[0] * J.shape[0] > 100000:
+                with _one_blas_thread():
+                    _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
+            else:  # too small for BLAS to spawn threads: skip the switch
+                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
+            if I is J or (I.shape == J.shape and np.array_equal(I, J)):
+                # dgemm need not give a.b and b.a the same last bit; diagonal blocks (HSS
+                # leaves, SVM chunks) must be exactly symmetric
+                _eval.mirror_upper(out)
+            return out
         _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
         return out
 
