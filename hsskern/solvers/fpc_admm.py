@@ -73,6 +73,9 @@ class FPCADMMResult:
         Wall-clock seconds of the iterations (the factorization excluded when passed in).
     Au : ndarray of shape (m,) or (m, k)
         A @ u at the returned u for every row of A (masked rows included).
+    v, w : ndarray of shape (m,) or (m, k)
+        The split variable and the multiplier at the last iterate (0 off the mask): with ``Au``
+        a warm start for ``v0`` and ``w0`` of a related problem.
     """
 
     u: np.ndarray
@@ -82,6 +85,8 @@ class FPCADMMResult:
     converged: object
     time: float
     Au: np.ndarray = None
+    v: np.ndarray = None
+    w: np.ndarray = None
 
 
 def hinge_prox(a, b, gamma):
@@ -265,7 +270,7 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     Ua, Va, Wa, Ya = U.copy(), V.copy(), W.copy(), Y.copy()
     aa, ba, ga, fa = al, be, gamma, fid
     Ma, Ca = Mf, Cf
-    AUa = A @ Ua
+    AUa = A @ Ua if u0 is not None else np.zeros((m, k))  # no pass over A for u = 0
     for it in range(1, max_iter + 1):
         R = ba * Va - Wa
         if Ca is not None:
@@ -318,7 +323,7 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
             if Ca is not None:
                 Ca = Ca[:, keep]
     if max_iter == 0:
-        AU = A @ U
+        AU = AUa
     objective = hinge_objective(AU, Y, Mf if Cf is None else Cf)
     elapsed = time.perf_counter() - t0
     if verbose:
@@ -327,5 +332,5 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     history = [np.array(h) for h in history]
     if single:
         return FPCADMMResult(U[:, 0], int(iterations[0]), history[0], float(objective[0]),
-                             bool(converged[0]), elapsed, AU[:, 0])
-    return FPCADMMResult(U, iterations, history, objective, converged, elapsed, AU)
+                             bool(converged[0]), elapsed, AU[:, 0], V[:, 0], W[:, 0])
+    return FPCADMMResult(U, iterations, history, objective, converged, elapsed, AU, V, W)
