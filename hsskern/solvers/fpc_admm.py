@@ -27,6 +27,16 @@ takes more iterations (30-50 at tol 5e-4) but reaches the hinge minimizer's accu
 skin_nonskin (25k rows) s = 10: 98.6% -> 99.4%. The estimators' default ``alpha = beta = "auto"``
 is this 1/m (m = training rows of each problem).
 
+The iteration in place
+----------------------
+For labels y = +-1 the three cases of (15) are v+ = B + y clip(1 - y B, 0, 1/gamma) at
+B = A u+ + w / b, and (12) then gives w+ / b = B - v+ = -y clip(1 - y B, 0, 1/gamma). The loop
+therefore carries Q = -w / b: the prox and the multiplier step are one array, A^T (b v - w) is
+b A^T (v + Q), and the H-norm term b ||dv||^2 + ||dw||^2 / b is b (||dv||^2 + ||dQ||^2). That is
+about 15 in-place passes over the m x k iterates per iteration instead of about 25 with
+temporaries, which is most of an iteration's cost when n is small (skin_nonskin, 18,490
+distinct rows x 6 columns, n = 10: 4.3 -> 2.9 ms an iteration).
+
 Batched problems
 ----------------
 Cross-validation solves the same A with different training rows. ``mask`` marks the rows each
@@ -257,25 +267,27 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     U = np.zeros((n, k)) if u0 is None else np.array(u0, dtype=np.float64).reshape(n, k)
     V = Y.copy() if v0 is None else np.array(v0, dtype=np.float64).reshape(m, k)
     W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
-    if Mf is not None:
-        V *= Mf
-        W *= Mf
+    Cw = None if Mf is None else (Mf if Cf is None else Cf)  # row weights of the sums
     AU = np.empty((m, k))
     gamma = rows * be
     history = [[] for _ in range(k)]
     iterations = np.zeros(k, dtype=int)
     converged = np.zeros(k, dtype=bool)
-    # compact copies of the still-running columns: no fancy indexing in the common path
+    # compact copies of the still-running columns: no fancy indexing in the common path.
+    # The loop carries Q = -w / b instead of w (see "The iteration in place" above).
     active = np.arange(k)
-    Ua, Va, Wa, Ya = U.copy(), V.copy(), W.copy(), Y.copy()
-    aa, ba, ga, fa = al, be, gamma, fid
-    Ma, Ca = Mf, Cf
+    Ua, Va, Ya = U.copy(), V.copy(), Y.copy()
+    Qa = W / -be
+    aa, ba, gia, fa = al, be, 1.0 / gamma, fid
+    Ca = Cw
     AUa = A @ Ua if u0 is not None else np.zeros((m, k))  # no pass over A for u = 0
     for it in range(1, max_iter + 1):
-        R = ba * Va - Wa
+        D = np.add(Va, Qa)  # v - w / b
         if Ca is not None:
-            R *= Ca
-        rhs = aa * Ua + A.T @ R
+            D *= Ca  # off-mask rows drop out of A^T (b v - w) here, and only here
+        rhs = A.T @ D
+        rhs *= ba
+        rhs += aa * Ua
         if len(uniq) == 1:
             U_new = cho_solve(uniq[0], rhs, check_finite=False)
         else:
@@ -284,21 +296,23 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
                 cols = fa == g
                 U_new[:, cols] = cho_solve(uniq[g], rhs[:, cols], check_finite=False)
         AU_new = A @ U_new
-        V_new = _hinge_prox_labels(Ya, AU_new + Wa / ba, ga, overwrite_b=True)
-        R = AU_new - V_new
-        if Ma is not None:
-            V_new *= Ma
-            R *= Ma
-        W_new = Wa + ba * R
-        dU, dV, dW = U_new - Ua, V_new - Va, W_new - Wa
-        if Ca is None:
-            step = (aa * np.einsum("ij,ij->j", dU, dU) + ba * np.einsum("ij,ij->j", dV, dV)
-                    + np.einsum("ij,ij->j", dW, dW) / ba)
-        else:
-            step = (aa * np.einsum("ij,ij->j", dU, dU)
-                    + ba * np.einsum("ij,ij,ij->j", dV, dV, Ca)
-                    + np.einsum("ij,ij,ij->j", dW, dW, Ca) / ba)
-        Ua, Va, Wa, AUa = U_new, V_new, W_new, AU_new
+        B = np.subtract(AU_new, Qa)  # A u+ + w / b, the point (15) is taken at
+        # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
+        # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
+        Q_new = np.multiply(Ya, B)
+        np.subtract(1.0, Q_new, out=Q_new)
+        np.clip(Q_new, 0.0, gia, out=Q_new)
+        Q_new *= Ya
+        V_new = np.add(B, Q_new, out=B)
+        dU = U_new - Ua
+        dV = np.subtract(V_new, Va, out=Va)  # the old iterates are not needed any more
+        dQ = np.subtract(Q_new, Qa, out=Qa)
+        dV *= dV
+        dQ *= dQ
+        dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
+        vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
+        step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
+        Ua, Va, Qa, AUa = U_new, V_new, Q_new, AU_new
         for c, st in zip(active, step):
             history[c].append(float(st))
         iterations[active] = it
@@ -311,19 +325,21 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
             cols = active[fin]
             converged[active[done]] = True
             U[:, cols], V[:, cols], W[:, cols], AU[:, cols] = (Ua[:, fin], Va[:, fin],
-                                                               Wa[:, fin], AUa[:, fin])
+                                                               Qa[:, fin] * -ba[fin],
+                                                               AUa[:, fin])
             keep = ~fin
             active = active[keep]
             if active.size == 0:
                 break
-            Ua, Va, Wa, AUa, Ya = Ua[:, keep], Va[:, keep], Wa[:, keep], AUa[:, keep], Ya[:, keep]
-            aa, ba, ga, fa = aa[keep], ba[keep], ga[keep], fa[keep]
-            if Ma is not None:
-                Ma = Ma[:, keep]
+            Ua, Va, Qa, AUa, Ya = Ua[:, keep], Va[:, keep], Qa[:, keep], AUa[:, keep], Ya[:, keep]
+            aa, ba, gia, fa = aa[keep], ba[keep], gia[keep], fa[keep]
             if Ca is not None:
                 Ca = Ca[:, keep]
     if max_iter == 0:
         AU = AUa
+    if Mf is not None:  # off-mask rows of v and w never entered a sum; report them as 0
+        V *= Mf
+        W *= Mf
     objective = hinge_objective(AU, Y, Mf if Cf is None else Cf)
     elapsed = time.perf_counter() - t0
     if verbose:
