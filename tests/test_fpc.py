@@ -14,7 +14,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.features.polynomial import (BoxScaler, check_feature_memory, feature_nbytes,
                                          fit_polynomial_features, n_centers, safe_shrink,
                                          suggest_degree)
-from hsskern.solvers.fpc_admm import (_gram, _hinge_prox_labels, fpc_admm, fpc_factor,
+from hsskern.solvers.fpc_admm import (_gram, _hinge_shift, fpc_admm, fpc_factor,
                                       hinge_prox)
 
 
@@ -119,10 +119,15 @@ def test_hinge_prox_matches_the_four_cases_elementwise():
     out = hinge_prox(a, b, 3.0)
     ref = np.array([_hinge_scalar(x, z, 3.0) for x, z in zip(a, b)])
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-15)
-    # the solver's +-1-label branch is the same operator
+    # the solver's +-1-label form B + y clip(1 - y B, 0, 1/gamma) is the same operator
     y = np.where(a >= 0, 1.0, -1.0)
-    for g in (0.5, 3.0, 1e4):
-        np.testing.assert_array_equal(_hinge_prox_labels(y, b, g), hinge_prox(y, b, g))
+    for g in (0.5, 3.0, 1e4):  # B + y (1 - y B) = y up to one rounding of B
+        err = b + _hinge_shift(y, b, 1.0 / g) - hinge_prox(y, b, g)
+        assert np.all(np.abs(err) <= 4e-16 * (1 + np.abs(b)))
+    B = np.column_stack([b, -b])  # one gamma per column
+    S = _hinge_shift(np.column_stack([y, y]), B, np.array([1 / 0.5, 1 / 3.0]))
+    err = B + S - np.column_stack([hinge_prox(y, b, 0.5), hinge_prox(y, -b, 3.0)])
+    assert np.all(np.abs(err) <= 4e-16 * (1 + np.abs(B)))
 
 
 # ---------------------------------------------------------------- features

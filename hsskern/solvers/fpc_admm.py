@@ -134,19 +134,18 @@ def _gram(A):
     return G
 
 
-def _hinge_prox_labels(Y, B, gamma, overwrite_b=False):
-    """(15) for labels a = +-1 (a^2 = 1, 1/a = a), branch-free.
+def _hinge_shift(Y, B, gamma_inv):
+    """How far (15) moves B for labels a = +-1: hinge_gamma(y, B) = B + y clip(1 - y B, 0, 1/gamma).
 
-    With t = y b the three cases z y = t + 1/gamma (t <= 1 - 1/gamma), 1 (in between) and t
-    (t >= 1) are z y = max(min(t + 1/gamma, 1), t); four in-place passes instead of nested
-    ``where`` temporaries (this runs on m x k arrays every iteration). With ``overwrite_b`` B
-    holds y b afterwards. Exact: multiplying by y = +-1 does not round.
+    The three cases z y = t + 1/gamma (t = y B <= 1 - 1/gamma), 1 (in between) and t (t >= 1)
+    in one clip; with (12) the same array is -w+ / b (see the module notes). Four in-place
+    passes over an m x k array, ``gamma_inv`` one value per column (or a scalar).
     """
-    t = np.multiply(Y, B, out=B if overwrite_b else None)
-    z = np.add(t, 1.0 / np.asarray(gamma, dtype=np.float64))
-    np.minimum(z, 1.0, out=z)
-    np.maximum(z, t, out=z)
-    return np.multiply(z, Y, out=z)
+    S = np.multiply(Y, B)
+    np.subtract(1.0, S, out=S)
+    np.clip(S, 0.0, gamma_inv, out=S)
+    S *= Y
+    return S
 
 
 def fpc_factor(A=None, alpha=1.0, beta=1.0, gram=None):
@@ -299,10 +298,7 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         B = np.subtract(AU_new, Qa)  # A u+ + w / b, the point (15) is taken at
         # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
         # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
-        Q_new = np.multiply(Ya, B)
-        np.subtract(1.0, Q_new, out=Q_new)
-        np.clip(Q_new, 0.0, gia, out=Q_new)
-        Q_new *= Ya
+        Q_new = _hinge_shift(Ya, B, gia)
         V_new = np.add(B, Q_new, out=B)
         dU = U_new - Ua
         dV = np.subtract(V_new, Va, out=Va)  # the old iterates are not needed any more
