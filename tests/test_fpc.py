@@ -539,6 +539,24 @@ def test_cv_warm_degrees_chain_each_fit_from_the_previous_degree():
     np.testing.assert_allclose(warm.decision_function(X), D, rtol=1e-3, atol=1e-4)
 
 
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 300), d=st.integers(1, 4))
+@settings(max_examples=30, deadline=None)
+def test_distinct_rows_match_np_unique_in_order_of_first_occurrence(seed, m, d):
+    from hsskern.estimators.fpc import _distinct_rows
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, (m, d)).astype(float)  # many repeats
+    X[rng.random(m) < 0.1] = -0.0  # equal to 0.0
+    y = rng.integers(0, 2, m)
+    first, inv, counts = _distinct_rows(X, y)
+    Z = np.column_stack([X, y])
+    _, ref_first, ref_counts = np.unique(Z, axis=0, return_index=True, return_counts=True)
+    order = np.argsort(ref_first)
+    np.testing.assert_array_equal(first, ref_first[order])
+    np.testing.assert_array_equal(counts, ref_counts[order])
+    np.testing.assert_array_equal(Z[first][inv], Z)
+    assert np.all(first[inv] <= np.arange(m))
+
+
 def test_repeated_rows_are_fitted_once_with_their_counts():
     """Duplicated (x, y) rows: the estimator fits the distinct rows with counts, which is the
     ADMM on all rows (features of the repeats included) -- same coefficients; the CV's fold

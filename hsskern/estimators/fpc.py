@@ -68,12 +68,22 @@ def _distinct_rows(X, y_idx):
     (duplicated centers would only repeat a column of A).
     """
     Z = np.column_stack([X, y_idx.astype(np.float64)])
-    _, first, inv, counts = np.unique(Z, axis=0, return_index=True, return_inverse=True,
-                                      return_counts=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return first[order], rank[inv.ravel()], counts[order]
+    # a stable lexsort and a neighbour comparison, not np.unique(axis=0), whose sort of
+    # structured rows is 4x slower (skin_nonskin 50,000 rows: 0.12 -> 0.03 s)
+    order = np.lexsort(Z.T[::-1])
+    Zs = Z[order]
+    new = np.empty(Z.shape[0], dtype=bool)
+    new[0] = True
+    np.any(Zs[1:] != Zs[:-1], axis=1, out=new[1:])
+    starts = np.flatnonzero(new)
+    group = np.empty(Z.shape[0], dtype=np.intp)
+    group[order] = np.cumsum(new) - 1
+    first = order[starts]  # stable: the first occurrence of each group
+    counts = np.diff(np.append(starts, Z.shape[0]))
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(by_first.size)
+    return first[by_first], rank[group], counts[by_first]
 
 
 def _weighted_gram(A, counts):
