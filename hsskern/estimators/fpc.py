@@ -6,7 +6,7 @@ There is no C: the capacity is set by the degree s alone. ``FPCClassifierCV`` ch
 cross-validation over 1..s_max, s_max = min(ceil((m / log m)^(1/d)), 10) (the paper's range),
 computing the features of every s once and reusing them for all folds and the refit.
 
-Two departures from the paper, both measured on the shared UCI sets (bench/fpc.py):
+Three departures from the paper, all measured on the shared UCI sets (bench/fpc.py):
 
 * ``alpha = beta = "auto"`` (1/m) by default instead of 1: the paper's parameters on the *mean*
   hinge loss stop after 2-3 iterations near the ridge least-squares start; 1/m (its unit

@@ -27,6 +27,12 @@ takes more iterations (30-50 at tol 5e-4) but reaches the hinge minimizer's accu
 skin_nonskin (25k rows) s = 10: 98.6% -> 99.4%. The estimators' default ``alpha = beta = "auto"``
 is this 1/m (m = training rows of each problem).
 
+"Reaches" is relative to the paper's rule: tol 5e-4 still stops well short of the minimizer on
+nearly separable data. skin_nonskin (50,000 rows, s = 8, 1 column): objective 0.0236 after 32
+iterations, 0.0049 after 3000 (test accuracy 99.42% -> 99.86%); tol 1e-4 / 2e-5 in the CV
+search cost 2.4x / 5.6x the time for 99.45% / 99.53%. The slow tail is the ADMM's on this
+degenerate LP, not the model's.
+
 The iteration in place
 ----------------------
 For labels y = +-1 the three cases of (15) are v+ = B + y clip(1 - y B, 0, 1/gamma) at
