@@ -125,7 +125,9 @@ def hinge_prox(a, b, gamma):
     low = ab <= 1.0 - a * a / gamma
     mid = ~low & (ab < 1.0)
     out = np.where(low, b + a / gamma, b)
-    with np.errstate(divide="ignore"):
+    # 1/a is evaluated for every element and kept only in the middle case; a subnormal a
+    # overflows there but is always in the low case (|a b| << 1 - a^2 / gamma)
+    with np.errstate(divide="ignore", over="ignore"):
         out = np.where(mid & (a != 0), 1.0 / np.where(a != 0, a, 1.0), out)
     # a = 0: the hinge term is constant, z = b (the case ordering of (15))
     return np.where(a == 0, b, out)
