@@ -3,6 +3,7 @@
     python bench/fpc.py [--datasets banknote ...] [--svc-cap 25000] [--threads 1] [--repeat 3]
                         [--extend 0] [--svc-h 0.1 1 10] [--out fpc]
     python bench/fpc.py --merge fpc_part1 fpc_part2 ... --out fpc
+    python bench/fpc.py --datasets skin_nonskin --svc-cap 50000 --svc-cached fpc --out fpc_new
 
 Both sides are measured in the same process, on the same training rows of
 ../shared/datasets/NAME.npz, and scored on its whole test set:
@@ -21,6 +22,12 @@ Both sides are measured in the same process, on the same training rows of
 * ``--svc-h`` runs only some rows of the grid, so a grid longer than one sitting (credit_default:
   ~20 minutes) can be measured in several processes, each also timing FPC; ``--merge`` sums the
   SVC parts (all nine fits must be present) and takes the median of the parts' FPC times.
+* ``--svc-cached NAME`` times FPC only and takes the SVC grid from bench/results/NAME.json (the
+  entry of the same dataset on the same number of training rows; the rows are the same since
+  the subsample is seeded), so an FPC change can be measured without re-running the grid. The
+  row records ``svc_cached_from`` (file, its date, the load then): the two sides were then
+  measured in different processes, at different loads -- compare CPU times. A dataset with no
+  such entry gets no SVC side (no grid is started).
 * ``--extend E`` also runs FPC with degrees 1..s_max + E (reported separately).
 
 Wall times are medians from ``_common.measure``; process CPU times are recorded too, since on an
@@ -153,6 +160,23 @@ def merge(names, out, note=None):
     print(f"wrote bench/results/{out}.json")
 
 
+def cached_svc(source, name, rows):
+    """The ``svc`` entry of dataset ``name`` on ``rows`` training rows in results file
+    ``source`` (keyed NAME or NAME@ROWS), with where it came from; None when absent."""
+    import json
+    from _common import RESULTS
+    path = RESULTS / f"{source}.json"
+    if not path.exists():
+        raise SystemExit(f"--svc-cached: {path} does not exist")
+    data = json.loads(path.read_text())
+    for key in (f"{name}@{rows}", name):
+        row = data["datasets"].get(key)
+        if row and row.get("train_rows_used") == rows and row["svc"].get("n_fits") == 9:
+            return row["svc"], {"file": f"bench/results/{source}.json", "key": key,
+                                "date": data.get("date"), "load_avg_1min": row.get("load_avg_1min")}
+    return None, None
+
+
 def subsample(X, y, cap, seed=0):
     from sklearn.model_selection import train_test_split
     if X.shape[0] <= cap:
@@ -173,6 +197,9 @@ def main():
                     help="only these rows of the SVC grid (merge the parts with --merge)")
     ap.add_argument("--no-full", action="store_true",
                     help="skip the supplementary full-data FPC run when the rows are capped")
+    ap.add_argument("--svc-cached", metavar="NAME",
+                    help="reuse the SVC grid of bench/results/NAME.json (same dataset and row "
+                         "count) instead of running it; datasets without one get no SVC side")
     ap.add_argument("--merge", nargs="*", metavar="NAME",
                     help="combine bench/results/NAME.json grid parts into --out")
     ap.add_argument("--note", help="free text stored in the merged file's settings")
@@ -183,7 +210,7 @@ def main():
     from threadpoolctl import threadpool_limits
     results = {"settings": {"svc_cap": args.svc_cap, "threads": args.threads,
                             "repeat_fpc": args.repeat, "grid_h": GRID, "grid_C": GRID,
-                            "svc_h": args.svc_h,
+                            "svc_h": args.svc_h, "svc_cached": args.svc_cached,
                             "fpc_extended": f"degrees 1..s_max+{args.extend}",
                             "fpc": "FPCClassifierCV(cv=5, random_state=0), defaults",
                             "svc": "StandardScaler + SVC(gamma=1/(2h^2), cache_size=1000); "
@@ -217,14 +244,28 @@ def main():
                 print(f"  FPC on all {X.shape[0]} rows (not compared): "
                       f"{row['fpc_full_data']['train_time_s']:.3f}s acc "
                       f"{row['fpc_full_data']['test_accuracy']:.4f}", flush=True)
-            row["svc"] = run_svc_grid(Xc, yc, Xt, yt, args.svc_h)
+            svc, source = (cached_svc(args.svc_cached, name, int(Xc.shape[0]))
+                           if args.svc_cached else (None, None))
+            if svc is not None:
+                row["svc"], row["svc_cached_from"] = svc, source
+                print(f"  SVC grid from {source['file']} ({source['key']}, {source['date']})",
+                      flush=True)
+            elif args.svc_cached:  # never start an unplanned grid (skin at full size: hours)
+                print(f"  no cached SVC grid for {name} on {Xc.shape[0]} rows: FPC only",
+                      flush=True)
+                results["datasets"][name] = row
+                write_result(args.out, results)
+                continue
+            else:
+                row["svc"] = run_svc_grid(Xc, yc, Xt, yt, args.svc_h)
             row["load_avg_1min"] = [load0, os.getloadavg()[0]]
             if row["svc"]["n_fits"] == len(GRID) ** 2:
                 compare(row)
-                print(f"  SVC grid {row['svc']['grid_train_time_s']:.1f}s best acc "
+                print(f"  SVC grid {row['svc']['grid_train_time_s']:.1f}s "
+                      f"(CPU {row['svc']['grid_train_cpu_time_s']:.1f}s) best acc "
                       f"{row['svc']['best_test_accuracy']:.4f}; speedup "
-                      f"{row['speedup']:.1f}x, gap {row['accuracy_gap_points']:.2f} points",
-                      flush=True)
+                      f"{row['speedup']:.1f}x (CPU {row['speedup_cpu']:.1f}x), gap "
+                      f"{row['accuracy_gap_points']:.2f} points", flush=True)
             else:
                 print(f"  SVC part ({row['svc']['n_fits']} fits) "
                       f"{row['svc']['grid_train_time_s']:.1f}s: merge the parts", flush=True)
