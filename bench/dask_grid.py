@@ -13,6 +13,11 @@ process's resident high-water mark (ru_maxrss; includes the interpreter and libr
 next to the same figure for a fresh idle worker, and the largest peak one task added on top
 of the resident size it started from (the memory a grid cell really needs).
 
+``--control`` also runs the same cells in a plain ``multiprocessing`` pool of ``--workers``
+single-threaded processes (no Dask): the speed-up two processes get on this machine at all,
+so what the shared cores and memory cost can be told apart from what Dask costs. The CPU
+time the hypervisor took from the machine (steal, from /proc/stat) is reported per phase.
+
 The wall-clock speed-up needs an otherwise idle machine: with other sessions running, Linux
 autogroup scheduling gives this whole session one fair share of the cores however many
 processes it starts. The script also reports a CPU-time speed-up (serial CPU seconds over the
@@ -36,6 +41,46 @@ def loadavg():
     return [round(v, 2) for v in os.getloadavg()]
 
 
+def cpu_ticks():
+    """(busy, steal) clock ticks of the whole machine so far (/proc/stat; None elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    return v[0] + v[1] + v[2] + v[5] + v[6], v[7]
+
+
+def ticks_since(t0):
+    t1 = cpu_ticks()
+    if t0 is None or t1 is None:
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"busy_cpu_seconds": (t1[0] - t0[0]) / hz, "steal_seconds": (t1[1] - t0[1]) / hz}
+
+
+def _control_cell(job):
+    from threadpoolctl import threadpool_limits
+    from hsskern.estimators.hss_svc import _score_width_fold
+    with threadpool_limits(1):
+        t0 = time.perf_counter()
+        _score_width_fold(*job)
+        return time.perf_counter() - t0
+
+
+def control(est, X, y, workers):
+    """The same (width, fold) cells in a plain process pool, longest-first: no Dask at all."""
+    import multiprocessing as mp
+    Cs, name, widths = est._grid()
+    jobs = [(est._base(name, w), X, y, tr, va, Cs)
+            for w in widths for tr, va in est._splits(X, y)]
+    ctx = mp.get_context("fork")
+    with ctx.Pool(workers, maxtasksperchild=1) as pool:
+        t0 = time.perf_counter()
+        cells = pool.map(_control_cell, jobs, chunksize=1)
+        return time.perf_counter() - t0, cells
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--dataset", default="ijcnn1")
@@ -46,6 +91,8 @@ def main():
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--tag", default="", help="suffix of the result file name")
+    p.add_argument("--control", action="store_true",
+                   help="also run the cells in a plain process pool (no Dask)")
     args = p.parse_args()
 
     from distributed import Client, LocalCluster
@@ -66,12 +113,14 @@ def main():
           f"load {loadavg()}", flush=True)
 
     load_before = loadavg()
+    k0 = cpu_ticks()
     with threadpool_limits(1):
         t0, c0 = time.perf_counter(), time.thread_time()
         ser = HSSSVCCV(**params).fit(X, y)
         t_serial = time.perf_counter() - t0
         cpu_serial = time.thread_time() - c0
     serial_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ticks = {"serial": ticks_since(k0)}
     print(f"serial: {t_serial:.1f} s, best h={ser.h_:g} C={ser.C_:g} "
           f"({ser.best_score_:.4f}); load {loadavg()}", flush=True)
 
@@ -82,9 +131,10 @@ def main():
         # import everything on the workers first: start-up is not part of the grid's cost
         client.run(lambda: __import__("hsskern.estimators.hss_svc"))
         idle = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-        t0 = time.perf_counter()
+        t0, k0 = time.perf_counter(), cpu_ticks()
         dsk = DaskHSSSVCCV(**params).fit(X, y)
         t_dask = time.perf_counter() - t0
+        ticks["dask"] = ticks_since(k0)
         print(f"dask ({args.workers} workers): {t_dask:.1f} s, best h={dsk.h_:g} "
               f"C={dsk.C_:g}; load {loadavg()}", flush=True)
         # the refit of the winner: one task on one worker (a 1 x 1 grid whose search cells
@@ -106,7 +156,15 @@ def main():
         cpu_per_worker = {}
         for t in dsk.task_info_:
             cpu_per_worker[t["worker"]] = cpu_per_worker.get(t["worker"], 0) + t["cpu_seconds"]
+    t_control = cells = None
+    if args.control:
+        k0 = cpu_ticks()
+        t_control, cells = control(ser, X, y, args.workers)
+        ticks["control"] = ticks_since(k0)
+        print(f"control (plain pool of {args.workers} processes): {t_control:.1f} s = "
+              f"{t_serial / t_control:.2f}x; cells {[round(c, 1) for c in cells]}", flush=True)
     load_after = loadavg()
+    print(f"machine CPU and hypervisor steal per phase: {ticks}", flush=True)
 
     same = all(np.array_equal(ser.cv_results_[k], dsk.cv_results_[k])
                for k in ser.cv_results_ if k not in ("admm_time", "setup_time"))
@@ -130,6 +188,9 @@ def main():
         "serial_cpu_seconds": cpu_serial, "cpu_seconds_per_worker": cpu_per_worker,
         "cpu_speedup": cpu_speedup,
         "identical_to_serial": bool(same),
+        "control_pool_seconds": t_control, "control_cell_seconds": cells,
+        "control_speedup": None if t_control is None else t_serial / t_control,
+        "machine_ticks": ticks,
         "best": {"h": dsk.h_, "C": dsk.C_, "validation_accuracy": dsk.best_score_},
         "peak_rss_bytes_per_worker": peaks,
         "task_peak_extra_bytes_per_worker": extra,
