@@ -1,28 +1,35 @@
 """Compiled ULV solve: both tree sweeps in one nogil loop over flat per-node factors.
 
-The factor (built in ``ulv.py``) stores every node's blocks column-major in one float64
+The factor (built in ``ulv.py``) stores every node's block column-major in one float64
 array, addressed by per-node offsets, so the sweeps touch no Python object: the per-node
-work is a handful of BLAS-2/3 calls on blocks of a few dozen rows, and at that size the
-interpreter overhead of a Python loop costs more than the arithmetic.
+work is one BLAS-2/3 call on a block of a few dozen rows, and at that size the interpreter
+overhead of a Python loop costs more than the arithmetic.
 
-Per non-root node t with ``m`` rows and ``k`` reduced rows (``k < m``: something is
-eliminated there):
+At a non-root node t with ``m`` rows and ``k`` reduced rows (``k < m``: something is
+eliminated there) the factorization computes an orthogonal ``Q = I - V T V^T`` (compact WY
+of the QR of the node's basis), the Cholesky factor ``L`` ((m-k) x (m-k)) of the eliminated
+block and ``W = L^{-1} A21`` ((m-k) x k). The solve needs only their product
 
-* ``V`` (m x k) and ``T`` (k x k, upper triangular): the orthogonal transform in compact WY
-  form, ``Q = I - V T V^T``. Applying it costs three BLAS calls instead of LAPACK ``ormqr``'s
-  one ``larf`` per reflector (or a fresh ``larft`` per call).
-* ``L`` ((m-k) x (m-k), lower triangular): Cholesky factor of the eliminated block.
-* ``W`` ((m-k) x k): ``L^{-1} A21``.
+    M = Q [[I, 0], [-L^{-T} W, L^{-T}]] = [Q1 - G W, G],   G = Q2 L^{-T}   (m x m):
 
-The root holds the Cholesky factor of its (reduced) block at ``off_L[0]``.
+the forward sweep is ``z <- M^T z`` (the first k rows go to the parent, the rest are
+``L^{-1}`` of the eliminated part) and the backward sweep ``x = M [x1; y2]``. One ``m x m``
+block (``m^2`` doubles) replaces V, T, L, W (``m^2 + k^2``), and one gemv per node and sweep
+replaces three gemv, a trmv and a trsv: the solve at these block sizes is bound by reading
+the factor and by the number of BLAS calls, not by flops. ``L L^T`` is a principal block of
+an orthogonal transform of a Schur complement of ``H + beta I``, so its eigenvalues lie
+within those of ``H + beta I`` and ``cond(L) <= sqrt(cond(H + beta I))``: the explicit
+``L^{-T}`` keeps the solve's residual at the level of the triangular solves it replaces
+(tested up to cond ~1e10).
+
+The root holds the Cholesky factor of its (reduced) block.
 
 The factorization (``factor_tree``) runs the same bottom-up loop in compiled code for the same
 reason; it holds the GIL only to fetch each node's generators.
 """
 from libc.string cimport memcpy
 from libc.math cimport log
-from scipy.linalg.cython_blas cimport (dgemm, dgemv, dsymm, dsyr2k, dsyrk, dtrmm, dtrmv, dtrsm,
-                                       dtrsv)
+from scipy.linalg.cython_blas cimport dgemm, dgemv, dsymm, dsyr2k, dsyrk, dtrmm, dtrsm
 from scipy.linalg.cython_lapack cimport dgeqrf, dlarft, dpotrf, dpotrs
 
 import numpy as np
@@ -52,24 +59,6 @@ def larft(double[::1, :] V, double[::1] tau):
     return T
 
 
-cdef inline void _apply_q(int m, int k, int nrhs, const double* V, const double* T,
-                          double* Z, int ldz, double* w, bint transpose) noexcept nogil:
-    """Z <- Q^T Z (transpose) or Q Z with Q = I - V T V^T; w: scratch of k * nrhs."""
-    cdef double one = 1.0, zero = 0.0, mone = -1.0
-    cdef int inc = 1
-    cdef char* tr = b"T" if transpose else b"N"
-    if k == 0:
-        return
-    if nrhs == 1:
-        dgemv(b"T", &m, &k, &one, <double*>V, &m, Z, &inc, &zero, w, &inc)
-        dtrmv(b"U", tr, b"N", &k, <double*>T, &k, w, &inc)
-        dgemv(b"N", &m, &k, &mone, <double*>V, &m, w, &inc, &one, Z, &inc)
-    else:
-        dgemm(b"T", b"N", &k, &nrhs, &m, &one, <double*>V, &m, Z, &ldz, &zero, w, &k)
-        dtrmm(b"L", b"U", tr, b"N", &k, &nrhs, &one, <double*>T, &k, w, &k)
-        dgemm(b"N", b"N", &m, &nrhs, &k, &mone, <double*>V, &m, w, &k, &one, Z, &ldz)
-
-
 cdef inline void _copy_rows(int rows, int nrhs, const double* src, int lds, double* dst,
                             int ldd) noexcept nogil:
     cdef int j
@@ -79,13 +68,10 @@ cdef inline void _copy_rows(int rows, int nrhs, const double* src, int lds, doub
         memcpy(dst + <idx>j * ldd, src + <idx>j * lds, rows * sizeof(double))
 
 
-def solve_tree(const double[::1] data,
-               const Py_ssize_t[::1] m_, const Py_ssize_t[::1] k_,
-               const Py_ssize_t[::1] off_V, const Py_ssize_t[::1] off_T,
-               const Py_ssize_t[::1] off_L, const Py_ssize_t[::1] off_W,
-               const Py_ssize_t[::1] left, const Py_ssize_t[::1] right,
-               const Py_ssize_t[::1] parent, const Py_ssize_t[::1] lo,
-               const Py_ssize_t[::1] hi, const Py_ssize_t[::1] perm,
+def solve_tree(const double[::1] data, const Py_ssize_t[::1] m_, const Py_ssize_t[::1] k_,
+               const Py_ssize_t[::1] off, const Py_ssize_t[::1] left,
+               const Py_ssize_t[::1] right, const Py_ssize_t[::1] parent,
+               const Py_ssize_t[::1] lo, const Py_ssize_t[::1] hi, const Py_ssize_t[::1] perm,
                const double[:, ::1] B, double[:, ::1] X):
     """Solve (H + beta I) X = B with the flat ULV factor; B, X in the user's order.
 
@@ -93,9 +79,9 @@ def solve_tree(const double[::1] data,
     ----------
     data : ndarray of float64
         All per-node blocks (see the module docstring), column-major each.
-    m_, k_, off_V, off_T, off_L, off_W : ndarray of intp, shape (n_nodes,)
+    m_, k_, off : ndarray of intp, shape (n_nodes,)
         Rows of each node's block, reduced rows passed to the parent (``k < m``: there is an
-        elimination at the node), offsets of V, T, L, W in ``data`` (root: L is its Cholesky
+        elimination at the node), offset of its ``M`` in ``data`` (root: its Cholesky
         factor).
     left, right, parent, lo, hi, perm : ndarray of intp
         The cluster tree (breadth-first ids: parents before children).
@@ -105,23 +91,23 @@ def solve_tree(const double[::1] data,
     """
     cdef idx nn = m_.shape[0], n = B.shape[0]
     cdef int nrhs = B.shape[1]
-    cdef idx t, i, a, p, kmax = 0, total = 0
-    cdef int j, m, k, e, ka, row0, info = 0, inc = 1
-    cdef double one = 1.0, mone = -1.0
+    cdef idx t, i, a, p, mmax = 0, total = 0
+    cdef int j, m, k, ka, row0, info = 0, inc = 1
+    cdef double one = 1.0, zero = 0.0
     cdef const double* base = &data[0] if data.shape[0] > 0 else NULL
     off_Z = np.empty(nn, dtype=np.intp)
     cdef Py_ssize_t[::1] oz = off_Z
     for t in range(nn):  # each node's workspace: its m x nrhs block, column-major
         oz[t] = total
         total += m_[t] * nrhs
-        if k_[t] > kmax:
-            kmax = k_[t]
+        if m_[t] > mmax:
+            mmax = m_[t]
     cdef double[::1] Zbuf = np.empty(max(total, 1))
-    cdef double[::1] wbuf = np.empty(max(kmax * nrhs, 1))
+    cdef double[::1] wbuf = np.empty(max(mmax * nrhs, 1))
     cdef double* Z = &Zbuf[0]
     cdef double* w = &wbuf[0]
     cdef double* Zt
-    cdef double* Zc
+    cdef double* Mt
     with nogil:
         # forward sweep (children before parents): reduce the right-hand side
         for t in range(nn - 1, -1, -1):
@@ -140,24 +126,17 @@ def solve_tree(const double[::1] data,
                            Zt + ka, m)
             if t == 0:
                 if m > 0:
-                    dpotrs(b"L", &m, &nrhs, <double*>(base + off_L[0]), &m, Zt, &m, &info)
+                    dpotrs(b"L", &m, &nrhs, <double*>(base + off[0]), &m, Zt, &m, &info)
                 break
             if k == m:  # nothing eliminated: the block passes up unchanged
                 continue
-            e = m - k
-            _apply_q(m, k, nrhs, base + off_V[t], base + off_T[t], Zt, m, w, True)
-            # y2 = L^{-1} z2 (kept in place for the backward sweep); z1 -= W^T y2
+            # z <- M^T z: [reduced rhs for the parent; L^{-1} (Q^T z)_2 kept for the way back]
+            Mt = <double*>(base + off[t])
             if nrhs == 1:
-                dtrsv(b"L", b"N", b"N", &e, <double*>(base + off_L[t]), &e, Zt + k, &inc)
-                if k > 0:
-                    dgemv(b"T", &e, &k, &mone, <double*>(base + off_W[t]), &e, Zt + k, &inc,
-                          &one, Zt, &inc)
+                dgemv(b"T", &m, &m, &one, Mt, &m, Zt, &inc, &zero, w, &inc)
             else:
-                dtrsm(b"L", b"L", b"N", b"N", &e, &nrhs, &one, <double*>(base + off_L[t]), &e,
-                      Zt + k, &m)
-                if k > 0:
-                    dgemm(b"T", b"N", &k, &nrhs, &e, &mone, <double*>(base + off_W[t]), &e,
-                          Zt + k, &m, &one, Zt, &m)
+                dgemm(b"T", b"N", &m, &nrhs, &m, &one, Mt, &m, Zt, &m, &zero, w, &m)
+            memcpy(Zt, w, <idx>m * nrhs * sizeof(double))
         # backward sweep (parents before children): expand the solution
         for t in range(nn):
             m = <int>m_[t]
@@ -167,22 +146,13 @@ def solve_tree(const double[::1] data,
                 p = parent[t]
                 row0 = 0 if left[p] == t else <int>k_[left[p]]
                 _copy_rows(k, nrhs, Z + oz[p] + row0, <int>m_[p], Zt, m)
-                if k < m:
-                    e = m - k
-                    # x2 = L^{-T} (y2 - W x1); x = Q [x1; x2]
+                if k < m:  # x = M [x1; y2]
+                    Mt = <double*>(base + off[t])
                     if nrhs == 1:
-                        if k > 0:
-                            dgemv(b"N", &e, &k, &mone, <double*>(base + off_W[t]), &e, Zt,
-                                  &inc, &one, Zt + k, &inc)
-                        dtrsv(b"L", b"T", b"N", &e, <double*>(base + off_L[t]), &e, Zt + k,
-                              &inc)
+                        dgemv(b"N", &m, &m, &one, Mt, &m, Zt, &inc, &zero, w, &inc)
                     else:
-                        if k > 0:
-                            dgemm(b"N", b"N", &e, &nrhs, &k, &mone, <double*>(base + off_W[t]),
-                                  &e, Zt, &m, &one, Zt + k, &m)
-                        dtrsm(b"L", b"L", b"T", b"N", &e, &nrhs, &one,
-                              <double*>(base + off_L[t]), &e, Zt + k, &m)
-                    _apply_q(m, k, nrhs, base + off_V[t], base + off_T[t], Zt, m, w, False)
+                        dgemm(b"N", b"N", &m, &nrhs, &m, &one, Mt, &m, Zt, &m, &zero, w, &m)
+                    memcpy(Zt, w, <idx>m * nrhs * sizeof(double))
             if left[t] < 0:  # scatter the leaf's rows back to the user's order
                 for j in range(nrhs):
                     for i in range(m):
@@ -223,46 +193,42 @@ def plan(const Py_ssize_t[::1] left, const Py_ssize_t[::1] right,
     Returns
     -------
     m, k : ndarray of intp, shape (n_nodes,)
-    offs : ndarray of intp, shape (4, n_nodes)
-        Offsets of V, T, L, W (root: L only).
+    off : ndarray of intp, shape (n_nodes,)
+        Offset of each eliminating node's ``M`` (m x m) and of the root's Cholesky factor.
     size : int
         Length of the flat data array.
     """
-    cdef idx nn = left.shape[0], t, pos = 0, m, k, e
+    cdef idx nn = left.shape[0], t, pos = 0, m, k
     m_ = np.zeros(nn, dtype=np.intp)
     k_ = np.zeros(nn, dtype=np.intp)
-    offs = np.zeros((4, nn), dtype=np.intp)
-    cdef Py_ssize_t[::1] mv = m_, kv = k_
-    cdef Py_ssize_t[:, ::1] ov = offs
+    off = np.zeros(nn, dtype=np.intp)
+    cdef Py_ssize_t[::1] mv = m_, kv = k_, ov = off
     for t in range(nn - 1, -1, -1):
         m = hi[t] - lo[t] if left[t] < 0 else kv[left[t]] + kv[right[t]]
         mv[t] = m
         if t == 0:
-            ov[2, 0] = pos
+            ov[0] = pos
             pos += m * m
             break
         k = min(m, rank[t])
         kv[t] = k
         if k < m:
-            e = m - k
-            ov[0, t] = pos
-            ov[1, t] = pos + m * k
-            ov[2, t] = pos + m * k + k * k
-            ov[3, t] = pos + m * k + k * k + e * e
-            pos += m * k + k * k + e * e + e * k
-    return m_, k_, offs, pos
+            ov[t] = pos
+            pos += m * m
+    return m_, k_, off, pos
 
 
 def factor_tree(list D, list U, list Bc, double beta,
                 const Py_ssize_t[::1] left, const Py_ssize_t[::1] right,
                 const Py_ssize_t[::1] m_, const Py_ssize_t[::1] k_,
-                const Py_ssize_t[:, ::1] offs, double[::1] data):
+                const Py_ssize_t[::1] off, double[::1] data):
     """Bottom-up ULV factorization of H + beta I into the flat layout of ``plan``.
 
     Per node: form the block A (lower triangle only; it is symmetric) and the basis F,
-    QR-factor F (``dgeqrf``) and keep the reflectors in compact WY form, transform
-    A <- Q^T A Q by one symmetric rank-2k update, Cholesky-factor the eliminated block, and
-    pass the Schur complement with basis R up.
+    QR-factor F (``dgeqrf``) and form the reflectors' compact WY form, transform
+    A <- Q^T A Q by one symmetric rank-2k update, Cholesky-factor the eliminated block, store
+    the node's solve block ``M`` (module docstring), and pass the Schur complement with basis
+    R up.
 
     Parameters
     ----------
@@ -270,7 +236,7 @@ def factor_tree(list D, list U, list Bc, double beta,
         The HSS generators (C order, float64).
     beta : float
     left, right : ndarray of intp
-    m_, k_, offs : from ``plan``
+    m_, k_, off : from ``plan``
     data : ndarray of float64
         Filled with the factor.
 
@@ -301,6 +267,11 @@ def factor_tree(list D, list U, list Bc, double beta,
     cdef double[::1] taubuf = np.empty(rmax)
     cdef double[::1] wbuf = np.empty(lwork)
     cdef double[::1] tmpbuf = np.empty(rmax * mmax)
+    # V, T, L, W are scratch now: the solve keeps only their product M
+    cdef double[::1] Vbuf = np.empty(mmax * rmax)
+    cdef double[::1] Tbuf = np.empty(rmax * rmax)
+    cdef double[::1] Lbuf = np.empty(mmax * mmax)
+    cdef double[::1] Wbuf = np.empty(mmax * rmax)
     cdef double* A = &Abuf[0]
     cdef double* F = &Fbuf[0]
     cdef double* Y = &Ybuf[0]
@@ -310,6 +281,7 @@ def factor_tree(list D, list U, list Bc, double beta,
     cdef double* T
     cdef double* L
     cdef double* W
+    cdef double* Mt
     cdef const double[:, ::1] Dv, Uv, Bv
     cdef double[::1, :] Dha, Dhb, Fha, Fhb, Dh_t, Fh_t
     Dh = [None] * nn  # reduced blocks (lower triangle valid), column-major
@@ -356,7 +328,7 @@ def factor_tree(list D, list U, list Bc, double beta,
                         _gemm(b"N", b"T", kb, r, rb, one, &Fhb[0, 0], kb, &Uv[0, 0] + ra * r,
                               r, zero, F + ka, m)
         if t == 0:
-            L = base + offs[2, 0]
+            L = base + off[0]
             _chol_into(m, A, m, L, &logdet)
             break
         k = <int>k_[t]
@@ -372,10 +344,10 @@ def factor_tree(list D, list U, list Bc, double beta,
             Dh[t], Fh[t] = Dh_t, Fh_t
             continue
         e = m - k
-        V = base + offs[0, t]
-        T = base + offs[1, t]
-        L = base + offs[2, t]
-        W = base + offs[3, t]
+        V = &Vbuf[0]
+        T = &Tbuf[0]
+        L = &Lbuf[0]
+        W = &Wbuf[0]
         Fh_t = np.zeros((k, r), order="F")
         if k > 0:
             dgeqrf(&m, &r, F, &m, &taubuf[0], &wbuf[0], &lwork, &info)
@@ -404,6 +376,18 @@ def factor_tree(list D, list U, list Bc, double beta,
                     W[i + <idx>j * e] = A[k + i + <idx>j * m]
             dtrsm(b"L", b"L", b"N", b"N", &e, &k, &one, L, &e, W, &e)
             dsyrk(b"L", b"T", &k, &e, &mone, W, &e, &one, A, &m)
+        # M = [Q1 - G W, G] with G = Q2 L^{-T}, Q = I - (V T) V^T
+        Mt = base + off[t]
+        for j in range(m):
+            for i in range(m):
+                Mt[i + <idx>j * m] = 1.0 if i == j else 0.0
+        if k > 0:
+            memcpy(Y, V, <idx>m * k * sizeof(double))
+            dtrmm(b"R", b"U", b"N", b"N", &m, &k, &one, T, &k, Y, &m)
+            dgemm(b"N", b"T", &m, &m, &k, &mone, Y, &m, V, &m, &one, Mt, &m)
+        dtrsm(b"R", b"L", b"T", b"N", &m, &e, &one, L, &e, Mt + <idx>k * m, &m)
+        if k > 0:
+            dgemm(b"N", b"N", &m, &k, &e, &mone, Mt + <idx>k * m, &m, W, &e, &one, Mt, &m)
         Dh_t = np.empty((k, k), order="F")
         for j in range(k):
             for i in range(j, k):

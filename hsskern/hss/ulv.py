@@ -11,8 +11,9 @@ so refactoring for another beta never recompresses.
 
 Both the factorization and the solve are compiled loops over the tree (``_ulv.pyx``): the
 blocks are a few dozen rows, so a Python loop would spend more time in call overhead than in
-arithmetic. Q_t is kept in compact WY form (I - V T V^T), and all blocks live in one flat
-array addressed by per-node offsets.
+arithmetic. The solve needs Q_t, L_t and W_t = L_t^{-1} A21 only through one m_t x m_t
+product M_t per node (``_ulv`` module docstring), and all of them live in one flat array
+addressed by per-node offsets.
 """
 import numpy as np
 import scipy.linalg as sla
@@ -77,7 +78,7 @@ class ULVFactor:
         # Every node's blocks go, column-major, into one flat array addressed by offsets
         # (sizes are known from the ranks alone), so both the factorization and the solve
         # walk the tree in compiled code without a Python object per block.
-        self._m, self._k, self._offs, size = plan(left, right, lo, hi, rank)
+        self._m, self._k, self._off, size = plan(left, right, lo, hi, rank)
         self._data = np.empty(size)
 
         def c_order(group):
@@ -85,7 +86,7 @@ class ULVFactor:
                     for g in group]
         self._logdet = float(factor_tree(c_order(hss.D), c_order(hss.U), c_order(hss.B),
                                          self._beta, left, right, self._m, self._k,
-                                         self._offs, self._data))
+                                         self._off, self._data))
 
     def solve(self, b):
         """Solve (H + beta I) x = b for a vector (n,) or a block (n, k) of right-hand sides.
@@ -100,17 +101,15 @@ class ULVFactor:
         X = np.empty_like(B)
         if B.shape[1] > 0:
             with _one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
-                solve_tree(self._data, self._m, self._k, *self._offs, *self._tree_arrays,
-                           B, X)
+                solve_tree(self._data, self._m, self._k, self._off, *self._tree_arrays, B, X)
         return X.ravel() if vec else X
 
     def _solve_reference(self, b):
         """The same two sweeps in numpy, one node at a time: the reference the compiled
-        solve is tested against (slow: Python overhead on every node)."""
+        tree walk is tested against (slow: Python overhead on every node)."""
         B = np.asarray(b, dtype=np.float64).reshape(self._n, -1)
         left, right, parent, lo, hi, perm = self._tree_arrays
         nn = len(self._m)
-        blk = self._block
         Z = [None] * nn
         for t in range(nn - 1, -1, -1):
             a, m, k = left[t], self._m[t], self._k[t]
@@ -119,13 +118,9 @@ class ULVFactor:
             else:
                 Z[t] = np.vstack((Z[a][:self._k[a]], Z[right[t]][:self._k[right[t]]]))
             if t == 0:
-                Z[0] = sla.cho_solve((blk(0, 2, m, m), True), Z[0])
+                Z[0] = sla.cho_solve((self._block(0, m), True), Z[0])
             elif k < m:
-                V, T, L, W = (blk(t, 0, m, k), blk(t, 1, k, k), blk(t, 2, m - k, m - k),
-                              blk(t, 3, m - k, k))
-                Z[t] -= V @ (T.T @ (V.T @ Z[t]))
-                Z[t][k:] = sla.solve_triangular(L, Z[t][k:], lower=True)
-                Z[t][:k] -= W.T @ Z[t][k:]
+                Z[t] = self._block(t, m).T @ Z[t]
         X = np.empty_like(B)
         for t in range(nn):
             m, k = self._m[t], self._k[t]
@@ -134,18 +129,15 @@ class ULVFactor:
                 row0 = 0 if left[p] == t else self._k[left[p]]
                 Z[t][:k] = Z[p][row0:row0 + k]
                 if k < m:
-                    V, T, L, W = (blk(t, 0, m, k), blk(t, 1, k, k), blk(t, 2, m - k, m - k),
-                                  blk(t, 3, m - k, k))
-                    Z[t][k:] = sla.solve_triangular(L, Z[t][k:] - W @ Z[t][:k], lower=True,
-                                                    trans="T")
-                    Z[t] -= V @ (T @ (V.T @ Z[t]))
+                    Z[t] = self._block(t, m) @ Z[t]
             if left[t] < 0:
                 X[perm[lo[t]:hi[t]]] = Z[t]
         return X.reshape(np.shape(b))
 
-    def _block(self, t, which, rows, cols):
-        off = self._offs[which, t]
-        return self._data[off:off + rows * cols].reshape((rows, cols), order="F")
+    def _block(self, t, m):
+        """Node t's m x m block: its M, or at the root its Cholesky factor."""
+        off = self._off[t]
+        return self._data[off:off + m * m].reshape((m, m), order="F")
 
     def logdet(self):
         """log det(H + beta I), from the Cholesky factors (orthogonal transforms have |det| 1)."""
@@ -153,7 +145,7 @@ class ULVFactor:
 
     def memory_bytes(self):
         """Bytes held by the factor (not counting the HSS matrix it refers to)."""
-        return int(self._data.nbytes + self._m.nbytes + self._k.nbytes + self._offs.nbytes)
+        return int(self._data.nbytes + self._m.nbytes + self._k.nbytes + self._off.nbytes)
 
     def as_linear_operator(self):
         """(H + beta I)^{-1} as a LinearOperator, e.g. the ``M=`` preconditioner of scipy's cg."""
@@ -165,14 +157,34 @@ class ULVFactor:
                 f"memory={self.memory_bytes() / 2**20:.1f} MB>")
 
 
-_CONTROLLER = []
+_BLAS_LIBS = []
 
 
-def _one_blas_thread():
-    """Limit BLAS to one thread; the controller is built once (a fresh one costs ~ms)."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+class _one_blas_thread:
+    """Limit the loaded BLAS libraries to one thread for the duration of a ``with`` block.
+
+    threadpoolctl's ``limit`` costs 60-170 us per call (it rebuilds its view of every
+    library), a few percent of a 3 ms solve at n = 1e4; this keeps the library handles from
+    the first call and only flips the ones not already at one thread (~3 us per ctypes
+    call). Like threadpoolctl, it sees the libraries loaded when it first runs; ours (scipy's
+    OpenBLAS, behind ``cython_blas``) is loaded by then.
+    """
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        if not _BLAS_LIBS:
+            _BLAS_LIBS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+        self._saved = [(lib, k) for lib in _BLAS_LIBS[0]
+                       if (k := lib.get_num_threads()) is not None and k != 1]
+        for lib, _ in self._saved:
+            lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, k in self._saved:
+            lib.set_num_threads(k)
+        return False
 
 
 def _suggest_beta(hss, beta):
