@@ -34,6 +34,12 @@ _MAX_SAMPLE_ROUNDS = 4
 #: near strata (sibling, parent's sibling) sampled through their skeletons
 _SKELETON_STRATA = 2
 _SKIP_COVERED = True
+#: sample the far strata at their node nearest to t too (see _far_targets)
+_FAR_TARGETS = True
+#: nodes kept per far stratum in the descent to its nodes nearest t
+_FAR_BEAM = 3
+#: probe columns per far target in the a posteriori check
+_FAR_PROBES = 3
 
 
 def _nbr_budget(opt, m):
@@ -230,6 +236,119 @@ def _skeleton_frontier(tree, J, v, out):
         _skeleton_frontier(tree, J, tree.right[v], out)
 
 
+def _node_boxes(X, tree):
+    """Bounding boxes (lower, upper), each of shape (n_nodes, d), of every node's points."""
+    nn, d = tree.n_nodes, X.shape[1]
+    blo, bhi = np.empty((nn, d)), np.empty((nn, d))
+    leaves = tree.leaves()
+    leaves = leaves[np.argsort(tree.lo[leaves])]  # leaves tile the tree order
+    Xp = X[tree.perm]
+    blo[leaves] = np.minimum.reduceat(Xp, tree.lo[leaves], axis=0)
+    bhi[leaves] = np.maximum.reduceat(Xp, tree.lo[leaves], axis=0)
+    for t in np.flatnonzero(tree.left >= 0)[::-1]:  # children before parents
+        a, b = tree.left[t], tree.right[t]
+        np.minimum(blo[a], blo[b], out=blo[t])
+        np.maximum(bhi[a], bhi[b], out=bhi[t])
+    return blo, bhi
+
+
+def _box_dist2(blo, bhi, A, B):
+    """Squared distances between the boxes of nodes A and nodes B (elementwise)."""
+    gap = np.maximum(np.maximum(blo[B] - bhi[A], blo[A] - bhi[B]), 0.0)
+    return np.einsum("ij,ij->i", gap, gap)
+
+
+def _far_targets(X, tree, first, beam=_FAR_BEAM):
+    """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
+    stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
+    or to the level below t (compressed before t, so their skeletons exist).
+
+    The far strata are otherwise sampled only at random, which misses the few points of a far
+    stratum that lie next to t in space: a 2-means tree in 1-3 d often puts a point just past
+    t's edge into a distant subtree (measured: the nearest outside point of a node, with a
+    kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
+    box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
+    pairs descend together: O(n_nodes log^2 n) vectorized work.
+    """
+    nn = tree.n_nodes
+    left, right, parent, level = tree.left, tree.right, tree.parent, tree.level
+    T, W = [], []
+    cur = np.arange(nn)  # the ancestor of each node whose sibling is stratum j
+    for j in range(tree.depth):
+        nodes = np.flatnonzero(parent[cur] >= 0)
+        if len(nodes) == 0:
+            break
+        a = cur[nodes]
+        par = parent[a]
+        if j >= first:
+            T.append(nodes)
+            W.append(np.where(left[par] == a, right[par], left[par]))
+        cur[nodes] = par
+    if not T:
+        return np.zeros(nn + 1, np.intp), np.zeros(0, np.intp), None, None
+    T, W = np.concatenate(T), np.concatenate(W)
+    blo, bhi = _node_boxes(X, tree)
+    cen = 0.5 * (blo + bhi)
+    G = np.arange(len(T))  # beam entries: (pair G, node W) for the pair's node T[G]
+    Tn = T
+    while True:
+        act = (left[W] >= 0) & (level[W] < level[Tn] + 1)
+        if not act.any():
+            break
+        # expand every open node into both children, then keep the best `beam` per pair
+        G = np.concatenate((G[~act], G[act], G[act]))
+        W = np.concatenate((W[~act], left[W[act]], right[W[act]]))
+        Tn = T[G]
+        gap = _box_dist2(blo, bhi, Tn, W)
+        # overlapping boxes (clusters in d >= 2) all have gap 0: then the nearer centre
+        dc = cen[W] - cen[Tn]
+        order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, G))
+        G, W = G[order], W[order]
+        heads = np.flatnonzero(np.r_[True, G[1:] != G[:-1]])
+        rank = np.arange(len(G)) - np.repeat(heads, np.diff(np.r_[heads, len(G)]))
+        keep = rank < beam
+        G, W = G[keep], W[keep]
+        Tn = T[G]
+    T = Tn
+    order = np.argsort(T, kind="stable")
+    offsets = np.searchsorted(T[order], np.arange(nn + 1))
+    return offsets, W[order], blo, bhi
+
+
+def _far_probes(X, tree, J, targets, blo, bhi, t, exclude=None, per_target=_FAR_PROBES):
+    """Column groups of the far-strata targets of t, a few probe columns per group and the
+    group of each probe.
+
+    A target's columns are its skeleton (or its points, for a leaf not yet compressed); its
+    probes are its points nearest to t's box and not in ``exclude`` (the sample), the largest
+    unsampled entries of the target for a decaying
+    kernel. Probes join the a posteriori check: only a target whose probe the node's ID
+    fails to interpolate is added to the sample (adding every target up front made the
+    gmm8 n = 50,000 benchmark 5x slower in its compression phase: with a wide kernel many far
+    targets are significant, but already spanned by the sampled columns).
+    """
+    groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
+              if len(c)]
+    if not groups:
+        return [], np.zeros(0, np.intp), np.zeros(0, np.intp)
+    sizes = np.array([len(c) for c in groups])
+    allc = np.concatenate(groups)
+    grp = np.repeat(np.arange(len(sizes)), sizes)
+    if exclude is not None:  # already sampled columns are interpolated: no use as probes
+        fresh = ~np.isin(allc, exclude)
+        allc, grp = allc[fresh], grp[fresh]
+        sizes = np.bincount(grp, minlength=len(groups))
+    P = X[allc]
+    gap = np.maximum(np.maximum(blo[t] - P, P - bhi[t]), 0.0)
+    dc = P - 0.5 * (blo[t] + bhi[t])  # ties (points inside t's box): nearer t's centre
+    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), np.einsum("ij,ij->i", gap, gap), grp))
+    # the first `per_target` of each group in that order (boxes overlap in d >= 2: the
+    # point nearest the box is then not always the largest entry)
+    rank = np.arange(len(allc)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    sel = order[rank < per_target]
+    return groups, allc[sel], grp[sel]
+
+
 def _draw_strata(perm, strata, counts, rng, exclude=None):
     """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
 
@@ -272,6 +391,8 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     # node's neighbour lists do not reach (e.g. lists swamped by duplicate points) when the
     # kernel has decayed to zero over most of the complement. Every stratum is sampled,
     # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
+    X = K.points
+    far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
     c_sib = max(opt.n_random, 2)
     c_far = max(opt.n_random // 2, 2)
     oversample = 4  # significant sampled columns the ID must leave unused
@@ -306,6 +427,11 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
         M = K._submatrix(cand, cols)
+        groups, probes = [], np.zeros(0, np.intp)
+        if _FAR_TARGETS and len(cols) < n_out and far_off[t] < far_off[t + 1]:
+            groups, probes, pgrp = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
+                                               blo, bhi, t, exclude=cols)
+            MP = K._submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
@@ -326,7 +452,13 @@ def _compress_ann(K, tree, neighbors, opt, rng):
                 rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
                 resid = rv.max()
             else:
-                MV, resid = np.zeros((m, 0)), 0.0
+                MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
+            # (3) the far strata's nodes nearest to t, through one probe column each
+            far_bad = np.zeros(0, np.intp)
+            if len(probes):
+                rp = np.linalg.norm(MP - Ut @ MP[rows], axis=0)
+                far_bad = np.unique(pgrp[rp > 2.0 * tol])
+                resid = max(resid, rp.max())
             if resid <= 2.0 * tol and not starved:
                 break
             if resid > 2.0 * tol:
@@ -336,15 +468,20 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             # grow the sample, keeping V (already evaluated): quadruple the share of the
             # strata where a check column failed (the missed directions live there), double
             # every stratum's share when the sample was merely starved
-            if resid > 2.0 * tol:
+            if np.any(rv > 2.0 * tol):
                 pos = iperm[V[rv > 2.0 * tol]][:, None]
                 lo_s, hi_s = np.array(strata).T
                 hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
                 counts[hit] = 4 * np.maximum(counts[hit], base[hit])
-            else:
+            elif not len(far_bad):
                 counts = 2 * np.maximum(counts, base)
             seen = np.union1d(cols, V)
             extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            if len(far_bad):  # the failing targets join the sample, whole; others stay probes
+                extra = np.union1d(extra, np.setdiff1d(
+                    np.concatenate([groups[i] for i in far_bad]), seen))
+                ok = ~np.isin(pgrp, far_bad)
+                probes, pgrp, MP = probes[ok], pgrp[ok], MP[:, ok]
             if 2 * (len(seen) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
