@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import threadpool_limits
 
+from ..cluster._ann import nearest_to_box
 from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
@@ -37,9 +38,11 @@ _SKIP_COVERED = True
 #: sample the far strata at their node nearest to t too (see _far_targets)
 _FAR_TARGETS = True
 #: nodes kept per far stratum in the descent to its nodes nearest t
-_FAR_BEAM = 3
+_FAR_BEAM = 2
 #: probe columns per far target in the a posteriori check
 _FAR_PROBES = 3
+#: far targets probed per node (the nearest of all strata's finalists)
+_FAR_KEEP = 4
 
 
 def _nbr_budget(opt, m):
@@ -258,7 +261,7 @@ def _box_dist2(blo, bhi, A, B):
     return np.einsum("ij,ij->i", gap, gap)
 
 
-def _far_targets(X, tree, first, beam=_FAR_BEAM):
+def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
     stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
     or to the level below t (compressed before t, so their skeletons exist).
@@ -306,47 +309,43 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM):
         G, W = G[order], W[order]
         heads = np.flatnonzero(np.r_[True, G[1:] != G[:-1]])
         rank = np.arange(len(G)) - np.repeat(heads, np.diff(np.r_[heads, len(G)]))
-        keep = rank < beam
-        G, W = G[keep], W[keep]
+        G, W = G[rank < beam], W[rank < beam]
         Tn = T[G]
+    # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
+    # space too, and probing them all cost a third of the gmm8 compression time
     T = Tn
-    order = np.argsort(T, kind="stable")
-    offsets = np.searchsorted(T[order], np.arange(nn + 1))
-    return offsets, W[order], blo, bhi
+    gap = _box_dist2(blo, bhi, T, W)
+    dc = cen[W] - cen[T]
+    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, T))
+    T, W = T[order], W[order]
+    heads = np.flatnonzero(np.r_[True, T[1:] != T[:-1]])
+    rank = np.arange(len(T)) - np.repeat(heads, np.diff(np.r_[heads, len(T)]))
+    T, W = T[rank < keep], W[rank < keep]
+    offsets = np.searchsorted(T, np.arange(nn + 1))
+    return offsets, W, blo, bhi
 
 
-def _far_probes(X, tree, J, targets, blo, bhi, t, exclude=None, per_target=_FAR_PROBES):
+def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBES):
     """Column groups of the far-strata targets of t, a few probe columns per group and the
     group of each probe.
 
     A target's columns are its skeleton (or its points, for a leaf not yet compressed); its
-    probes are its points nearest to t's box and not in ``exclude`` (the sample), the largest
-    unsampled entries of the target for a decaying
-    kernel. Probes join the a posteriori check: only a target whose probe the node's ID
-    fails to interpolate is added to the sample (adding every target up front made the
-    gmm8 n = 50,000 benchmark 5x slower in its compression phase: with a wide kernel many far
-    targets are significant, but already spanned by the sampled columns).
+    probes are its points nearest to t's box (ties, inside the box: nearest its centre) among
+    those not marked in ``sampled``: the largest unsampled entries of the target for a
+    decaying kernel. Probes join the a posteriori check, and only probes the node's ID fails
+    to interpolate join the sample (adding every target up front was as accurate but made the
+    gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
+    significant, but already spanned by the sampled columns).
     """
     groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
               if len(c)]
     if not groups:
         return [], np.zeros(0, np.intp), np.zeros(0, np.intp)
-    sizes = np.array([len(c) for c in groups])
-    allc = np.concatenate(groups)
-    grp = np.repeat(np.arange(len(sizes)), sizes)
-    if exclude is not None:  # already sampled columns are interpolated: no use as probes
-        fresh = ~np.isin(allc, exclude)
-        allc, grp = allc[fresh], grp[fresh]
-        sizes = np.bincount(grp, minlength=len(groups))
-    P = X[allc]
-    gap = np.maximum(np.maximum(blo[t] - P, P - bhi[t]), 0.0)
-    dc = P - 0.5 * (blo[t] + bhi[t])  # ties (points inside t's box): nearer t's centre
-    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), np.einsum("ij,ij->i", gap, gap), grp))
-    # the first `per_target` of each group in that order (boxes overlap in d >= 2: the
-    # point nearest the box is then not always the largest entry)
-    rank = np.arange(len(allc)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    sel = order[rank < per_target]
-    return groups, allc[sel], grp[sel]
+    starts = np.zeros(len(groups) + 1, np.intp)
+    np.cumsum([len(c) for c in groups], out=starts[1:])
+    probes, pgrp = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
+                                  starts, blo[t], bhi[t], sampled, per_target)
+    return groups, probes, pgrp
 
 
 def _draw_strata(perm, strata, counts, rng, exclude=None):
@@ -392,7 +391,11 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     # kernel has decayed to zero over most of the complement. Every stratum is sampled,
     # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
     X = K.points
-    far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
+    if _FAR_TARGETS:
+        far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
+    else:
+        far_off = np.zeros(nn + 1, np.intp)
+    sampled = np.zeros(n, np.uint8)  # marks a node's sample while its probes are chosen
     c_sib = max(opt.n_random, 2)
     c_far = max(opt.n_random // 2, 2)
     oversample = 4  # significant sampled columns the ID must leave unused
@@ -427,10 +430,12 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
         M = K._submatrix(cand, cols)
-        groups, probes = [], np.zeros(0, np.intp)
+        probes, pgrp, MP = np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros((m, 0))
         if _FAR_TARGETS and len(cols) < n_out and far_off[t] < far_off[t + 1]:
+            sampled[cols] = 1
             groups, probes, pgrp = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
-                                               blo, bhi, t, exclude=cols)
+                                               blo, bhi, t, sampled)
+            sampled[cols] = 0
             MP = K._submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
@@ -453,11 +458,11 @@ def _compress_ann(K, tree, neighbors, opt, rng):
                 resid = rv.max()
             else:
                 MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
-            # (3) the far strata's nodes nearest to t, through one probe column each
-            far_bad = np.zeros(0, np.intp)
+            # (3) the far strata's nodes nearest to t, through a few probe columns each
+            far_fail = np.zeros(0, bool)
             if len(probes):
                 rp = np.linalg.norm(MP - Ut @ MP[rows], axis=0)
-                far_bad = np.unique(pgrp[rp > 2.0 * tol])
+                far_fail = rp > 2.0 * tol
                 resid = max(resid, rp.max())
             if resid <= 2.0 * tol and not starved:
                 break
@@ -468,26 +473,29 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             # grow the sample, keeping V (already evaluated): quadruple the share of the
             # strata where a check column failed (the missed directions live there), double
             # every stratum's share when the sample was merely starved
-            if np.any(rv > 2.0 * tol):
-                pos = iperm[V[rv > 2.0 * tol]][:, None]
+            v_fail = rv > 2.0 * tol
+            if v_fail.any():
+                pos = iperm[V[v_fail]][:, None]
                 lo_s, hi_s = np.array(strata).T
                 hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
                 counts[hit] = 4 * np.maximum(counts[hit], base[hit])
-            elif not len(far_bad):
+            elif starved:
                 counts = 2 * np.maximum(counts, base)
             seen = np.union1d(cols, V)
-            extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
-            if len(far_bad):  # the failing targets join the sample, whole; others stay probes
-                extra = np.union1d(extra, np.setdiff1d(
-                    np.concatenate([groups[i] for i in far_bad]), seen))
-                ok = ~np.isin(pgrp, far_bad)
-                probes, pgrp, MP = probes[ok], pgrp[ok], MP[:, ok]
-            if 2 * (len(seen) + len(extra)) >= n_out:
+            if v_fail.any() or starved:
+                extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            else:  # only far probes failed: they alone join the sample (no new stratified
+                extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
+            # failing probes join the sample with their evaluated columns; the rest stay probes
+            add = far_fail & ~np.isin(probes, V)
+            P_add, MP_add = probes[add], MP[:, add]
+            probes, pgrp, MP = probes[~far_fail], pgrp[~far_fail], MP[:, ~far_fail]
+            if 2 * (len(seen) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
             else:
-                cols = np.concatenate((cols, V, extra))
-                M = np.hstack((M, MV, K._submatrix(cand, extra)))
+                cols = np.concatenate((cols, V, P_add, extra))
+                M = np.hstack((M, MV, MP_add, K._submatrix(cand, extra)))
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
