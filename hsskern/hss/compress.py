@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import threadpool_limits
 
+from ..cluster._ann import nearest_to_box
 from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
@@ -34,6 +35,14 @@ _MAX_SAMPLE_ROUNDS = 4
 #: near strata (sibling, parent's sibling) sampled through their skeletons
 _SKELETON_STRATA = 2
 _SKIP_COVERED = True
+#: sample the far strata at their node nearest to t too (see _far_targets)
+_FAR_TARGETS = True
+#: nodes kept per far stratum in the descent to its nodes nearest t
+_FAR_BEAM = 2
+#: probe columns per far target in the a posteriori check
+_FAR_PROBES = 3
+#: far targets probed per node (the nearest of all strata's finalists)
+_FAR_KEEP = 4
 
 
 def _nbr_budget(opt, m):
@@ -230,6 +239,115 @@ def _skeleton_frontier(tree, J, v, out):
         _skeleton_frontier(tree, J, tree.right[v], out)
 
 
+def _node_boxes(X, tree):
+    """Bounding boxes (lower, upper), each of shape (n_nodes, d), of every node's points."""
+    nn, d = tree.n_nodes, X.shape[1]
+    blo, bhi = np.empty((nn, d)), np.empty((nn, d))
+    leaves = tree.leaves()
+    leaves = leaves[np.argsort(tree.lo[leaves])]  # leaves tile the tree order
+    Xp = X[tree.perm]
+    blo[leaves] = np.minimum.reduceat(Xp, tree.lo[leaves], axis=0)
+    bhi[leaves] = np.maximum.reduceat(Xp, tree.lo[leaves], axis=0)
+    for t in np.flatnonzero(tree.left >= 0)[::-1]:  # children before parents
+        a, b = tree.left[t], tree.right[t]
+        np.minimum(blo[a], blo[b], out=blo[t])
+        np.maximum(bhi[a], bhi[b], out=bhi[t])
+    return blo, bhi
+
+
+def _box_dist2(blo, bhi, A, B):
+    """Squared distances between the boxes of nodes A and nodes B (elementwise)."""
+    gap = np.maximum(np.maximum(blo[B] - bhi[A], blo[A] - bhi[B]), 0.0)
+    return np.einsum("ij,ij->i", gap, gap)
+
+
+def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
+    """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
+    stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
+    or to the level below t (compressed before t, so their skeletons exist).
+
+    The far strata are otherwise sampled only at random, which misses the few points of a far
+    stratum that lie next to t in space: a 2-means tree in 1-3 d often puts a point just past
+    t's edge into a distant subtree (measured: the nearest outside point of a node, with a
+    kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
+    box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
+    pairs descend together: O(n_nodes log^2 n) vectorized work.
+    """
+    nn = tree.n_nodes
+    left, right, parent, level = tree.left, tree.right, tree.parent, tree.level
+    T, W = [], []
+    cur = np.arange(nn)  # the ancestor of each node whose sibling is stratum j
+    for j in range(tree.depth):
+        nodes = np.flatnonzero(parent[cur] >= 0)
+        if len(nodes) == 0:
+            break
+        a = cur[nodes]
+        par = parent[a]
+        if j >= first:
+            T.append(nodes)
+            W.append(np.where(left[par] == a, right[par], left[par]))
+        cur[nodes] = par
+    if not T:
+        return np.zeros(nn + 1, np.intp), np.zeros(0, np.intp), None, None
+    T, W = np.concatenate(T), np.concatenate(W)
+    blo, bhi = _node_boxes(X, tree)
+    cen = 0.5 * (blo + bhi)
+    G = np.arange(len(T))  # beam entries: (pair G, node W) for the pair's node T[G]
+    Tn = T
+    while True:
+        act = (left[W] >= 0) & (level[W] < level[Tn] + 1)
+        if not act.any():
+            break
+        # expand every open node into both children, then keep the best `beam` per pair
+        G = np.concatenate((G[~act], G[act], G[act]))
+        W = np.concatenate((W[~act], left[W[act]], right[W[act]]))
+        Tn = T[G]
+        gap = _box_dist2(blo, bhi, Tn, W)
+        # overlapping boxes (clusters in d >= 2) all have gap 0: then the nearer centre
+        dc = cen[W] - cen[Tn]
+        order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, G))
+        G, W = G[order], W[order]
+        heads = np.flatnonzero(np.r_[True, G[1:] != G[:-1]])
+        rank = np.arange(len(G)) - np.repeat(heads, np.diff(np.r_[heads, len(G)]))
+        G, W = G[rank < beam], W[rank < beam]
+        Tn = T[G]
+    # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
+    # space too, and probing them all cost a third of the gmm8 compression time
+    T = Tn
+    gap = _box_dist2(blo, bhi, T, W)
+    dc = cen[W] - cen[T]
+    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, T))
+    T, W = T[order], W[order]
+    heads = np.flatnonzero(np.r_[True, T[1:] != T[:-1]])
+    rank = np.arange(len(T)) - np.repeat(heads, np.diff(np.r_[heads, len(T)]))
+    T, W = T[rank < keep], W[rank < keep]
+    offsets = np.searchsorted(T, np.arange(nn + 1))
+    return offsets, W, blo, bhi
+
+
+def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBES):
+    """Column groups of the far-strata targets of t, a few probe columns per group and the
+    group of each probe.
+
+    A target's columns are its skeleton (or its points, for a leaf not yet compressed); its
+    probes are its points nearest to t's box (ties, inside the box: nearest its centre) among
+    those not marked in ``sampled``: the largest unsampled entries of the target for a
+    decaying kernel. Probes join the a posteriori check, and only probes the node's ID fails
+    to interpolate join the sample (adding every target up front was as accurate but made the
+    gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
+    significant, but already spanned by the sampled columns).
+    """
+    groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
+              if len(c)]
+    if not groups:
+        return [], np.zeros(0, np.intp), np.zeros(0, np.intp)
+    starts = np.zeros(len(groups) + 1, np.intp)
+    np.cumsum([len(c) for c in groups], out=starts[1:])
+    probes, pgrp = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
+                                  starts, blo[t], bhi[t], sampled, per_target)
+    return groups, probes, pgrp
+
+
 def _draw_strata(perm, strata, counts, rng, exclude=None):
     """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
 
@@ -272,6 +390,12 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     # node's neighbour lists do not reach (e.g. lists swamped by duplicate points) when the
     # kernel has decayed to zero over most of the complement. Every stratum is sampled,
     # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
+    X = K.points
+    if _FAR_TARGETS:
+        far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
+    else:
+        far_off = np.zeros(nn + 1, np.intp)
+    sampled = np.zeros(n, np.uint8)  # marks a node's sample while its probes are chosen
     c_sib = max(opt.n_random, 2)
     c_far = max(opt.n_random // 2, 2)
     oversample = 4  # significant sampled columns the ID must leave unused
@@ -306,6 +430,13 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
         M = K._submatrix(cand, cols)
+        probes, pgrp, MP = np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros((m, 0))
+        if _FAR_TARGETS and len(cols) < n_out and far_off[t] < far_off[t + 1]:
+            sampled[cols] = 1
+            groups, probes, pgrp = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
+                                               blo, bhi, t, sampled)
+            sampled[cols] = 0
+            MP = K._submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
@@ -326,7 +457,13 @@ def _compress_ann(K, tree, neighbors, opt, rng):
                 rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
                 resid = rv.max()
             else:
-                MV, resid = np.zeros((m, 0)), 0.0
+                MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
+            # (3) the far strata's nodes nearest to t, through a few probe columns each
+            far_fail = np.zeros(0, bool)
+            if len(probes):
+                rp = np.linalg.norm(MP - Ut @ MP[rows], axis=0)
+                far_fail = rp > 2.0 * tol
+                resid = max(resid, rp.max())
             if resid <= 2.0 * tol and not starved:
                 break
             if resid > 2.0 * tol:
@@ -336,21 +473,29 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             # grow the sample, keeping V (already evaluated): quadruple the share of the
             # strata where a check column failed (the missed directions live there), double
             # every stratum's share when the sample was merely starved
-            if resid > 2.0 * tol:
-                pos = iperm[V[rv > 2.0 * tol]][:, None]
+            v_fail = rv > 2.0 * tol
+            if v_fail.any():
+                pos = iperm[V[v_fail]][:, None]
                 lo_s, hi_s = np.array(strata).T
                 hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
                 counts[hit] = 4 * np.maximum(counts[hit], base[hit])
-            else:
+            elif starved:
                 counts = 2 * np.maximum(counts, base)
             seen = np.union1d(cols, V)
-            extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
-            if 2 * (len(seen) + len(extra)) >= n_out:
+            if v_fail.any() or starved:
+                extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            else:  # only far probes failed: they alone join the sample (no new stratified
+                extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
+            # failing probes join the sample with their evaluated columns; the rest stay probes
+            add = far_fail & ~np.isin(probes, V)
+            P_add, MP_add = probes[add], MP[:, add]
+            probes, pgrp, MP = probes[~far_fail], pgrp[~far_fail], MP[:, ~far_fail]
+            if 2 * (len(seen) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
             else:
-                cols = np.concatenate((cols, V, extra))
-                M = np.hstack((M, MV, K._submatrix(cand, extra)))
+                cols = np.concatenate((cols, V, P_add, extra))
+                M = np.hstack((M, MV, MP_add, K._submatrix(cand, extra)))
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
