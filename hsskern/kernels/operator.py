@@ -196,18 +196,18 @@ class KernelOperator(_KernelLinearOperator):
         # trusted fast path for inner code (HSS compression): intp arrays, in range
         out = np.empty((I.shape[0], J.shape[0]))
         route = self._gemm()
-        if route is not None:
-            if I.shape[0] * J.shape[0] > 100000:
-                with _one_blas_thread():
-                    _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
-            else:  # too small for BLAS to spawn threads: skip the switch
+        if route is None:
+            _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
+        elif I.shape[0] * J.shape[0] > 100000:
+            with _one_blas_thread():
                 _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
-            if I is J or (I.shape == J.shape and np.array_equal(I, J)):
-                # dgemm need not give a.b and b.a the same last bit; diagonal blocks (HSS
-                # leaves, SVM chunks) must be exactly symmetric
-                _eval.mirror_upper(out)
-            return out
-        _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
+        else:  # too small for BLAS to spawn threads: skip the switch
+            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
+        if I is J or (I.shape == J.shape and np.array_equal(I, J)):
+            # neither dgemm (a.b vs b.a) nor the vectorized exp (SIMD body vs scalar tail)
+            # promises the same last bit for (i, j) and (j, i); diagonal blocks (HSS leaves,
+            # SVM chunks) must be exactly symmetric
+            _eval.mirror_upper(out)
         return out
 
     def diag(self):
@@ -230,7 +230,9 @@ class KernelOperator(_KernelLinearOperator):
     def to_dense(self, max_bytes=None):
         """The dense n x n matrix (for small n only; refuses above ``max_bytes``, 2 GiB)."""
         self._check_dense(max_bytes)
-        return self._dense_block(self._rows, self._rows)
+        out = self._dense_block(self._rows, self._rows)
+        _eval.mirror_upper(out)  # exactly symmetric (see _submatrix)
+        return out
 
     def __repr__(self):
         n, d = self._rows.shape
