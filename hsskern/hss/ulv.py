@@ -18,9 +18,9 @@ addressed by per-node offsets.
 import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import LinearOperator
-from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
+from ..utils._threads import one_blas_thread
 from ..utils.validation import check_positive
 from ._ulv import factor_tree, plan, solve_tree
 
@@ -51,7 +51,7 @@ class ULVFactor:
         self._beta = beta
         self._n = hss.shape[0]
         try:
-            with _one_blas_thread():  # small blocks, see compress
+            with one_blas_thread():  # small blocks, see compress
                 self._factor()
         except np.linalg.LinAlgError as exc:
             suggested = _suggest_beta(hss, beta)
@@ -100,7 +100,7 @@ class ULVFactor:
         B = np.ascontiguousarray(b.reshape(self._n, -1))
         X = np.empty_like(B)
         if B.shape[1] > 0:
-            with _one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
+            with one_blas_thread():  # per-node BLAS-2 calls: threads only add wake-up latency
                 solve_tree(self._data, self._m, self._k, self._off, *self._tree_arrays, B, X)
         return X.ravel() if vec else X
 
@@ -155,36 +155,6 @@ class ULVFactor:
     def __repr__(self):
         return (f"<ULVFactor n={self._n} beta={self._beta:g} "
                 f"memory={self.memory_bytes() / 2**20:.1f} MB>")
-
-
-_BLAS_LIBS = []
-
-
-class _one_blas_thread:
-    """Limit the loaded BLAS libraries to one thread for the duration of a ``with`` block.
-
-    threadpoolctl's ``limit`` costs 60-170 us per call (it rebuilds its view of every
-    library), a few percent of a 3 ms solve at n = 1e4; this keeps the library handles from
-    the first call and only flips the ones not already at one thread (~3 us per ctypes
-    call). Like threadpoolctl, it sees the libraries loaded when it first runs; ours (scipy's
-    OpenBLAS, behind ``cython_blas``) is loaded by then.
-    """
-
-    __slots__ = ("_saved",)
-
-    def __enter__(self):
-        if not _BLAS_LIBS:
-            _BLAS_LIBS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
-        self._saved = [(lib, k) for lib in _BLAS_LIBS[0]
-                       if (k := lib.get_num_threads()) is not None and k != 1]
-        for lib, _ in self._saved:
-            lib.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        for lib, k in self._saved:
-            lib.set_num_threads(k)
-        return False
 
 
 def _suggest_beta(hss, beta):

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory, format_bytes
+from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_points, check_positive
 from . import _eval
 from .functions import make_kernel
@@ -24,17 +25,6 @@ _GEMM_MIN_FEATURES = 12
 #: Largest accepted bound on the dgemm route's relative entry error (see ``_gemm_route``).
 _GEMM_MAX_REL_ERROR = 1e-12
 _GEMM_ROW_TILE = 128
-_BLAS = []
-
-
-def _one_blas_thread():
-    # the dgemm route parallelizes over tiles with OpenMP, each tile calling BLAS: BLAS's own
-    # threads must stay out (oversubscription), as in scikit-learn's pairwise reductions. A
-    # cached controller makes the switch cost microseconds, not a library scan per product.
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _readonly(a):
@@ -111,7 +101,7 @@ class _KernelLinearOperator(LinearOperator):
         route = self._gemm()
         if route is not None:
             rc, rn, _, ccT, cn = route
-            with _one_blas_thread():
+            with one_blas_thread():
                 _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
                                    2048)
             return out
@@ -199,7 +189,7 @@ class KernelOperator(_KernelLinearOperator):
         if route is None:
             _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
         elif I.shape[0] * J.shape[0] > 100000:
-            with _one_blas_thread():
+            with one_blas_thread():
                 _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
         else:  # too small for BLAS to spawn threads: skip the switch
             _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
