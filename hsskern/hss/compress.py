@@ -35,8 +35,6 @@ _MAX_SAMPLE_ROUNDS = 4
 #: near strata (sibling, parent's sibling) sampled through their skeletons
 _SKELETON_STRATA = 2
 _SKIP_COVERED = True
-#: sample the far strata at their node nearest to t too (see _far_targets)
-_FAR_TARGETS = True
 #: nodes kept per far stratum in the descent to its nodes nearest t
 _FAR_BEAM = 2
 #: probe columns per far target in the a posteriori check
@@ -261,6 +259,19 @@ def _box_dist2(blo, bhi, A, B):
     return np.einsum("ij,ij->i", gap, gap)
 
 
+def _nearest_per_group(group, T, W, blo, bhi, cen, k):
+    """Of the (node T, candidate W) pairs sorted by ``group``, the ``k`` candidates of each group
+    nearest to their T: by bounding-box gap, then (overlapping boxes all have gap 0, as clusters
+    in d >= 2 do) by centre distance. Returns the kept (group, W), grouped in order."""
+    gap = _box_dist2(blo, bhi, T, W)
+    dc = cen[W] - cen[T]
+    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, group))
+    group, W = group[order], W[order]
+    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    rank = np.arange(len(group)) - np.repeat(heads, np.diff(np.r_[heads, len(group)]))
+    return group[rank < k], W[rank < k]
+
+
 def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
     stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
@@ -301,33 +312,17 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
         # expand every open node into both children, then keep the best `beam` per pair
         G = np.concatenate((G[~act], G[act], G[act]))
         W = np.concatenate((W[~act], left[W[act]], right[W[act]]))
-        Tn = T[G]
-        gap = _box_dist2(blo, bhi, Tn, W)
-        # overlapping boxes (clusters in d >= 2) all have gap 0: then the nearer centre
-        dc = cen[W] - cen[Tn]
-        order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, G))
-        G, W = G[order], W[order]
-        heads = np.flatnonzero(np.r_[True, G[1:] != G[:-1]])
-        rank = np.arange(len(G)) - np.repeat(heads, np.diff(np.r_[heads, len(G)]))
-        G, W = G[rank < beam], W[rank < beam]
+        G, W = _nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
         Tn = T[G]
     # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
     # space too, and probing them all cost a third of the gmm8 compression time
-    T = Tn
-    gap = _box_dist2(blo, bhi, T, W)
-    dc = cen[W] - cen[T]
-    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, T))
-    T, W = T[order], W[order]
-    heads = np.flatnonzero(np.r_[True, T[1:] != T[:-1]])
-    rank = np.arange(len(T)) - np.repeat(heads, np.diff(np.r_[heads, len(T)]))
-    T, W = T[rank < keep], W[rank < keep]
+    T, W = _nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
     offsets = np.searchsorted(T, np.arange(nn + 1))
     return offsets, W, blo, bhi
 
 
 def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBES):
-    """Column groups of the far-strata targets of t, a few probe columns per group and the
-    group of each probe.
+    """A few probe columns from each far-strata target of t.
 
     A target's columns are its skeleton (or its points, for a leaf not yet compressed); its
     probes are its points nearest to t's box (ties, inside the box: nearest its centre) among
@@ -340,12 +335,12 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
               if len(c)]
     if not groups:
-        return [], np.zeros(0, np.intp), np.zeros(0, np.intp)
+        return np.zeros(0, np.intp)
     starts = np.zeros(len(groups) + 1, np.intp)
     np.cumsum([len(c) for c in groups], out=starts[1:])
-    probes, pgrp = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
-                                  starts, blo[t], bhi[t], sampled, per_target)
-    return groups, probes, pgrp
+    probes, _ = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
+                               starts, blo[t], bhi[t], sampled, per_target)
+    return probes
 
 
 def _draw_strata(perm, strata, counts, rng, exclude=None):
@@ -391,10 +386,7 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     # kernel has decayed to zero over most of the complement. Every stratum is sampled,
     # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
     X = K.points
-    if _FAR_TARGETS:
-        far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
-    else:
-        far_off = np.zeros(nn + 1, np.intp)
+    far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
     sampled = np.zeros(n, np.uint8)  # marks a node's sample while its probes are chosen
     c_sib = max(opt.n_random, 2)
     c_far = max(opt.n_random // 2, 2)
@@ -430,11 +422,11 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
         M = K._submatrix(cand, cols)
-        probes, pgrp, MP = np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros((m, 0))
-        if _FAR_TARGETS and len(cols) < n_out and far_off[t] < far_off[t + 1]:
+        probes, MP = np.zeros(0, np.intp), np.zeros((m, 0))
+        if len(cols) < n_out and far_off[t] < far_off[t + 1]:
             sampled[cols] = 1
-            groups, probes, pgrp = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
-                                               blo, bhi, t, sampled)
+            probes = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
+                                 blo, bhi, t, sampled)
             sampled[cols] = 0
             MP = K._submatrix(cand, probes)
         n_sig_prev = -1
@@ -489,7 +481,7 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             # failing probes join the sample with their evaluated columns; the rest stay probes
             add = far_fail & ~np.isin(probes, V)
             P_add, MP_add = probes[add], MP[:, add]
-            probes, pgrp, MP = probes[~far_fail], pgrp[~far_fail], MP[:, ~far_fail]
+            probes, MP = probes[~far_fail], MP[:, ~far_fail]
             if 2 * (len(seen) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
