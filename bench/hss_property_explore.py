@@ -15,21 +15,11 @@ import numpy as np
 
 from hsskern import kernel_operator
 from hsskern.hss import compress
-
-
-def hard_input(seed):
-    rng = np.random.default_rng(seed)
-    n, d, k = rng.integers(200, 700), rng.integers(1, 4), rng.integers(1, 7)
-    centers = rng.normal(size=(k, d)) * 5
-    X = centers[rng.integers(0, k, n)] + rng.normal(size=(n, d)) * 0.3
-    if rng.random() < .5:
-        X[rng.integers(0, n, n // 4)] = X[0]
-    spread = float(np.sqrt(np.mean(np.var(X, axis=0)) * X.shape[1])) or 1.0
-    return X, 0.1 * spread
+from hsskern.testing import hard_clustered_points
 
 
 def ratio(seed, tol, leaf=16):
-    X, h = hard_input(seed)
+    X, h = hard_clustered_points(seed)
     K = kernel_operator(X, "gaussian", h=h)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
