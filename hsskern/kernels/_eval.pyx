@@ -238,14 +238,13 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
         free(tile)
 
 
-cdef inline void _gauss_rows(double* t, Py_ssize_t w, Py_ssize_t ldt, Py_ssize_t i0,
-                             Py_ssize_t i1, const double* an, const double* bn,
-                             double gamma) noexcept nogil:
-    """t[i, j] = exp(-gamma * max(an[i] + bn[j] + t[i, j], 0)) for rows i0 <= i < i1."""
+cdef inline void _gauss_rows(double* t, Py_ssize_t w, Py_ssize_t ldt, Py_ssize_t mb,
+                             const double* an, const double* bn, double gamma) noexcept nogil:
+    """t[i, j] = exp(-gamma * max(an[i] + bn[j] + t[i, j], 0)) for rows i < mb."""
     cdef Py_ssize_t i, j
     cdef double* row
     cdef double ai, s
-    for i in range(i0, i1):
+    for i in range(mb):
         row = t + i * ldt
         ai = an[i]
         for j in range(w):
@@ -266,7 +265,7 @@ cdef void _gauss_tile(double gamma, const double* a, Py_ssize_t lda, const doubl
     cdef int LDB = <int> ldb, LDA = <int> lda, LDT = <int> ldt
     cdef double alpha = -2.0, zero = 0.0
     dgemm("N", "N", &M, &N, &K, &alpha, <double*> bt, &LDB, <double*> a, &LDA, &zero, t, &LDT)
-    _gauss_rows(t, w, ldt, 0, mb, an, bn, gamma)
+    _gauss_rows(t, w, ldt, mb, an, bn, gamma)
 
 
 def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,

@@ -41,7 +41,8 @@ def _col_tile(block_memory, n):
 
 
 def _gemm_route(kernel, rows, cols):
-    """Centered points and squared norms for the Gaussian's dgemm route, or None.
+    """(centered rows, their squared norms, centered columns transposed, their squared norms)
+    for the Gaussian's dgemm route, or None.
 
     The squared distance |a|^2 + |b|^2 - 2 a.b has an absolute rounding error below
     2 (d + 2) u (|a|^2 + |b|^2) (u the unit roundoff), which the Gaussian turns into a
@@ -63,7 +64,7 @@ def _gemm_route(kernel, rows, cols):
     bound = 2.0 * (d + 2) * np.finfo(np.float64).eps / 2 * (rn.max() + cn.max())
     if kernel.gamma * bound > _GEMM_MAX_REL_ERROR:
         return None
-    return rc, rn, cc, cn
+    return rc, rn, np.ascontiguousarray(cc.T), cn
 
 
 class _KernelLinearOperator(LinearOperator):
@@ -83,11 +84,7 @@ class _KernelLinearOperator(LinearOperator):
     def _gemm(self):
         # computed on first use: many operators (e.g. over support vectors) see one product
         if self._gemm_state is None:
-            route = _gemm_route(self._kernel, self._rows, self._cols)
-            if route is not None:
-                rc, rn, cc, cn = route
-                route = (rc, rn, cc, np.ascontiguousarray(cc.T), cn)
-            self._gemm_state = (route,)
+            self._gemm_state = (_gemm_route(self._kernel, self._rows, self._cols),)
         return self._gemm_state[0]
 
     @property
@@ -100,7 +97,7 @@ class _KernelLinearOperator(LinearOperator):
         out = np.empty((self.shape[0], V.shape[1]))
         route = self._gemm()
         if route is not None:
-            rc, rn, _, ccT, cn = route
+            rc, rn, ccT, cn = route
             with one_blas_thread():
                 _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
                                    2048)
