@@ -194,3 +194,26 @@ def test_needs_only_the_factor_protocol():
     b = svm_dual_admm_path(F, K, y, [0.5, 5.0], max_iter=30)
     for ra, rb in zip(a, b):
         np.testing.assert_array_equal(ra.alpha, rb.alpha)
+
+
+def test_divergence_on_indefinite_approximation_is_caught():
+    # An HSS approximation can be indefinite; with beta barely above -lambda_min the dual is
+    # not convex and the ADMM blew up (gap 238 -> 5,224 here, NaNs on gmm8). With a refactor
+    # available the guard restores the best iterate, raises beta and the floor, and goes on.
+    K, y = _problem(n=300, seed=1)
+    lam, V = np.linalg.eigh(K)
+    lam[:20] = -0.5
+    Ki = (V * lam) @ V.T
+    res = svm_dual_admm(DenseCholeskyFactor(Ki, 0.8), Ki, y, 100.0, max_iter=400,
+                        kkt_tol=1e-9, relaxation=1.6,
+                        refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    gaps = [g for _, g in res.kkt_history]
+    assert np.all(np.isfinite(gaps)) and np.isfinite(res.bias)
+    assert gaps[-1] < 0.1 * gaps[0]
+    assert res.beta >= 8.0 and res.state["beta_floor"] >= 8.0
+    assert np.all((res.alpha >= 0) & (res.alpha <= 100.0))
+    # a path hands the floor on: the next C never rebalances below it
+    nxt = svm_dual_admm(res.state["factor"], Ki, y, 1000.0, max_iter=50, kkt_tol=1e-9,
+                        warm_start=res.state, beta_floor=res.state["beta_floor"],
+                        refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    assert nxt.beta >= res.state["beta_floor"]

@@ -50,6 +50,18 @@ def test_chunk_larger_than_max_chunk_is_skipped():
     assert r.rounds == 0 and not r.converged and not np.any(r.dual_coef)
 
 
+def test_support_that_cannot_fit_stops_after_one_round():
+    # many support vectors (label noise, small C): the first chunk's support plus its
+    # violators already exceed max_chunk, so no second, larger SMO is solved to be discarded
+    X, y = _problem(2, n=600, sep=0.3)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    n_sv = np.count_nonzero(refine_exact(K, y, 0.1, np.zeros(len(y))).dual_coef)
+    cap = n_sv // 2
+    r = refine_exact(K, y, 0.1, np.zeros(len(y)), max_chunk=cap)
+    assert r.rounds == 1 and not r.converged
+    assert r.skipped is not None and "violators" in r.skipped
+
+
 def test_oversized_start_is_cut_to_half_a_chunk_and_still_converges():
     X, y = _problem(1, n=400, sep=1.5)
     K = kernel_operator(X, "gaussian", h=1.0)

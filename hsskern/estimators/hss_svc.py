@@ -116,8 +116,9 @@ class _FactoredKernel:
             if prev is not None:
                 res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
             if res is None:
+                floor = 0.0 if state is None else state["beta_floor"]
                 res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
-                                    **kw)
+                                    beta_floor=floor, **kw)
                 if res.state["factor"] is not self.factor:  # a rebalanced beta carries over
                     self.factor, w = res.state["factor"], res.state["w"]
                 state = res.state

@@ -206,7 +206,8 @@ def _check_labels(y):
 def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
                   kkt_every=10, relaxation=1.0,
                   warm_start=None, w=None, margin_eps=1e-5, refactor=None,
-                  balance_ratio=10.0, balance_factor=10.0, max_refactor=2, callback=None):
+                  balance_ratio=10.0, balance_factor=10.0, max_refactor=2, beta_floor=0.0,
+                  callback=None):
     """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I.
 
     Parameters
@@ -246,6 +247,15 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         ``balance_ratio``, by a factor ``balance_factor``.
     balance_ratio, balance_factor : float
     max_refactor : int
+    beta_floor : float, default 0.0
+        Rebalancing never moves beta below this. It rises by itself when ``refactor`` reports
+        an indefinite matrix (to twice the factor's suggested shift) or when the iterates
+        diverge: with an indefinite approximation K the dual is not convex, and a beta barely
+        above -lambda_min(K) let the ADMM blow up (gmm8, n = 20,000: the gap grew 500 -> 7,000
+        -> NaN in 30 iterations). A divergence is detected at the KKT checks (the gap grows
+        tenfold past 1, or is not finite); the state of the previous check is restored and
+        beta raised by ``balance_factor``. The final floor is in ``state["beta_floor"]``, which
+        a path hands to the next C.
     callback : callable or None
         Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
 
@@ -282,6 +292,23 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     pres, dres = [], []
     converged = False
     n_refactor = 0
+    floor = float(beta_floor)
+    snap = None  # (gap, z, mu, factor, w) at the best KKT check, to come back to on divergence
+
+    def _move_beta(new_beta):
+        """Refactor at new_beta; on an indefinite matrix raise the floor instead."""
+        nonlocal factor, beta, w, ew, floor
+        try:
+            new_factor = refactor(new_beta)
+        except NotPositiveDefiniteError as exc:
+            floor = max(floor, 2.0 * (exc.suggested_beta or new_beta * balance_factor),
+                        new_beta * balance_factor ** 0.5)
+            return False
+        factor = new_factor
+        beta = float(factor.beta)
+        w = np.asarray(factor.solve(np.ones(n))).reshape(n, 1)
+        ew = float(w.sum())
+        return True
     t0 = time.perf_counter()
     k = 0
     for k in range(1, max_iter + 1):
@@ -316,27 +343,32 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
             if np.all(gap <= kkt_tol):
                 converged = True
                 break
+            g = float(np.max(gap))
+            if snap is not None and not (np.isfinite(g) and (g <= 10.0 * snap[0] or g <= 1.0)):
+                # diverging (see beta_floor): back to the best check, beta up, no more descent
+                t1 = time.perf_counter()
+                _, z, mu, factor, w = snap
+                beta, ew = float(factor.beta), float(w.sum())
+                floor = max(floor, balance_factor * beta)
+                if refactor is not None:
+                    _move_beta(floor)
+                n_refactor = max_refactor
+                timings["refactor"] += time.perf_counter() - t1
+                continue
+            if snap is None or g <= snap[0]:
+                snap = (g, z.copy(), mu.copy(), factor, w)
         if refactor is not None and n_refactor < max_refactor and k < max_iter:
             rp_m, rd_m = float(rp.max()), float(rd.max())
             new_beta = None
             if rp_m > balance_ratio * rd_m:
                 new_beta = beta * balance_factor
-            elif rd_m > balance_ratio * rp_m:
-                new_beta = beta / balance_factor
+            elif rd_m > balance_ratio * rp_m and beta > floor:
+                new_beta = max(beta / balance_factor, floor)
             if new_beta is not None:
                 t1 = time.perf_counter()
                 n_refactor += 1
-                try:
-                    new_factor = refactor(new_beta)
-                except NotPositiveDefiniteError:
-                    # an indefinite approximation for a small beta: keep the factor we have
-                    new_factor = None
-                    n_refactor = max_refactor
-                if new_factor is not None:
-                    factor = new_factor
-                    beta = float(factor.beta)
-                    w = np.asarray(factor.solve(np.ones(n))).reshape(n, 1)
-                    ew = float(w.sum())
+                if not _move_beta(new_beta):
+                    n_refactor = max_refactor  # indefinite below here: keep the factor we have
                 timings["refactor"] += time.perf_counter() - t1
     timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
 
@@ -357,7 +389,8 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         objective=float(obj[0]) if one else obj,
         n_margin=int(n_margin[0]) if one else n_margin, timings=timings,
         kkt_history=[(k_, float(g[0]) if one else g) for k_, g in kkt_hist],
-        state={"z": z, "mu": mu, "w": w[:, 0], "factor": factor, "KYa": KYa})
+        state={"z": z, "mu": mu, "w": w[:, 0], "factor": factor, "KYa": KYa,
+               "beta_floor": floor})
 
 
 def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
@@ -390,6 +423,8 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     setup = time.perf_counter() - t0
     out, state = [], None
     for i, C in enumerate(Cs):
+        if state is not None:  # what one C learnt about small betas holds for the next
+            kwargs["beta_floor"] = state["beta_floor"]
         res = svm_dual_admm(factor, K_apply, y, C, w=w,
                             warm_start=state if warm_start else None, **kwargs)
         if i == 0:

@@ -163,6 +163,13 @@ def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, ma
         if viol.size == 0:
             res.converged = True
             break
+        if sv.size + viol.size > max_chunk:
+            # the violators will mostly become support vectors: the exact support cannot fit
+            # a chunk, and growing to max_chunk first only buys a second, larger SMO to throw
+            # away (gmm8, n = 20,000, 3% label noise: 3.7 s of a 12 s C)
+            res.skipped = (f"{sv.size} support vectors + {viol.size} violators exceed "
+                           f"max_chunk={max_chunk}")
+            break
         # the chunk grows by the violators while that fits; past max_chunk it restarts from
         # the support vectors and the violators (Osuna's decomposition: the current solution
         # stays feasible, so the dual objective never decreases). Keeping the zeros while they
