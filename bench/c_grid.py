@@ -2,6 +2,7 @@
 
     python bench/c_grid.py ijcnn1 --h 1 --C 1e-2:1e3:10 --backends hss libsvm
     python bench/c_grid.py magic04 --standardize --h 0.5 1 2 --n-train 5000
+    python bench/c_grid.py gmm8_100000 --h 1     # synthetic gmm8(n) of ../shared/tools/gen_gmm.py
 
 Writes ``bench/results/<dataset>.json`` (per fit: phase times, test accuracy, peak extra RSS,
 iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.png``
@@ -19,6 +20,7 @@ LIBSVM (scikit-learn's SVC) uses gamma = 1 / (2 h^2) and is refitted from scratc
 no warm start across C); our backends compress and factor once per h and sweep the C grid.
 """
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -187,6 +189,11 @@ def _fpc(data, h, Cs, args):
 
 
 def _load(name):
+    m = re.fullmatch(r"gmm8_(\d+)", name)
+    if m:  # the synthetic set of ../shared/tools/gen_gmm.py: gmm8(n), 3% label noise
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shared" / "tools"))
+        from gen_gmm import gmm8
+        return gmm8(int(m.group(1)))
     d = load_shared(name)
     if d is None:
         from hsskern.datasets import load
