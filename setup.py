@@ -50,6 +50,7 @@ MODULES = {
     "hsskern.kernels._eval": FAST,
     "hsskern.cluster._ann": COMPILE,
     "hsskern.hss._ulv": COMPILE,
+    "hsskern.hss._compress_ops": COMPILE,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
 }

@@ -18,7 +18,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 from threadpoolctl import threadpool_limits
 
 from ..cluster._ann import nearest_to_box
@@ -26,6 +25,7 @@ from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
 from ..utils.progress import Progress
+from . import _compress_ops as _ops
 from .matrix import HSSMatrix
 
 #: pivots at or below this are treated as zero whatever abs_tol says
@@ -52,27 +52,11 @@ def _row_id(M, rel_tol, abs_tol, max_rank):
 
     Returns (U, rows, achieved, tol) where ``rows`` are row indices of M, U has identity rows
     at ``rows``, ``achieved`` is the first dropped pivot relative to the largest and ``tol``
-    the absolute truncation threshold used.
+    the absolute truncation threshold used. Rank: the pivots >= tol (at least 1, at most
+    ``max_rank``); a block whose largest pivot is <= max(abs_tol, 1e-200) has rank 0.
     """
-    m, s = M.shape
-    if m == 0 or s == 0:
-        return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
-    R, P = sla.qr(M.T, mode="r", pivoting=True, check_finite=False)
-    diag = np.abs(np.diag(R))
-    if diag[0] <= max(abs_tol, _NEGLIGIBLE):
-        # the sampled block row is negligible: rank 0. Keeping a pivot of ~1e-300 would
-        # overflow R11^{-1} R12 to inf and put NaNs in H (tiny widths underflow the kernel)
-        return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
-    tol = max(rel_tol * diag[0], abs_tol)
-    k = int(np.searchsorted(-diag, -tol, side="right"))  # diag is non-increasing
-    k = max(1, min(k, max_rank))
-    achieved = float(diag[k] / diag[0]) if k < len(diag) else 0.0
-    U = np.empty((m, k))
-    U[P[:k]] = np.eye(k)
-    if k < m:
-        T = sla.solve_triangular(R[:k, :k], R[:k, k:], check_finite=False)
-        U[P[k:]] = T.T
-    return U, P[:k].astype(np.intp), achieved, tol
+    return _ops.row_id(np.ascontiguousarray(M, dtype=np.float64), rel_tol, abs_tol, max_rank,
+                       _NEGLIGIBLE)
 
 
 class _ColumnSampler:
