@@ -1,10 +1,15 @@
 # cython: language_level=3
 """Compiled inner steps of HSS-ANN compression (compress.py).
 
-Choosing a node's neighbour columns with np.unique / np.isin / np.argpartition on the
-(rows x k) neighbour block cost ~0.4 ms a node, a sixth of the compression phase at n = 1e5.
-Here it is one pass over the lists with scratch arrays of size n, allocated once per
-compression and reset entry by entry after each use, so no node costs O(n).
+A node's compression is a few small dense operations (a pivoted QR, kernel tiles) wrapped in
+set bookkeeping on index arrays: which neighbour columns to sample, unions of sampled
+columns, random draws minus what is already sampled. With np.unique / np.isin / np.union1d
+every such step cost tens of microseconds of sorting and temporaries, and over the ~2,400
+nodes of n = 1e5 that bookkeeping was about a third of the compression phase. Here each is one
+pass over the indices with scratch arrays of size n, allocated once per compression and
+reset entry by entry after each use, so no step costs O(n). The row ID calls LAPACK
+directly for the same reason: scipy's wrappers around these small factorizations cost half
+as much again as the factorizations.
 
 Inputs are trusted (intp indices in range; compress.py makes them).
 """
@@ -73,8 +78,8 @@ cdef object _as_intp(const int* a, Py_ssize_t n):
 
 
 cdef class ColumnSampler:
-    """Chooses a node's sample columns among its points' neighbours outside the node. One
-    instance per compression.
+    """A node's sample columns: neighbours outside the node, random draws per stratum of its
+    complement, and unions of such sets. One instance per compression.
 
     Holds the neighbour lists in tree order (``nbt[p, j]``: tree position of the j-th
     neighbour of the point at position p; points of a node and their neighbours then sit in
@@ -85,8 +90,8 @@ cdef class ColumnSampler:
     cdef const Py_ssize_t[::1] perm
     cdef const Py_ssize_t[::1] iperm
     cdef int[:, ::1] nbt
-    cdef int[::1] slot   # candidate number of a position; -1 free
-    cdef int[::1] buf    # candidates, in order met
+    cdef int[::1] slot   # candidate number of a position / mark of a column; -1 free
+    cdef int[::1] buf    # candidates, in order met (positions) or distinct columns
     cdef int[::1] cnt    # rows listing each candidate
     cdef int[::1] rank   # best rank of each candidate in a row's list
     cdef int[::1] hist   # counts of counts, then of ranks
@@ -233,6 +238,87 @@ cdef class ColumnSampler:
                 buf[j] = <int> perm[buf[j]]
             _sort(buf, n_out)
         return _as_intp(buf, n_out)
+
+    cdef void _mark(self, list arrays, int value):
+        """slot[c] = value for every column c in the arrays (-1 unmarks)."""
+        cdef const Py_ssize_t[::1] v
+        cdef Py_ssize_t i
+        for x in arrays:
+            v = x
+            for i in range(v.shape[0]):
+                self.slot[v[i]] = value
+
+    cdef inline Py_ssize_t _take(self, const Py_ssize_t* v, Py_ssize_t len_v,
+                                 Py_ssize_t nu) noexcept nogil:
+        """Append to buf[nu:] the columns of v not yet marked (marking them); new nu."""
+        cdef Py_ssize_t i, c
+        for i in range(len_v):
+            c = v[i]
+            if self.slot[c] < 0:
+                self.slot[c] = 1
+                self.buf[nu] = <int> c
+                nu += 1
+        return nu
+
+    cdef object _finish(self, Py_ssize_t nu, list exclude):
+        """Unmark everything, return buf[:nu] sorted."""
+        cdef Py_ssize_t i
+        self._mark(exclude, -1)
+        with nogil:
+            for i in range(nu):
+                self.slot[self.buf[i]] = -1
+            _sort(&self.buf[0], nu)
+        return _as_intp(&self.buf[0], nu)
+
+    def union(self, arrays, exclude=()):
+        """The sorted distinct columns of the intp arrays ``arrays`` that are in none of the
+        arrays ``exclude`` (np.setdiff1d(np.unique(np.concatenate(arrays)), ...) without
+        sorting the inputs)."""
+        cdef Py_ssize_t nu = 0
+        cdef const Py_ssize_t[::1] v
+        cdef list excl = [np.ascontiguousarray(x, dtype=np.intp) for x in exclude]
+        self._mark(excl, 0)
+        for x in arrays:
+            v = np.ascontiguousarray(x, dtype=np.intp)
+            if v.shape[0]:
+                nu = self._take(&v[0], v.shape[0], nu)
+        return self._finish(nu, excl)
+
+    def draw_strata(self, const Py_ssize_t[:, ::1] strata, const Py_ssize_t[::1] counts, rng,
+                    exclude=()):
+        """Random columns, about ``counts[j]`` from the tree positions [strata[j, 0],
+        strata[j, 1]) (all of them when that is at least half), none in the arrays
+        ``exclude``; sorted and distinct.
+
+        One draw with replacement for all strata, ``rng.random(total)`` used stratum after
+        stratum (a per-stratum ``rng.choice`` was a tenth of the compression time in Python
+        overhead); repeats are dropped, so a stratum may give slightly fewer columns.
+        """
+        cdef Py_ssize_t ns = strata.shape[0], j, lo, size, c, i, t = 0, nu = 0, total = 0
+        cdef const double[::1] u
+        for j in range(ns):
+            size = strata[j, 1] - strata[j, 0]
+            c = counts[j]
+            if c > 0 and 2 * c < size:
+                total += c
+        if total:
+            u = rng.random(total)
+        cdef list excl = [np.ascontiguousarray(x, dtype=np.intp) for x in exclude]
+        self._mark(excl, 0)
+        with nogil:
+            for j in range(ns):
+                lo = strata[j, 0]
+                size = strata[j, 1] - lo
+                c = counts[j]
+                if c <= 0 or size <= 0:
+                    continue
+                if 2 * c >= size:
+                    nu = self._take(&self.perm[lo], size, nu)
+                else:
+                    for i in range(c):
+                        nu = self._take(&self.perm[lo + <Py_ssize_t> (u[t] * size)], 1, nu)
+                        t += 1
+        return self._finish(nu, excl)
 
 
 def row_id(const double[:, ::1] M, double rel_tol, double abs_tol, Py_ssize_t max_rank,

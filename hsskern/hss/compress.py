@@ -147,7 +147,8 @@ def _near_strata_roots(tree, t, count):
 
 
 def _strata(tree, t):
-    """Position ranges [lo, hi) of the siblings of t and of each of its ancestors.
+    """Position ranges [lo, hi) of the siblings of t and of each of its ancestors, as an
+    (s, 2) array.
 
     They partition the complement of t, nearest (in the tree) first: the sibling, the
     parent's sibling, and so on up to a child of the root.
@@ -156,9 +157,9 @@ def _strata(tree, t):
     while tree.parent[t] >= 0:
         par = tree.parent[t]
         sib = tree.right[par] if tree.left[par] == t else tree.left[par]
-        out.append((int(tree.lo[sib]), int(tree.hi[sib])))
+        out.append((tree.lo[sib], tree.hi[sib]))
         t = par
-    return out
+    return np.array(out, dtype=np.intp).reshape(-1, 2)
 
 
 def _skeleton_frontier(tree, J, v, out):
@@ -285,34 +286,6 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     return probes
 
 
-def _draw_strata(perm, strata, counts, rng, exclude=None):
-    """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
-
-    One vectorized draw with replacement for all strata (a per-stratum ``rng.choice`` was a
-    tenth of the compression time in Python overhead); repeats are dropped, so a stratum
-    may give slightly fewer columns. ``exclude`` (sorted original indices) are not drawn
-    again; nothing of size n is touched.
-    """
-    if not strata:
-        return np.zeros(0, np.intp)
-    bounds = np.asarray(strata, dtype=np.intp)
-    lo_s, size = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
-    counts = np.asarray(counts, dtype=np.intp)
-    whole = (2 * counts >= size) & (counts > 0)
-    parts = [perm[lo_s[j]:lo_s[j] + size[j]] for j in np.flatnonzero(whole)]
-    draw = np.where(whole, 0, np.maximum(counts, 0))
-    if draw.any():
-        which = np.repeat(np.arange(len(size)), draw)
-        pos = lo_s[which] + (rng.random(len(which)) * size[which]).astype(np.intp)
-        parts.append(perm[pos])
-    if not parts:
-        return np.zeros(0, np.intp)
-    cols = np.unique(np.concatenate(parts))
-    if exclude is not None and len(exclude):
-        cols = cols[~np.isin(cols, exclude, assume_unique=True)]
-    return cols
-
-
 def _compress_ann(K, tree, neighbors, opt, rng):
     n = tree.n_points
     nn = tree.n_nodes
@@ -320,8 +293,8 @@ def _compress_ann(K, tree, neighbors, opt, rng):
     err = np.zeros(nn)
     iperm = tree.inverse_perm()
     perm = tree.perm
-    # neighbour columns chosen in compiled code (NumPy's set operations on the rows x k
-    # neighbour block were a sixth of the compression time)
+    # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
+    # operations they were a third of the compression time)
     sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp), perm, iperm)
     progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
     # Random columns are drawn per stratum of the complement (sibling, parent's sibling,
@@ -358,10 +331,8 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         counts = base.copy()
         if _SKIP_COVERED:
             counts[:len(near)] = 0  # covered by their skeletons; still checked below
-        cols = np.union1d(sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
-                          _draw_strata(perm, strata, counts, rng))
-        if skel:
-            cols = np.union1d(cols, np.concatenate(skel))
+        cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
+                              sampler.draw_strata(strata, counts, rng), *skel])
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
@@ -386,8 +357,8 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             n_sig_prev = n_sig
             # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
             # column must be interpolated about as well as the sampled ones
-            V = _draw_strata(perm, strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
-                             exclude=cols)
+            V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
+                                    exclude=(cols,))
             if len(V):
                 MV = K._submatrix(cand, V)
                 rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
@@ -412,21 +383,20 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             v_fail = rv > 2.0 * tol
             if v_fail.any():
                 pos = iperm[V[v_fail]][:, None]
-                lo_s, hi_s = np.array(strata).T
+                lo_s, hi_s = strata.T
                 hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
                 counts[hit] = 4 * np.maximum(counts[hit], base[hit])
             elif starved:
                 counts = 2 * np.maximum(counts, base)
-            seen = np.union1d(cols, V)
-            if v_fail.any() or starved:
-                extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            if v_fail.any() or starved:  # V excludes cols: together they are what was seen
+                extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
             else:  # only far probes failed: they alone join the sample (no new stratified
                 extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
             # failing probes join the sample with their evaluated columns; the rest stay probes
             add = far_fail & ~np.isin(probes, V)
             P_add, MP_add = probes[add], MP[:, add]
             probes, MP = probes[~far_fail], MP[:, ~far_fail]
-            if 2 * (len(seen) + len(P_add) + len(extra)) >= n_out:
+            if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
             else:
