@@ -47,16 +47,17 @@ def _nbr_budget(opt, m):
     return min(opt.max_rank, 2 * m) + 2 * opt.n_random
 
 
-def _row_id(M, rel_tol, abs_tol, max_rank):
+def _row_id(M, rel_tol, abs_tol, max_rank, col_norms=None):
     """Row interpolative decomposition M ~= U @ M[p[:k]] by pivoted QR of M^T.
 
     Returns (U, rows, achieved, tol) where ``rows`` are row indices of M, U has identity rows
     at ``rows``, ``achieved`` is the first dropped pivot relative to the largest and ``tol``
     the absolute truncation threshold used. Rank: the pivots >= tol (at least 1, at most
     ``max_rank``); a block whose largest pivot is <= max(abs_tol, 1e-200) has rank 0.
+    ``col_norms``, if given, receives the norms of M's columns.
     """
     return _ops.row_id(np.ascontiguousarray(M, dtype=np.float64), rel_tol, abs_tol, max_rank,
-                       _NEGLIGIBLE)
+                       _NEGLIGIBLE, col_norms)
 
 
 def compress(K, options=None, **kwargs):
@@ -346,13 +347,15 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             MP = K._submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
-            Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
+            col_norms = np.empty(M.shape[1])
+            Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank,
+                                              col_norms)
             k = Ut.shape[1]
             if len(cols) == n_out or k >= opt.max_rank:
                 break
             # (1) the sample must reveal the rank: an ID that uses nearly every significant
             # sampled column may be missing directions that no sampled column carries
-            n_sig = int(np.count_nonzero(np.linalg.norm(M, axis=0) > tol))
+            n_sig = int(np.count_nonzero(col_norms > tol))
             starved = k < m and k + oversample > n_sig and n_sig > n_sig_prev
             n_sig_prev = n_sig
             # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
@@ -361,14 +364,14 @@ def _compress_ann(K, tree, neighbors, opt, rng):
                                     exclude=(cols,))
             if len(V):
                 MV = K._submatrix(cand, V)
-                rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
+                rv = _ops.interp_residual(MV, Ut, rows)
                 resid = rv.max()
             else:
                 MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
             # (3) the far strata's nodes nearest to t, through a few probe columns each
             far_fail = np.zeros(0, bool)
             if len(probes):
-                rp = np.linalg.norm(MP - Ut @ MP[rows], axis=0)
+                rp = _ops.interp_residual(MP, Ut, rows)
                 far_fail = rp > 2.0 * tol
                 resid = max(resid, rp.max())
             if resid <= 2.0 * tol and not starved:
