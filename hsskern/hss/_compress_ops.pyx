@@ -443,3 +443,84 @@ def interp_residual(const double[:, :] MX, const double[:, ::1] U,
         for j in range(nv):
             ov[j] = sqrt(ov[j])
     return out
+
+
+def nearest_per_group(const Py_ssize_t[::1] group, const Py_ssize_t[::1] T,
+                      const Py_ssize_t[::1] W, const double[:, ::1] blo,
+                      const double[:, ::1] bhi, const double[:, ::1] cen, Py_ssize_t k):
+    """Of the pairs (node T[i], candidate W[i]) in groups ``group[i]``, the ``k`` candidates of
+    each group nearest to their T: by squared bounding-box gap, then (overlapping boxes all
+    have gap 0, as clusters in d >= 2 do) by squared centre distance, then by input order.
+    Returns the kept (group, W), in group order, nearest first within a group.
+
+    What np.lexsort over all pairs did, but by a counting sort on the group and a k-slot
+    insertion per group, without (pairs x d) temporaries: the far-target descent calls it
+    once per tree level on ~4e4-7e4 pairs at n = 1e5 (0.23 s in NumPy).
+    """
+    cdef Py_ssize_t N = group.shape[0], d = blo.shape[1], i, j, g, q, c, n_out = 0
+    cdef Py_ssize_t n_groups = 0, a, b
+    cdef double gap, u, key1, key2
+    for i in range(N):
+        if group[i] + 1 > n_groups:
+            n_groups = group[i] + 1
+    start_arr = np.zeros(n_groups + 1, np.intp)
+    order_arr = np.empty(N, np.intp)
+    out_g = np.empty(N, np.intp)
+    out_w = np.empty(N, np.intp)
+    k1_arr = np.empty(max(k, 1))
+    k2_arr = np.empty(max(k, 1))
+    bi_arr = np.empty(max(k, 1), np.intp)
+    cdef Py_ssize_t[::1] start = start_arr, order = order_arr, og = out_g, ow = out_w
+    # keys and input index of the pairs kept so far in a group, nearest first
+    cdef double[::1] k1 = k1_arr, k2 = k2_arr
+    cdef Py_ssize_t[::1] bi = bi_arr
+    if k <= 0 or N == 0:
+        return out_g[:0], out_w[:0]
+    with nogil:
+        # stable counting sort by group: order lists the pairs group by group, input order
+        for i in range(N):
+            start[group[i] + 1] += 1
+        for g in range(n_groups):
+            start[g + 1] += start[g]
+        for i in range(N):
+            order[start[group[i]]] = i
+            start[group[i]] += 1
+        a = 0
+        for g in range(n_groups):
+            b = start[g]  # start[g] now ends group g
+            c = 0
+            for q in range(a, b):
+                i = order[q]
+                key1 = 0.0
+                key2 = 0.0
+                for j in range(d):
+                    gap = blo[W[i], j] - bhi[T[i], j]
+                    u = blo[T[i], j] - bhi[W[i], j]
+                    if u > gap:
+                        gap = u
+                    if gap < 0.0:
+                        gap = 0.0
+                    key1 += gap * gap
+                    u = cen[W[i], j] - cen[T[i], j]
+                    key2 += u * u
+                # insertion into the best k; a later pair never displaces an equal earlier one
+                if c == k and (key1 > k1[k - 1] or (key1 == k1[k - 1] and key2 >= k2[k - 1])):
+                    continue
+                j = c if c < k else k - 1
+                while j > 0 and (key1 < k1[j - 1] or (key1 == k1[j - 1] and key2 < k2[j - 1])):
+                    k1[j] = k1[j - 1]
+                    k2[j] = k2[j - 1]
+                    bi[j] = bi[j - 1]
+                    j -= 1
+                k1[j] = key1
+                k2[j] = key2
+                bi[j] = i
+                if c < k:
+                    c += 1
+            for q in range(c):
+                i = bi[q]
+                og[n_out] = group[i]
+                ow[n_out] = W[i]
+                n_out += 1
+            a = b
+    return out_g[:n_out], out_w[:n_out]

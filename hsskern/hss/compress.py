@@ -197,25 +197,6 @@ def _node_boxes(X, tree):
     return blo, bhi
 
 
-def _box_dist2(blo, bhi, A, B):
-    """Squared distances between the boxes of nodes A and nodes B (elementwise)."""
-    gap = np.maximum(np.maximum(blo[B] - bhi[A], blo[A] - bhi[B]), 0.0)
-    return np.einsum("ij,ij->i", gap, gap)
-
-
-def _nearest_per_group(group, T, W, blo, bhi, cen, k):
-    """Of the (node T, candidate W) pairs sorted by ``group``, the ``k`` candidates of each group
-    nearest to their T: by bounding-box gap, then (overlapping boxes all have gap 0, as clusters
-    in d >= 2 do) by centre distance. Returns the kept (group, W), grouped in order."""
-    gap = _box_dist2(blo, bhi, T, W)
-    dc = cen[W] - cen[T]
-    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, group))
-    group, W = group[order], W[order]
-    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    rank = np.arange(len(group)) - np.repeat(heads, np.diff(np.r_[heads, len(group)]))
-    return group[rank < k], W[rank < k]
-
-
 def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
     stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
@@ -226,7 +207,8 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     t's edge into a distant subtree (measured: the nearest outside point of a node, with a
     kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
     box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
-    pairs descend together: O(n_nodes log^2 n) vectorized work.
+    pairs descend together: O(n_nodes log^2 n) work, each level's ranking one compiled pass
+    (_compress_ops.nearest_per_group).
     """
     nn = tree.n_nodes
     left, right, parent, level = tree.left, tree.right, tree.parent, tree.level
@@ -256,11 +238,11 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
         # expand every open node into both children, then keep the best `beam` per pair
         G = np.concatenate((G[~act], G[act], G[act]))
         W = np.concatenate((W[~act], left[W[act]], right[W[act]]))
-        G, W = _nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
+        G, W = _ops.nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
         Tn = T[G]
     # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
     # space too, and probing them all cost a third of the gmm8 compression time
-    T, W = _nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
+    T, W = _ops.nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
     offsets = np.searchsorted(T, np.arange(nn + 1))
     return offsets, W, blo, bhi
 
