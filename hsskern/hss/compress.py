@@ -16,6 +16,7 @@ In both, a parent works on the union of its children's skeletons, coupling block
 """
 import time
 import warnings
+from itertools import accumulate
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -258,14 +259,13 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
     significant, but already spanned by the sampled columns).
     """
-    groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
-              if len(c)]
-    if not groups:
+    groups = [J[w] if J[w] is not None else tree.indices(w) for w in targets]
+    # offsets by itertools (np.cumsum of a list went through NumPy's slow wrapping path)
+    starts = np.array([0, *accumulate(map(len, groups))], np.intp)
+    if starts[-1] == 0:
         return np.zeros(0, np.intp)
-    starts = np.zeros(len(groups) + 1, np.intp)
-    np.cumsum([len(c) for c in groups], out=starts[1:])
-    probes, _ = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
-                               starts, blo[t], bhi[t], sampled, per_target)
+    probes, _ = nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t], sampled,
+                               per_target)
     return probes
 
 
