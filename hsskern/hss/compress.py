@@ -103,12 +103,19 @@ def _compress(K, options):
         t0 = time.perf_counter()
         k = min(options.n_neighbors, n - 1)
         if k > 0:
-            neighbors, _ = knn(X, k, n_iter=options.ann_iterations, random_state=rng)
+            neighbors = knn(X, k, n_iter=options.ann_iterations, random_state=rng)[0]
         else:
             neighbors = np.zeros((n, 0), np.intp)
         timings["neighbors"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        gens = _compress_ann(K, tree, neighbors, options, rng)
+        # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
+        # operations they were a third of the compression time). The sampler keeps the
+        # lists as 32-bit tree positions, so the n x k intp array (and the distances, never
+        # read) need not live through the compression: 16 n k bytes, 1 GB at n = 1e6
+        sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp),
+                                     tree.perm, tree.inverse_perm())
+        del neighbors
+        gens = _compress_ann(K, tree, sampler, options, rng)
         timings["compression"] = time.perf_counter() - t0
     else:
         t0 = time.perf_counter()
@@ -269,16 +276,13 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     return probes
 
 
-def _compress_ann(K, tree, neighbors, opt, rng):
+def _compress_ann(K, tree, sampler, opt, rng):
     n = tree.n_points
     nn = tree.n_nodes
     D, U, B, J = [None] * nn, [None] * nn, [None] * nn, [None] * nn
     err = np.zeros(nn)
     iperm = tree.inverse_perm()
     perm = tree.perm
-    # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
-    # operations they were a third of the compression time)
-    sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp), perm, iperm)
     progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
     # Random columns are drawn per stratum of the complement (sibling, parent's sibling,
     # ...), not uniformly: a uniform draw almost never lands in the medium range that a
