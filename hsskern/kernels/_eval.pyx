@@ -47,7 +47,8 @@ DEF POW_CHUNK = 64
 # scheduler time slice when another process holds a core. HSS compression evaluates
 # thousands of blocks of 1e3-1e6 entries one after another: at the old bars (125,000 and
 # 12,500 entries) the ~30 threaded blocks of gmm8 n = 1e5 took 0.04 s on one thread and up
-# to 1 s with two on a machine running other work, for at most ~0.02 s saved on idle cores.
+# to 1 s with two on a machine running other work (the idle thread also spun ~0.15 s of CPU
+# after them), for at most ~0.02 s saved on idle cores.
 DEF GATHER_PARALLEL_WORK = 16000000
 
 
