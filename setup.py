@@ -45,11 +45,17 @@ def _flags():
 COMPILE, LINK = _flags()
 # fast-math only where it is safe: inputs are validated finite at the public boundary.
 FAST = COMPILE + ["-ffast-math"]
+# sums rounded term by term as NumPy rounds them (gcc and clang fuse a*b + c by default;
+# MSVC does not)
+NO_FMA = COMPILE + ([] if sys.platform == "win32" else ["-ffp-contract=off"])
 
 MODULES = {
     "hsskern.kernels._eval": FAST,
     "hsskern.cluster._ann": COMPILE,
     "hsskern.hss._ulv": COMPILE,
+    # column norms summed as NumPy sums them, so the compression's thresholds on them
+    # decide as the NumPy expressions did
+    "hsskern.hss._compress_ops": NO_FMA,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
 }

@@ -16,9 +16,9 @@ In both, a parent works on the union of its children's skeletons, coupling block
 """
 import time
 import warnings
+from itertools import accumulate
 
 import numpy as np
-import scipy.linalg as sla
 from threadpoolctl import threadpool_limits
 
 from ..cluster._ann import nearest_to_box
@@ -26,6 +26,7 @@ from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
 from ..utils.progress import Progress
+from . import _compress_ops as _ops
 from .matrix import HSSMatrix
 
 #: pivots at or below this are treated as zero whatever abs_tol says
@@ -47,74 +48,17 @@ def _nbr_budget(opt, m):
     return min(opt.max_rank, 2 * m) + 2 * opt.n_random
 
 
-def _row_id(M, rel_tol, abs_tol, max_rank):
+def _row_id(M, rel_tol, abs_tol, max_rank, col_norms=None):
     """Row interpolative decomposition M ~= U @ M[p[:k]] by pivoted QR of M^T.
 
     Returns (U, rows, achieved, tol) where ``rows`` are row indices of M, U has identity rows
     at ``rows``, ``achieved`` is the first dropped pivot relative to the largest and ``tol``
-    the absolute truncation threshold used.
+    the absolute truncation threshold used. Rank: the pivots >= tol (at least 1, at most
+    ``max_rank``); a block whose largest pivot is <= max(abs_tol, 1e-200) has rank 0.
+    ``col_norms``, if given, receives the norms of M's columns.
     """
-    m, s = M.shape
-    if m == 0 or s == 0:
-        return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
-    R, P = sla.qr(M.T, mode="r", pivoting=True, check_finite=False)
-    diag = np.abs(np.diag(R))
-    if diag[0] <= max(abs_tol, _NEGLIGIBLE):
-        # the sampled block row is negligible: rank 0. Keeping a pivot of ~1e-300 would
-        # overflow R11^{-1} R12 to inf and put NaNs in H (tiny widths underflow the kernel)
-        return np.zeros((m, 0)), np.zeros(0, np.intp), 0.0, abs_tol
-    tol = max(rel_tol * diag[0], abs_tol)
-    k = int(np.searchsorted(-diag, -tol, side="right"))  # diag is non-increasing
-    k = max(1, min(k, max_rank))
-    achieved = float(diag[k] / diag[0]) if k < len(diag) else 0.0
-    U = np.empty((m, k))
-    U[P[:k]] = np.eye(k)
-    if k < m:
-        T = sla.solve_triangular(R[:k, :k], R[:k, k:], check_finite=False)
-        U[P[k:]] = T.T
-    return U, P[:k].astype(np.intp), achieved, tol
-
-
-class _ColumnSampler:
-    """Chooses a node's sample columns among its points' neighbours outside the node."""
-
-    def __init__(self, neighbors, iperm):
-        self.neighbors = neighbors
-        self.iperm = iperm
-
-    def _outside(self, cols, lo, hi):
-        pos = self.iperm[cols]
-        return cols[(pos < lo) | (pos >= hi)]
-
-    def neighbor_columns(self, rows, lo, hi, count, per_row=1):
-        """Up to ``count`` columns outside [lo, hi) among the neighbours of ``rows``.
-
-        Every row keeps its ``per_row`` nearest outside neighbours (its largest entries: a
-        frequency ranking alone drops a point that only one row sees, and with a narrow
-        kernel that one entry can be the whole row's norm); the rest of the budget goes to
-        the columns most often among the rows' neighbours.
-        """
-        if self.neighbors.shape[1] == 0 or count <= 0:
-            return np.zeros(0, np.intp)
-        nb = self.neighbors[rows]
-        pos = self.iperm[nb]
-        out = (pos < lo) | (pos >= hi)
-        first = out & (np.cumsum(out, axis=1) <= per_row)
-        must = np.unique(nb[first])
-        cand = nb[out]
-        if len(cand) == 0:
-            return cand
-        vals, counts = np.unique(cand, return_counts=True)
-        if len(vals) <= count:
-            return vals
-        rest = max(count - len(must), 0)
-        if rest == 0:
-            return must
-        counts[np.isin(vals, must, assume_unique=True)] = -1  # already taken
-        # the first neighbours of many rows score highest; ties keep the closest order
-        top = np.argpartition(-counts, min(rest, len(vals)) - 1)[:rest]
-        top = top[counts[top] > 0]
-        return np.union1d(must, vals[top])
+    return _ops.row_id(np.ascontiguousarray(M, dtype=np.float64), rel_tol, abs_tol, max_rank,
+                       _NEGLIGIBLE, col_norms)
 
 
 def compress(K, options=None, **kwargs):
@@ -159,12 +103,19 @@ def _compress(K, options):
         t0 = time.perf_counter()
         k = min(options.n_neighbors, n - 1)
         if k > 0:
-            neighbors, _ = knn(X, k, n_iter=options.ann_iterations, random_state=rng)
+            neighbors = knn(X, k, n_iter=options.ann_iterations, random_state=rng)[0]
         else:
             neighbors = np.zeros((n, 0), np.intp)
         timings["neighbors"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        gens = _compress_ann(K, tree, neighbors, options, rng)
+        # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
+        # operations they were a third of the compression time). The sampler keeps the
+        # lists as 32-bit tree positions, so the n x k intp array (and the distances, never
+        # read) need not live through the compression: 16 n k bytes, 1 GB at n = 1e6
+        sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp),
+                                     tree.perm, tree.inverse_perm())
+        del neighbors
+        gens = _compress_ann(K, tree, sampler, options, rng)
         timings["compression"] = time.perf_counter() - t0
     else:
         t0 = time.perf_counter()
@@ -205,7 +156,8 @@ def _near_strata_roots(tree, t, count):
 
 
 def _strata(tree, t):
-    """Position ranges [lo, hi) of the siblings of t and of each of its ancestors.
+    """Position ranges [lo, hi) of the siblings of t and of each of its ancestors, as an
+    (s, 2) array.
 
     They partition the complement of t, nearest (in the tree) first: the sibling, the
     parent's sibling, and so on up to a child of the root.
@@ -214,9 +166,9 @@ def _strata(tree, t):
     while tree.parent[t] >= 0:
         par = tree.parent[t]
         sib = tree.right[par] if tree.left[par] == t else tree.left[par]
-        out.append((int(tree.lo[sib]), int(tree.hi[sib])))
+        out.append((tree.lo[sib], tree.hi[sib]))
         t = par
-    return out
+    return np.array(out, dtype=np.intp).reshape(-1, 2)
 
 
 def _skeleton_frontier(tree, J, v, out):
@@ -253,25 +205,6 @@ def _node_boxes(X, tree):
     return blo, bhi
 
 
-def _box_dist2(blo, bhi, A, B):
-    """Squared distances between the boxes of nodes A and nodes B (elementwise)."""
-    gap = np.maximum(np.maximum(blo[B] - bhi[A], blo[A] - bhi[B]), 0.0)
-    return np.einsum("ij,ij->i", gap, gap)
-
-
-def _nearest_per_group(group, T, W, blo, bhi, cen, k):
-    """Of the (node T, candidate W) pairs sorted by ``group``, the ``k`` candidates of each group
-    nearest to their T: by bounding-box gap, then (overlapping boxes all have gap 0, as clusters
-    in d >= 2 do) by centre distance. Returns the kept (group, W), grouped in order."""
-    gap = _box_dist2(blo, bhi, T, W)
-    dc = cen[W] - cen[T]
-    order = np.lexsort((np.einsum("ij,ij->i", dc, dc), gap, group))
-    group, W = group[order], W[order]
-    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    rank = np.arange(len(group)) - np.repeat(heads, np.diff(np.r_[heads, len(group)]))
-    return group[rank < k], W[rank < k]
-
-
 def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     """For every node t, the ``beam`` nodes nearest to t (by bounding box, then centre) in each
     stratum from index ``first`` on, found by a beam descent from the stratum's root to leaves
@@ -282,7 +215,8 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
     t's edge into a distant subtree (measured: the nearest outside point of a node, with a
     kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
     box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
-    pairs descend together: O(n_nodes log^2 n) vectorized work.
+    pairs descend together: O(n_nodes log^2 n) work, each level's ranking one compiled pass
+    (_compress_ops.nearest_per_group).
     """
     nn = tree.n_nodes
     left, right, parent, level = tree.left, tree.right, tree.parent, tree.level
@@ -312,11 +246,11 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
         # expand every open node into both children, then keep the best `beam` per pair
         G = np.concatenate((G[~act], G[act], G[act]))
         W = np.concatenate((W[~act], left[W[act]], right[W[act]]))
-        G, W = _nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
+        G, W = _ops.nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
         Tn = T[G]
     # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
     # space too, and probing them all cost a third of the gmm8 compression time
-    T, W = _nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
+    T, W = _ops.nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
     offsets = np.searchsorted(T, np.arange(nn + 1))
     return offsets, W, blo, bhi
 
@@ -332,53 +266,23 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
     significant, but already spanned by the sampled columns).
     """
-    groups = [c for c in (J[w] if J[w] is not None else tree.indices(w) for w in targets)
-              if len(c)]
-    if not groups:
+    groups = [J[w] if J[w] is not None else tree.indices(w) for w in targets]
+    # offsets by itertools (np.cumsum of a list went through NumPy's slow wrapping path)
+    starts = np.array([0, *accumulate(map(len, groups))], np.intp)
+    if starts[-1] == 0:
         return np.zeros(0, np.intp)
-    starts = np.zeros(len(groups) + 1, np.intp)
-    np.cumsum([len(c) for c in groups], out=starts[1:])
-    probes, _ = nearest_to_box(X, np.concatenate(groups).astype(np.intp, copy=False),
-                               starts, blo[t], bhi[t], sampled, per_target)
+    probes, _ = nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t], sampled,
+                               per_target)
     return probes
 
 
-def _draw_strata(perm, strata, counts, rng, exclude=None):
-    """Random columns, about ``counts[j]`` from stratum j (all of it when that is most of it).
-
-    One vectorized draw with replacement for all strata (a per-stratum ``rng.choice`` was a
-    tenth of the compression time in Python overhead); repeats are dropped, so a stratum
-    may give slightly fewer columns. ``exclude`` (sorted original indices) are not drawn
-    again; nothing of size n is touched.
-    """
-    if not strata:
-        return np.zeros(0, np.intp)
-    bounds = np.asarray(strata, dtype=np.intp)
-    lo_s, size = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
-    counts = np.asarray(counts, dtype=np.intp)
-    whole = (2 * counts >= size) & (counts > 0)
-    parts = [perm[lo_s[j]:lo_s[j] + size[j]] for j in np.flatnonzero(whole)]
-    draw = np.where(whole, 0, np.maximum(counts, 0))
-    if draw.any():
-        which = np.repeat(np.arange(len(size)), draw)
-        pos = lo_s[which] + (rng.random(len(which)) * size[which]).astype(np.intp)
-        parts.append(perm[pos])
-    if not parts:
-        return np.zeros(0, np.intp)
-    cols = np.unique(np.concatenate(parts))
-    if exclude is not None and len(exclude):
-        cols = cols[~np.isin(cols, exclude, assume_unique=True)]
-    return cols
-
-
-def _compress_ann(K, tree, neighbors, opt, rng):
+def _compress_ann(K, tree, sampler, opt, rng):
     n = tree.n_points
     nn = tree.n_nodes
     D, U, B, J = [None] * nn, [None] * nn, [None] * nn, [None] * nn
     err = np.zeros(nn)
     iperm = tree.inverse_perm()
     perm = tree.perm
-    sampler = _ColumnSampler(neighbors, iperm)
     progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
     # Random columns are drawn per stratum of the complement (sibling, parent's sibling,
     # ...), not uniformly: a uniform draw almost never lands in the medium range that a
@@ -414,10 +318,8 @@ def _compress_ann(K, tree, neighbors, opt, rng):
         counts = base.copy()
         if _SKIP_COVERED:
             counts[:len(near)] = 0  # covered by their skeletons; still checked below
-        cols = np.union1d(sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
-                          _draw_strata(perm, strata, counts, rng))
-        if skel:
-            cols = np.union1d(cols, np.concatenate(skel))
+        cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
+                              sampler.draw_strata(strata, counts, rng), *skel])
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
@@ -431,29 +333,31 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             MP = K._submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
-            Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank)
+            col_norms = np.empty(M.shape[1])
+            Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank,
+                                              col_norms)
             k = Ut.shape[1]
             if len(cols) == n_out or k >= opt.max_rank:
                 break
             # (1) the sample must reveal the rank: an ID that uses nearly every significant
             # sampled column may be missing directions that no sampled column carries
-            n_sig = int(np.count_nonzero(np.linalg.norm(M, axis=0) > tol))
+            n_sig = int(np.count_nonzero(col_norms > tol))
             starved = k < m and k + oversample > n_sig and n_sig > n_sig_prev
             n_sig_prev = n_sig
             # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
             # column must be interpolated about as well as the sampled ones
-            V = _draw_strata(perm, strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
-                             exclude=cols)
+            V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
+                                    exclude=(cols,))
             if len(V):
                 MV = K._submatrix(cand, V)
-                rv = np.linalg.norm(MV - Ut @ MV[rows], axis=0)
+                rv = _ops.interp_residual(MV, Ut, rows)
                 resid = rv.max()
             else:
                 MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
             # (3) the far strata's nodes nearest to t, through a few probe columns each
             far_fail = np.zeros(0, bool)
             if len(probes):
-                rp = np.linalg.norm(MP - Ut @ MP[rows], axis=0)
+                rp = _ops.interp_residual(MP, Ut, rows)
                 far_fail = rp > 2.0 * tol
                 resid = max(resid, rp.max())
             if resid <= 2.0 * tol and not starved:
@@ -468,21 +372,20 @@ def _compress_ann(K, tree, neighbors, opt, rng):
             v_fail = rv > 2.0 * tol
             if v_fail.any():
                 pos = iperm[V[v_fail]][:, None]
-                lo_s, hi_s = np.array(strata).T
+                lo_s, hi_s = strata.T
                 hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
                 counts[hit] = 4 * np.maximum(counts[hit], base[hit])
             elif starved:
                 counts = 2 * np.maximum(counts, base)
-            seen = np.union1d(cols, V)
-            if v_fail.any() or starved:
-                extra = _draw_strata(perm, strata, counts, rng, exclude=seen)
+            if v_fail.any() or starved:  # V excludes cols: together they are what was seen
+                extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
             else:  # only far probes failed: they alone join the sample (no new stratified
                 extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
             # failing probes join the sample with their evaluated columns; the rest stay probes
             add = far_fail & ~np.isin(probes, V)
             P_add, MP_add = probes[add], MP[:, add]
             probes, MP = probes[~far_fail], MP[:, ~far_fail]
-            if 2 * (len(seen) + len(P_add) + len(extra)) >= n_out:
+            if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
                 M = K._submatrix(cand, cols)
             else:

@@ -41,6 +41,16 @@ DEF ROW_TILE = 32
 
 DEF POW_CHUNK = 64
 
+# Gathered blocks (gather_block, gather_gauss) use OpenMP threads only above this much work,
+# entries x (d + 8): about 1e6 entries at d = 8, a few ms on one thread. A parallel region
+# must wait for every thread to arrive, so it costs microseconds on idle cores but up to a
+# scheduler time slice when another process holds a core. HSS compression evaluates
+# thousands of blocks of 1e3-1e6 entries one after another: at the old bars (125,000 and
+# 12,500 entries) the ~30 threaded blocks of gmm8 n = 1e5 took 0.04 s on one thread and up
+# to 1 s with two on a machine running other work (the idle thread also spun ~0.15 s of CPU
+# after them), for at most ~0.02 s saved on idle cores.
+DEF GATHER_PARALLEL_WORK = 16000000
+
 
 cdef inline void _ipow_inplace(double* out, Py_ssize_t m, double c, int e) noexcept nogil:
     """out[j] = (c + out[j])^e for an integer e >= 1, by exponentiation by squaring.
@@ -170,7 +180,7 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
         for a in range(m):
             for k in range(d):
                 rows[a * d + k] = X[I[a], k]
-        if m * n * (d + 8) > 200000:
+        if m * n * (d + 8) > GATHER_PARALLEL_WORK:
             for a in prange(m, schedule="static"):
                 _row(kind, p, rows + a * d, bt, n, n, d, &out[a, 0])
         else:
@@ -343,7 +353,7 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
             an[a] = xn[I[a]]
             for k in range(d):
                 rows[a * d + k] = Xc[I[a], k]
-        if m * n * (d + 8) > 2000000:
+        if m * n * (d + 8) > GATHER_PARALLEL_WORK:
             nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
             for c in prange(nchunk, schedule="dynamic"):
                 c0 = c * GATHER_ROWS
