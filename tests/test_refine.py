@@ -114,6 +114,19 @@ def test_hssvc_refine_respects_max_chunk():
     np.testing.assert_array_equal(m.decision_function(X), raw[-1].decision_function(X))
 
 
+def test_hssvc_wide_unconverged_support_skips_the_chunking():
+    # an unconverged ADMM whose support is over twice max_chunk: no SMO is attempted (the
+    # exact support could not fit either), and the ADMM solution stands
+    X, y = make_classification(400, 4, random_state=0, flip_y=0.3)
+    kw = dict(approximation="exact", C=1.0, max_iter=3, tol=1e-12, adaptive_beta=False)
+    m = HSSSVC(max_chunk=20, **kw).fit_path(X, y, [1.0])[0]
+    info = m.admm_["refinement"][0]
+    assert len(m.support_) > 40
+    assert info.rounds == 0 and not info.converged and "2 max_chunk" in info.skipped
+    raw = HSSSVC(refine=False, **kw).fit_path(X, y, [1.0])[0]
+    np.testing.assert_array_equal(m.decision_function(X), raw.decision_function(X))
+
+
 def test_multiclass_refine_equals_per_class_binary():
     from sklearn.datasets import make_blobs
     X, y = make_blobs(300, centers=3, n_features=3, random_state=1, cluster_std=2.0)

@@ -432,6 +432,11 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
         # a rebalanced beta carries over to the next C (its factor is already paid for)
         if res.state["factor"] is not factor:
             factor, w = res.state["factor"], res.state["w"]
+        if state is not None:
+            # only the last C's state keeps its factor: a ULV factor is O(n r) (0.9 GB at
+            # n = 1e6) and every rebalanced beta is a new one; kept in every result they
+            # held 4.5 GB at n = 1e5
+            state.pop("factor", None)
         state = res.state
         out.append(res)
     return out
