@@ -2,6 +2,7 @@
 
     python bench/hss_compress.py [--sizes 10000,50000,100000] [--threads 1,2] [--ijcnn1]
                                  [--opts first,second]
+    python bench/hss_compress.py --profile 100000
 
 Synthetic: gmm8(n) from ../shared/tools/gen_gmm.py (d = 8), Gaussian kernel h = 1.
 ijcnn1 (--ijcnn1): h = 1 and h = 0.1. For n <= 100,000 the relative error ||K - H|| / ||K||
@@ -92,6 +93,22 @@ def fmt(r):
             f"{r['factor_s']:6.2f} s solve {r['solve_s']:.4f} s ULV {r['ulv_MB']:7.1f} MB")
 
 
+def profile(n):
+    """The compiled-vs-Python split of one compression. Cython functions do not show in
+    cProfile: their time is the tottime of the Python function that calls them."""
+    import cProfile
+    import pstats
+    X = gmm8(n)
+    with threadpool_limits(1):
+        K = kernel_operator(X, "gaussian", h=1.0)
+        pr = cProfile.Profile()
+        pr.enable()
+        H = compress(K, HSSOptions(random_state=0, **OPTION_SETS["first"]))
+        pr.disable()
+    print("phases [s]:", {k: round(v, 2) for k, v in H.stats()["timings"].items()})
+    pstats.Stats(pr).sort_stats("tottime").print_stats(15)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,50000,100000")
@@ -99,7 +116,12 @@ def main():
     ap.add_argument("--opts", default="first")
     ap.add_argument("--ijcnn1", action="store_true")
     ap.add_argument("--out", default="hss_compress", help="result file name (bench/results/)")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="instead: cProfile one compression of gmm8(N) (first option set, one "
+                         "thread) and print where the time goes")
     args = ap.parse_args()
+    if args.profile:
+        return profile(args.profile)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     threads = [int(t) for t in args.threads.split(",")]
     runs = []
