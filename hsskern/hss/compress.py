@@ -400,16 +400,6 @@ def _all_outside(perm, lo, hi):
     return np.concatenate((perm[:lo], perm[hi:]))
 
 
-def _random_outside(perm, lo, hi, n, count, rng):
-    n_out = n - (hi - lo)
-    count = min(count, n_out)
-    if count <= 0:
-        return np.zeros(0, np.intp)
-    pos = rng.choice(n_out, size=count, replace=False)
-    pos = np.where(pos >= lo, pos + (hi - lo), pos)
-    return perm[pos]
-
-
 def _compress_sketch(K, tree, opt, rng):
     """Randomized HSS construction from samples S = K @ Omega (Martinsson 2011).
 
