@@ -26,6 +26,8 @@ from libc.math cimport sqrt, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport uint64_t
 
+from hsskern.utils._bestk cimport best_k_insert
+
 import numpy as np
 
 
@@ -490,21 +492,7 @@ def nearest_to_box(const double[:, ::1] X, const Py_ssize_t[::1] cols,
                         key1 += gap * gap
                     u = v - 0.5 * (box_lo[j] + box_hi[j])
                     key2 += u * u
-                # insertion into the sorted buffer of the best `per`
-                if cnt == per and (key1 > k1[per - 1] or
-                                   (key1 == k1[per - 1] and key2 >= k2[per - 1])):
-                    continue
-                q = cnt if cnt < per else per - 1
-                while q > 0 and (key1 < k1[q - 1] or (key1 == k1[q - 1] and key2 < k2[q - 1])):
-                    k1[q] = k1[q - 1]
-                    k2[q] = k2[q - 1]
-                    kc[q] = kc[q - 1]
-                    q -= 1
-                k1[q] = key1
-                k2[q] = key2
-                kc[q] = c
-                if cnt < per:
-                    cnt += 1
+                cnt = best_k_insert(k1, k2, kc, cnt, per, key1, key2, c)
             for q in range(cnt):
                 sel_v[tot] = kc[q]
                 grp_v[tot] = g

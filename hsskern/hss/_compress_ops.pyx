@@ -18,6 +18,8 @@ from scipy.linalg.cython_lapack cimport dgeqp3
 from scipy.linalg.cython_blas cimport dtrsm, dgemm
 from cython.parallel cimport prange
 
+from hsskern.utils._bestk cimport best_k_insert
+
 import numpy as np
 
 
@@ -535,20 +537,7 @@ def nearest_per_group(const Py_ssize_t[::1] group, const Py_ssize_t[::1] T,
                     key1 += gap * gap
                     u = cen[W[i], j] - cen[T[i], j]
                     key2 += u * u
-                # insertion into the best k; a later pair never displaces an equal earlier one
-                if c == k and (key1 > k1[k - 1] or (key1 == k1[k - 1] and key2 >= k2[k - 1])):
-                    continue
-                j = c if c < k else k - 1
-                while j > 0 and (key1 < k1[j - 1] or (key1 == k1[j - 1] and key2 < k2[j - 1])):
-                    k1[j] = k1[j - 1]
-                    k2[j] = k2[j - 1]
-                    bi[j] = bi[j - 1]
-                    j -= 1
-                k1[j] = key1
-                k2[j] = key2
-                bi[j] = i
-                if c < k:
-                    c += 1
+                c = best_k_insert(&k1[0], &k2[0], &bi[0], c, k, key1, key2, i)
             for q in range(c):
                 i = bi[q]
                 og[n_out] = group[i]
