@@ -252,9 +252,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         an indefinite matrix (to twice the factor's suggested shift) or when the iterates
         diverge: with an indefinite approximation K the dual is not convex, and a beta barely
         above -lambda_min(K) let the ADMM blow up (gmm8, n = 20,000: the gap grew 500 -> 7,000
-        -> NaN in 30 iterations). A divergence is detected at the KKT checks (the gap grows
-        tenfold past 1, or is not finite); the state of the previous check is restored and
-        beta raised by ``balance_factor``. The final floor is in ``state["beta_floor"]``, which
+        -> NaN in 30 iterations). A divergence is detected at the KKT checks (the gap exceeds
+        1 and ten times the best gap so far, or is not finite); the state of the best check is
+        restored and beta raised by ``balance_factor``. The final floor is in ``state["beta_floor"]``, which
         a path hands to the next C.
     callback : callable or None
         Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
