@@ -251,3 +251,32 @@ def test_hss_code_path_wiring(monkeypatch):
     assert seen["opts"].rel_tol == 0.5 and seen["opts"].leaf_size == 16
     assert seen["opts"].random_state == 3
     assert m.hss_["approximation"] == "hss" and "compress" in m.fit_time_
+
+
+def test_unconverged_admm_warns_and_paper_mode_does_not():
+    from sklearn.exceptions import ConvergenceWarning
+    X, y, _, _ = _data()
+    with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
+        HSSSVC(C=10.0, approximation="exact", max_iter=2, refine=False).fit(X, y)
+    assert "Raise max_iter" in str(rec[0].message)
+    with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
+        HSSSVC(approximation="exact", max_iter=10, tol=1e-6, refine=False).fit_path(
+            X, y, [1e-6, 10.0, 100.0])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        HSSSVC(approximation="exact", max_iter=2, tol=None, refine=False).fit(X, y)
+        HSSSVC(approximation="exact", **{k: v for k, v in TIGHT.items()
+                                          if k != "approximation"}).fit(X, y)
+
+
+@needs_hss
+def test_indefinite_approximation_is_named_in_the_warning():
+    from sklearn.exceptions import ConvergenceWarning
+    X, y = make_classification(1500, 8, n_informative=6, random_state=4)
+    # a capped rank on a wide kernel: the ID approximation is indefinite, beta = 1e-6 fails
+    with pytest.warns(ConvergenceWarning, match="indefinite") as rec:
+        HSSSVC(h=2.0, C=100.0, beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
+               max_iter=20, refine=False, random_state=0).fit(X, y)
+    msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
+    assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, ShuffleSplit, KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -59,6 +60,7 @@ class _FactoredKernel:
         K = kernel_operator(X, est.kernel, **kw)
         self.K = K
         self.beta = float(est.beta) if est.beta is not None else default_beta(n)
+        self.indefinite_shift = 0.0  # > 0: K + beta I was found indefinite below this beta
         if est.approximation == "exact":
             # K dense (kept for the bias products) + the factor's own n x n array
             check_memory(2 * 8 * n * n, f'approximation="exact" on {n} points',
@@ -90,7 +92,7 @@ class _FactoredKernel:
                 # negative eigenvalue. Once, with the factor's own suggestion, and say so.
                 warnings.warn(f"{exc}; continuing with beta={exc.suggested_beta:.3g}",
                               stacklevel=4)
-                self.beta = float(exc.suggested_beta)
+                self.beta = self.indefinite_shift = float(exc.suggested_beta)
                 self.factor = H.factor(self.beta)
             self.timings["factor"] = time.perf_counter() - t0
             self.K_apply = H
@@ -130,6 +132,36 @@ class _FactoredKernel:
             prev = res.refinement if all(r.converged for r in res.refinement) else None
             results.append(res)
         return results
+
+
+def _solved(res):
+    if res.refinement:
+        return all(rr.converged for rr in res.refinement)
+    return res.converged
+
+
+def _warn_unsolved(results, est, FK):
+    """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
+    the ADMM nor, with ``refine``, the exact chunking), saying why when the approximation is
+    indefinite: its dual is then not convex, and at large C the ADMM's answer can be worse
+    than chance (gmm8, n = 1e5, rank 500: 37-45% test accuracy for C >= 1.67)."""
+    if est.tol is None:  # a fixed iteration count was asked for (the paper's mode)
+        return
+    bad = [res.C for res in results if not _solved(res)]
+    if not bad:
+        return
+    floor = max([FK.indefinite_shift] + [res.state.get("beta_floor", 0.0) for res in results])
+    msg = (f"the ADMM did not reach tol={est.tol:g} within max_iter={est.max_iter} for "
+           f"{len(bad)} of {len(results)} C value(s) (C = "
+           + ", ".join(f"{c:.3g}" for c in bad[:5]) + (", ..." if len(bad) > 5 else "") + ").")
+    if floor > 0:
+        msg += (f" beta had to stay >= {floor:.3g} (below it K + beta I was indefinite or the "
+                "iterates diverged), which slows the ADMM at large C. With an HSS "
+                "approximation this means it is indefinite: its dual is not convex and the "
+                "solution at large C can be poor; tighten rel_tol or raise max_rank.")
+    else:
+        msg += " Raise max_iter or loosen tol."
+    warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
 def _refine(K, Y, res, est):
@@ -240,6 +272,7 @@ def _score_width_fold(base, X, y, train, test, Cs):
     FK = _FactoredKernel(X[tr], base, width)
     out["setup_time"] = sum(FK.timings.values())
     results = FK.path(_encode(y[tr], tr_classes), Cs, base)
+    _warn_unsolved(results, base, FK)
     # all C and classes scored with ONE blocked product K(X_va, X_tr) @ coef
     coefs = np.concatenate([np.asarray(r.dual_coef).reshape(len(tr), -1)
                             for r in results], axis=1)
@@ -317,7 +350,9 @@ class HSSSVC(_SVCBase):
     tol : float or None, default 1e-2
         Stop when LIBSVM's optimality gap (m(a) - M(a), the measure LIBSVM's ``tol`` bounds)
         is below ``tol``; checked every 10 iterations with one kernel (approximation) product.
-        None: always run ``max_iter`` iterations.
+        None: always run ``max_iter`` iterations. A C whose solution misses ``tol`` (and is
+        not recovered by ``refine``) raises a ``ConvergenceWarning``, which says so when the
+        approximation turned out indefinite (its dual is then not convex).
     relaxation : float in (0, 2), default 1.6
         ADMM over-relaxation (1.0: the paper's plain ADMM; 1.6 needed ~30% fewer iterations
         to a given gap in our measurements).
@@ -420,6 +455,7 @@ class HSSSVC(_SVCBase):
         # the next C within a few rounds
         Cs = [self.C * 10.0 ** -k for k in (3, 2, 1)] + [self.C] if self.refine else [self.C]
         results = FK.path(_encode(y, classes), Cs, self)
+        _warn_unsolved(results[-1:], self, FK)  # the continuation's smaller C are a means
         self._set_model(X, classes, FK, results[-1])
         self.n_iter_ = np.full_like(self.n_iter_, max(1, sum(r.n_iter for r in results)))
         return self
@@ -445,7 +481,9 @@ class HSSSVC(_SVCBase):
         X, y, classes = self._validate_xy(X, y)
         FK = _FactoredKernel(X, self, self._width())
         models = []
-        for i, res in enumerate(FK.path(_encode(y, classes), list(Cs), self)):
+        results = FK.path(_encode(y, classes), list(Cs), self)
+        _warn_unsolved(results, self, FK)
+        for i, res in enumerate(results):
             m = clone(self).set_params(C=res.C)
             m._validate_params()
             m.n_features_in_ = self.n_features_in_
