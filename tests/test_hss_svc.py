@@ -1,8 +1,10 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs, make_classification
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -254,7 +256,6 @@ def test_hss_code_path_wiring(monkeypatch):
 
 
 def test_unconverged_admm_warns_and_paper_mode_does_not():
-    from sklearn.exceptions import ConvergenceWarning
     X, y, _, _ = _data()
     with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
         HSSSVC(C=10.0, approximation="exact", max_iter=2, refine=False).fit(X, y)
@@ -262,7 +263,6 @@ def test_unconverged_admm_warns_and_paper_mode_does_not():
     with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
         HSSSVC(approximation="exact", max_iter=10, tol=1e-6, refine=False).fit_path(
             X, y, [1e-6, 10.0, 100.0])
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         HSSSVC(approximation="exact", max_iter=2, tol=None, refine=False).fit(X, y)
@@ -272,7 +272,6 @@ def test_unconverged_admm_warns_and_paper_mode_does_not():
 
 @needs_hss
 def test_indefinite_approximation_is_named_in_the_warning():
-    from sklearn.exceptions import ConvergenceWarning
     X, y = make_classification(1500, 8, n_informative=6, random_state=4)
     # a capped rank on a wide kernel: the ID approximation is indefinite, beta = 1e-6 fails
     with pytest.warns(ConvergenceWarning, match="indefinite") as rec:

@@ -60,7 +60,9 @@ class _FactoredKernel:
         K = kernel_operator(X, est.kernel, **kw)
         self.K = K
         self.beta = float(est.beta) if est.beta is not None else default_beta(n)
-        self.indefinite_shift = 0.0  # > 0: K + beta I was found indefinite below this beta
+        # > 0 once K + beta I was found indefinite below this beta: the ADMM's floor from the
+        # start, so rebalancing never pays for a factorization already known to fail
+        self.beta_floor = 0.0
         if est.approximation == "exact":
             # K dense (kept for the bias products) + the factor's own n x n array
             check_memory(2 * 8 * n * n, f'approximation="exact" on {n} points',
@@ -92,7 +94,7 @@ class _FactoredKernel:
                 # negative eigenvalue. Once, with the factor's own suggestion, and say so.
                 warnings.warn(f"{exc}; continuing with beta={exc.suggested_beta:.3g}",
                               stacklevel=4)
-                self.beta = self.indefinite_shift = float(exc.suggested_beta)
+                self.beta = self.beta_floor = float(exc.suggested_beta)
                 self.factor = H.factor(self.beta)
             self.timings["factor"] = time.perf_counter() - t0
             self.K_apply = H
@@ -106,6 +108,7 @@ class _FactoredKernel:
         its chunking from that solution's support vectors and skips the ADMM; otherwise the
         ADMM runs (warm-started from the latest state) and seeds the chunking."""
         kw = dict(max_iter=est.max_iter, kkt_tol=est.tol, relaxation=est.relaxation,
+                  beta_floor=self.beta_floor,
                   refactor=self.refactor if est.adaptive_beta else None)
         if not est.refine:
             return svm_dual_admm_path(self.factor, self.K_apply, Y, Cs, warm_start=True, **kw)
@@ -118,9 +121,10 @@ class _FactoredKernel:
             if prev is not None:
                 res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
             if res is None:
-                floor = 0.0 if state is None else state["beta_floor"]
+                if state is not None:
+                    kw["beta_floor"] = state["beta_floor"]
                 res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
-                                    beta_floor=floor, **kw)
+                                    **kw)
                 if res.state["factor"] is not self.factor:  # a rebalanced beta carries over
                     self.factor, w = res.state["factor"], res.state["w"]
                 if state is not None:
@@ -140,7 +144,7 @@ def _solved(res):
     return res.converged
 
 
-def _warn_unsolved(results, est, FK):
+def _warn_unsolved(results, est):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
     the ADMM nor, with ``refine``, the exact chunking), saying why when the approximation is
     indefinite: its dual is then not convex, and at large C the ADMM's answer can be worse
@@ -150,7 +154,8 @@ def _warn_unsolved(results, est, FK):
     bad = [res.C for res in results if not _solved(res)]
     if not bad:
         return
-    floor = max([FK.indefinite_shift] + [res.state.get("beta_floor", 0.0) for res in results])
+    # floors only rise along a path, and results of the exact chunking carry no ADMM state
+    floor = max(res.state.get("beta_floor", 0.0) for res in results)
     msg = (f"the ADMM did not reach tol={est.tol:g} within max_iter={est.max_iter} for "
            f"{len(bad)} of {len(results)} C value(s) (C = "
            + ", ".join(f"{c:.3g}" for c in bad[:5]) + (", ..." if len(bad) > 5 else "") + ").")
@@ -272,7 +277,7 @@ def _score_width_fold(base, X, y, train, test, Cs):
     FK = _FactoredKernel(X[tr], base, width)
     out["setup_time"] = sum(FK.timings.values())
     results = FK.path(_encode(y[tr], tr_classes), Cs, base)
-    _warn_unsolved(results, base, FK)
+    _warn_unsolved(results, base)
     # all C and classes scored with ONE blocked product K(X_va, X_tr) @ coef
     coefs = np.concatenate([np.asarray(r.dual_coef).reshape(len(tr), -1)
                             for r in results], axis=1)
@@ -455,7 +460,7 @@ class HSSSVC(_SVCBase):
         # the next C within a few rounds
         Cs = [self.C * 10.0 ** -k for k in (3, 2, 1)] + [self.C] if self.refine else [self.C]
         results = FK.path(_encode(y, classes), Cs, self)
-        _warn_unsolved(results[-1:], self, FK)  # the continuation's smaller C are a means
+        _warn_unsolved(results[-1:], self)  # the continuation's smaller C are a means
         self._set_model(X, classes, FK, results[-1])
         self.n_iter_ = np.full_like(self.n_iter_, max(1, sum(r.n_iter for r in results)))
         return self
@@ -482,7 +487,7 @@ class HSSSVC(_SVCBase):
         FK = _FactoredKernel(X, self, self._width())
         models = []
         results = FK.path(_encode(y, classes), list(Cs), self)
-        _warn_unsolved(results, self, FK)
+        _warn_unsolved(results, self)
         for i, res in enumerate(results):
             m = clone(self).set_params(C=res.C)
             m._validate_params()
