@@ -217,3 +217,17 @@ def test_divergence_on_indefinite_approximation_is_caught():
                         warm_start=res.state, beta_floor=res.state["beta_floor"],
                         refactor=lambda b: DenseCholeskyFactor(Ki, b))
     assert nxt.beta >= res.state["beta_floor"]
+
+
+def test_warm_start_carries_its_beta_floor():
+    # a floor learnt at one C (K + beta I indefinite or diverging below it) holds for the next
+    # C started from that state: rebalancing never goes below it
+    K, y = _problem(n=200)
+    F = DenseCholeskyFactor(K, 50.0)
+    refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
+    free = svm_dual_admm(F, K, y, 100.0, max_iter=60, refactor=refactor)
+    assert free.beta < 40.0  # without a floor, balancing at C = 100 goes below it
+    first = svm_dual_admm(F, K, y, 0.1, max_iter=20)
+    first.state["beta_floor"] = 40.0
+    res = svm_dual_admm(F, K, y, 100.0, max_iter=60, warm_start=first.state, refactor=refactor)
+    assert res.state["beta_floor"] >= 40.0 and res.beta >= 40.0

@@ -120,9 +120,7 @@ class _FactoredKernel:
             res = None
             if prev is not None:
                 res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
-            if res is None:
-                if state is not None:
-                    kw["beta_floor"] = state["beta_floor"]
+            if res is None:  # a warm start carries the floor its C reached
                 res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
                                     **kw)
                 if res.state["factor"] is not self.factor:  # a rebalanced beta carries over

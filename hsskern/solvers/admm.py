@@ -254,8 +254,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         above -lambda_min(K) let the ADMM blow up (gmm8, n = 20,000: the gap grew 500 -> 7,000
         -> NaN in 30 iterations). A divergence is detected at the KKT checks (the gap exceeds
         1 and ten times the best gap so far, or is not finite); the state of the best check is
-        restored and beta raised by ``balance_factor``. The final floor is in ``state["beta_floor"]``, which
-        a path hands to the next C.
+        restored and beta raised by ``balance_factor``. The final floor is in
+        ``state["beta_floor"]``; a ``warm_start`` state's floor holds here too (what one C
+        learnt about small betas holds for the next).
     callback : callable or None
         Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
 
@@ -293,6 +294,8 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     converged = False
     n_refactor = 0
     floor = float(beta_floor)
+    if warm_start is not None:
+        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
     snap = None  # (gap, z, mu, factor, w) at the best KKT check, to come back to on divergence
 
     def _move_beta(new_beta):
@@ -423,7 +426,7 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     setup = time.perf_counter() - t0
     out, state = [], None
     for i, C in enumerate(Cs):
-        if state is not None:  # what one C learnt about small betas holds for the next
+        if state is not None and not warm_start:  # a warm start carries its own floor
             kwargs["beta_floor"] = state["beta_floor"]
         res = svm_dual_admm(factor, K_apply, y, C, w=w,
                             warm_start=state if warm_start else None, **kwargs)
