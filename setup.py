@@ -58,6 +58,7 @@ MODULES = {
     "hsskern.hss._compress_ops": NO_FMA,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
+    "hsskern.solvers._smo": COMPILE,
 }
 
 extensions = [

@@ -48,8 +48,9 @@ def _ours(approximation):
         est = HSSSVC(h=h, approximation=approximation, max_iter=args.max_iter, tol=args.tol,
                      random_state=0, rel_tol=args.rel_tol, abs_tol=args.abs_tol,
                      max_rank=args.max_rank, leaf_size=args.leaf_size,
-                     n_neighbors=args.n_neighbors, refine=not args.no_refine,
-                     max_chunk=args.max_chunk)
+                     n_neighbors=args.n_neighbors,
+                     refine=False if args.no_refine else (True if args.refine == "always" else "auto"),
+                     max_chunk=args.max_chunk, verbose=args.verbose)
         t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
         # score all C with one blocked product over the union of support vectors
         t0 = time.perf_counter()
@@ -71,7 +72,8 @@ def _ours(approximation):
                          "admm_time": ft["admm"], "refactor_time": ft.get("refactor", 0.0),
                          "refine_time": ft.get("refine", 0.0),
                          "refine": None if rf is None else {
-                             "rounds": rf[0].rounds, "chunk_sizes": rf[0].chunk_sizes,
+                             "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
+                             "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
                              "converged": rf[0].converged, "skipped": rf[0].skipped},
                          "n_iter": int(m.n_iter_[0]), "beta": float(m.beta_),
                          "n_support": int(len(m.support_)),
@@ -270,8 +272,11 @@ def main(argv=None):
     p.add_argument("--leaf-size", type=int, default=128)
     p.add_argument("--n-neighbors", type=int, default=64)
     p.add_argument("--no-refine", action="store_true",
-                   help="HSSSVC without the exact-kernel chunking refinement (ADMM only)")
-    p.add_argument("--max-chunk", type=int, default=10000)
+                   help="HSSSVC without the exact-kernel refinement (ADMM only)")
+    p.add_argument("--refine", choices=["auto", "always"], default="auto",
+                   help="HSSSVC's refine: 'auto' (its default) or always (refine=True)")
+    p.add_argument("--max-chunk", type=int, default=16000)
+    p.add_argument("--verbose", type=int, default=0, help="HSSSVC's verbose (2: per round)")
     p.add_argument("--exact-max-n", type=int, default=8000)
     p.add_argument("--libsvm-cache", type=float, default=1000.0)
     p.add_argument("--n-components", type=int, default=1000, help="Nystrom landmarks")

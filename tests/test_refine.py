@@ -1,4 +1,4 @@
-"""Exact-kernel chunking (hsskern.solvers.refine) and its use in HSSSVC."""
+"""Exact-kernel decomposition (hsskern.solvers.refine, ._smo) and its use in HSSSVC."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -6,8 +6,10 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from hsskern import HSSSVC, kernel_operator
+from hsskern.estimators import hss_svc
+from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.refine import refine_exact
+from hsskern.solvers.refine import feasible_start, refine_exact
 
 
 def _problem(seed, n=240, d=4, sep=0.8):
@@ -16,72 +18,119 @@ def _problem(seed, n=240, d=4, sep=0.8):
     return X, np.where(y == 1, 1.0, -1.0)
 
 
-@settings(max_examples=15)
+def _dual_objective(Kd, y, alpha):
+    ya = y * alpha
+    return 0.5 * ya @ Kd @ ya - alpha.sum()
+
+
+def _assert_exact_svm(K, y, C, r, X, h, tol=1e-3):
+    # feasible, LIBSVM's optimality gap over ALL points (recomputed here from the dense
+    # kernel, not taken from the solver) below tol, and SVC's decision values
+    alpha = r.alpha
+    assert np.all(alpha >= 0) and np.all(alpha <= C)
+    assert abs(y @ alpha) <= 1e-9 * C * len(y)
+    KYa = K.to_dense() @ (y * alpha)
+    gap = kkt_violation(KYa[:, None], y[:, None], alpha[:, None], C)[0]
+    assert gap <= tol * (1 + 1e-6)
+    np.testing.assert_allclose(r.decision, KYa + r.bias, atol=1e-8 * max(1.0, C))
+    ref = SVC(C=C, gamma=1 / (2 * h * h), tol=1e-6).fit(X, y)
+    # a gap of 1e-3 moves O(1) decision values by ~1e-2
+    np.testing.assert_allclose(r.decision, ref.decision_function(X),
+                               atol=5e-2 * max(1.0, C ** 0.5))
+
+
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), logC=st.floats(-1.5, 2.5), h=st.sampled_from([0.5, 1.0, 3.0]),
-       start=st.sampled_from(["zeros", "random", "svc"]))
-def test_refined_solution_is_the_exact_svm(seed, logC, h, start):
-    # whatever the starting decision values, the chunking ends at the exact dual optimum:
-    # LIBSVM's optimality gap of the full problem <= a small multiple of its tolerance
+       start=st.sampled_from(["zeros", "random", "svc"]), max_ws=st.sampled_from([4, 16, 1000]))
+def test_decomposition_reaches_the_exact_svm_from_any_start(seed, logC, h, start, max_ws):
+    # any start (made feasible), any working-set size down to 4 points: the exact optimum
     X, y = _problem(seed)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=h)
     rng = np.random.default_rng(seed)
-    dec = {"zeros": np.zeros(len(y)), "random": rng.normal(size=len(y)),
-           "svc": SVC(C=C, gamma=1 / (2 * h * h)).fit(X, y).decision_function(X)}[start]
-    r = refine_exact(K, y, C, dec, tol=1e-3)
-    assert r.converged and r.skipped is None
-    alpha = y * r.dual_coef
-    assert np.all(alpha >= -1e-12) and np.all(alpha <= C * (1 + 1e-12))
-    assert abs(y @ alpha) <= 1e-8 * C * len(y)
-    KYa = K.to_dense() @ r.dual_coef
-    gap = kkt_violation(KYa[:, None], y[:, None], alpha[:, None], C)[0]
-    assert gap <= 3e-3
-    ref = SVC(C=C, gamma=1 / (2 * h * h), tol=1e-6).fit(X, y)
-    f = KYa + r.bias
-    # decision values at the stated tolerance (a gap of 1e-3 moves O(1) values by ~1e-2)
-    np.testing.assert_allclose(f, ref.decision_function(X), atol=5e-2 * max(1.0, C ** 0.5))
+    alpha0 = {"zeros": np.zeros(len(y)), "random": rng.uniform(0, 2 * C, len(y)),
+              "svc": np.zeros(len(y))}[start]
+    if start == "svc":  # LIBSVM's own answer at another C: a near-but-wrong start
+        ref = SVC(C=2 * C, gamma=1 / (2 * h * h)).fit(X, y)
+        alpha0[ref.support_] = np.abs(ref.dual_coef_[0])
+    r = refine_exact(K, y, C, alpha0, max_ws=max_ws, max_chunk=max(max_ws, 8),
+                     max_rounds=100_000)
+    assert r.converged and r.gap < 1e-3
+    assert max(r.ws_sizes, default=0) <= max(max_ws, 8)
+    _assert_exact_svm(K, y, C, r, X, h)
 
 
-def test_chunk_larger_than_max_chunk_is_skipped():
-    X, y = _problem(0)
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), C=st.floats(0.01, 100.0))
+def test_feasible_start_is_in_the_box_and_balanced(seed, C):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(50) < 0.3, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    a = feasible_start(rng.normal(C / 2, C, 50), y, C)
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(y @ a) <= 1e-12 * C * 50
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.0))
+def test_smo_block_on_all_points_solves_the_dual(seed, logC):
+    # W = every point, no fixed rest: the SMO alone ends at LIBSVM's optimum
+    X, y = _problem(seed, n=150)
+    C = 10.0 ** logC
+    Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    Q = Kd * np.outer(y, y)
+    alpha = np.zeros(len(y))
+    G = -np.ones(len(y))
+    it, m, M = smo_block(Q, y, alpha, G, C, 1e-4, 10 ** 7)
+    assert it > 0 and m - M < 1e-4
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-9 * max(1.0, C))  # kept current
+    ref = SVC(C=C, kernel="precomputed", tol=1e-6).fit(Kd, y)
+    ref_alpha = np.zeros(len(y))
+    ref_alpha[ref.support_] = np.abs(ref.dual_coef_[0])
+    assert _dual_objective(Kd, y, alpha) <= _dual_objective(Kd, y, ref_alpha) + 1e-4 * C
+
+
+def test_dual_objective_never_rises_over_rounds():
+    # Osuna's decomposition: every round solves a subproblem from a feasible point
+    X, y = _problem(5, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
-    r = refine_exact(K, y, 1.0, chunk=np.arange(len(y)), max_chunk=10)
-    assert r.skipped is not None and "max_chunk=10" in r.skipped
-    assert r.rounds == 0 and not r.converged and not np.any(r.dual_coef)
+    Kd = K.to_dense()
+    objs = [_dual_objective(Kd, y, refine_exact(K, y, 10.0, max_ws=20, max_chunk=20,
+                                                max_rounds=k).alpha) for k in range(0, 12)]
+    assert np.all(np.diff(objs) <= 1e-9)
+    assert objs[-1] < objs[0]
+    r = refine_exact(K, y, 10.0, max_ws=20, max_chunk=20, max_rounds=3)
+    assert not r.converged and r.rounds == 3 and r.gap > 1e-3  # honest when it stops early
 
 
-def test_support_that_cannot_fit_stops_after_one_round():
-    # many support vectors (label noise, small C): the first chunk's support plus its
-    # violators already exceed max_chunk, so no second, larger SMO is solved to be discarded
-    X, y = _problem(2, n=600, sep=0.3)
+def test_given_decision_values_are_used_as_given():
+    # f passed by the caller (a previous C's exact values, scaled) replaces the kernel product;
+    # the right f gives the same answer as computing it, a wrong one a wrong answer
+    X, y = _problem(6)
     K = kernel_operator(X, "gaussian", h=1.0)
-    n_sv = np.count_nonzero(refine_exact(K, y, 0.1, np.zeros(len(y))).dual_coef)
-    cap = n_sv // 2
-    r = refine_exact(K, y, 0.1, np.zeros(len(y)), max_chunk=cap)
-    assert r.rounds == 1 and not r.converged
-    assert r.skipped is not None and "violators" in r.skipped
+    a0 = refine_exact(K, y, 1.0).alpha
+    f0 = K.to_dense() @ (y * a0)
+    plain = refine_exact(K, y, 3.0, 3 * a0)
+    given_f = refine_exact(K, y, 3.0, 3 * a0, f=3 * f0)
+    np.testing.assert_allclose(given_f.decision, plain.decision, atol=1e-3)
+    wrong = refine_exact(K, y, 3.0, 3 * a0, f=np.zeros(len(y)))
+    assert np.abs(wrong.decision - plain.decision).max() > 0.1
 
 
-def test_oversized_start_is_cut_to_half_a_chunk_and_still_converges():
-    X, y = _problem(1, n=400, sep=1.5)
-    K = kernel_operator(X, "gaussian", h=1.0)
-    ref = refine_exact(K, y, 1.0, np.zeros(len(y)))
-    n_sv = np.count_nonzero(ref.dual_coef)
-    cap = max(2 * n_sv, 60)
-    r = refine_exact(K, y, 1.0, np.zeros(len(y)), max_chunk=cap)
-    assert r.chunk_sizes[0] == cap // 2 and r.converged
-    np.testing.assert_allclose(K.to_dense() @ r.dual_coef + r.bias,
-                               K.to_dense() @ ref.dual_coef + ref.bias, atol=5e-2)
-
-
-def test_one_class_chunk_is_completed():
-    # a decision function that puts only positives in the band: the chunk gets negatives too
-    X, y = _problem(3)
-    K = kernel_operator(X, "gaussian", h=1.0)
-    dec = np.where(y > 0, 0.0, -5.0)
-    r = refine_exact(K, y, 1.0, dec)
-    assert r.converged
-    assert np.any(r.dual_coef > 0) and np.any(r.dual_coef < 0)
+@pytest.mark.filterwarnings("ignore:HSS compression")
+def test_hssvc_path_gives_svc_at_every_c():
+    # the path: the first C from the ADMM, every later C from the previous exact solution
+    X, y = make_classification(500, 5, n_informative=4, n_redundant=0, random_state=2,
+                               flip_y=0.05)
+    Cs = [0.1, 1.0, 10.0, 100.0]
+    models = HSSSVC(h=1.0, rel_tol=1e-2, random_state=0).fit_path(X, y, Cs)
+    assert models[1].n_iter_[0] == 0  # no ADMM after the first C
+    for m in models:
+        info = m.admm_["refinement"][0]
+        assert info.converged and info.skipped is None
+        ref = SVC(C=m.C, gamma=0.5, tol=1e-6).fit(X, y)
+        np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
+                                   atol=5e-2 * max(1.0, m.C ** 0.5))
 
 
 @pytest.mark.filterwarnings("ignore:HSS compression")
@@ -105,26 +154,26 @@ def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
     assert np.mean(raw.predict(Xt) == ref.predict(Xt)) < agree
 
 
-def test_hssvc_refine_respects_max_chunk():
-    X, y = make_classification(400, 4, random_state=0)
-    m = HSSSVC(approximation="exact", C=1.0, max_chunk=5).fit(X, y)
-    assert not m.admm_["refinement"][0].converged
-    # the chunking never converged: the model is the ADMM's, at the end of fit's continuation
-    raw = HSSSVC(approximation="exact", refine=False).fit_path(X, y, [1e-3, 1e-2, 0.1, 1.0])
-    np.testing.assert_array_equal(m.decision_function(X), raw[-1].decision_function(X))
-
-
-def test_hssvc_wide_unconverged_support_skips_the_chunking():
-    # an unconverged ADMM whose support is over twice max_chunk: no SMO is attempted (the
-    # exact support could not fit either), and the ADMM solution stands
-    X, y = make_classification(400, 4, random_state=0, flip_y=0.3)
-    kw = dict(approximation="exact", C=1.0, max_iter=3, tol=1e-12, adaptive_beta=False)
-    m = HSSSVC(max_chunk=20, **kw).fit_path(X, y, [1.0])[0]
+def test_auto_refine_skips_when_the_exact_product_is_too_large(monkeypatch):
+    # refine="auto" keeps the ADMM's solution when n x n_SV exceeds the threshold (lowered
+    # here); refine=True refines regardless
+    X, y = make_classification(300, 4, random_state=0)
+    kw = dict(approximation="exact", C=1.0)
+    monkeypatch.setattr(hss_svc, "_AUTO_REFINE_MAX_PRODUCT", 10.0)
+    m = HSSSVC(**kw).fit(X, y)
     info = m.admm_["refinement"][0]
-    assert len(m.support_) > 40
-    assert info.rounds == 0 and not info.converged and "2 max_chunk" in info.skipped
-    raw = HSSSVC(refine=False, **kw).fit_path(X, y, [1.0])[0]
-    np.testing.assert_array_equal(m.decision_function(X), raw.decision_function(X))
+    assert info.skipped is not None and "refine='auto'" in info.skipped and info.rounds == 0
+    raw = HSSSVC(refine=False, **kw).fit_path(X, y, [1e-3, 1e-2, 0.1, 1.0])
+    np.testing.assert_array_equal(m.decision_function(X), raw[-1].decision_function(X))
+    forced = HSSSVC(refine=True, **kw).fit(X, y)
+    assert forced.admm_["refinement"][0].converged
+
+
+def test_hssvc_max_chunk_bounds_the_working_set():
+    X, y = make_classification(400, 4, random_state=0, flip_y=0.2)
+    m = HSSSVC(approximation="exact", C=1.0, max_chunk=30).fit(X, y)
+    info = m.admm_["refinement"][0]
+    assert info.converged and max(info.ws_sizes) <= 30
 
 
 def test_multiclass_refine_equals_per_class_binary():

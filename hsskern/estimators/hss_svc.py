@@ -42,7 +42,7 @@ _COMMON_CONSTRAINTS = {
     "tol": [Interval(Real, 0, None, closed="neither"), None],
     "relaxation": [Interval(Real, 0, 2, closed="neither")],
     "adaptive_beta": ["boolean"],
-    "refine": ["boolean"],
+    "refine": ["boolean", StrOptions({"auto"})],
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
@@ -105,8 +105,8 @@ class _FactoredKernel:
 
     def path(self, Y, Cs, est):
         """One result per C. With ``refine``, a C whose predecessor was solved exactly starts
-        its chunking from that solution's support vectors and skips the ADMM; otherwise the
-        ADMM runs (warm-started from the latest state) and seeds the chunking."""
+        the decomposition from that solution scaled to the new C and skips the ADMM;
+        otherwise the ADMM runs (warm-started from the latest state) and seeds it."""
         kw = dict(max_iter=est.max_iter, kkt_tol=est.tol, relaxation=est.relaxation,
                   beta_floor=self.beta_floor,
                   refactor=self.refactor if est.adaptive_beta else None)
@@ -117,10 +117,9 @@ class _FactoredKernel:
         setup = time.perf_counter() - t0
         results, state, prev = [], None, None
         for C in Cs:
-            res = None
             if prev is not None:
                 res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
-            if res is None:  # a warm start carries the floor its C reached
+            else:  # a warm start carries the floor its C reached
                 res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
                                     **kw)
                 if res.state["factor"] is not self.factor:  # a rebalanced beta carries over
@@ -131,28 +130,29 @@ class _FactoredKernel:
                 _refine(self.K, Y, res, est)
             if not results:
                 res.timings["setup"] = setup
-            prev = res.refinement if all(r.converged for r in res.refinement) else None
+            if not any(rr.skipped for rr in res.refinement):
+                prev = (C, res.refinement)
             results.append(res)
         return results
 
 
 def _solved(res):
     if res.refinement:
-        return all(rr.converged for rr in res.refinement)
+        return all(rr.converged or (rr.skipped and res.converged) for rr in res.refinement)
     return res.converged
 
 
 def _warn_unsolved(results, est):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
-    the ADMM nor, with ``refine``, the exact chunking), saying why when the approximation is
-    indefinite: its dual is then not convex, and at large C the ADMM's answer can be worse
+    the ADMM nor, with ``refine``, the exact decomposition), saying why when the approximation
+    is indefinite: its dual is then not convex, and at large C the ADMM's answer can be worse
     than chance (gmm8, n = 1e5, rank 500: 37-45% test accuracy for C >= 1.67)."""
     if est.tol is None:  # a fixed iteration count was asked for (the paper's mode)
         return
     bad = [res.C for res in results if not _solved(res)]
     if not bad:
         return
-    # floors only rise along a path, and results of the exact chunking carry no ADMM state
+    # floors only rise along a path, and results of the exact decomposition carry no ADMM state
     floor = max(res.state.get("beta_floor", 0.0) for res in results)
     msg = (f"the ADMM did not reach tol={est.tol:g} within max_iter={est.max_iter} for "
            f"{len(bad)} of {len(results)} C value(s) (C = "
@@ -167,33 +167,37 @@ def _warn_unsolved(results, est):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
+# refine="auto" skips the exact decomposition when computing the exact decision values of the
+# ADMM's start (an n x n_SV kernel product, repeated in part every round) would cost more than
+# this many kernel entries: gmm8 at n = 1e5 (supports of 20-50k) refines, at 1e6 it does not
+_AUTO_REFINE_MAX_PRODUCT = 1e10
+
+
+def _refine_log(est, C, j):
+    if est.verbose < 2:
+        return None
+    return lambda line: est._log(2, f"refine C={C:g} column {j}:{line}")
+
+
 def _refine(K, Y, res, est):
-    """Replace each column of an ADMM result by the exact SVM when the chunking reaches it
-    (its first chunk: the ADMM's own support, or its best half when that exceeds max_chunk)."""
+    """Replace each column of an ADMM result by the exact SVM decomposition started from it."""
     n, r = Y.shape
     coef = np.array(res.dual_coef, dtype=np.float64).reshape(n, r)
     bias = np.atleast_1d(np.array(res.bias, dtype=np.float64))
-    # the approximate decision values at the training points come with the bias product
-    dec = res.state["KYa"].reshape(n, r) + bias
     out = []
     for j in range(r):
-        # a converged ADMM whose support exceeds max_chunk is kept as it is (small C, many
-        # bounded support vectors); an unconverged one may start the chunking from its best
-        # half, unless its support is so wide (over 2 max_chunk) that the exact one cannot fit
-        # either (gmm8, n = 1e5, 3% label noise: supports of 20-50k; each attempt was a
-        # 5,000-point SMO, 5-80 s, thrown away)
-        support = np.flatnonzero(coef[:, j])
-        if not res.converged and support.size > 2 * est.max_chunk:
-            out.append(RefineResult(dual_coef=coef[:, j].copy(), bias=float(bias[j]),
-                                    converged=False,
-                                    skipped=f"support of {support.size} points exceeds "
-                                            f"2 max_chunk={2 * est.max_chunk}"))
+        alpha = Y[:, j] * coef[:, j]
+        n_sv = np.count_nonzero(alpha)
+        if est.refine == "auto" and n * n_sv > _AUTO_REFINE_MAX_PRODUCT:
+            out.append(RefineResult(alpha=alpha, dual_coef=coef[:, j].copy(),
+                                    bias=float(bias[j]), decision=None, converged=False,
+                                    skipped=f"n x n_SV = {n} x {n_sv} kernel entries exceed "
+                                            f"{_AUTO_REFINE_MAX_PRODUCT:.0e} (refine='auto')"))
             continue
-        rr = refine_exact(K, Y[:, j], res.C, None if res.converged else dec[:, j],
-                          chunk=support, max_chunk=est.max_chunk)
-        if rr.converged:  # else (support larger than max_chunk) the ADMM solution stands
-            coef[:, j] = rr.dual_coef
-            bias[j] = rr.bias
+        rr = refine_exact(K, Y[:, j], res.C, alpha, max_chunk=est.max_chunk,
+                          log=_refine_log(est, res.C, j))
+        coef[:, j] = rr.dual_coef
+        bias[j] = rr.bias
         out.append(rr)
     res.dual_coef = coef[:, 0] if np.ndim(res.dual_coef) == 1 else coef
     res.bias = float(bias[0]) if np.ndim(res.bias) == 0 else bias
@@ -204,29 +208,26 @@ def _refine(K, Y, res, est):
 
 
 def _exact_from_previous(K, Y, C, prev, est, beta):
-    """The exact SVM at C by chunking from the previous C's exact support vectors (the support
-    changes gradually along a C path), as an ADMMResult with no ADMM iterations; None when a
-    chunk outgrows ``max_chunk`` (the caller then runs the ADMM)."""
+    """The exact SVM at C by decomposition from the previous C's exact solution scaled by
+    C / C_prev (feasible, and its decision values scale with it: no kernel product to start),
+    as an ADMMResult with no ADMM iterations."""
     n, r = Y.shape
-    out = []
-    for j in range(r):
-        rr = refine_exact(K, Y[:, j], C, chunk=np.flatnonzero(prev[j].dual_coef),
-                          max_chunk=est.max_chunk)
-        if not rr.converged:
-            return None
-        out.append(rr)
+    C_prev, prev_results = prev
+    s = C / C_prev
+    out = [refine_exact(K, Y[:, j], C, s * pr.alpha, f=s * (pr.decision - pr.bias),
+                        max_chunk=est.max_chunk, log=_refine_log(est, C, j))
+           for j, pr in enumerate(prev_results)]
     coef = np.column_stack([rr.dual_coef for rr in out])
     bias = np.array([rr.bias for rr in out])
     alpha = Y * coef
     empty = np.zeros((0, r))
-    res = ADMMResult(C=C, beta=beta, alpha=alpha, dual_coef=coef, bias=bias, n_iter=0,
-                     converged=all(rr.converged for rr in out), primal_residuals=empty,
-                     dual_residuals=empty, equality_residual=np.abs((Y * alpha).sum(0)),
-                     objective=np.full(r, np.nan), n_margin=np.full(r, -1),
-                     timings={"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0,
-                              "kkt": 0.0, "refine": sum(rr.time for rr in out)},
-                     refinement=out)
-    return res
+    return ADMMResult(C=C, beta=beta, alpha=alpha, dual_coef=coef, bias=bias, n_iter=0,
+                      converged=all(rr.converged for rr in out), primal_residuals=empty,
+                      dual_residuals=empty, equality_residual=np.abs((Y * alpha).sum(0)),
+                      objective=np.full(r, np.nan), n_margin=np.full(r, -1),
+                      timings={"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0,
+                               "kkt": 0.0, "refine": sum(rr.time for rr in out)},
+                      refinement=out)
 
 
 def _encode(y, classes):
@@ -363,16 +364,20 @@ class HSSSVC(_SVCBase):
         Residual balancing: when the primal and dual residuals differ by more than 10x, beta
         is moved by 10x and K + beta I refactored (never recompressed); at most twice per C,
         and the new beta carries over to the next C of a path.
-    refine : bool, default True
-        Beyond the paper: after the ADMM, recover the exact-kernel SVM by chunking
-        (:func:`~hsskern.solvers.refine.refine_exact`): the points inside the approximate
-        margin band form a chunk, the exact dual on it is solved by LIBSVM (dense K[S, S]), and
-        exact KKT violators elsewhere are added until there are none. The result is the exact
-        SVM to LIBSVM's tolerance 1e-3. It pays when the support vectors are few (ijcnn1:
-        96.98% -> 98.8% best accuracy, the ADMM alone under-converges at large C); with many
-        support vectors the chunk outgrows ``max_chunk`` and the ADMM solution is kept.
-    max_chunk : int, default 10000
-        Largest chunk of the refinement (K[S, S] takes 8 max_chunk^2 bytes: 800 MB).
+    refine : bool or "auto", default "auto"
+        Beyond the paper: after the ADMM, recover the exact-kernel SVM by decomposition
+        (:func:`~hsskern.solvers.refine.refine_exact`): every point keeps the ADMM's alpha,
+        working sets of the free support vectors and the worst exact-KKT violators are solved
+        by SMO on their dense kernel block, and the exact decision values at all n points are
+        kept current by n x |changed| products, until LIBSVM's stopping test (gap < 1e-3)
+        holds on all points. Along a C path each exact solution, scaled, starts the next C
+        without the ADMM. The ADMM's approximation error and slow convergence at large C go
+        away (ijcnn1: 96.98% -> 98.8% best; gmm8 at 1e5: 91.7% -> LIBSVM's accuracy), at a
+        cost that grows with n x n_SV. "auto": skip it (keep the ADMM's solution) when that
+        product exceeds 1e10 kernel entries (gmm8 at n = 1e6).
+    max_chunk : int, default 16000
+        Largest working set of the refinement (its kernel block takes 8 max_chunk^2 bytes:
+        2 GB). Working sets are 8,000 points, more only to hold a larger free set.
     verbose : int, default 0
     random_state : int, RandomState or None
         Seeds the randomized compression.
@@ -410,7 +415,7 @@ class HSSSVC(_SVCBase):
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, beta=None,
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine=True, max_chunk=10000, verbose=0,
+                 adaptive_beta=True, refine="auto", max_chunk=16000, verbose=0,
                  random_state=None):
         self.kernel = kernel
         self.h = h
@@ -453,7 +458,7 @@ class HSSSVC(_SVCBase):
         X, y, classes = self._validate_xy(X, y)
         FK = _FactoredKernel(X, self, self._width())
         # with the refinement, C is reached by continuation from C / 1000: a cold ADMM at a
-        # large C is a poor start for the chunking (ijcnn1, C = 6: 53% accuracy after 100
+        # large C is a poor start for the decomposition (ijcnn1, C = 6: 53% accuracy after 100
         # iterations, its support 22k points), while along a path each exact solution seeds
         # the next C within a few rounds
         Cs = [self.C * 10.0 ** -k for k in (3, 2, 1)] + [self.C] if self.refine else [self.C]
@@ -614,7 +619,7 @@ class HSSSVCCV(_SVCBase):
     def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine=True, max_chunk=10000,
+                 adaptive_beta=True, refine="auto", max_chunk=16000,
                  verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs

@@ -1,24 +1,26 @@
-"""Exact-kernel refinement of an approximate SVM solution by chunking (Vapnik's chunking).
+"""Exact-kernel SVM by decomposition, started from an approximate (or a neighbouring C's) solution.
 
-The dual ADMM on an HSS approximation finds the *shape* of the solution cheaply — which points
-are (nearly) support vectors — but at large C it converges slowly and the approximation's error
-moves the decision surface (measured on ijcnn1: 97% at C = 0.5 but 53-89% at C >= 10 within
-100 iterations, where LIBSVM reaches 98.8%). When the support vectors are few, the exact SVM is
-cheap to recover from that shape:
+The dual ADMM on an HSS approximation finds the *shape* of the solution cheaply, but the
+approximation's error moves the decision surface and, at large C, the ADMM converges slowly
+(gmm8, n = 1e5, rank 200: 91.7% best against LIBSVM's 94.1%). The exact dual
+``min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0`` (Q_ij = y_i y_j k(x_i, x_j)) is recovered
+here without ever holding an n x n array, by Osuna-style decomposition:
 
-1. the chunk S = points the approximate decision function puts inside the margin band
-   ``y f(x) < 1 + margin`` (every support vector of a good approximation lies there);
-2. solve the exact dual restricted to S (dense K[S, S], LIBSVM through scikit-learn's SVC with a
-   precomputed kernel: the small dense QP is what SMO is best at);
-3. evaluate the exact decision function at every training point from the chunk's support
-   vectors only (a blocked n x n_SV kernel product, never n x n); the next chunk is the support
-   vectors plus the worst points that violate their KKT condition (``y f(x) < 1 - tol`` with
-   alpha = 0); repeat.
+* every point keeps its alpha (the start made feasible), and the exact decision values
+  f = K (y o alpha) at all n points are kept current;
+* a round picks a working set W: the free support vectors (0 < alpha < C, the ones still
+  moving) and the worst KKT violators of each side (LIBSVM's I_up / I_low), solves the QP on
+  W with the rest fixed by SMO on the dense block Q[W, W] (:mod:`hsskern.solvers._smo`), and
+  updates f by an n x |changed| kernel product;
+* it stops when the largest violation over all n points, max_{I_up} -y G - min_{I_low} -y G
+  (LIBSVM's own stopping rule), is below ``tol``: the result is then LIBSVM's solution to
+  LIBSVM's tolerance.
 
-When no point outside the chunk violates its condition, the chunk's solution (alpha = 0
-elsewhere) satisfies the KKT conditions of the full problem: it *is* the exact SVM, to LIBSVM's
-tolerance. Cost per round: one |S| x |S| kernel block, one small SMO, one n x n_SV product; the
-chunk is refused (and the approximate solution kept) when K[S, S] would not fit ``max_chunk``.
+Bounded support vectors (alpha = C) never need to enter W unless they violate, so a solution
+with 30,000 support vectors costs working sets of the size of its free set. Each round costs
+one |W| x |W| kernel block, the SMO and one n x |changed| product: memory 8 |W|^2 bytes.
+Along a C path the exact solution at C scaled by C'/C is feasible at C' and its decision
+values scale with it, so the next C starts without a single kernel product.
 """
 import time
 from dataclasses import dataclass, field
@@ -26,8 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.operator import KernelOperator
+from ._smo import smo_block
 
-__all__ = ["RefineResult", "refine_exact"]
+__all__ = ["RefineResult", "refine_exact", "feasible_start"]
 
 
 @dataclass
@@ -36,146 +39,186 @@ class RefineResult:
 
     Attributes
     ----------
+    alpha : ndarray of shape (n,)
+        The dual variables (feasible whether converged or not).
     dual_coef : ndarray of shape (n,)
-        ``y_i alpha_i`` over all training points (0 outside the final support).
+        ``y_i alpha_i``.
     bias : float
+    decision : ndarray of shape (n,)
+        Exact decision values ``K (y o alpha) + bias`` at the training points.
     converged : bool
-        No point outside the chunk violates its KKT condition (the exact optimum to ``tol``).
-    skipped : str or None
-        Why the refinement did not run (chunk above ``max_chunk``); the caller keeps its own
-        solution then.
+        The KKT gap over all n points is below ``tol``: the exact SVM to LIBSVM's tolerance.
+    gap : float
+        The final KKT gap ``max_{I_up} -y G - min_{I_low} -y G``.
     rounds : int
-    chunk_sizes : list of int
-        |S| per round.
-    n_violators : list of int
-        Points added after each round (the last is 0 when converged).
+    ws_sizes : list of int
+        |W| per round.
+    smo_iters : list of int
+        SMO pair updates per round.
     time : float
         Seconds.
-    decision : ndarray of shape (n,) or None
-        The exact decision values at the training points from the last chunk solution (what a
-        path uses to seed the next C).
+    skipped : str or None
+        Why the refinement did not run (the caller keeps its own solution then).
     """
 
+    alpha: np.ndarray
     dual_coef: np.ndarray
     bias: float
+    decision: object
     converged: bool
-    skipped: object = None
+    gap: float = np.inf
     rounds: int = 0
-    chunk_sizes: list = field(default_factory=list)
-    n_violators: list = field(default_factory=list)
+    ws_sizes: list = field(default_factory=list)
+    smo_iters: list = field(default_factory=list)
     time: float = 0.0
-    decision: object = None
+    skipped: object = None
 
 
-def refine_exact(K, y, C, decision=None, *, chunk=None, margin=0.5, tol=1e-3, max_rounds=20,
-                 max_chunk=10000, max_add=None, cache_size=500):
-    """Exact SVM dual by chunking, started from the margin band of an approximate solution.
+def feasible_start(alpha, y, C):
+    """``alpha`` clipped to [0, C] with y^T alpha = 0 restored by shrinking the heavier side."""
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, C)
+    pos, neg = y > 0, y < 0
+    sp, sn = a[pos].sum(), a[neg].sum()
+    if sp > sn:
+        a[pos] *= sn / sp
+    elif sn > sp:
+        a[neg] *= sp / sn
+    return a
+
+
+def _sides(alpha, y, C):
+    """LIBSVM's index sets: I_up (alpha may move so that y alpha grows) and I_low."""
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    return up, low
+
+
+def _select(v, up, low, free, q):
+    """The working set: the free points and the worst violators of each side, at most ``q``.
+
+    ``v = -y G = y - f``; a point of I_up violates against the least v of I_low (M) when its v
+    exceeds M, a point of I_low against the largest v of I_up (m) when below m.
+    Both sides get half of what the free set leaves (at least one point each, so the most
+    violating pair is always in W and every round makes progress); when the free set leaves
+    fewer than q / 4 places, the most violating q / 2 of each side are taken instead.
+    """
+    m, M = v[up].max(), v[low].min()
+    score_up = np.where(up, v - M, -np.inf)
+    score_low = np.where(low, m - v, -np.inf)
+    F = np.flatnonzero(free)
+    budget = q - F.size
+    if budget >= max(2, q // 4):
+        ks = (budget // 2, budget - budget // 2)
+        score_up[free] = score_low[free] = -np.inf
+        picks = [F]
+    else:
+        ks = (max(1, q // 2), max(1, q // 2))
+        picks = []
+    for score, k in zip((score_up, score_low), ks):
+        cand = np.flatnonzero(score > 0)
+        if cand.size > k:
+            cand = cand[np.argpartition(-score[cand], k - 1)[:k]]
+        picks.append(cand)
+    return np.unique(np.concatenate(picks))
+
+
+def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chunk=16000,
+                 max_rounds=200, max_smo_iter=None, log=None):
+    """The exact SVM dual by decomposition, from any start.
 
     Parameters
     ----------
     K : KernelOperator
-        The exact kernel on the training points (only its points and kernel function are used).
+        The exact kernel on the training points (only its points and kernel are used).
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     C : float
         Box constraint, > 0.
-    decision : ndarray of shape (n,) or None
-        Approximate decision values f(x_i) at the training points (e.g. the ADMM's
-        ``K_hss (y o alpha) + b``): the first chunk is ``{i : y_i f(x_i) < 1 + margin}``
-        unless ``chunk`` is given.
-    chunk : array of int or None
-        The first chunk itself (e.g. the approximate solution's support, or the previous C's
-        exact support vectors along a path). One of ``decision`` and ``chunk`` is required;
-        when both are given and ``chunk`` exceeds ``max_chunk``, its ``max_chunk // 2``
-        points with the smallest ``y f(x)`` start instead.
-    margin : float, default 0.5
+    alpha : ndarray of shape (n,) or None
+        Start (e.g. the ADMM's dual variables); made feasible by :func:`feasible_start`.
+        None starts from 0.
+    f : ndarray of shape (n,) or None
+        The exact ``K (y o alpha)`` of a *feasible* ``alpha`` (a previous C's result scaled);
+        computed (an n x n_SV product) when None.
     tol : float, default 1e-3
-        LIBSVM's stopping tolerance on the chunk, and the KKT slack ``y f(x) >= 1 - tol``
-        demanded of the points outside it.
-    max_rounds : int, default 20
-    max_add : int or None
-        Most violators added per round (the worst first); None: ``max(1000, n_SV)``. Adding
-        only some keeps the chunk small when the start is poor; any violator added makes
-        progress, so the chunking still ends at the optimum.
-    max_chunk : int, default 10000
-        Largest chunk (K[S, S] takes 8 |S|^2 bytes: 800 MB at 10,000). A larger chunk ends the
-        refinement: ``skipped`` says so and the caller keeps its approximate solution.
-    cache_size : float, default 500
-        LIBSVM's kernel cache (MB); with a precomputed kernel it only holds row copies.
+        Stop when the KKT gap over all points is below it (LIBSVM's ``tol``/``eps``).
+    max_ws : int, default 8000
+        Working-set size while the free set is smaller than it.
+    max_chunk : int, default 16000
+        Largest working set (Q[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
+        ``max_ws`` only to keep the whole free set in.
+    max_rounds : int, default 200
+    max_smo_iter : int or None
+        Pair updates per round; None: ``max(10**7, 100 |W|)`` as LIBSVM.
+    log : callable or None
+        Called with one line per round.
 
     Returns
     -------
     RefineResult
     """
-    from sklearn.svm import SVC  # LIBSVM: the exact small-QP solver
-
     t0 = time.perf_counter()
-    X = K.points
-    kern = K.kernel
+    X, kern = K.points, K.kernel
     n = X.shape[0]
-    if chunk is None:
-        if decision is None:
-            raise ValueError("give the approximate decision values or a first chunk")
-        chunk = np.flatnonzero(y * decision < 1.0 + margin)
-        if chunk.size == 0:  # the approximate surface has every point outside its band
-            chunk = np.argsort(y * decision)[:2]
-    chunk = np.unique(np.asarray(chunk, dtype=np.intp))
-    if chunk.size > max_chunk and decision is not None:
-        # too large a start (an under-converged approximate solution has a wide support):
-        # start from the half that the approximate surface puts deepest inside the margin;
-        # the rounds bring in what is missing and drop what is not needed
-        keep = np.argsort(y[chunk] * decision[chunk], kind="stable")[:max_chunk // 2]
-        chunk = np.sort(chunk[keep])
-    res = RefineResult(dual_coef=np.zeros(n), bias=0.0, converged=False)
-    f = None
-    while res.rounds < max_rounds:
-        if chunk.size > max_chunk:
-            res.skipped = (f"chunk of {chunk.size} points exceeds max_chunk={max_chunk} "
-                           f"(K[S, S] would take {8 * chunk.size ** 2 / 2 ** 20:.0f} MB)")
+    y = np.asarray(y, dtype=np.float64)
+    alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, C)
+    if f is None:
+        sv = np.flatnonzero(alpha)
+        f = (KernelOperator(X[sv], kern).cross(X) @ (y[sv] * alpha[sv]) if sv.size
+             else np.zeros(n))
+    else:
+        f = np.array(f, dtype=np.float64)
+    res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
+                       converged=False)
+    while True:
+        v = y - f  # -y G: the bias that would put each point on its margin
+        up, low = _sides(alpha, y, C)
+        if not up.any() or not low.any():  # cannot happen for two classes and C > 0
             break
-        res.rounds += 1
-        res.chunk_sizes.append(int(chunk.size))
-        ys = y[chunk]
-        if ys.min() == ys.max():
-            # one class in the chunk: the other class's points closest to it join it
-            other = np.flatnonzero(y != ys[0])
-            d = KernelOperator(X[chunk], kern).cross(X[other]) @ np.ones(chunk.size)
-            chunk = np.union1d(chunk, other[np.argsort(-d)[:max(1, chunk.size // 10)]])
-            continue
-        Kss = K._submatrix(chunk, chunk)
-        svc = SVC(C=C, kernel="precomputed", tol=tol, cache_size=cache_size).fit(Kss, ys)
-        del Kss
-        sv = chunk[svc.support_]
-        coef = svc.dual_coef_[0]
-        bias = float(svc.intercept_[0])
-        # the exact decision function everywhere, from the support vectors only
-        f = KernelOperator(X[sv], kern).cross(X) @ coef + bias
-        margin_f = y * f
-        viol = np.flatnonzero(margin_f < 1.0 - tol)
-        viol = viol[~np.isin(viol, chunk, assume_unique=True)]
-        res.n_violators.append(int(viol.size))
-        limit = max(1000, sv.size) if max_add is None else max_add
-        if viol.size > limit:
-            viol = viol[np.argsort(margin_f[viol])[:limit]]
-        res.dual_coef = np.zeros(n)
-        res.dual_coef[sv] = coef
-        res.bias = bias
-        if viol.size == 0:
+        gap = float(v[up].max() - v[low].min())
+        res.gap = gap
+        if gap < tol:
             res.converged = True
             break
-        if sv.size + viol.size > max_chunk:
-            # the violators will mostly become support vectors: the exact support cannot fit
-            # a chunk, and growing to max_chunk first only buys a second, larger SMO to throw
-            # away (gmm8, n = 20,000, 3% label noise: 3.7 s of a 12 s C)
-            res.skipped = (f"{sv.size} support vectors + {viol.size} violators exceed "
-                           f"max_chunk={max_chunk}")
+        if res.rounds >= max_rounds:
             break
-        # the chunk grows by the violators while that fits; past max_chunk it restarts from
-        # the support vectors and the violators (Osuna's decomposition: the current solution
-        # stays feasible, so the dual objective never decreases). Keeping the zeros while they
-        # fit saves rounds: points just outside the margin tend to come back.
-        grown = np.union1d(chunk, viol)
-        chunk = grown if grown.size <= max_chunk else np.union1d(sv, viol)
-    res.decision = f
+        tr = time.perf_counter()
+        free = (alpha > 0) & (alpha < C)
+        q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
+        W = _select(v, up, low, free, q)
+        yW = y[W]
+        Q = K._submatrix(W, W)
+        Q *= yW[:, None]
+        Q *= yW[None, :]
+        aW = alpha[W].copy()
+        GW = yW * f[W] - 1.0
+        iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
+        it, _, _ = smo_block(Q, yW, aW, GW, C, tol, iters)
+        del Q
+        dW = aW - alpha[W]
+        ch = np.flatnonzero(dW)
+        if ch.size:
+            idx = W[ch]
+            alpha[idx] = aW[ch]
+            f += KernelOperator(X[idx], kern).cross(X) @ (yW[ch] * dW[ch])
+        res.rounds += 1
+        res.ws_sizes.append(int(W.size))
+        res.smo_iters.append(int(it))
+        if log is not None:
+            log(f"  round {res.rounds}: gap {gap:.3g}, |W| {W.size} ({free.sum()} free), "
+                f"{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s")
+        if not ch.size:  # no progress possible on this working set (rounding at the bounds)
+            break
+    free = (alpha > 0) & (alpha < C)
+    v = y - f
+    if free.any():  # LIBSVM's rho: the free points sit on their margins
+        bias = float(v[free].mean())
+    else:
+        up, low = _sides(alpha, y, C)
+        bias = float((v[up].max() + v[low].min()) / 2)
+    res.alpha = alpha
+    res.dual_coef = y * alpha
+    res.bias = bias
+    res.decision = f + bias
     res.time = time.perf_counter() - t0
     return res

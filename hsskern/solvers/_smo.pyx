@@ -1,0 +1,134 @@
+# cython: language_level=3
+"""SMO on one working set of the SVM dual, with the rest of the points held fixed.
+
+The dual is min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0, with Q_ij = y_i y_j K_ij. On a
+working set W the points outside stay fixed, so the subproblem is the same QP on Q[W, W] with
+a linear term: its gradient G_W = (Q a - e)_W already includes what the fixed points
+contribute, and the caller passes it in. Pairs are chosen by the second-order rule of Fan,
+Chen and Lin (JMLR 2005, the rule LIBSVM uses) and updated analytically; the pass that
+updates the gradient also picks the next pair's first index, so each iteration reads Q's two
+rows once plus the gradient twice. Serial on purpose: at a working set of a few thousand
+points one pass takes tens of microseconds, less than what waking OpenMP threads costs.
+"""
+from libc.math cimport INFINITY
+
+
+def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[::1] G,
+              double C, double tol, long max_iter):
+    """Solve the working-set QP in place.
+
+    Parameters
+    ----------
+    Q : (q, q) float64, C-contiguous
+        y_i y_j K_ij on the working set (symmetric).
+    y : (q,) labels in {-1, +1}
+    alpha : (q,) feasible start (0 <= alpha <= C); overwritten with the solution
+    G : (q,) gradient of the full dual at the working set; kept current
+    C : box bound
+    tol : stop when max_{I_up} -y G - min_{I_low} -y G < tol
+    max_iter : most pair updates
+
+    Returns
+    -------
+    (n_iter, m, M) : iterations and the final max over I_up / min over I_low of -y G
+    """
+    cdef Py_ssize_t q = Q.shape[0], t, i = -1, j, i_next
+    cdef long it = 0
+    cdef double Gmax, Gmin_low, v, b, a, best, quad, delta, diff, s
+    cdef double ai, aj, dai, daj, yi
+    cdef double TAU = 1e-12
+    if q < 2:
+        return 0, 0.0, 0.0
+    with nogil:
+        # first index: the most violating point of I_up
+        Gmax = -INFINITY
+        for t in range(q):
+            if (y[t] > 0 and alpha[t] < C) or (y[t] < 0 and alpha[t] > 0):
+                v = -y[t] * G[t]
+                if v >= Gmax:
+                    Gmax = v
+                    i = t
+        while True:
+            # second index over I_low by the second-order gain; also min over I_low of -y G
+            Gmin_low = INFINITY
+            j = -1
+            best = INFINITY
+            yi = y[i] if i >= 0 else 0.0
+            for t in range(q):
+                if (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < C):
+                    v = -y[t] * G[t]
+                    if v < Gmin_low:
+                        Gmin_low = v
+                    b = Gmax - v
+                    if b > 0 and i >= 0:
+                        a = Q[i, i] + Q[t, t] - 2.0 * yi * y[t] * Q[i, t]
+                        if a <= 0:
+                            a = TAU
+                        if -(b * b) / a <= best:
+                            best = -(b * b) / a
+                            j = t
+            if Gmax - Gmin_low < tol or j < 0 or it >= max_iter:
+                break
+            it += 1
+            ai = alpha[i]
+            aj = alpha[j]
+            if y[i] != y[j]:
+                quad = Q[i, i] + Q[j, j] + 2.0 * Q[i, j]
+                if quad <= 0:
+                    quad = TAU
+                delta = (-G[i] - G[j]) / quad
+                diff = ai - aj
+                alpha[i] = ai + delta
+                alpha[j] = aj + delta
+                if diff > 0:
+                    if alpha[j] < 0:
+                        alpha[j] = 0.0
+                        alpha[i] = diff
+                else:
+                    if alpha[i] < 0:
+                        alpha[i] = 0.0
+                        alpha[j] = -diff
+                if diff > 0:
+                    if alpha[i] > C:
+                        alpha[i] = C
+                        alpha[j] = C - diff
+                else:
+                    if alpha[j] > C:
+                        alpha[j] = C
+                        alpha[i] = C + diff
+            else:
+                quad = Q[i, i] + Q[j, j] - 2.0 * Q[i, j]
+                if quad <= 0:
+                    quad = TAU
+                delta = (G[i] - G[j]) / quad
+                s = ai + aj
+                alpha[i] = ai - delta
+                alpha[j] = aj + delta
+                if s > C:
+                    if alpha[i] > C:
+                        alpha[i] = C
+                        alpha[j] = s - C
+                    if alpha[j] > C:
+                        alpha[j] = C
+                        alpha[i] = s - C
+                else:
+                    if alpha[j] < 0:
+                        alpha[j] = 0.0
+                        alpha[i] = s
+                    if alpha[i] < 0:
+                        alpha[i] = 0.0
+                        alpha[j] = s
+            dai = alpha[i] - ai
+            daj = alpha[j] - aj
+            # gradient update fused with the next first index
+            Gmax = -INFINITY
+            i_next = -1
+            for t in range(q):
+                G[t] += Q[i, t] * dai + Q[j, t] * daj
+                if (y[t] > 0 and alpha[t] < C) or (y[t] < 0 and alpha[t] > 0):
+                    v = -y[t] * G[t]
+                    if v >= Gmax:
+                        Gmax = v
+                        i_next = t
+            i = i_next
+    return it, Gmax, Gmin_low
