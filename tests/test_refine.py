@@ -68,7 +68,20 @@ def test_feasible_start_is_in_the_box_and_balanced(seed, C):
     y[:2] = [1.0, -1.0]
     a = feasible_start(rng.normal(C / 2, C, 50), y, C)
     assert np.all(a >= 0) and np.all(a <= C)
-    assert abs(y @ a) <= 1e-12 * C * 50
+    assert abs(y @ a) <= 1e-10 * C * 50
+
+
+def test_a_scaled_exact_solution_keeps_its_bounded_points_at_the_bound():
+    # along a C path the previous alpha scaled by C'/C must stay bounded where it was: an ulp
+    # below C' would count as free and flood the first working set
+    X, y = _problem(7, n=400, sep=0.3)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Cs = np.logspace(-2, 3, 10)
+    for C0, C1 in zip(Cs[:-1], Cs[1:]):
+        a = refine_exact(K, y, C0).alpha
+        b = feasible_start(C1 / C0 * a, y, C1)
+        assert np.count_nonzero(a == C0) > 0
+        np.testing.assert_array_equal(b == C1, a == C0)
 
 
 @settings(max_examples=15, deadline=None)
