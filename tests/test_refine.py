@@ -94,7 +94,7 @@ def test_smo_block_on_all_points_solves_the_dual(seed, logC):
     Q = Kd * np.outer(y, y)
     alpha = np.zeros(len(y))
     G = -np.ones(len(y))
-    it, m, M = smo_block(Q, y, alpha, G, C, 1e-4, 10 ** 7)
+    it, m, M = smo_block(Kd, y, alpha, G, C, 1e-4, 10 ** 7)
     assert it > 0 and m - M < 1e-4
     np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-9 * max(1.0, C))  # kept current
     ref = SVC(C=C, kernel="precomputed", tol=1e-6).fit(Kd, y)

@@ -6,8 +6,8 @@ working set W the points outside stay fixed, so the subproblem is the same QP on
 a linear term: its gradient G_W = (Q a - e)_W already includes what the fixed points
 contribute, and the caller passes it in. Pairs are chosen by the second-order rule of Fan,
 Chen and Lin (JMLR 2005, the rule LIBSVM uses) and updated analytically; the pass that
-updates the gradient also picks the next pair's first index, so each iteration reads Q's two
-rows once plus the gradient twice. Serial on purpose: at a working set of a few thousand
+updates the gradient also picks the next pair's first index, so each iteration reads two
+kernel rows once plus the gradient twice. Serial on purpose: at a working set of a few thousand
 points one pass takes tens of microseconds, less than what waking OpenMP threads costs.
 """
 from libc.math cimport INFINITY
@@ -15,17 +15,18 @@ from libc.math cimport INFINITY
 import numpy as np
 
 
-def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[::1] G,
+def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] G,
               double C, double tol, long max_iter):
     """Solve the working-set QP in place.
 
     Parameters
     ----------
-    Q : (q, q) float64, C-contiguous
-        y_i y_j K_ij on the working set (symmetric).
+    K : (q, q) float64, C-contiguous
+        The kernel block k(x_i, x_j) on the working set (symmetric); Q = diag(y) K diag(y)
+        is never formed.
     y : (q,) labels in {-1, +1}
     alpha : (q,) feasible start (0 <= alpha <= C); overwritten with the solution
-    G : (q,) gradient of the full dual at the working set; kept current
+    G : (q,) gradient of the full dual at the working set; overwritten with the final one
     C : box bound
     tol : stop when max_{I_up} -y G - min_{I_low} -y G < tol
     max_iter : most pair updates
@@ -34,23 +35,25 @@ def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[:
     -------
     (n_iter, m, M) : iterations and the final max over I_up / min over I_low of -y G
     """
-    cdef Py_ssize_t q = Q.shape[0], t, i = -1, j, i_next
+    cdef Py_ssize_t q = K.shape[0], t, i = -1, j, i_next
     cdef long it = 0
     cdef double Gmax, Gmin_low, v, vl, b, a, best, obj, quad, delta, diff, s
-    cdef double ai, aj, dai, daj, yi, Qii
+    cdef double ai, aj, dai, daj, Kii, Gi, Gj, ci, cj
     cdef double TAU = 1e-12
     if q < 2:
         return 0, 0.0, 0.0
-    # the diagonal read contiguously (Q[t, t] is a cache miss per point), and the index sets
-    # as additive masks (0 inside, -inf / +inf outside) so the passes have no data-dependent
-    # branches on set membership
-    cdef double[::1] Qd = np.empty(q)
+    # The passes work on v = -y G, whose update -(y_i dai) K_i. - (y_j daj) K_j. needs no
+    # label per point, and on K itself (y_i y_t Q_it = K_it); the diagonal is read
+    # contiguously (K[t, t] is a cache miss per point) and I_up / I_low are additive masks
+    # (0 inside, -inf / +inf outside), so the passes have no branches on set membership.
+    # Per step they stream two kernel rows and four q-vectors.
+    cdef double[::1] Kd = np.empty(q)
     cdef double[::1] up_mask = np.empty(q)
     cdef double[::1] low_mask = np.empty(q)
-    cdef double[::1] nyG = np.empty(q)  # -y G
+    cdef double[::1] nyG = np.empty(q)
     with nogil:
         for t in range(q):
-            Qd[t] = Q[t, t]
+            Kd[t] = K[t, t]
             _set_masks(t, y, alpha, C, up_mask, low_mask)
             nyG[t] = -y[t] * G[t]
         # first index: the most violating point of I_up
@@ -65,31 +68,33 @@ def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[:
             Gmin_low = INFINITY
             j = -1
             best = INFINITY
-            yi = y[i]
-            Qii = Qd[i]
+            Kii = Kd[i]
             for t in range(q):
                 vl = nyG[t] + low_mask[t]  # +inf outside I_low
-                if vl < Gmin_low:
-                    Gmin_low = vl
+                Gmin_low = vl if vl < Gmin_low else Gmin_low
+                # computed for every t and masked after: a branch on b > 0 follows set
+                # membership, which is random in t, and mispredicted it cost more than this
                 b = Gmax - vl
-                if b > 0:
-                    a = Qii + Qd[t] - 2.0 * yi * y[t] * Q[i, t]
-                    if a <= 0:
-                        a = TAU
-                    obj = -(b * b) / a
-                    if obj <= best:
-                        best = obj
-                        j = t
+                a = Kii + Kd[t] - 2.0 * K[i, t]
+                a = a if a > 0 else TAU
+                obj = -(b * b) / a
+                obj = obj if b > 0 else INFINITY
+                if obj <= best:
+                    best = obj
+                    j = t
             if Gmax - Gmin_low < tol or j < 0 or it >= max_iter:
                 break
             it += 1
             ai = alpha[i]
             aj = alpha[j]
+            Gi = -y[i] * nyG[i]
+            Gj = -y[j] * nyG[j]
+            # Q_ii + Q_jj -+ 2 Q_ij is K_ii + K_jj - 2 K_ij for either sign pattern
+            quad = Kd[i] + Kd[j] - 2.0 * K[i, j]
+            if quad <= 0:
+                quad = TAU
             if y[i] != y[j]:
-                quad = Qd[i] + Qd[j] + 2.0 * Q[i, j]
-                if quad <= 0:
-                    quad = TAU
-                delta = (-G[i] - G[j]) / quad
+                delta = (-Gi - Gj) / quad
                 diff = ai - aj
                 alpha[i] = ai + delta
                 alpha[j] = aj + delta
@@ -110,10 +115,7 @@ def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[:
                         alpha[j] = C
                         alpha[i] = C + diff
             else:
-                quad = Qd[i] + Qd[j] - 2.0 * Q[i, j]
-                if quad <= 0:
-                    quad = TAU
-                delta = (G[i] - G[j]) / quad
+                delta = (Gi - Gj) / quad
                 s = ai + aj
                 alpha[i] = ai - delta
                 alpha[j] = aj + delta
@@ -131,21 +133,23 @@ def smo_block(double[:, ::1] Q, const double[::1] y, double[::1] alpha, double[:
                     if alpha[i] < 0:
                         alpha[i] = 0.0
                         alpha[j] = s
-            dai = alpha[i] - ai
-            daj = alpha[j] - aj
+            ci = y[i] * (alpha[i] - ai)
+            cj = y[j] * (alpha[j] - aj)
             _set_masks(i, y, alpha, C, up_mask, low_mask)
             _set_masks(j, y, alpha, C, up_mask, low_mask)
-            # gradient update fused with the next first index
+            # update fused with the next first index
             Gmax = -INFINITY
             i_next = -1
             for t in range(q):
-                G[t] += Q[i, t] * dai + Q[j, t] * daj
-                nyG[t] = -y[t] * G[t]
-                v = nyG[t] + up_mask[t]
+                v = nyG[t] - K[i, t] * ci - K[j, t] * cj
+                nyG[t] = v
+                v = v + up_mask[t]
                 if v >= Gmax:
                     Gmax = v
                     i_next = t
             i = i_next
+        for t in range(q):
+            G[t] = -y[t] * nyG[t]
     return it, Gmax, Gmin_low
 
 

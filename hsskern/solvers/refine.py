@@ -10,7 +10,7 @@ here without ever holding an n x n array, by Osuna-style decomposition:
   f = K (y o alpha) at all n points are kept current;
 * a round picks a working set W: the free support vectors (0 < alpha < C, the ones still
   moving) and the worst KKT violators of each side (LIBSVM's I_up / I_low), solves the QP on
-  W with the rest fixed by SMO on the dense block Q[W, W] (:mod:`hsskern.solvers._smo`), and
+  W with the rest fixed by SMO on the dense block K[W, W] (:mod:`hsskern.solvers._smo`), and
   updates f by an n x |changed| kernel product;
 * it stops when the largest violation over all n points, max_{I_up} -y G - min_{I_low} -y G
   (LIBSVM's own stopping rule), is below ``tol``: the result is then LIBSVM's solution to
@@ -153,7 +153,7 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     max_ws : int, default 8000
         Working-set size while the free set is smaller than it.
     max_chunk : int, default 16000
-        Largest working set (Q[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
+        Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
         ``max_ws`` only to keep the whole free set in.
     max_rounds : int, default 200
     sub_tol : float, default 0.1
@@ -198,17 +198,15 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
         W = _select(v, up, low, free, q)
         yW = y[W]
-        Q = K._submatrix(W, W)
-        Q *= yW[:, None]
-        Q *= yW[None, :]
+        KW = K._submatrix(W, W)
         aW = alpha[W].copy()
         GW = yW * f[W] - 1.0
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
         # the subproblem only to a tenth of the current gap: while violators outside W remain,
         # a tight solve of W is undone by the next round (gmm8, n = 1e5, C = 77: rounds of
         # 400-850k SMO steps, each followed by a gap of 2-12 again)
-        it, _, _ = smo_block(Q, yW, aW, GW, C, max(tol, sub_tol * gap), iters)
-        del Q
+        it, _, _ = smo_block(KW, yW, aW, GW, C, max(tol, sub_tol * gap), iters)
+        del KW
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
         if ch.size:
