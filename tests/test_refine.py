@@ -198,3 +198,27 @@ def test_multiclass_refine_equals_per_class_binary():
     for k, c in enumerate(m.classes_):
         b = HSSSVC(**fixed).fit(X, np.where(y == c, 1, 0))
         np.testing.assert_allclose(dec[:, k], b.decision_function(X), atol=1e-9)
+
+
+def test_working_set_shrinks_to_the_available_memory(monkeypatch):
+    # K[W, W] takes 8 |W|^2 bytes: with room for a 30-point block only, W stays at 30 points
+    # and the decomposition still ends at the optimum
+    from hsskern.solvers import refine as refine_mod
+    monkeypatch.setattr(refine_mod, "available_memory", lambda: 2 * 8 * 30 ** 2)
+    X, y = _problem(8, n=300)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    r = refine_exact(K, y, 1.0, max_rounds=10_000)
+    assert r.converged and max(r.ws_sizes) <= 30
+    _assert_exact_svm(K, y, 1.0, r, X, 1.0)
+
+
+def test_verbose_2_reports_each_decomposition_round(capsys):
+    X, y = make_classification(300, 4, random_state=0)
+    m = HSSSVC(approximation="exact", C=1.0, verbose=2).fit(X, y)
+    out = capsys.readouterr().out
+    rounds = sum(rr.rounds for rr in [m.admm_["refinement"][0]])
+    assert rounds >= 1
+    assert out.count("refine C=1 column 0:  round") == rounds
+    assert "SMO steps" in out
+    HSSSVC(approximation="exact", C=1.0, verbose=1).fit(X, y)
+    assert "round" not in capsys.readouterr().out

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.operator import KernelOperator
+from ..utils._memory import available_memory
 from ._smo import smo_block
 
 __all__ = ["RefineResult", "refine_exact", "feasible_start"]
@@ -154,7 +155,8 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         Working-set size while the free set is smaller than it.
     max_chunk : int, default 16000
         Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
-        ``max_ws`` only to keep the whole free set in.
+        ``max_ws`` only to keep the whole free set in. Lowered to what half the available
+        memory holds.
     max_rounds : int, default 200
     sub_tol : float, default 0.1
         Each working set is solved to a gap of ``max(tol, sub_tol * gap)``, ``gap`` the
@@ -169,6 +171,10 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     RefineResult
     """
     t0 = time.perf_counter()
+    avail = available_memory()
+    if avail is not None:  # the working set shrinks to what fits, rather than failing
+        max_chunk = max(2, min(max_chunk, int(np.sqrt(0.5 * avail / 8))))
+        max_ws = min(max_ws, max_chunk)
     X, kern = K.points, K.kernel
     n = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
