@@ -398,7 +398,8 @@ class HSSSVC(_SVCBase):
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
     fit_time_ : dict
-        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine.
+        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit``,
+        summed over its continuation C values).
     beta_ : float
         The ADMM penalty used.
     admm_ : dict
@@ -466,6 +467,11 @@ class HSSSVC(_SVCBase):
         _warn_unsolved(results[-1:], self)  # the continuation's smaller C are a means
         self._set_model(X, classes, FK, results[-1])
         self.n_iter_ = np.full_like(self.n_iter_, max(1, sum(r.n_iter for r in results)))
+        # the continuation's C are part of this fit's cost
+        t = self.fit_time_
+        t["admm"] += sum(r.timings["iterations"] for r in results[:-1])
+        for phase, key in (("refactor", "refactor"), ("bias", "bias"), ("refine", "refine")):
+            t[phase] += sum(r.timings.get(key, 0.0) for r in results[:-1])
         return self
 
     def fit_path(self, X, y, Cs):
