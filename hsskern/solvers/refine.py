@@ -10,8 +10,8 @@ here without ever holding an n x n array, by Osuna-style decomposition:
   f = K (y o alpha) at all n points are kept current;
 * a round picks a working set W: the free support vectors (0 < alpha < C, the ones still
   moving) and the worst KKT violators of each side (LIBSVM's I_up / I_low), solves the QP on
-  W with the rest fixed by SMO on the dense block K[W, W] (:mod:`hsskern.solvers._smo`), and
-  updates f by an n x |changed| kernel product;
+  W with the rest fixed by SMO on the dense block K[W, W] (:mod:`hsskern.solvers._smo`) to a
+  tenth of the current gap, and updates f by an n x |changed| kernel product;
 * it stops when the largest violation over all n points, max_{I_up} -y G - min_{I_low} -y G
   (LIBSVM's own stopping rule), is below ``tol``: the result is then LIBSVM's solution to
   LIBSVM's tolerance.
