@@ -45,11 +45,12 @@ def _ours(approximation):
         from hsskern.estimators.hss_svc import HSSSVC
         from hsskern.kernels import kernel_operator
         Xtr, ytr, Xte, yte = data
+        refine = False if args.no_refine else {"auto": "auto", "always": True}[args.refine]
         est = HSSSVC(h=h, approximation=approximation, max_iter=args.max_iter, tol=args.tol,
                      random_state=0, rel_tol=args.rel_tol, abs_tol=args.abs_tol,
                      max_rank=args.max_rank, leaf_size=args.leaf_size,
                      n_neighbors=args.n_neighbors,
-                     refine=False if args.no_refine else (True if args.refine == "always" else "auto"),
+                     refine=refine,
                      max_chunk=args.max_chunk, verbose=args.verbose)
         t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
         # score all C with one blocked product over the union of support vectors
