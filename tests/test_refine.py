@@ -93,10 +93,11 @@ def test_smo_block_on_all_points_solves_the_dual(seed, logC):
     Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
     Q = Kd * np.outer(y, y)
     alpha = np.zeros(len(y))
-    G = -np.ones(len(y))
-    it, m, M = smo_block(Kd, y, alpha, G, C, 1e-4, 10 ** 7)
+    v = y.copy()  # -y G at alpha = 0
+    it, m, M = smo_block(Kd, y, alpha, v, C, 1e-4, 10 ** 7)
     assert it > 0 and m - M < 1e-4
-    np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-9 * max(1.0, C))  # kept current
+    # kept current: v = -y (Q alpha - 1)
+    np.testing.assert_allclose(v, -y * (Q @ alpha - 1.0), atol=1e-9 * max(1.0, C))
     ref = SVC(C=C, kernel="precomputed", tol=1e-6).fit(Kd, y)
     ref_alpha = np.zeros(len(y))
     ref_alpha[ref.support_] = np.abs(ref.dual_coef_[0])

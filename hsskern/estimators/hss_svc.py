@@ -470,8 +470,8 @@ class HSSSVC(_SVCBase):
         # the continuation's C are part of this fit's cost
         t = self.fit_time_
         t["admm"] += sum(r.timings["iterations"] for r in results[:-1])
-        for phase, key in (("refactor", "refactor"), ("bias", "bias"), ("refine", "refine")):
-            t[phase] += sum(r.timings.get(key, 0.0) for r in results[:-1])
+        for phase in ("refactor", "bias", "refine"):
+            t[phase] += sum(r.timings.get(phase, 0.0) for r in results[:-1])
         return self
 
     def fit_path(self, X, y, Cs):

@@ -4,10 +4,11 @@
 The dual is min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0, with Q_ij = y_i y_j K_ij. On a
 working set W the points outside stay fixed, so the subproblem is the same QP on Q[W, W] with
 a linear term: its gradient G_W = (Q a - e)_W already includes what the fixed points
-contribute, and the caller passes it in. Pairs are chosen by the second-order rule of Fan,
+contribute, and the caller passes it in (as v = -y G = y - K(y o a), what LIBSVM's selection
+and stopping rules compare). Pairs are chosen by the second-order rule of Fan,
 Chen and Lin (JMLR 2005, the rule LIBSVM uses) and updated analytically; the pass that
-updates the gradient also picks the next pair's first index, so each iteration reads two
-kernel rows once plus the gradient twice. Serial on purpose: a step takes 15-50 us at 4,000-
+updates v also picks the next pair's first index, so each iteration reads two kernel rows
+once plus v twice. Serial on purpose: a step takes 15-50 us at 4,000-
 14,000 points, and splitting its two passes over two OpenMP threads (prange, same iterates)
 took 200-230 us a step on this 2-core machine: the fork/join costs more than the passes.
 """
@@ -16,7 +17,7 @@ from libc.math cimport INFINITY
 import numpy as np
 
 
-def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] G,
+def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
               double C, double tol, long max_iter):
     """Solve the working-set QP in place.
 
@@ -27,19 +28,19 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
         is never formed.
     y : (q,) labels in {-1, +1}
     alpha : (q,) feasible start (0 <= alpha <= C); overwritten with the solution
-    G : (q,) gradient of the full dual at the working set; overwritten with the final one
+    v : (q,) -y G, G the gradient of the full dual at the working set; kept current
     C : box bound
-    tol : stop when max_{I_up} -y G - min_{I_low} -y G < tol
+    tol : stop when max_{I_up} v - min_{I_low} v < tol
     max_iter : most pair updates
 
     Returns
     -------
-    (n_iter, m, M) : iterations and the final max over I_up / min over I_low of -y G
+    (n_iter, m, M) : iterations and the final max over I_up / min over I_low of v
     """
     cdef Py_ssize_t q = K.shape[0], t, i = -1, j, i_next
     cdef long it = 0
-    cdef double Gmax, Gmin_low, v, vl, b, a, best, obj, quad, delta, diff, s
-    cdef double ai, aj, dai, daj, Kii, Gi, Gj, ci, cj
+    cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
+    cdef double ai, aj, Kii, Gi, Gj, ci, cj
     cdef double TAU = 1e-12
     if q < 2:
         return 0, 0.0, 0.0
@@ -51,18 +52,16 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef double[::1] Kd = np.empty(q)
     cdef double[::1] up_mask = np.empty(q)
     cdef double[::1] low_mask = np.empty(q)
-    cdef double[::1] nyG = np.empty(q)
     with nogil:
         for t in range(q):
             Kd[t] = K[t, t]
             _set_masks(t, y, alpha, C, up_mask, low_mask)
-            nyG[t] = -y[t] * G[t]
         # first index: the most violating point of I_up
         Gmax = -INFINITY
         for t in range(q):
-            v = nyG[t] + up_mask[t]
-            if v >= Gmax:
-                Gmax = v
+            vt = v[t] + up_mask[t]
+            if vt >= Gmax:
+                Gmax = vt
                 i = t
         while True:
             # second index over I_low by the second-order gain; also min over I_low of -y G
@@ -71,7 +70,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             best = INFINITY
             Kii = Kd[i]
             for t in range(q):
-                vl = nyG[t] + low_mask[t]  # +inf outside I_low
+                vl = v[t] + low_mask[t]  # +inf outside I_low
                 Gmin_low = vl if vl < Gmin_low else Gmin_low
                 # computed for every t and masked after: a branch on b > 0 follows set
                 # membership, which is random in t, and mispredicted it cost more than this
@@ -88,8 +87,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             it += 1
             ai = alpha[i]
             aj = alpha[j]
-            Gi = -y[i] * nyG[i]
-            Gj = -y[j] * nyG[j]
+            Gi = -y[i] * v[i]
+            Gj = -y[j] * v[j]
             # Q_ii + Q_jj -+ 2 Q_ij is K_ii + K_jj - 2 K_ij for either sign pattern
             quad = Kd[i] + Kd[j] - 2.0 * K[i, j]
             if quad <= 0:
@@ -142,15 +141,13 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             Gmax = -INFINITY
             i_next = -1
             for t in range(q):
-                v = nyG[t] - K[i, t] * ci - K[j, t] * cj
-                nyG[t] = v
-                v = v + up_mask[t]
-                if v >= Gmax:
-                    Gmax = v
+                vt = v[t] - K[i, t] * ci - K[j, t] * cj
+                v[t] = vt
+                vt = vt + up_mask[t]
+                if vt >= Gmax:
+                    Gmax = vt
                     i_next = t
             i = i_next
-        for t in range(q):
-            G[t] = -y[t] * nyG[t]
     return it, Gmax, Gmin_low
 
 

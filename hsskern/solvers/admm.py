@@ -143,6 +143,17 @@ def dual_objective(KYa, Ya, alpha):
     return 0.5 * np.einsum("ij,ij->j", Ya, KYa) - alpha.sum(axis=0)
 
 
+def kkt_sets(y, alpha, C):
+    """LIBSVM's index sets I_up (y alpha may grow) and I_low (it may shrink), as masks.
+
+    An alpha within 1e-12 C of a bound counts as at the bound.
+    """
+    eps = 1e-12 * C
+    up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
+    low = ((y > 0) & (alpha > eps)) | ((y < 0) & (alpha < C - eps))
+    return up, low
+
+
 def kkt_violation(KYa, y, alpha, C):
     """LIBSVM's stopping measure m(a) - M(a) of the dual (0 at the optimum; LIBSVM stops at 1e-3).
 
@@ -160,9 +171,7 @@ def kkt_violation(KYa, y, alpha, C):
     """
     # -y_i grad_i with grad = Y K Y a - e, so -y_i grad_i = y_i - (K Y a)_i
     g = y - KYa
-    eps = 1e-12 * C
-    up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
-    low = ((y > 0) & (alpha > eps)) | ((y < 0) & (alpha < C - eps))
+    up, low = kkt_sets(y, alpha, C)
     m = np.where(up, g, -np.inf).max(axis=0)
     M = np.where(low, g, np.inf).min(axis=0)
     return np.maximum(m - M, 0.0)

@@ -30,6 +30,7 @@ import numpy as np
 from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
 from ._smo import smo_block
+from .admm import _bias, kkt_sets
 
 __all__ = ["RefineResult", "refine_exact", "feasible_start"]
 
@@ -95,23 +96,15 @@ def feasible_start(alpha, y, C):
     return a
 
 
-def _sides(alpha, y, C):
-    """LIBSVM's index sets: I_up (alpha may move so that y alpha grows) and I_low."""
-    up = np.where(y > 0, alpha < C, alpha > 0)
-    low = np.where(y > 0, alpha > 0, alpha < C)
-    return up, low
-
-
-def _select(v, up, low, free, q):
+def _select(v, up, low, m, M, free, q):
     """The working set: the free points and the worst violators of each side, at most ``q``.
 
-    ``v = -y G = y - f``; a point of I_up violates against the least v of I_low (M) when its v
-    exceeds M, a point of I_low against the largest v of I_up (m) when below m.
+    ``v = -y G = y - f``; a point of I_up violates against M, the least v of I_low, when its v
+    exceeds M, a point of I_low against m, the largest v of I_up, when below m.
     Both sides get half of what the free set leaves (at least one point each, so the most
     violating pair is always in W and every round makes progress); when the free set leaves
     fewer than q / 4 places, the most violating q / 2 of each side are taken instead.
     """
-    m, M = v[up].max(), v[low].min()
     score_up = np.where(up, v - M, -np.inf)
     score_low = np.where(low, m - v, -np.inf)
     F = np.flatnonzero(free)
@@ -189,11 +182,11 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
                        converged=False)
     while True:
         v = y - f  # -y G: the bias that would put each point on its margin
-        up, low = _sides(alpha, y, C)
+        up, low = kkt_sets(y, alpha, C)
         if not up.any() or not low.any():  # cannot happen for two classes and C > 0
             break
-        gap = float(v[up].max() - v[low].min())
-        res.gap = gap
+        m, M = v[up].max(), v[low].min()
+        gap = res.gap = float(m - M)
         if gap < tol:
             res.converged = True
             break
@@ -202,16 +195,16 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         tr = time.perf_counter()
         free = (alpha > 0) & (alpha < C)
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
-        W = _select(v, up, low, free, q)
+        W = _select(v, up, low, m, M, free, q)
         yW = y[W]
         KW = K._submatrix(W, W)
         aW = alpha[W].copy()
-        GW = yW * f[W] - 1.0
+        vW = v[W]
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
         # the subproblem only to a tenth of the current gap: while violators outside W remain,
         # a tight solve of W is undone by the next round (gmm8, n = 1e5, C = 77: rounds of
         # 400-850k SMO steps, each followed by a gap of 2-12 again)
-        it, _, _ = smo_block(KW, yW, aW, GW, C, max(tol, sub_tol * gap), iters)
+        it, _, _ = smo_block(KW, yW, aW, vW, C, max(tol, sub_tol * gap), iters)
         del KW
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
@@ -227,13 +220,8 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
                 f"{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
-    free = (alpha > 0) & (alpha < C)
-    v = y - f
-    if free.any():  # LIBSVM's rho: the free points sit on their margins
-        bias = float(v[free].mean())
-    else:
-        up, low = _sides(alpha, y, C)
-        bias = float((v[up].max() + v[low].min()) / 2)
+    # LIBSVM's rho: the mean over the free points, which sit on their margins
+    bias = float(_bias(f[:, None], y[:, None], alpha[:, None], C, 0.0)[0][0])
     res.alpha = alpha
     res.dual_coef = y * alpha
     res.bias = bias
