@@ -46,6 +46,9 @@ def _ours(approximation):
         from hsskern.kernels import kernel_operator
         Xtr, ytr, Xte, yte = data
         refine = False if args.no_refine else {"auto": "auto", "always": True}[args.refine]
+        if args.no_newton:  # A/B only: the decomposition's Newton steps are not an option
+            from hsskern.solvers import refine as refine_mod
+            refine_mod._NEWTON_MIN_FREE = float("inf")
         est = HSSSVC(h=h, approximation=approximation, max_iter=args.max_iter, tol=args.tol,
                      random_state=0, rel_tol=args.rel_tol, abs_tol=args.abs_tol,
                      max_rank=args.max_rank, leaf_size=args.leaf_size,
@@ -75,6 +78,7 @@ def _ours(approximation):
                          "refine": None if rf is None else {
                              "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
                              "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
+                             "newton_steps": rf[0].newton_steps,
                              "converged": rf[0].converged, "skipped": rf[0].skipped},
                          "n_iter": int(m.n_iter_[0]), "beta": float(m.beta_),
                          "n_support": int(len(m.support_)),
@@ -276,6 +280,8 @@ def main(argv=None):
                    help="HSSSVC without the exact-kernel refinement (ADMM only)")
     p.add_argument("--refine", choices=["auto", "always"], default="auto",
                    help="HSSSVC's refine: 'auto' (its default) or always (refine=True)")
+    p.add_argument("--no-newton", action="store_true",
+                   help="the decomposition without Newton steps on its free set (SMO only)")
     p.add_argument("--max-chunk", type=int, default=16000)
     p.add_argument("--verbose", type=int, default=0, help="HSSSVC's verbose (2: per round)")
     p.add_argument("--exact-max-n", type=int, default=8000)

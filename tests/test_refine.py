@@ -223,3 +223,74 @@ def test_verbose_2_reports_each_decomposition_round(capsys):
     assert "SMO steps" in out
     HSSSVC(approximation="exact", C=1.0, verbose=1).fit(X, y)
     assert "round" not in capsys.readouterr().out
+
+
+def _exact_solution(K, y, C):
+    return refine_exact(K, y, C, tol=1e-9, newton=False, max_rounds=100_000).alpha
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 3.0), jitter=st.floats(0.0, 0.3))
+def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitter):
+    # from the exact solution with its free alphas moved (in the box, y^T alpha kept), one
+    # Newton step: stays feasible, keeps v = y - K(y o alpha) exact, lowers the objective,
+    # and (the free set being the optimum's) lands back on the optimum
+    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    X, y = _problem(seed, n=200, sep=0.5)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Kd = K.to_dense()
+    opt = _exact_solution(K, y, C)
+    free = np.flatnonzero((opt > 1e-9 * C) & (opt < C * (1 - 1e-9)))
+    if free.size < 4:
+        return
+    rng = np.random.default_rng(seed)
+    a = opt.copy()
+    pos, neg = free[y[free] > 0], free[y[free] < 0]
+    for side in (pos, neg):  # move each side by a zero-sum amount, staying inside the box
+        if side.size >= 2:
+            d = rng.normal(0, 1, side.size)
+            d -= d.mean()
+            room = np.minimum(a[side], C - a[side]).min()
+            a[side] += jitter * room * d / np.abs(d).max()
+    v = y - Kd @ (y * a)
+    obj0 = _dual_objective(Kd, y, a)
+    fixed = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE)
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(y @ a) <= 1e-9 * C * len(y)
+    np.testing.assert_allclose(v, y - Kd @ (y * a), atol=1e-8 * C)
+    if fixed < 0:  # rejected: nothing moved
+        assert _dual_objective(Kd, y, a) == obj0
+        return
+    assert _dual_objective(Kd, y, a) <= obj0 + 1e-12 * C
+    gap = kkt_violation((Kd @ (y * a))[:, None], y[:, None], a[:, None], C)[0]
+    if fixed == 0 and jitter > 0:
+        assert gap < 1e-3
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 3.0), max_ws=st.sampled_from([16, 1000]))
+def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, logC, max_ws):
+    # Newton forced on every working set with any free point (the thresholds that normally
+    # keep it for large, nearly all-free sets lowered): still the exact SVM, and it was used
+    from hsskern.solvers import refine as refine_mod
+    X, y = _problem(seed, sep=0.5)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(refine_mod, "_NEWTON_MIN_FREE", 2)
+        mp.setattr(refine_mod, "_NEWTON_FREE_FRACTION", 0.0)
+        mp.setattr(refine_mod, "_NEWTON_FIRST_RATE", 0.0)
+        calls = []
+        newton_free = refine_mod._newton_free
+        mp.setattr(refine_mod, "_newton_free", lambda *a: calls.append(1) or newton_free(*a))
+        r = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8),
+                         max_rounds=100_000)
+    assert r.converged and r.gap < 1e-3
+    _assert_exact_svm(K, y, C, r, X, 1.0)
+    plain = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8), newton=False,
+                         max_rounds=100_000)
+    assert plain.newton_steps == 0
+    assert r.newton_steps <= len(calls)
+    if r.rounds > 1:  # the second round has free points
+        assert calls
