@@ -19,11 +19,13 @@ here without ever holding an n x n array, by Osuna-style decomposition:
 At large C the working set is nearly all free and SMO's pair steps converge slowly on the
 ill-conditioned kernel block; there a Newton step on the free face (one Cholesky of the block,
 the box kept by fixing the points that would leave it) puts the free points on their margin
-at once, and SMO only finishes what changed.
+at once, and SMO only finishes what changed. It is taken only once SMO has spent as long as
+the step is estimated to cost, so it can at most double a round's time.
 
 Bounded support vectors (alpha = C) never need to enter W unless they violate, so a solution
 with 30,000 support vectors costs working sets of the size of its free set. Each round costs
-one |W| x |W| kernel block, the SMO and one n x |changed| product: memory 8 |W|^2 bytes.
+one |W| x |W| kernel block, the SMO and one n x |changed| product: memory 8 |W|^2 bytes
+(twice that during a Newton step, whose factor is a copy of the free part of the block).
 Along a C path the exact solution at C scaled by C'/C is feasible at C' and its decision
 values scale with it, so the next C starts without a single kernel product.
 """
@@ -43,6 +45,7 @@ __all__ = ["RefineResult", "refine_exact", "feasible_start"]
 _NEWTON_FREE_FRACTION = 0.9  # Newton only once the working set is (nearly) all free
 _NEWTON_MIN_FREE = 500  # below this SMO's steps are too cheap to replace
 _NEWTON_FIRST_RATE = 1e-11  # s / |F|^3 until one is measured: ~30 GFlop/s for |F|^3 / 3
+_SMO_FIRST_RATE = 4e-9  # s / |W| per SMO step until one is measured (58 us at 16,000)
 _NEWTON_RIDGE = 1e-8  # relative to k(x, x) = 1: keeps K_FF factorable at duplicate points
 
 
@@ -155,8 +158,8 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     KF = KW[np.ix_(F, F)]
     dg = np.diag_indices_from(KF)
     KF[dg] += ridge * KF[dg].mean()
-    try:
-        fac = cho_factor(KF, lower=True, overwrite_a=True, check_finite=False)
+    try:  # KF.T: the same symmetric matrix in Fortran order, factored in place, not copied
+        fac = cho_factor(KF.T, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return -1
     del KF
@@ -250,9 +253,9 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     max_smo_iter : int or None
         Pair updates per round; None: ``max(10**7, 100 |W|)`` as LIBSVM.
     newton : bool, default True
-        Before the SMO of a working set that is (nearly) all free, take a Newton step on its
-        free face (:func:`_newton_free`: one Cholesky of ``K_FF``) when the last round's SMO
-        took longer than that factorization is estimated to. At large C the free set is the
+        When SMO on a working set that is (nearly) all free has not finished in the time a
+        Newton step on its free face (:func:`_newton_free`: one Cholesky of ``K_FF``) is
+        estimated to take, take that step and let SMO finish from there. At large C the free set is the
         whole working set and SMO crawls through its ill-conditioning (gmm8, n = 5e4,
         C = 1000: 3.5M SMO steps without, 1.4M with).
     log : callable or None
@@ -279,9 +282,8 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         f = np.array(f, dtype=np.float64)
     res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
                        converged=False)
-    # Newton is tried when the last round's SMO took longer than a Cholesky of the free set
-    # would (estimated from the last one measured), and again after one that was kept
-    kept, t_smo, newton_rate = False, 0.0, _NEWTON_FIRST_RATE
+    # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
+    newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
     while True:
         v = y - f  # -y G: the bias that would put each point on its margin
         up, low = kkt_sets(y, alpha, C)
@@ -302,28 +304,33 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         KW = K._submatrix(W, W)
         aW = alpha[W].copy()
         vW = v[W]
-        nt = ""
-        nf = int(free[W].sum())
-        if (newton and nf >= _NEWTON_MIN_FREE and nf >= _NEWTON_FREE_FRACTION * W.size
-                and (kept or t_smo > newton_rate * nf ** 3)
-                and 16.0 * nf * nf < (avail if avail is not None else np.inf)):
-            tn = time.perf_counter()
-            fixed = _newton_free(KW, yW, aW, vW, C, _NEWTON_RIDGE)
-            t_newton = time.perf_counter() - tn
-            newton_rate = t_newton / nf ** 3
-            kept = fixed >= 0
-            res.newton_steps += kept
-            nt = (f"Newton on {nf} free ({'%d fixed' % fixed if kept else 'rejected'}, "
-                  f"{t_newton:.1f} s), ")
-        else:
-            kept = False
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
         # the subproblem only to a tenth of the current gap: while violators outside W remain,
         # a tight solve of W is undone by the next round (gmm8, n = 1e5, C = 77: rounds of
         # 400-850k SMO steps, each followed by a gap of 2-12 again)
+        target = max(tol, sub_tol * gap)
+        nf = int(free[W].sum())
+        eligible = (newton and nf >= _NEWTON_MIN_FREE and nf >= _NEWTON_FREE_FRACTION * W.size
+                    and 16.0 * nf * nf < (avail if avail is not None else np.inf))
+        # SMO first: its early steps move the points that change sides; if it has not
+        # finished by the time a Newton step is estimated to take, the Newton step, then SMO on
+        budget = (min(iters, max(1, int(newton_rate * nf ** 3 / (step_rate * W.size))))
+                  if eligible else iters)
         ts = time.perf_counter()
-        it, _, _ = smo_block(KW, yW, aW, vW, C, max(tol, sub_tol * gap), iters)
-        t_smo = time.perf_counter() - ts
+        it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget)
+        if it:
+            step_rate = (time.perf_counter() - ts) / (it * W.size)
+        nt = ""
+        if eligible and m_w - M_w >= target and it < iters:
+            tn = time.perf_counter()
+            fixed = _newton_free(KW, yW, aW, vW, C, _NEWTON_RIDGE)
+            t_newton = time.perf_counter() - tn
+            newton_rate = t_newton / nf ** 3
+            res.newton_steps += fixed >= 0
+            nt = (f"Newton on {nf} free after {it} SMO steps "
+                  f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
+            it2, _, _ = smo_block(KW, yW, aW, vW, C, target, iters - it)
+            it += it2
         del KW
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
