@@ -46,6 +46,7 @@ _NEWTON_FREE_FRACTION = 0.9  # Newton only once the working set is (nearly) all 
 _NEWTON_MIN_FREE = 500  # below this SMO's steps are too cheap to replace
 _NEWTON_FIRST_RATE = 1e-11  # s / |F|^3 until one is measured: ~30 GFlop/s for |F|^3 / 3
 _SMO_FIRST_RATE = 4e-9  # s / |W| per SMO step until one is measured (58 us at 16,000)
+_SMO_BEFORE_NEWTON = 1.0  # SMO's time before a Newton step, in units of the step's cost
 _NEWTON_RIDGE = 1e-8  # relative to k(x, x) = 1: keeps K_FF factorable at duplicate points
 
 
@@ -314,8 +315,10 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
                     and 16.0 * nf * nf < (avail if avail is not None else np.inf))
         # SMO first: its early steps move the points that change sides; if it has not
         # finished by the time a Newton step is estimated to take, the Newton step, then SMO on
-        budget = (min(iters, max(1, int(newton_rate * nf ** 3 / (step_rate * W.size))))
-                  if eligible else iters)
+        budget = iters
+        if eligible:
+            t_newton = newton_rate * nf ** 3
+            budget = min(iters, max(1, int(_SMO_BEFORE_NEWTON * t_newton / (step_rate * W.size))))
         ts = time.perf_counter()
         it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget)
         if it:
