@@ -377,7 +377,8 @@ class HSSSVC(_SVCBase):
         product exceeds 1e10 kernel entries (gmm8 at n = 1e6).
     max_chunk : int, default 16000
         Largest working set of the refinement (its kernel block takes 8 max_chunk^2 bytes:
-        2 GB). Working sets are 8,000 points, more only to hold a larger free set.
+        2 GB, twice that while a Newton step factors a nearly all-free block). Working sets
+        are 8,000 points, more only to hold a larger free set.
     verbose : int, default 0
     random_state : int, RandomState or None
         Seeds the randomized compression.
