@@ -167,13 +167,12 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     yF, aF, vF = yW[F], aW[F], vW[F]
     lo = np.where(yF > 0, -aF, aF - C)  # e within [lo, hi] keeps alpha in [0, C]
     hi = np.where(yF > 0, C - aF, aF)
-    base = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
+    # Z = A^-1 [v, 1, E_B], one column more per fixed point
+    Z = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
-    ZB = np.empty((F.size, 0))
     while True:
         # min 1/2 e^T A e - v^T e  s.t.  1^T e = 0, e_B = c_B:  e = A^-1 (v - b 1 + E_B mu)
-        Z = np.column_stack([base, ZB])  # A^-1 [v, 1, E_B]
         k = B.size
         # conditions: 1^T e = 0 and e_B = c_B, unknowns (b, mu)
         M = np.empty((k + 1, k + 1))
@@ -197,7 +196,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
         cB = np.concatenate([cB, np.clip(e[out], lo[out], hi[out])])
         E = np.zeros((F.size, out.size))
         E[out, np.arange(out.size)] = 1.0
-        ZB = np.column_stack([ZB, cho_solve(fac, E, check_finite=False)])
+        Z = np.column_stack([Z, cho_solve(fac, E, check_finite=False)])
     # M grows ill-conditioned with the fixed set (A^-1 has norm up to 1 / ridge): a solve
     # that does not meet its own constraints is dropped, a rounding-level residual of
     # 1^T e = 0 goes to the point with the most room
@@ -311,6 +310,7 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         # 400-850k SMO steps, each followed by a gap of 2-12 again)
         target = max(tol, sub_tol * gap)
         nf = int(free[W].sum())
+        # the factor (8 |F|^2 bytes) beside the block must fit in what was available at start
         eligible = (newton and nf >= _NEWTON_MIN_FREE and nf >= _NEWTON_FREE_FRACTION * W.size
                     and 16.0 * nf * nf < (avail if avail is not None else np.inf))
         # SMO first: its early steps move the points that change sides. If it has not finished
