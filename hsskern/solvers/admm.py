@@ -143,12 +143,16 @@ def dual_objective(KYa, Ya, alpha):
     return 0.5 * np.einsum("ij,ij->j", Ya, KYa) - alpha.sum(axis=0)
 
 
+BOUND_EPS = 1e-12  # an alpha within BOUND_EPS * C of a bound counts as at the bound
+
+
 def kkt_sets(y, alpha, C):
     """LIBSVM's index sets I_up (y alpha may grow) and I_low (it may shrink), as masks.
 
-    An alpha within 1e-12 C of a bound counts as at the bound.
+    An alpha within ``BOUND_EPS * C`` of a bound counts as at the bound; the free points
+    (strictly inside the box) are ``up & low``.
     """
-    eps = 1e-12 * C
+    eps = BOUND_EPS * C
     up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
     low = ((y > 0) & (alpha > eps)) | ((y < 0) & (alpha < C - eps))
     return up, low

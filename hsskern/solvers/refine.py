@@ -38,7 +38,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
 from ._smo import smo_block
-from .admm import _bias, kkt_sets
+from .admm import BOUND_EPS, _bias, kkt_sets
 
 __all__ = ["RefineResult", "refine_exact", "feasible_start"]
 
@@ -153,7 +153,8 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     exact objective of the working set decreases. ``aW`` and ``vW`` are updated in place.
     Returns the number of points fixed, or -1 if nothing was kept.
     """
-    F = np.flatnonzero((aW > 0) & (aW < C))
+    up, low = kkt_sets(yW, aW, C)
+    F = np.flatnonzero(up & low)
     if F.size < 2:
         return -1
     KF = KW[np.ix_(F, F)]
@@ -297,7 +298,7 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
         if res.rounds >= max_rounds:
             break
         tr = time.perf_counter()
-        free = (alpha > 0) & (alpha < C)
+        free = up & low
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
         W = _select(v, up, low, m, M, free, q)
         yW = y[W]
@@ -349,8 +350,10 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
                 f"{nt}{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
-    # LIBSVM's rho: the mean over the free points, which sit on their margins
-    bias = float(_bias(f[:, None], y[:, None], alpha[:, None], C, 0.0)[0][0])
+    # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in
+    # kkt_sets, else an alpha a rounding error above 0 (outside both sets, so not in the gap)
+    # would set the bias alone
+    bias = float(_bias(f[:, None], y[:, None], alpha[:, None], C, BOUND_EPS)[0][0])
     res.alpha = alpha
     res.dual_coef = y * alpha
     res.bias = bias
