@@ -102,10 +102,16 @@ class CrashOnce(WorkerPlugin):
         self.marker = marker
 
     def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith("hsskern-cv-") \
-                and not os.path.exists(self.marker):
-            with open(self.marker, "w") as f:
-                f.write(str(key))
+        if finish == "executing" and str(key).startswith("hsskern-cv-"):
+            # O_EXCL: exactly one worker wins the marker. An exists-then-write check let two
+            # workers starting tasks at once both die, which lost every copy of the scattered
+            # data (CI: FutureCancelledError "already forgotten")
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.write(fd, str(key).encode())
+            os.close(fd)
             os._exit(1)  # the process dies with the task running: no clean shutdown
 
 
