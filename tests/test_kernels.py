@@ -180,3 +180,20 @@ def test_gaussian_blas_route_taken_only_when_its_bound_holds():
     assert kernel_operator(X, "gaussian", h=1e-4)._gemm() is None       # narrow kernel
     assert kernel_operator(X[:, :4], "gaussian", h=5.0)._gemm() is None  # few features
     assert kernel_operator(X, "laplacian", h=5.0)._gemm() is None       # not the Gaussian
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_diagonal_blocks_from_their_upper_triangle_match_the_full_evaluation(kernel):
+    # K[W, W] is computed as its upper triangle and mirrored (half the work of the SVM's
+    # working sets); large enough for the threaded path, in a caller's buffer
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 30))
+    K = kernel_operator(X, kernel, h=4.0)
+    W = rng.choice(1500, 700, replace=False)
+    buf = np.full((700, 700), np.nan)
+    S = K._submatrix(W, W.copy(), buf)
+    assert S is buf
+    full = K._submatrix(W, W[::-1].copy())[:, ::-1]  # not symmetric as asked: every entry
+    np.testing.assert_array_equal(S, S.T)
+    np.testing.assert_allclose(S, full, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)

@@ -116,9 +116,11 @@ class _FactoredKernel:
         w = self.factor.solve(np.ones(Y.shape[0]))
         setup = time.perf_counter() - t0
         results, state, prev = [], None, None
+        workspace = {}  # the decomposition's block buffer, shared by every C
         for C in Cs:
             if prev is not None:
-                res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta)
+                res = _exact_from_previous(self.K, Y, C, prev, est, self.factor.beta,
+                                           workspace)
             else:  # a warm start carries the floor its C reached
                 res = svm_dual_admm(self.factor, self.K_apply, Y, C, w=w, warm_start=state,
                                     **kw)
@@ -127,7 +129,7 @@ class _FactoredKernel:
                 if state is not None:
                     state.pop("factor", None)  # see svm_dual_admm_path
                 state = res.state
-                _refine(self.K, Y, res, est)
+                _refine(self.K, Y, res, est, workspace)
             if not results:
                 res.timings["setup"] = setup
             if not any(rr.skipped for rr in res.refinement):
@@ -179,7 +181,7 @@ def _refine_log(est, C, j):
     return lambda line: est._log(2, f"refine C={C:g} column {j}:{line}")
 
 
-def _refine(K, Y, res, est):
+def _refine(K, Y, res, est, workspace=None):
     """Replace each column of an ADMM result by the exact SVM decomposition started from it."""
     n, r = Y.shape
     coef = np.array(res.dual_coef, dtype=np.float64).reshape(n, r)
@@ -195,7 +197,7 @@ def _refine(K, Y, res, est):
                                             f"{_AUTO_REFINE_MAX_PRODUCT:.0e} (refine='auto')"))
             continue
         rr = refine_exact(K, Y[:, j], res.C, alpha, max_chunk=est.max_chunk,
-                          log=_refine_log(est, res.C, j))
+                          log=_refine_log(est, res.C, j), workspace=workspace)
         coef[:, j] = rr.dual_coef
         bias[j] = rr.bias
         out.append(rr)
@@ -207,7 +209,7 @@ def _refine(K, Y, res, est):
     return out
 
 
-def _exact_from_previous(K, Y, C, prev, est, beta):
+def _exact_from_previous(K, Y, C, prev, est, beta, workspace=None):
     """The exact SVM at C by decomposition from the previous C's exact solution scaled by
     C / C_prev (feasible, and its decision values scale with it: no kernel product to start),
     as an ADMMResult with no ADMM iterations."""
@@ -215,7 +217,8 @@ def _exact_from_previous(K, Y, C, prev, est, beta):
     C_prev, prev_results = prev
     s = C / C_prev
     out = [refine_exact(K, Y[:, j], C, s * pr.alpha, f=s * (pr.decision - pr.bias),
-                        max_chunk=est.max_chunk, log=_refine_log(est, C, j))
+                        max_chunk=est.max_chunk, log=_refine_log(est, C, j),
+                        workspace=workspace)
            for j, pr in enumerate(prev_results)]
     coef = np.column_stack([rr.dual_coef for rr in out])
     bias = np.array([rr.bias for rr in out])

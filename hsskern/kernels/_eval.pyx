@@ -157,15 +157,17 @@ def block(int kind, const double[::1] params, const double[:, ::1] A,
 
 
 def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
-                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out):
+                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out,
+                 bint upper=False):
     """out[a, b] = k(X[I[a]], X[J[b]]) without forming anything larger than the block.
 
     This is the entry extractor HSS compression calls for many small blocks, so it gathers
     rows and transposed columns into scratch buffers itself instead of going through numpy
-    fancy indexing.
+    fancy indexing. ``upper`` (I and J equal): only b >= a is written, half the work of the
+    diagonal blocks the SVM decomposition asks for; the caller mirrors the rest.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = X.shape[1]
-    cdef Py_ssize_t a, b, k
+    cdef Py_ssize_t a, b, k, s
     cdef const double* p = &params[0]
     cdef double* bt
     cdef double* rows
@@ -181,11 +183,14 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
             for k in range(d):
                 rows[a * d + k] = X[I[a], k]
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
-            for a in prange(m, schedule="static"):
-                _row(kind, p, rows + a * d, bt, n, n, d, &out[a, 0])
+            # dynamic: with ``upper`` the rows shrink, so equal static shares would not balance
+            for a in prange(m, schedule="dynamic", chunksize=16):
+                s = a if upper else 0
+                _row(kind, p, rows + a * d, bt + s, n, n - s, d, &out[a, s])
         else:
             for a in range(m):
-                _row(kind, p, rows + a * d, bt, n, n, d, &out[a, 0])
+                s = a if upper else 0
+                _row(kind, p, rows + a * d, bt + s, n, n - s, d, &out[a, s])
         free(bt)
         free(rows)
 
@@ -327,13 +332,17 @@ DEF GATHER_ROWS = 64
 
 
 def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
-                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out):
+                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out,
+                 bint upper=False):
     """out[a, b] = exp(-gamma |x_I[a] - x_J[b]|^2) from centered points Xc and norms xn.
 
     The caller keeps BLAS single-threaded; large blocks are split over OpenMP threads by rows.
+    ``upper`` (I and J equal): each chunk of rows starts at its own diagonal, so only the upper
+    triangle and the diagonal tiles are computed (about half the dgemm and the exponentials)
+    and the caller mirrors the rest.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
-    cdef Py_ssize_t a, b, k, c, c0, nchunk
+    cdef Py_ssize_t a, b, k, c, c0, nchunk, s
     cdef double* bt
     cdef double* rows
     cdef double* an
@@ -357,9 +366,10 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
             nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
             for c in prange(nchunk, schedule="dynamic"):
                 c0 = c * GATHER_ROWS
+                s = c0 if upper else 0
                 _gauss_tile(gamma, rows + c0 * d, d, an + c0,
                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0,
-                            bt, n, bn, n, <int> d, &out[c0, 0], n)
+                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], n)
         else:
             _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], n)
         free(bt)

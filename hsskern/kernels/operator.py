@@ -179,21 +179,26 @@ class KernelOperator(_KernelLinearOperator):
         J = check_indices(J, n, "J")
         return self._submatrix(I, J)
 
-    def _submatrix(self, I, J):
-        # trusted fast path for inner code (HSS compression): intp arrays, in range
-        out = np.empty((I.shape[0], J.shape[0]))
+    def _submatrix(self, I, J, out=None):
+        # trusted fast path for inner code (HSS compression): intp arrays, in range; ``out``
+        # a C-contiguous (len(I), len(J)) buffer to fill (a reused one spares the page faults
+        # of a fresh 2 GB block per SVM working set)
+        if out is None:
+            out = np.empty((I.shape[0], J.shape[0]))
+        # diagonal blocks (HSS leaves, SVM working sets): the upper triangle is computed and
+        # mirrored, which halves the work and makes them exactly symmetric (neither dgemm,
+        # a.b vs b.a, nor the vectorized exp, SIMD body vs scalar tail, promises the same
+        # last bit for (i, j) and (j, i))
+        sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
         route = self._gemm()
         if route is None:
-            _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out)
+            _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out, sym)
         elif I.shape[0] * J.shape[0] > 100000:
             with one_blas_thread():
-                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
+                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym)
         else:  # too small for BLAS to spawn threads: skip the switch
-            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out)
-        if I is J or (I.shape == J.shape and np.array_equal(I, J)):
-            # neither dgemm (a.b vs b.a) nor the vectorized exp (SIMD body vs scalar tail)
-            # promises the same last bit for (i, j) and (j, i); diagonal blocks (HSS leaves,
-            # SVM chunks) must be exactly symmetric
+            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym)
+        if sym:
             _eval.mirror_upper(out)
         return out
 
