@@ -173,6 +173,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     hi = np.where(yF > 0, C - aF, aF)
     # Z = A^-1 [v, 1, E_B], one column more per fixed point
     Z = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
+    slack = BOUND_EPS * C  # leaving the box by less is at the bound, as in kkt_sets
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
     while True:
@@ -191,7 +192,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
             return -1
         e = Z[:, 0] - sol[0] * Z[:, 1] + Z[:, 2:] @ sol[1:]
         e[B] = cB
-        out = np.flatnonzero((e < lo - 1e-12 * C) | (e > hi + 1e-12 * C))
+        out = np.flatnonzero((e < lo - slack) | (e > hi + slack))
         if not out.size:
             break
         if k + out.size > max_fixed:
