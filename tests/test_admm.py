@@ -204,16 +204,17 @@ def test_divergence_on_indefinite_approximation_is_caught():
     lam, V = np.linalg.eigh(K)
     lam[:20] = -0.5
     Ki = (V * lam) @ V.T
-    res = svm_dual_admm(DenseCholeskyFactor(Ki, 0.8), Ki, y, 100.0, max_iter=400,
-                        kkt_tol=1e-9, relaxation=1.6,
-                        refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    res, factor = svm_dual_admm(DenseCholeskyFactor(Ki, 0.8), Ki, y, 100.0, max_iter=400,
+                                kkt_tol=1e-9, relaxation=1.6, return_factor=True,
+                                refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    assert factor.beta == res.beta  # the factor in force at the end comes back
     gaps = [g for _, g in res.kkt_history]
     assert np.all(np.isfinite(gaps)) and np.isfinite(res.bias)
     assert gaps[-1] < 0.1 * gaps[0]
     assert res.beta >= 8.0 and res.state["beta_floor"] >= 8.0
     assert np.all((res.alpha >= 0) & (res.alpha <= 100.0))
     # a path hands the floor on: the next C never rebalances below it
-    nxt = svm_dual_admm(res.state["factor"], Ki, y, 1000.0, max_iter=50, kkt_tol=1e-9,
+    nxt = svm_dual_admm(factor, Ki, y, 1000.0, max_iter=50, kkt_tol=1e-9,
                         warm_start=res.state, beta_floor=res.state["beta_floor"],
                         refactor=lambda b: DenseCholeskyFactor(Ki, b))
     assert nxt.beta >= res.state["beta_floor"]
@@ -228,6 +229,6 @@ def test_warm_start_carries_its_beta_floor():
     free = svm_dual_admm(F, K, y, 100.0, max_iter=60, refactor=refactor)
     assert free.beta < 40.0  # without a floor, balancing at C = 100 goes below it
     first = svm_dual_admm(F, K, y, 0.1, max_iter=20)
-    first.state["beta_floor"] = 40.0
-    res = svm_dual_admm(F, K, y, 100.0, max_iter=60, warm_start=first.state, refactor=refactor)
+    state = {**first.state, "beta_floor": 40.0}
+    res = svm_dual_admm(F, K, y, 100.0, max_iter=60, warm_start=state, refactor=refactor)
     assert res.state["beta_floor"] >= 40.0 and res.beta >= 40.0

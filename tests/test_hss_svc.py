@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from hsskern.estimators.cv import make_splits
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 
@@ -125,7 +126,7 @@ def test_cv_picks_best_validation_c_and_refits():
     res = cv.cv_results_
     assert len(res["mean_test_score"]) == 6
     best = np.argmax(res["mean_test_score"])
-    assert cv.C_ == res["param_C"][best] and cv.h_ == res["param_width"][best]
+    assert cv.C_ == res["param_C"][best] and cv.h_ == res["param_h"][best]
     assert res["rank_test_score"][best] == 1
     np.testing.assert_allclose(res["mean_test_score"],
                                np.mean([res[f"split{k}_test_score"] for k in range(3)], axis=0))
@@ -136,7 +137,7 @@ def test_cv_picks_best_validation_c_and_refits():
 def test_cv_scores_equal_independent_holdout_fits():
     X, y, _, _ = _data()
     cv = HSSSVCCV(Cs=[0.1, 10.0], cv=0.3, random_state=1, refit=False, **EXACT).fit(X, y)
-    (tr, va), = cv._splits(X, y)
+    (tr, va), = make_splits(cv.cv, X, y, cv.random_state)
     # the path is warm-started; the independent fits are cold: agree to the ADMM tolerance
     for C, s in zip(cv.cv_results_["param_C"], cv.cv_results_["mean_test_score"]):
         m = HSSSVC(C=C, **EXACT).fit(X[tr], y[tr])
@@ -178,13 +179,13 @@ def test_fewer_samples_than_a_leaf():
     assert m.predict(Xt).shape == (len(Xt),)
 
 
-def test_exact_memory_guard(monkeypatch):
-    import hsskern.estimators.hss_svc as mod
-    monkeypatch.setattr(mod, "check_memory", lambda *a, **k: (_ for _ in ()).throw(
-        MemoryBudgetError("too big")))
+def test_exact_memory_guard():
+    # the dense kernel and its factor: 2 x 8 n^2 bytes, refused against the budget first
     X, y, _, _ = _data()
-    with pytest.raises(MemoryBudgetError):
-        HSSSVC(**EXACT).fit(X, y)
+    n = len(X)
+    with pytest.raises(MemoryBudgetError, match="exact"):
+        HSSSVC(memory_budget=16 * n * n - 1, **EXACT).fit(X, y)
+    HSSSVC(memory_budget=16 * n * n, **EXACT).fit(X, y)
 
 
 @needs_hss

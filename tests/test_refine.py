@@ -6,7 +6,8 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from hsskern import HSSSVC, kernel_operator
-from hsskern.estimators import hss_svc
+from hsskern.kernels import make_kernel
+from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
 from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.refine import feasible_start, refine_exact
@@ -168,19 +169,23 @@ def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
     assert np.mean(raw.predict(Xt) == ref.predict(Xt)) < agree
 
 
-def test_auto_refine_skips_when_the_exact_product_is_too_large(monkeypatch):
-    # refine="auto" keeps the ADMM's solution when n x n_SV exceeds the threshold (lowered
+def test_auto_refine_skips_when_the_exact_product_is_too_large():
+    # refine="auto" keeps the ADMM's solution when n x n_SV exceeds the limit (lowered
     # here); refine=True refines regardless
     X, y = make_classification(300, 4, random_state=0)
-    kw = dict(approximation="exact", C=1.0)
-    monkeypatch.setattr(hss_svc, "_AUTO_REFINE_MAX_PRODUCT", 10.0)
-    m = HSSSVC(**kw).fit(X, y)
-    info = m.admm_["refinement"][0]
+    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact")
+    problem = backend.prepare(X)
+    Cs = [1e-3, 1e-2, 0.1, 1.0]
+    auto = hss_svm_path(problem, Y, Cs, refine="auto", refine_limit=10.0)
+    info = auto[-1].info["refinement"][0]
     assert info.skipped is not None and "refine='auto'" in info.skipped and info.rounds == 0
-    raw = HSSSVC(refine=False, **kw).fit_path(X, y, [1e-3, 1e-2, 0.1, 1.0])
-    np.testing.assert_array_equal(m.decision_function(X), raw[-1].decision_function(X))
-    forced = HSSSVC(refine=True, **kw).fit(X, y)
-    assert forced.admm_["refinement"][0].converged
+    raw = hss_svm_path(problem, Y, Cs, refine=False)
+    for a, r in zip(auto, raw):
+        np.testing.assert_array_equal(a.dual_coef, r.dual_coef)
+        np.testing.assert_array_equal(a.intercept, r.intercept)
+    forced = hss_svm_path(problem, Y, Cs, refine=True, refine_limit=10.0)
+    assert all(s.info["refinement"][0].converged for s in forced)
 
 
 def test_hssvc_max_chunk_bounds_the_working_set():

@@ -1,11 +1,11 @@
 """The (kernel width, fold) grid of HSSSVCCV as Dask tasks."""
-import time
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from ..estimators.hss_svc import HSSSVCCV, _score_width_fold
+from ..estimators.cv import score_fold
+from ..estimators.hss_svc import HSSSVCCV
 from ._threads import run_capped
 
 __all__ = ["DaskHSSSVCCV"]
@@ -74,13 +74,14 @@ class DaskHSSSVCCV(HSSSVCCV):
     def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, verbose=0, random_state=None, scheduler=None,
-                 threads_per_task=1):
+                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
+                 verbose=0, random_state=None, scheduler=None, threads_per_task=1):
         super().__init__(kernel, Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
                          leaf_size=leaf_size, n_neighbors=n_neighbors,
                          approximation=approximation, max_iter=max_iter, tol=tol,
-                         relaxation=relaxation, adaptive_beta=adaptive_beta, verbose=verbose,
+                         relaxation=relaxation, adaptive_beta=adaptive_beta, refine=refine,
+                         max_chunk=max_chunk, memory_budget=memory_budget, verbose=verbose,
                          random_state=random_state)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task
@@ -108,57 +109,60 @@ class DaskHSSSVCCV(HSSSVCCV):
         -------
         self
         """
-        from distributed import as_completed
-        self._validate_params()
-        X, y, classes = self._validate_xy(X, y)
-        Cs, name, widths = self._grid()
-        splits = self._splits(X, y)
         client, own = self._client()
+        self._dask = client
         try:
-            t_search = time.perf_counter()
-            # the data go to the cluster once; every task refers to the same copies.
-            # broadcast: every worker needs X anyway, and scattered data cannot be recomputed,
-            # so a single copy would make the worker holding it a single point of failure.
-            # hash=False: a content key would collide with the data of a previous fit that is
-            # still being released (its tasks then fail with "lost dependencies").
-            Xf, yf = client.scatter([X, y], broadcast=True, hash=False)
-            futures = {}
-            # narrow kernels first: they need the highest HSS ranks, so they are the longest
-            # cells, and starting the longest first keeps a few workers evenly busy (only the
-            # order changes, never a result)
-            narrow = np.argsort(widths if name == "h" else np.negative(widths), kind="stable")
-            priority = np.empty(len(widths), dtype=int)
-            priority[narrow] = np.arange(len(widths), 0, -1)
-            for iw, width in enumerate(widths):
-                base = self._base(name, width)
-                for s, (tr, va) in enumerate(splits):
-                    fut = client.submit(run_capped, _score_width_fold,
-                                        (base, Xf, yf, tr, va, Cs), self.threads_per_task,
-                                        pure=False, priority=int(priority[iw]),
-                                        key=f"hsskern-cv-{iw}-{s}-{_token()}")
-                    futures[fut] = (iw, s)
-            results, self.task_info_ = {}, []
-            for fut in as_completed(futures):
-                iw, s = futures[fut]
-                results[iw, s], info = fut.result()
-                self.task_info_.append({"width": widths[iw], "fold": s, **info})
-                self._log(1, f"{name}={widths[iw]:g} fold {s}: {info['seconds']:.3g} s on "
-                             f"{info['worker']}")
-            self._collect(classes, Cs, name, widths, len(splits), results,
-                          time.perf_counter() - t_search)
-            if self.refit:
-                t0 = time.perf_counter()
-                model, info = client.submit(run_capped, _fit_task,
-                                            (self._best_base(), Xf, yf),
-                                            self.threads_per_task, pure=False,
-                                            key=f"hsskern-refit-{_token()}").result()
-                self.task_info_.append({"width": getattr(self, name + "_"), "fold": None,
-                                        **info})
-                self._set_refit(model, time.perf_counter() - t0)
+            return super().fit(X, y)
         finally:
+            del self._dask
             if own:
                 client.close()
-        return self
+
+    def _score_grid(self, X, y, splits, grid, Cs):
+        """The serial fold scorer, one task per (width, fold)."""
+        from distributed import as_completed
+        client = self._dask
+        # the data go to the cluster once; every task refers to the same copies.
+        # broadcast: every worker needs X anyway, and scattered data cannot be recomputed,
+        # so a single copy would make the worker holding it a single point of failure.
+        # hash=False: a content key would collide with the data of a previous fit that is
+        # still being released (its tasks then fail with "lost dependencies").
+        self._data = client.scatter([X, y], broadcast=True, hash=False)
+        Xf, yf = self._data
+        widths = [next(iter(p.values())) for p in grid]
+        # narrow kernels first: they need the highest HSS ranks, so they are the longest
+        # cells, and starting the longest first keeps a few workers evenly busy (only the
+        # order changes, never a result)
+        narrow = np.argsort(widths if "h" in grid[0] else np.negative(widths), kind="stable")
+        priority = np.empty(len(widths), dtype=int)
+        priority[narrow] = np.arange(len(widths), 0, -1)
+        futures = {}
+        for ig, params in enumerate(grid):
+            backend = self._base_estimator(params)._make_backend(X, for_path=True)
+            for s, (tr, te) in enumerate(splits):
+                fut = client.submit(run_capped, score_fold, (backend, Xf, yf, tr, te, Cs),
+                                    self.threads_per_task, pure=False,
+                                    priority=int(priority[ig]),
+                                    key=f"hsskern-cv-{ig}-{s}-{_token()}")
+                futures[fut] = (ig, s)
+        results, self.task_info_ = {}, []
+        for fut in as_completed(futures):
+            ig, s = futures[fut]
+            results[ig, s], info = fut.result()
+            self.task_info_.append({"width": widths[ig], "fold": s, **info})
+            self._log(1, f"{grid[ig]} fold {s}: {info['seconds']:.3g} s on {info['worker']}")
+        return results
+
+    def _refit(self, X, y):
+        Xf, yf = self._data
+        del self._data
+        model, info = self._dask.submit(run_capped, _fit_task,
+                                        (self._base_estimator(self.best_params_), Xf, yf),
+                                        self.threads_per_task, pure=False,
+                                        key=f"hsskern-refit-{_token()}").result()
+        width = self.best_params_.get("h", self.best_params_.get("gamma"))
+        self.task_info_.append({"width": width, "fold": None, **info})
+        return model
 
 
 def _token():

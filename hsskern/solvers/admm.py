@@ -26,7 +26,8 @@ warm starts along a C path, and residual-balanced beta (each new beta costs one 
 never a recompression). See ``default_beta`` for the beta schedule.
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def default_beta(n):
     return 1e4
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class ADMMResult:
     """The outcome of the dual ADMM for one C (and one or several label vectors).
 
@@ -100,11 +101,9 @@ class ADMMResult:
         ``refactor`` (residual balancing), ``kkt`` (optimality checks).
     kkt_history : list of (iteration, gap)
         The optimality gaps measured when ``kkt_tol`` is set.
-    refinement : list of RefineResult or None
-        Set by callers that refine the solution on the exact kernel
-        (:func:`hsskern.solvers.refine.refine_exact`), one per label column.
-    state : dict
-        ``z``, ``mu`` (and ``w``/``factor``) to warm-start the next C.
+    state : mapping
+        ``z``, ``mu``, ``w``, ``KYa`` and ``beta_floor``: what warm-starts the next C. The
+        factor is not kept here (it is O(n r) memory): ``return_factor=True`` hands it back.
     """
 
     C: float
@@ -121,8 +120,20 @@ class ADMMResult:
     n_margin: object
     timings: dict = field(default_factory=dict)
     kkt_history: list = field(default_factory=list)
-    refinement: object = None
-    state: dict = field(default_factory=dict, repr=False)
+    state: object = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
+
+    def __reduce__(self):  # mappingproxy does not pickle
+        kw = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        kw["timings"], kw["state"] = dict(self.timings), dict(self.state)
+        return (_rebuild_result, (kw,))
+
+
+def _rebuild_result(kw):
+    return ADMMResult(**kw)
 
 
 def _as_apply(K_apply):
@@ -220,7 +231,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
                   kkt_every=10, relaxation=1.0,
                   warm_start=None, w=None, margin_eps=1e-5, refactor=None,
                   balance_ratio=10.0, balance_factor=10.0, max_refactor=2, beta_floor=0.0,
-                  callback=None):
+                  callback=None, return_factor=False):
     """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I.
 
     Parameters
@@ -272,10 +283,12 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         learnt about small betas holds for the next).
     callback : callable or None
         Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
+    return_factor : bool, default False
+        Also return the factor in force at the end (a new one when beta was rebalanced).
 
     Returns
     -------
-    ADMMResult
+    ADMMResult, or (ADMMResult, factor) with ``return_factor``
     """
     C = check_positive(C, "C")
     if not 0.0 < relaxation < 2.0:
@@ -396,7 +409,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     obj = dual_objective(KYa, Ya, alpha)
     timings["bias"] = time.perf_counter() - t0
     eq = np.abs(np.einsum("ij,ij->j", Y, alpha)) / (C * sqrt_n)
-    return ADMMResult(
+    res = ADMMResult(
         C=C, beta=beta, alpha=_squeeze(alpha, one), dual_coef=_squeeze(Ya, one),
         bias=float(bias[0]) if one else bias, n_iter=k, converged=converged,
         primal_residuals=_squeeze(np.array(pres).reshape(-1, r), one),
@@ -405,8 +418,8 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         objective=float(obj[0]) if one else obj,
         n_margin=int(n_margin[0]) if one else n_margin, timings=timings,
         kkt_history=[(k_, float(g[0]) if one else g) for k_, g in kkt_hist],
-        state={"z": z, "mu": mu, "w": w[:, 0], "factor": factor, "KYa": KYa,
-               "beta_floor": floor})
+        state={"z": z, "mu": mu, "w": w[:, 0], "KYa": KYa, "beta_floor": floor})
+    return (res, factor) if return_factor else res
 
 
 def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
@@ -441,18 +454,14 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     for i, C in enumerate(Cs):
         if state is not None and not warm_start:  # a warm start carries its own floor
             kwargs["beta_floor"] = state["beta_floor"]
-        res = svm_dual_admm(factor, K_apply, y, C, w=w,
-                            warm_start=state if warm_start else None, **kwargs)
+        res, new_factor = svm_dual_admm(factor, K_apply, y, C, w=w,
+                                        warm_start=state if warm_start else None,
+                                        return_factor=True, **kwargs)
         if i == 0:
-            res.timings["setup"] = setup
+            res = replace(res, timings={**res.timings, "setup": setup})
         # a rebalanced beta carries over to the next C (its factor is already paid for)
-        if res.state["factor"] is not factor:
-            factor, w = res.state["factor"], res.state["w"]
-        if state is not None:
-            # only the last C's state keeps its factor: a ULV factor is O(n r) (0.9 GB at
-            # n = 1e6) and every rebalanced beta is a new one; kept in every result they
-            # held 4.5 GB at n = 1e5
-            state.pop("factor", None)
+        if new_factor is not factor:
+            factor, w = new_factor, res.state["w"]
         state = res.state
         out.append(res)
     return out

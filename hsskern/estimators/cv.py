@@ -1,0 +1,236 @@
+"""One cross-validation machinery for every ``*CV`` estimator (and the Dask one).
+
+The unit of work is :func:`score_fold`: one preparation per (fold, kernel parameters), the
+whole C path on it, every C scored on the held-out rows with one decision call. It is a plain
+function of picklable arguments, so a scheduler can run it anywhere. :class:`PathClassifierCV`
+draws the splits (one policy), runs the grid, writes ``cv_results_`` in ``GridSearchCV``'s
+format, picks the best candidate with ``GridSearchCV``'s tie-break (the first best in grid
+order: kernel parameters as given, C increasing) and refits it.
+"""
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import (KFold, ShuffleSplit, StratifiedKFold,
+                                     StratifiedShuffleSplit, check_cv)
+from sklearn.utils.validation import check_is_fitted
+
+from ..solvers.path import check_Cs
+from .base import ClassifierBase, encode_labels, labels_from_decision
+
+__all__ = ["PathClassifierCV", "make_splits", "score_fold", "search_results"]
+
+
+def make_splits(cv, X, y, random_state=None):
+    """The splitter policy of every ``*CV`` estimator.
+
+    int k: stratified k-fold, shuffled with ``random_state`` (plain k-fold when a class has
+    fewer than k members); float in (0, 1): one stratified hold-out of that fraction (plain
+    when it cannot be stratified); anything else: a scikit-learn splitter or an iterable of
+    (train, test) index pairs.
+    """
+    counts = np.unique(y, return_counts=True)[1]
+    if isinstance(cv, Integral) and not isinstance(cv, bool):
+        k = int(cv)
+        cls = StratifiedKFold if counts.min() >= k else KFold
+        splitter = cls(k, shuffle=True, random_state=random_state)
+    elif isinstance(cv, Real) and not isinstance(cv, bool):
+        stratify = counts.min() >= 2 and round(cv * len(y)) >= len(counts)
+        cls = StratifiedShuffleSplit if stratify else ShuffleSplit
+        splitter = cls(n_splits=1, test_size=cv, random_state=random_state)
+    else:
+        splitter = check_cv(cv, y, classifier=True)
+    return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
+
+
+def score_fold(backend, X, y, train, test, Cs):
+    """Prepare on ``X[train]``, solve the whole C path, score every C on ``X[test]``.
+
+    Parameters
+    ----------
+    backend : a path-protocol backend
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    train, test : ndarray of int
+    Cs : ndarray of shape (n_Cs,)
+        Ascending (or ``[None]`` for a backend without C).
+
+    Returns
+    -------
+    dict
+        ``scores`` (accuracy per C), ``solve_time`` (seconds per C), ``n_iter`` (per C, the
+        largest over the label columns), ``setup_time`` (the shared preparation, seconds).
+        A fold whose training part holds one class cannot be trained: its scores are NaN.
+    """
+    n_c = len(Cs)
+    out = {"scores": np.full(n_c, np.nan), "solve_time": np.zeros(n_c),
+           "n_iter": np.zeros(n_c, dtype=int), "setup_time": 0.0}
+    if np.unique(y[train]).size < 2:
+        return out
+    classes, Y = encode_labels(y[train])
+    t0 = time.perf_counter()
+    prepared = backend.prepare(X[train])
+    out["setup_time"] = time.perf_counter() - t0
+    solutions = backend.path(prepared, Y, Cs)
+    D = backend.model(prepared, solutions).decision(X[test])
+    for i, sol in enumerate(solutions):
+        out["scores"][i] = np.mean(labels_from_decision(classes, D[i]) == y[test])
+        out["solve_time"][i] = sum(sol.timings.values())
+        out["n_iter"][i] = int(np.max(sol.n_iter))
+    return out
+
+
+def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
+    """``cv_results_`` in ``GridSearchCV``'s format, and the best candidate's index.
+
+    ``mean_fit_time`` counts for each candidate its own solve plus its share (1 / n_Cs) of
+    the preparation its fold shared with the other C values; ``mean_setup_time`` (that whole
+    preparation) and ``mean_solve_time`` are reported beside it.
+
+    Parameters
+    ----------
+    candidates : list of dict
+        The parameters of each candidate, in grid order.
+    scores, setup_times, solve_times, n_iter : ndarray of shape (n_candidates, n_splits)
+    n_Cs : int
+
+    Returns
+    -------
+    cv_results : dict
+    best_index : int
+        The first candidate of the best mean score (NaN scores rank last).
+    """
+    n_cand, n_splits = scores.shape
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
+        mean = np.nanmean(scores, axis=1) if n_splits else np.full(n_cand, np.nan)
+        std = np.nanstd(scores, axis=1)
+    ranked = np.where(np.isnan(mean), -np.inf, mean)
+    rank = rankdata(-ranked, method="min").astype(np.int32)
+    results = {"params": [dict(c) for c in candidates]}
+    for name in dict.fromkeys(k for c in candidates for k in c):
+        results[f"param_{name}"] = np.array([c.get(name) for c in candidates], dtype=object)
+    for s in range(n_splits):
+        results[f"split{s}_test_score"] = scores[:, s]
+    fit_times = setup_times / n_Cs + solve_times
+    results.update(mean_test_score=mean, std_test_score=std, rank_test_score=rank,
+                   mean_fit_time=fit_times.mean(axis=1), std_fit_time=fit_times.std(axis=1),
+                   mean_setup_time=setup_times.mean(axis=1),
+                   mean_solve_time=solve_times.mean(axis=1), mean_n_iter=n_iter.mean(axis=1))
+    return results, int(np.argmin(rank))
+
+
+class PathClassifierCV(ClassifierBase):
+    """Base of the ``*CV`` estimators: a grid over kernel parameters and C, by the fold scorer.
+
+    Subclasses define ``_estimator`` (the estimator class refitted), ``_grid()`` (a list of
+    dicts of its preparation parameters, e.g. widths) and may override ``_score_grid`` (how
+    the (candidate, fold) cells are computed: serially here, on Dask in
+    ``hsskern.distributed``, batched over folds for FPC).
+    """
+
+    _C_param = "C"  # the refitted estimator's parameter the path varies (None: no C)
+
+    def _Cs(self):
+        if self._C_param is None:
+            return [None]
+        if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
+            if self.Cs < 1:
+                raise ValueError(f"Cs must be >= 1 or a sequence of C values, got {self.Cs}")
+            return np.logspace(-2, 3, self.Cs)
+        return check_Cs(self.Cs)
+
+    def _grid(self):
+        return [{}]
+
+    def _base_estimator(self, params):
+        """The single-model estimator with this one's parameters and ``params``."""
+        own = self._estimator().get_params()
+        kw = {k: v for k, v in self.get_params().items() if k in own}
+        return self._estimator(**{**kw, **params})
+
+    def _score_grid(self, X, y, splits, grid, Cs):
+        """{(grid index, split index): score_fold(...)} over every cell, serially."""
+        out = {}
+        for ig, params in enumerate(grid):
+            backend = self._base_estimator(params)._make_backend(X, for_path=True)
+            for s, (tr, te) in enumerate(splits):
+                out[ig, s] = score_fold(backend, X, y, tr, te, Cs)
+                self._log(2, f"{params} split {s}: accuracy "
+                             f"{np.round(out[ig, s]['scores'], 4).tolist()}")
+        return out
+
+    def fit(self, X, y):
+        """Search the grid by cross-validation, then refit the best candidate on all data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        Cs, grid = self._Cs(), self._grid()  # checked before any work
+        X, y, classes, _ = self._validate_xy(X, y)
+        splits = make_splits(self.cv, X, y, self.random_state)
+        t0 = time.perf_counter()
+        cells = self._score_grid(X, y, splits, grid, Cs)
+        search = time.perf_counter() - t0
+        shape = (len(grid) * len(Cs), len(splits))
+        scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
+        for (ig, s), cell in cells.items():
+            rows = slice(ig * len(Cs), (ig + 1) * len(Cs))
+            scores[rows, s], solve[rows, s] = cell["scores"], cell["solve_time"]
+            setup[rows, s], n_iter[rows, s] = cell["setup_time"], cell["n_iter"]
+        if np.isnan(scores).any():
+            warnings.warn(f"{int(np.isnan(scores).any(axis=0).sum())} of {len(splits)} splits "
+                          "have a single class in their training part and were not scored; "
+                          "use fewer folds", FitFailedWarning, stacklevel=2)
+        candidates = [{**p, **({self._C_param: float(C)} if self._C_param else {})}
+                      for p in grid for C in Cs]
+        self.cv_results_, self.best_index_ = search_results(candidates, scores, setup, solve,
+                                                            n_iter, len(Cs))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.classes_ = classes
+        self.n_splits_ = len(splits)
+        self.fit_time_ = {"search": search}
+        self._set_best_attributes(self.best_params_)
+        self._log(1, f"best {self.best_params_}: validation accuracy {self.best_score_:.4f}")
+        if self.refit:
+            t0 = time.perf_counter()
+            self.best_estimator_ = self._refit(X, y)
+            self.fit_time_["refit"] = time.perf_counter() - t0
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = np.array([max(1, int(round(
+                self.cv_results_["mean_n_iter"][self.best_index_])))])
+        return self
+
+    def _refit(self, X, y):
+        return self._base_estimator(self.best_params_).fit(X, y)
+
+    def _set_best_attributes(self, params):
+        if self._C_param:
+            self.C_ = params[self._C_param]
+
+    def _check_refit(self):
+        check_is_fitted(self)
+        if not self.refit:
+            raise AttributeError(f"{type(self).__name__} was fitted with refit=False: no "
+                                 "model to predict with")
+        return self.best_estimator_
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_`` (shape as its ``decision_function``)."""
+        return self._check_refit().decision_function(X)
+
+    def predict(self, X):
+        """Class labels from ``best_estimator_``, shape (n_samples,)."""
+        return self._check_refit().predict(X)

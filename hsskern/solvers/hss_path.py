@@ -1,0 +1,370 @@
+"""The HSS backend of the path protocol: compress and factor once, then every C exactly.
+
+``prepare_hss`` builds what does not depend on C or on the labels: the kernel operator, its
+HSS approximation (or the dense kernel for small n) and one factor of K + beta I.
+``hss_svm_path`` then runs, for every C of an ascending grid and every label column at once,
+
+1. the closed-form dual ADMM on that factor (:func:`~hsskern.solvers.admm.svm_dual_admm`),
+   warm-started from the previous C, and
+2. with ``refine``, the exact decomposition on the exact kernel
+   (:func:`~hsskern.solvers.refine.refine_exact`) from the ADMM's point; once one C is solved
+   exactly, the next C starts from that solution scaled by C / C_prev (feasible, with its
+   decision values scaled too), and the ADMM is skipped.
+"""
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import NotPositiveDefiniteError
+from ..factors import DenseCholeskyFactor
+from ..kernels import kernel_operator
+from ..options import HSSOptions
+from ..utils._memory import check_memory
+from .admm import default_beta, svm_dual_admm
+from .path import KernelExpansion, PathSolution, check_Cs, check_labels
+from .refine import RefineResult, refine_exact
+
+__all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "hss_svm_path"]
+
+#: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
+#: product that starts it (and is partly repeated every round) exceeds this many entries.
+DEFAULT_REFINE_LIMIT = 1e10
+
+
+@dataclass(frozen=True, eq=False)
+class HSSProblem:
+    """The C-independent part of an HSS SVM: kernel, approximation, one factor.
+
+    Attributes
+    ----------
+    K : KernelOperator
+        The exact kernel on the training points (the decomposition evaluates it).
+    approximation : HSSMatrix or ndarray
+        What the ADMM applies for its bias and objective (the dense K when exact).
+    factor : factor of ``approximation + beta I``
+    beta_floor : float
+        > 0 when K + beta I was indefinite below it (the factor was retried at this beta).
+    stats : mapping
+        Ranks and memory of the approximation and its factor.
+    timings : mapping
+        Seconds: ``kernel``, ``compress`` (HSS), ``factor``.
+    """
+
+    K: object
+    approximation: object
+    factor: object
+    beta_floor: float = 0.0
+    stats: object = field(default_factory=dict)
+    timings: object = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+
+    @property
+    def n_samples(self):
+        return self.K.shape[0]
+
+    def refactor(self, beta):
+        """A factor of ``approximation + beta I`` (never a recompression)."""
+        if isinstance(self.approximation, np.ndarray):
+            return DenseCholeskyFactor(self.approximation, beta)
+        return self.approximation.factor(beta)
+
+
+def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
+                memory_budget=None, log=None):
+    """Kernel operator, approximation and factor of K + beta I for the points X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Validated training points.
+    kernel : Kernel
+    approximation : {"hss", "exact"}
+        "exact" keeps the dense K (n x n: small n only).
+    hss_options : HSSOptions or None
+    beta : float or None
+        ADMM penalty; None: :func:`~hsskern.solvers.admm.default_beta`.
+    memory_budget : float or None
+        Bytes the preparation may take (default 80% of the available memory).
+    log : callable or None
+        ``log(level, line)``: level 1, one line per phase.
+
+    Returns
+    -------
+    HSSProblem
+    """
+    n = X.shape[0]
+    log = log or (lambda level, msg: None)
+    timings = {}
+    t0 = time.perf_counter()
+    K = kernel_operator(X, kernel)
+    beta = float(beta) if beta is not None else default_beta(n)
+    floor = 0.0
+    if approximation == "exact":
+        # K dense (kept for the bias products) + the factor's own n x n array
+        check_memory(2 * 8 * n * n, f'approximation="exact" on {n} points', memory_budget,
+                     hint='use approximation="hss" for large n')
+        Kd = K.to_dense(max_bytes=max(8 * n * n, 1))
+        timings["kernel"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        factor = DenseCholeskyFactor(Kd, beta)
+        timings["factor"] = time.perf_counter() - t0
+        stats = {"approximation": "exact", "n": n, "memory_bytes": int(Kd.nbytes),
+                 "factor_memory_bytes": factor.memory_bytes()}
+        return HSSProblem(K, Kd, factor, 0.0, stats, timings)
+    from ..hss import compress
+    opts = hss_options or HSSOptions()
+    timings["kernel"] = time.perf_counter() - t0
+    log(1, f"compressing K on {n} points (rel_tol={opts.rel_tol:g}, max_rank={opts.max_rank})")
+    t0 = time.perf_counter()
+    H = compress(K, opts)
+    timings["compress"] = time.perf_counter() - t0
+    log(1, f"compressed in {timings['compress']:.3g} s; factoring K + {beta:g} I")
+    t0 = time.perf_counter()
+    try:
+        factor = H.factor(beta)
+    except NotPositiveDefiniteError as exc:
+        # a loose approximation can be indefinite: the shift has to cover its most negative
+        # eigenvalue. Once, with the factor's own suggestion, and say so.
+        warnings.warn(f"{exc}; continuing with beta={exc.suggested_beta:.3g}", stacklevel=3)
+        beta = floor = float(exc.suggested_beta)
+        factor = H.factor(beta)
+    timings["factor"] = time.perf_counter() - t0
+    stats = dict(H.stats())
+    stats["approximation"] = "hss"
+    stats["factor_memory_bytes"] = int(factor.memory_bytes())
+    return HSSProblem(K, H, factor, floor, stats, timings)
+
+
+def _refine_log(log, C, j):
+    return None if log is None else (lambda line: log(2, f"refine C={C:g} column {j}:{line}"))
+
+
+def _gap(res):
+    """The last KKT gap the ADMM measured, per column (NaN when it measured none)."""
+    r = np.size(res.bias)
+    if not res.kkt_history:
+        return np.full(r, np.nan)
+    return np.atleast_1d(np.asarray(res.kkt_history[-1][1], dtype=np.float64))
+
+
+def _admm_solution(res, Y, refinement=None):
+    """A PathSolution from an ADMM result, its columns replaced by the exact ones refined."""
+    n, r = Y.shape
+    coef = np.array(res.dual_coef, dtype=np.float64).reshape(n, r)
+    bias = np.atleast_1d(np.array(res.bias, dtype=np.float64))
+    converged = np.full(r, bool(res.converged))
+    gap = _gap(res)
+    timings = {"admm": res.timings["iterations"] + res.timings["setup"],
+               "refactor": res.timings["refactor"], "bias": res.timings["bias"],
+               "kkt": res.timings["kkt"], "refine": 0.0}
+    for j, rr in enumerate(refinement or ()):
+        timings["refine"] += rr.time
+        if rr.skipped:
+            continue
+        coef[:, j], bias[j], converged[j], gap[j] = rr.dual_coef, rr.bias, rr.converged, rr.gap
+    info = {"beta": res.beta, "beta_floor": res.state["beta_floor"],
+            "primal_residuals": res.primal_residuals, "dual_residuals": res.dual_residuals,
+            "objective": res.objective, "admm_converged": res.converged,
+            "n_margin": res.n_margin, "equality_residual": res.equality_residual,
+            "refinement": None if refinement is None else tuple(refinement)}
+    return PathSolution(C=res.C, intercept=bias, n_iter=res.n_iter, converged=converged,
+                        gap=gap, dual_coef=coef, timings=timings, info=info)
+
+
+def _exact_solution(C, Y, out, beta, beta_floor):
+    """A PathSolution from the exact decomposition alone (continuation from the previous C)."""
+    r = Y.shape[1]
+    coef = np.column_stack([rr.dual_coef for rr in out])
+    empty = np.zeros((0, r))
+    info = {"beta": beta, "beta_floor": beta_floor, "primal_residuals": empty,
+            "dual_residuals": empty, "objective": np.full(r, np.nan), "admm_converged": False,
+            "n_margin": np.full(r, -1), "equality_residual": np.abs((Y * np.abs(coef)).sum(0)),
+            "refinement": tuple(out)}
+    timings = {"admm": 0.0, "refactor": 0.0, "bias": 0.0, "kkt": 0.0,
+               "refine": sum(rr.time for rr in out)}
+    return PathSolution(C=C, intercept=[rr.bias for rr in out], n_iter=0,
+                        converged=[rr.converged for rr in out], gap=[rr.gap for rr in out],
+                        dual_coef=coef, timings=timings, info=info)
+
+
+def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace):
+    """The exact decomposition of every label column from the ADMM's dual coefficients."""
+    n, r = Y.shape
+    out = []
+    for j in range(r):
+        alpha = Y[:, j] * coef[:, j]
+        n_sv = np.count_nonzero(alpha)
+        if refine == "auto" and n * n_sv > refine_limit:
+            out.append(RefineResult(alpha=alpha, dual_coef=coef[:, j].copy(), bias=np.nan,
+                                    decision=None, converged=False,
+                                    skipped=f"n x n_SV = {n} x {n_sv} kernel entries exceed "
+                                            f"{refine_limit:.0e} (refine='auto')"))
+            continue
+        out.append(refine_exact(K, Y[:, j], C, alpha, max_chunk=max_chunk, newton=newton,
+                                log=_refine_log(log, C, j), workspace=workspace))
+    return out
+
+
+def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
+                 adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
+                 max_chunk=16000, newton=True, continuation=0, warn=True, log=None):
+    """The SVM for every C of an ascending grid and every label column, on one problem.
+
+    Parameters
+    ----------
+    problem : HSSProblem
+    Y : ndarray of shape (n, r)
+        Label columns in {-1, +1} (one-vs-rest classes are solved together).
+    Cs : sequence of float
+        Sorted ascending here (:func:`~hsskern.solvers.path.check_Cs`).
+    max_iter : int
+        ADMM iterations per C.
+    tol : float or None
+        ADMM stopping gap (LIBSVM's measure); None runs ``max_iter`` iterations (the paper).
+    relaxation : float in (0, 2)
+        ADMM over-relaxation.
+    adaptive_beta : bool
+        Residual balancing: beta moved by 10x and K + beta I refactored when the residuals
+        differ by more than 10x (never a recompression); a new beta carries to the next C.
+    refine : bool or "auto"
+        Run the exact decomposition after the ADMM; "auto" skips it for a column whose start
+        costs more than ``refine_limit`` kernel entries (n x n_SV).
+    refine_limit : float, default 1e10
+    max_chunk : int
+        Largest working set of the decomposition.
+    newton : bool
+        Let the decomposition take Newton steps on its free face (see ``refine_exact``).
+    continuation : int, default 0
+        Reach the first C from C / 10^continuation through one C per decade (not returned;
+        their cost is counted in the first solution): a cold ADMM at a large C is a poor start
+        for the decomposition, a scaled exact solution of a smaller C a good one.
+    warn : bool, default True
+        A ``ConvergenceWarning`` for the C values not solved to ``tol``.
+    log : callable or None
+        ``log(level, line)``: level 1 per C, level 2 per decomposition round.
+
+    Returns
+    -------
+    tuple of PathSolution, one per C in ascending order.
+    """
+    Y = check_labels(Y, problem.n_samples)
+    Cs = check_Cs(Cs)
+    n_extra = int(continuation)
+    grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
+    refactor = problem.refactor if adaptive_beta else None
+    kw = dict(max_iter=max_iter, kkt_tol=tol, relaxation=relaxation, refactor=refactor)
+    t0 = time.perf_counter()
+    factor, floor = problem.factor, problem.beta_floor
+    w = factor.solve(np.ones(Y.shape[0]))
+    setup = time.perf_counter() - t0
+    solutions, state, prev = [], None, None
+    workspace = {}  # the decomposition's block buffer, shared by every C
+    for C in grid:
+        t_c = time.perf_counter()
+        if prev is not None:
+            C_prev, prev_out = prev
+            s = C / C_prev
+            out = [refine_exact(problem.K, Y[:, j], C, s * pr.alpha,
+                                f=s * (pr.decision - pr.bias), max_chunk=max_chunk,
+                                newton=newton, log=_refine_log(log, C, j), workspace=workspace)
+                   for j, pr in enumerate(prev_out)]
+            sol = _exact_solution(C, Y, out, factor.beta, floor)
+        else:
+            res, new_factor = svm_dual_admm(factor, problem.approximation, Y, C, w=w,
+                                            warm_start=state, beta_floor=floor,
+                                            return_factor=True, **kw)
+            if new_factor is not factor:  # a rebalanced beta carries over
+                factor, w = new_factor, res.state["w"]
+            state, floor = res.state, res.state["beta_floor"]
+            out = None
+            if refine:
+                coef = np.asarray(res.dual_coef).reshape(Y.shape)
+                out = _refine_columns(problem.K, Y, C, coef, refine, refine_limit, max_chunk,
+                                      newton, log, workspace)
+            sol = _admm_solution(res, Y, out)
+        if out is not None and not any(rr.skipped for rr in out):
+            prev = (C, out)
+        if not solutions:
+            sol = replace(sol, timings={**sol.timings, "admm": sol.timings["admm"] + setup})
+        solutions.append(sol)
+        if log is not None:
+            log(1, f"C={C:g}: {int(sol.n_iter.max())} ADMM iterations, gap "
+                f"{np.nanmax(sol.gap) if np.isfinite(sol.gap).any() else float('nan'):.3g}, "
+                f"{np.count_nonzero(np.any(sol.dual_coef != 0, axis=1))} support vectors, "
+                f"{time.perf_counter() - t_c:.3g} s")
+    if n_extra:  # the continuation's C are part of the first requested C's cost
+        head, solutions = solutions[:n_extra + 1], solutions[n_extra:]
+        timings = {k: sum(s.timings[k] for s in head) for k in head[-1].timings}
+        n_iter = sum(s.n_iter for s in head)
+        solutions[0] = replace(head[-1], timings=timings, n_iter=n_iter)
+    if warn and tol is not None:
+        warn_unsolved(solutions, tol, max_iter)
+    return tuple(solutions)
+
+
+def warn_unsolved(solutions, tol, max_iter):
+    """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
+    the ADMM nor the exact decomposition), saying why when the approximation is indefinite:
+    its dual is then not convex, and the ADMM's answer at large C can be poor."""
+    bad = [s.C for s in solutions if not s.converged.all()]
+    if not bad:
+        return
+    floor = max(s.info["beta_floor"] for s in solutions)
+    msg = (f"the SVM did not reach tol={tol:g} within max_iter={max_iter} ADMM iterations "
+           f"for {len(bad)} of {len(solutions)} C value(s) (C = "
+           + ", ".join(f"{c:.3g}" for c in bad[:5]) + (", ..." if len(bad) > 5 else "") + ").")
+    if floor > 0:
+        msg += (f" beta had to stay >= {floor:.3g} (below it K + beta I was indefinite or the "
+                "iterates diverged), which slows the ADMM at large C. With an HSS "
+                "approximation this means it is indefinite: its dual is not convex and the "
+                "solution at large C can be poor; tighten rel_tol or raise max_rank.")
+    else:
+        msg += " Raise max_iter or loosen tol."
+    warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+
+
+@dataclass(frozen=True)
+class HSSBackend:
+    """The path protocol for the HSS + ULV + dual ADMM (+ exact decomposition) SVM.
+
+    ``prepare`` is :func:`prepare_hss`, ``path`` is :func:`hss_svm_path` with these options,
+    ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
+    """
+
+    kernel: object
+    approximation: str = "hss"
+    hss_options: HSSOptions = field(default_factory=HSSOptions)
+    beta: float = None
+    max_iter: int = 100
+    tol: float = 1e-2
+    relaxation: float = 1.6
+    adaptive_beta: bool = True
+    refine: object = "auto"
+    refine_limit: float = DEFAULT_REFINE_LIMIT
+    max_chunk: int = 16000
+    newton: bool = True
+    continuation: int = 0
+    memory_budget: float = None
+    log: object = None
+
+    def prepare(self, X):
+        return prepare_hss(X, self.kernel, approximation=self.approximation,
+                           hss_options=self.hss_options, beta=self.beta,
+                           memory_budget=self.memory_budget, log=self.log)
+
+    def path(self, prepared, Y, Cs):
+        return hss_svm_path(prepared, Y, Cs, max_iter=self.max_iter, tol=self.tol,
+                            relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
+                            refine=self.refine, refine_limit=self.refine_limit,
+                            max_chunk=self.max_chunk, newton=self.newton,
+                            continuation=self.continuation, log=self.log)
+
+    def model(self, prepared, solutions):
+        return KernelExpansion(prepared.K.points, self.kernel, solutions)

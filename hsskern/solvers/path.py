@@ -1,0 +1,189 @@
+"""The path protocol every backend implements: prepare once, solve every C, decide.
+
+A *backend* is a small immutable object holding a solver family's options. It answers three
+calls, and estimators, cross-validation, Dask and ``bench/`` are written against them alone::
+
+    prepared  = backend.prepare(X)                # C-independent: operator + compression + factor,
+                                                  # Nystrom features, sparse factor, poly features
+    solutions = backend.path(prepared, Y, Cs)     # every C and every label column, warm-started
+    model     = backend.model(prepared, solutions)
+    scores    = model.decision(X_new)             # shape (len(solutions), m, r)
+
+``Y`` holds label columns in {-1, +1} (one for a binary problem, one per class for
+one-vs-rest); ``Cs`` is ascending (:func:`check_Cs`). Every backend returns
+:class:`PathSolution` objects with the same fields, and a model that is small (support vectors
+or a feature map and coefficients, never a factor) and picklable.
+"""
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from types import MappingProxyType
+
+import numpy as np
+
+__all__ = ["PathSolution", "KernelExpansion", "FeatureModel", "check_Cs", "check_labels"]
+
+
+def _frozen(a, dtype=None):
+    if a is None:
+        return None
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class PathSolution:
+    """The solution at one C for every label column.
+
+    Attributes
+    ----------
+    C : float or None
+        The regularization value (None for a backend without one, e.g. FPC).
+    intercept : ndarray of shape (r,)
+    n_iter : ndarray of int, shape (r,)
+        Iterations of the backend's iterative solver for this C (0 when the solution was
+        reached without them, e.g. by continuation from the previous C).
+    converged : ndarray of bool, shape (r,)
+    gap : ndarray of shape (r,)
+        The backend's optimality measure at the returned point (KKT gap of the dual for the
+        kernel backends, relative gradient norm for the primal ones); NaN where not measured.
+    dual_coef : ndarray of shape (n, r) or None
+        ``y_i alpha_i`` per training point (dual backends).
+    coef : ndarray of shape (r, p) or None
+        Weights on the prepared features (primal backends).
+    timings : mapping
+        Seconds per phase of this C.
+    info : mapping
+        Backend-specific records (residual histories, refinement reports).
+    """
+
+    C: object
+    intercept: np.ndarray
+    n_iter: np.ndarray
+    converged: np.ndarray
+    gap: np.ndarray
+    dual_coef: np.ndarray = None
+    coef: np.ndarray = None
+    timings: object = field(default_factory=dict)
+    info: object = field(default_factory=dict)
+
+    def __post_init__(self):
+        if (self.dual_coef is None) == (self.coef is None):
+            raise ValueError("a PathSolution holds exactly one of dual_coef and coef")
+        r = np.size(self.intercept)
+        set_ = object.__setattr__
+        set_(self, "intercept", _frozen(np.reshape(self.intercept, r), np.float64))
+        set_(self, "n_iter", _frozen(np.broadcast_to(self.n_iter, r), np.int64))
+        set_(self, "converged", _frozen(np.broadcast_to(self.converged, r), bool))
+        set_(self, "gap", _frozen(np.broadcast_to(self.gap, r), np.float64))
+        set_(self, "dual_coef", _frozen(self.dual_coef, np.float64))
+        set_(self, "coef", _frozen(self.coef, np.float64))
+        set_(self, "timings", MappingProxyType(dict(self.timings)))
+        set_(self, "info", MappingProxyType(dict(self.info)))
+
+    @property
+    def n_targets(self):
+        return self.intercept.shape[0]
+
+    def __reduce__(self):  # mappingproxy does not pickle
+        return (_rebuild_solution, (self.C, self.intercept, self.n_iter, self.converged,
+                                    self.gap, self.dual_coef, self.coef, dict(self.timings),
+                                    dict(self.info)))
+
+
+def _rebuild_solution(*args):
+    return PathSolution(*args)
+
+
+def check_Cs(Cs, name="Cs"):
+    """Cs as a sorted float array, or a clear error before any work is done.
+
+    Accepts a non-empty 1-D sequence of finite values > 0 (a scalar C is one value).
+    """
+    if isinstance(Cs, (str, bytes)) or Cs is None:
+        raise ValueError(f"{name} must be a non-empty sequence of C values > 0, got {Cs!r}")
+    if isinstance(Cs, (Real, np.number)) and not isinstance(Cs, (bool, np.bool_)):
+        if isinstance(Cs, Integral):
+            raise ValueError(f"{name} must be a sequence of C values, got the integer {Cs!r} "
+                             "(for a grid of that many values use np.logspace)")
+        Cs = [Cs]
+    try:
+        arr = np.asarray(Cs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold real numbers, got {Cs!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of C values > 0, "
+                         f"got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"every C in {name} must be finite and > 0, got {arr.tolist()}")
+    return np.sort(arr)
+
+
+def check_labels(Y, n):
+    """Y as a C-contiguous (n, r) float array of -1/+1 label columns."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] != n or Y.shape[1] == 0:
+        raise ValueError(f"Y must have shape ({n}, r), got {Y.shape}")
+    if not np.all(np.abs(Y) == 1):
+        raise ValueError("Y must hold labels in {-1, +1}")
+    return np.ascontiguousarray(Y)
+
+
+class KernelExpansion:
+    """f(x) = sum_i dual_coef_i k(x_i, x) + b for one or several solutions.
+
+    Keeps only the union of the solutions' support vectors, so the decision values of a whole
+    C path cost one blocked kernel product.
+
+    Parameters
+    ----------
+    points : ndarray of shape (n, d)
+        The training points.
+    kernel : Kernel
+    solutions : sequence of PathSolution with ``dual_coef``
+    """
+
+    def __init__(self, points, kernel, solutions):
+        coef = np.concatenate([s.dual_coef for s in solutions], axis=1)  # (n, S r)
+        support = np.flatnonzero(np.any(coef != 0, axis=0 if coef.ndim == 1 else 1))
+        self.kernel = kernel
+        self.support = support
+        self.support_vectors = np.ascontiguousarray(points[support])
+        self.dual_coef = np.ascontiguousarray(coef[support].T)  # (S r, n_SV)
+        self.intercept = np.concatenate([s.intercept for s in solutions])
+        self.shape = (len(solutions), solutions[0].n_targets)
+
+    def decision(self, X):
+        """Decision values, shape (n_solutions, m, r); X validated by the caller."""
+        from ..kernels import kernel_operator
+        if self.support_vectors.shape[0]:
+            out = kernel_operator(self.support_vectors, self.kernel).cross(X) @ self.dual_coef.T
+        else:
+            out = np.zeros((X.shape[0], self.dual_coef.shape[0]))
+        out += self.intercept
+        S, r = self.shape
+        return out.reshape(X.shape[0], S, r).transpose(1, 0, 2)
+
+
+class FeatureModel:
+    """f(x) = phi(x) @ coef.T + b on a fitted feature map, for one or several solutions.
+
+    Parameters
+    ----------
+    feature_map : object with ``apply(X, W)`` returning phi(X) @ W in blocks
+    solutions : sequence of PathSolution with ``coef``
+    """
+
+    def __init__(self, feature_map, solutions):
+        self.feature_map = feature_map
+        self.coef = np.ascontiguousarray(np.concatenate([s.coef for s in solutions], axis=0))
+        self.intercept = np.concatenate([s.intercept for s in solutions])
+        self.shape = (len(solutions), solutions[0].n_targets)
+
+    def decision(self, X):
+        """Decision values, shape (n_solutions, m, r); X validated by the caller."""
+        out = self.feature_map.apply(X, np.ascontiguousarray(self.coef.T)) + self.intercept
+        S, r = self.shape
+        return out.reshape(X.shape[0], S, r).transpose(1, 0, 2)
