@@ -42,51 +42,53 @@ def backend(name):
 
 def _ours(approximation):
     def run(data, h, Cs, args):
-        from hsskern.estimators.hss_svc import HSSSVC
-        from hsskern.kernels import kernel_operator
+        # the path protocol itself: prepare once, the whole C path, one decision call
+        from hsskern.estimators.base import encode_labels, labels_from_decision
+        from hsskern.kernels import make_kernel
+        from hsskern.options import HSSOptions
+        from hsskern.solvers.hss_path import HSSBackend
         Xtr, ytr, Xte, yte = data
         refine = False if args.no_refine else {"auto": "auto", "always": True}[args.refine]
-        if args.no_newton:  # A/B only: the decomposition's Newton steps are not an option
-            from hsskern.solvers import refine as refine_mod
-            refine_mod._NEWTON_MIN_FREE = float("inf")
-        est = HSSSVC(h=h, approximation=approximation, max_iter=args.max_iter, tol=args.tol,
-                     random_state=0, rel_tol=args.rel_tol, abs_tol=args.abs_tol,
-                     max_rank=args.max_rank, leaf_size=args.leaf_size,
-                     n_neighbors=args.n_neighbors,
-                     refine=refine,
-                     max_chunk=args.max_chunk, verbose=args.verbose)
-        t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
-        # score all C with one blocked product over the union of support vectors
+        log = (lambda level, msg: print(f"[hss] {msg}", flush=True)
+               if level <= args.verbose else None)
+        backend = HSSBackend(
+            make_kernel("gaussian", h=h), approximation=approximation,
+            hss_options=HSSOptions(rel_tol=args.rel_tol, abs_tol=args.abs_tol,
+                                   max_rank=args.max_rank, leaf_size=args.leaf_size,
+                                   n_neighbors=args.n_neighbors, random_state=0,
+                                   verbose=max(0, args.verbose - 1)),
+            max_iter=args.max_iter, tol=args.tol, refine=refine, max_chunk=args.max_chunk,
+            newton=not args.no_newton, log=log if args.verbose else None)
+        classes, Y = encode_labels(ytr)
+
+        def fit_path():
+            prepared = backend.prepare(Xtr)
+            return prepared, backend.path(prepared, Y, Cs)
+        t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
         t0 = time.perf_counter()
-        sv = np.unique(np.concatenate([m.support_ for m in models]))
-        coefs = np.zeros((len(sv), len(models)))
-        for j, m in enumerate(models):
-            coefs[np.searchsorted(sv, m.support_), j] = m.dual_coef_[0]
-        dec = (kernel_operator(Xtr[sv], "gaussian", h=h).cross(Xte) @ coefs if len(sv)
-               else np.zeros((len(yte), len(models))))
+        dec = backend.model(prepared, sols).decision(Xte)
         t_pred = time.perf_counter() - t0
         fits = []
-        for j, m in enumerate(models):
-            pred = np.where(dec[:, j] + m.intercept_[0] > 0, m.classes_[1], m.classes_[0])
-            ft = m.fit_time_
-            rf = m.admm_["refinement"]
-            fits.append({"C": float(m.C), "accuracy": float(np.mean(pred == yte)),
-                         "time": (ft["admm"] + ft["bias"] + ft.get("refactor", 0.0)
-                                  + ft.get("refine", 0.0)),
-                         "admm_time": ft["admm"], "refactor_time": ft.get("refactor", 0.0),
-                         "refine_time": ft.get("refine", 0.0),
+        for j, sol in enumerate(sols):
+            ft, info = sol.timings, sol.info
+            rf = info["refinement"]
+            fits.append({"C": float(sol.C),
+                         "accuracy": float(np.mean(labels_from_decision(classes, dec[j])
+                                                   == yte)),
+                         "time": float(sum(ft.values())),
+                         "admm_time": ft["admm"], "refactor_time": ft["refactor"],
+                         "refine_time": ft["refine"],
                          "refine": None if rf is None else {
                              "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
                              "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
                              "newton_steps": rf[0].newton_steps,
                              "converged": rf[0].converged, "skipped": rf[0].skipped},
-                         "n_iter": int(m.n_iter_[0]), "beta": float(m.beta_),
-                         "n_support": int(len(m.support_)),
-                         "converged": bool(m.admm_["converged"])})
-        ft = models[0].fit_time_
-        setup = {k: float(ft[k]) for k in ("kernel", "compress", "factor") if k in ft}
+                         "n_iter": int(sol.n_iter[0]), "beta": float(info["beta"]),
+                         "n_support": int(np.count_nonzero(sol.dual_coef[:, 0])),
+                         "converged": bool(sol.converged[0])})
+        setup = {k: float(v) for k, v in prepared.timings.items()}
         setup["total"] = float(sum(setup.values()))
-        stats = {k: v for k, v in models[0].hss_.items()
+        stats = {k: v for k, v in prepared.stats.items()
                  if isinstance(v, (int, float, str, list, dict))}
         return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
                 "predict_all_C_time": t_pred, "stats": _jsonable(stats)}
@@ -105,18 +107,8 @@ def _jsonable(o):
     return o
 
 
-def _hss_available():
-    try:
-        from hsskern.hss import compress  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
 @backend("hss")
 def _hss(data, h, Cs, args):
-    if not _hss_available():
-        return {"skipped": "hsskern.hss.compress is not available in this build"}
     return _ours("hss")(data, h, Cs, args)
 
 
