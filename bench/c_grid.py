@@ -62,7 +62,7 @@ def _ours(approximation):
         classes, Y = encode_labels(ytr)
 
         def fit_path():
-            prepared = backend.prepare(Xtr)
+            prepared = backend.prepare(Xtr, Y)
             return prepared, backend.path(prepared, Y, Cs)
         t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
         t0 = time.perf_counter()

@@ -74,7 +74,7 @@ def run_fpc(X, y, Xt, yt, repeat, extra_degrees=0):
             "predict_time_s": time.perf_counter() - t0, "degree": int(est.degree_),
             "n_centers": int(est.best_estimator_.centers_.shape[0]),
             "n_iter": est.n_iter_.tolist(),
-            "cv_mean_accuracy": dict(zip(est.cv_results_["degree"].tolist(),
+            "cv_mean_accuracy": dict(zip(est.cv_results_["param_degree"].tolist(),
                                          np.round(est.cv_results_["mean_test_score"],
                                                   4).tolist()))}
 

@@ -14,7 +14,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.features.polynomial import (BoxScaler, check_feature_memory, feature_nbytes,
                                          fit_polynomial_features, n_centers, safe_shrink,
                                          suggest_degree)
-from hsskern.solvers.fpc_admm import (_gram, _hinge_shift, fpc_admm, fpc_factor,
+from hsskern.solvers.fpc_admm import (gram_matrix, _hinge_shift, fpc_admm, fpc_factor,
                                       hinge_prox)
 
 
@@ -219,7 +219,7 @@ def test_cv_skips_degrees_over_budget_and_fails_when_none_fit():
     budget = feature_nbytes(400, 3, 2, copies=1.25, n_problems=4, n_square=7) + 1
     with pytest.warns(UserWarning, match="skips degree 3"):
         cv = FPCClassifierCV(degrees=[1, 2, 3], cv=3, memory_budget=budget).fit(X, y)
-    assert cv.cv_results_["degree"].tolist() == [1, 2]
+    assert cv.cv_results_["param_degree"].tolist() == [1, 2]
     with pytest.raises(MemoryBudgetError):
         with pytest.warns(UserWarning):
             FPCClassifierCV(degrees=[5, 6], cv=3, memory_budget=budget).fit(X, y)
@@ -316,7 +316,7 @@ def test_admm_defaults_follow_the_paper_and_stop_on_tol():
     assert res.converged and res.history[-1] < 5e-4 <= res.history[-2]
     assert len(res.history) == res.iterations
     # passing the factor or the Gram gives the same iterates
-    same = fpc_admm(A, y, factor=fpc_factor(gram=_gram(A)))
+    same = fpc_admm(A, y, factor=fpc_factor(gram=gram_matrix(A)))
     np.testing.assert_allclose(same.u, res.u, rtol=1e-9)
 
 
@@ -486,23 +486,19 @@ def test_cv_search_matches_direct_fits_and_refit_is_the_plain_estimator():
     X, y = toy_problem(900, rng, noise=0.1)
     cv = FPCClassifierCV(cv=4, random_state=0, warm_degrees=False).fit(X, y)
     s_max = min(math.ceil((900 / math.log(900)) ** 0.5), 10)
-    assert cv.cv_results_["degree"].tolist() == list(range(1, s_max + 1))
-    assert cv.degree_ == cv.cv_results_["degree"][np.argmax(cv.cv_results_["mean_test_score"])]
-    assert cv.cv_results_["rank_test_score"][cv.cv_results_["degree"] == cv.degree_] == 1
+    assert cv.cv_results_["param_degree"].tolist() == list(range(1, s_max + 1))
+    assert cv.degree_ == cv.cv_results_["param_degree"][np.argmax(cv.cv_results_["mean_test_score"])]
+    assert cv.cv_results_["rank_test_score"][cv.cv_results_["param_degree"] == cv.degree_] == 1
     # fold scores from the Gram-difference shortcut equal plain fits on the training folds
-    from sklearn.model_selection import StratifiedKFold
-    from hsskern.estimators.fpc import _seed
-    from sklearn.utils import check_random_state
-    rs = check_random_state(0)
-    _seed(rs)
-    folds = StratifiedKFold(4, shuffle=True, random_state=_seed(rs)).split(X, y)
+    from hsskern.estimators.cv import make_splits
+    folds = make_splits(4, X, y, random_state=0)  # the policy of every *CV estimator
     s = int(cv.degree_)
     fmap, Xs = fit_polynomial_features(X, s)
     A = fmap.features(Xs)
     Y = np.where(y > 0, 1.0, -1.0)
     for f, (tr, te) in enumerate(folds):
         res = fpc_admm(A[tr], Y[tr], alpha=1.0 / len(tr), beta=1.0 / len(tr))  # "auto"
-        acc = np.mean(np.where(A[te] @ res.u >= 0, 1.0, -1.0) == Y[te])
+        acc = np.mean(np.where(A[te] @ res.u > 0, 1.0, -1.0) == Y[te])
         assert acc == pytest.approx(cv.cv_results_[f"split{f}_test_score"][s - 1], abs=2e-3)
     # the refit is FPCClassifier(degree_) up to rounding: its Gram is the sum of the fold Grams,
     # and beta A^T A + alpha I at s = 6 has condition ~1e10, which amplifies the last bits
@@ -529,7 +525,7 @@ def test_cv_warm_degrees_chain_each_fit_from_the_previous_degree():
     assert warm.best_score_ > 0.95
     Y = np.where(y > 0, 1.0, -1.0)
     prev = {}
-    for s in warm.cv_results_["degree"][: warm.degree_]:
+    for s in warm.cv_results_["param_degree"][: warm.degree_]:
         fmap, Xs = fit_polynomial_features(X, s, alpha=1 / 900, beta=1 / 900)
         res = fpc_admm(fmap.features(Xs), Y, alpha=1 / 900, beta=1 / 900, **prev)
         prev = {"v0": res.v, "w0": res.w}
@@ -542,12 +538,12 @@ def test_cv_warm_degrees_chain_each_fit_from_the_previous_degree():
 @given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 300), d=st.integers(1, 4))
 @settings(max_examples=30, deadline=None)
 def test_distinct_rows_match_np_unique_in_order_of_first_occurrence(seed, m, d):
-    from hsskern.estimators.fpc import _distinct_rows
+    from hsskern.solvers.fpc_path import distinct_rows
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 3, (m, d)).astype(float)  # many repeats
     X[rng.random(m) < 0.1] = -0.0  # equal to 0.0
     y = rng.integers(0, 2, m)
-    first, inv, counts = _distinct_rows(X, y)
+    first, inv, counts = distinct_rows(X, y)
     Z = np.column_stack([X, y])
     _, ref_first, ref_counts = np.unique(Z, axis=0, return_index=True, return_counts=True)
     order = np.argsort(ref_first)

@@ -20,8 +20,8 @@ def encode_labels(y):
     check_classification_targets(y)
     classes, idx = np.unique(y, return_inverse=True)
     if classes.size < 2:
-        raise ValueError(f"a classifier needs samples of at least 2 classes; got 1 class "
-                         f"({classes[0]!r})")
+        raise ValueError(f"a classifier needs samples of at least 2 classes; the labels hold "
+                         f"only one class ({classes[0]!r})")
     if classes.size == 2:
         return classes, np.where(idx == 1, 1.0, -1.0)[:, None]
     Y = -np.ones((idx.size, classes.size))
@@ -103,7 +103,7 @@ class PathClassifier(ClassifierBase):
         self._validate_params()
         X, y, classes, Y = self._validate_xy(X, y)
         backend = self._make_backend(X, for_path=False)
-        prepared = backend.prepare(X)
+        prepared = backend.prepare(X, Y)
         solutions = backend.path(prepared, Y, self._fit_Cs())
         self._set_fitted(classes, backend, prepared, solutions[-1], shared=True)
         self.n_iter_ = np.maximum(self.n_iter_, 1)  # a fit ran its solver (scikit-learn's rule)
@@ -134,7 +134,7 @@ class PathClassifier(ClassifierBase):
         Cs = check_Cs(Cs)
         X, y, classes, Y = self._validate_xy(X, y)
         backend = self._make_backend(X, for_path=True)
-        prepared = backend.prepare(X)
+        prepared = backend.prepare(X, Y)
         solutions = backend.path(prepared, Y, Cs)
         models = []
         for i, sol in enumerate(solutions):

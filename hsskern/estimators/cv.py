@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.stats import rankdata
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.model_selection import (KFold, ShuffleSplit, StratifiedKFold,
                                      StratifiedShuffleSplit, check_cv)
 from sklearn.utils.validation import check_is_fitted
@@ -72,7 +72,7 @@ def score_fold(backend, X, y, train, test, Cs):
         return out
     classes, Y = encode_labels(y[train])
     t0 = time.perf_counter()
-    prepared = backend.prepare(X[train])
+    prepared = backend.prepare(X[train], Y)
     out["setup_time"] = time.perf_counter() - t0
     solutions = backend.path(prepared, Y, Cs)
     D = backend.model(prepared, solutions).decision(X[test])
@@ -126,8 +126,8 @@ def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
 class PathClassifierCV(ClassifierBase):
     """Base of the ``*CV`` estimators: a grid over kernel parameters and C, by the fold scorer.
 
-    Subclasses define ``_estimator`` (the estimator class refitted), ``_grid()`` (a list of
-    dicts of its preparation parameters, e.g. widths) and may override ``_score_grid`` (how
+    Subclasses define ``_estimator`` (the estimator class refitted), ``_grid(X, Y)`` (a list
+    of dicts of its preparation parameters, e.g. widths) and may override ``_score_grid`` (how
     the (candidate, fold) cells are computed: serially here, on Dask in
     ``hsskern.distributed``, batched over folds for FPC).
     """
@@ -143,7 +143,8 @@ class PathClassifierCV(ClassifierBase):
             return np.logspace(-2, 3, self.Cs)
         return check_Cs(self.Cs)
 
-    def _grid(self):
+    def _grid(self, X, Y):
+        """The kernel-parameter candidates (a list of dicts), checked; X and Y validated."""
         return [{}]
 
     def _base_estimator(self, params):
@@ -176,8 +177,9 @@ class PathClassifierCV(ClassifierBase):
         self
         """
         self._validate_params()
-        Cs, grid = self._Cs(), self._grid()  # checked before any work
-        X, y, classes, _ = self._validate_xy(X, y)
+        Cs = self._Cs()  # checked before any work
+        X, y, classes, Y = self._validate_xy(X, y)
+        grid = self._grid(X, Y)
         splits = make_splits(self.cv, X, y, self.random_state)
         t0 = time.perf_counter()
         cells = self._score_grid(X, y, splits, grid, Cs)
@@ -217,14 +219,15 @@ class PathClassifierCV(ClassifierBase):
         return self._base_estimator(self.best_params_).fit(X, y)
 
     def _set_best_attributes(self, params):
+        """Attributes named after the chosen candidate (after ``cv_results_`` is set)."""
         if self._C_param:
             self.C_ = params[self._C_param]
 
     def _check_refit(self):
         check_is_fitted(self)
         if not self.refit:
-            raise AttributeError(f"{type(self).__name__} was fitted with refit=False: no "
-                                 "model to predict with")
+            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False, so it is "
+                                 "not fitted for prediction (refit=True keeps the best model)")
         return self.best_estimator_
 
     def decision_function(self, X):

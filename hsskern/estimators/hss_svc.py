@@ -291,7 +291,7 @@ class HSSSVCCV(PathClassifierCV):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _grid(self):
+    def _grid(self, X, Y):
         name = _width_name(self)
         widths = getattr(self, name)
         widths = [1.0] if widths is None else np.atleast_1d(

@@ -133,7 +133,7 @@ def hinge_prox(a, b, gamma):
     return np.where(a == 0, b, out)
 
 
-def _gram(A):
+def gram_matrix(A):
     """A^T A (shape (n, n), symmetric) through BLAS syrk: half the flops of a general product."""
     # A.T of a C-ordered A is Fortran-ordered: syrk reads it in place, no copy
     G = dsyrk(1.0, A.T, trans=0, lower=1)
@@ -170,7 +170,7 @@ def fpc_factor(A=None, alpha=1.0, beta=1.0, gram=None):
     tuple
         ``scipy.linalg.cho_factor`` output (lower-triangular factor, flag).
     """
-    M = beta * (_gram(A) if gram is None else gram)
+    M = beta * (gram_matrix(A) if gram is None else gram)
     M[np.diag_indices_from(M)] += alpha
     try:
         return cho_factor(M, lower=True, overwrite_a=True, check_finite=False)

@@ -354,7 +354,9 @@ class HSSBackend:
     memory_budget: float = None
     log: object = None
 
-    def prepare(self, X):
+    def prepare(self, X, Y=None):
+        """The problem of the points X (the labels Y are not needed: one factor serves
+        every class)."""
         return prepare_hss(X, self.kernel, approximation=self.approximation,
                            hss_options=self.hss_options, beta=self.beta,
                            memory_budget=self.memory_budget, log=self.log)

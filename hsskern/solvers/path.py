@@ -3,14 +3,16 @@
 A *backend* is a small immutable object holding a solver family's options. It answers three
 calls, and estimators, cross-validation, Dask and ``bench/`` are written against them alone::
 
-    prepared  = backend.prepare(X)                # C-independent: operator + compression + factor,
+    prepared  = backend.prepare(X, Y)             # C-independent: operator + compression + factor,
                                                   # Nystrom features, sparse factor, poly features
     solutions = backend.path(prepared, Y, Cs)     # every C and every label column, warm-started
     model     = backend.model(prepared, solutions)
     scores    = model.decision(X_new)             # shape (len(solutions), m, r)
 
 ``Y`` holds label columns in {-1, +1} (one for a binary problem, one per class for
-one-vs-rest); ``Cs`` is ascending (:func:`check_Cs`). Every backend returns
+one-vs-rest); ``Cs`` is ascending (:func:`check_Cs`). ``prepare`` takes ``Y`` for backends
+whose preparation uses the labels (FPC merges repeated (x, y) rows); the kernel backends
+ignore it, and their preparation serves every class. Every backend returns
 :class:`PathSolution` objects with the same fields, and a model that is small (support vectors
 or a feature map and coefficients, never a factor) and picklable.
 """

@@ -1,0 +1,275 @@
+"""The FPC backend of the path protocol: polynomial features and their factor, then the ADMM.
+
+FPC has no C: its capacity is the degree, a preparation parameter, so its path has the single
+point ``Cs = [None]``. :func:`fpc_degree_search` is its cross-validation unit: every fold of a
+degree, and the refit on all rows, as masked columns of one ADMM on the full feature matrix.
+
+Repeated (x, y) rows are fitted once with their counts, which gives exactly the same ADMM
+iterates (see :func:`~hsskern.solvers.fpc_admm.fpc_admm`); "first n centers" means the first
+n distinct points.
+"""
+import math
+import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ..features.polynomial import check_feature_memory, fit_polynomial_features
+from .fpc_admm import fpc_admm, fpc_factor, gram_matrix
+from .path import FeatureModel, PathSolution, check_labels
+
+__all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
+           "derive_seed"]
+
+
+def distinct_rows(X, y_idx):
+    """Distinct (x, label) rows in order of first occurrence: (first index, inverse, counts).
+
+    Order of first occurrence keeps the "first n centers" scheme on the first n distinct
+    points (duplicated centers would only repeat a column of A).
+    """
+    Z = np.column_stack([X, y_idx.astype(np.float64)])
+    # a stable lexsort and a neighbour comparison: np.unique(axis=0) sorts structured rows,
+    # several times slower
+    order = np.lexsort(Z.T[::-1])
+    Zs = Z[order]
+    new = np.empty(Z.shape[0], dtype=bool)
+    new[0] = True
+    np.any(Zs[1:] != Zs[:-1], axis=1, out=new[1:])
+    starts = np.flatnonzero(new)
+    group = np.empty(Z.shape[0], dtype=np.intp)
+    group[order] = np.cumsum(new) - 1
+    first = order[starts]  # stable: the first occurrence of each group
+    counts = np.diff(np.append(starts, Z.shape[0]))
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(by_first.size)
+    return first[by_first], rank[group], counts[by_first]
+
+
+def weighted_gram(A, counts):
+    """A^T diag(counts) A over the rows with a positive count."""
+    if counts.min() == 1 and counts.max() == 1:
+        return gram_matrix(A)  # no copy of A
+    rows = np.flatnonzero(counts)
+    B = A[rows]
+    c = counts[rows]
+    if np.any(c != 1):
+        B *= np.sqrt(c.astype(np.float64))[:, None]
+    return gram_matrix(B)
+
+
+def admm_scale(value, n_rows):
+    """alpha or beta: "auto" is 1 / (training rows), the unit parameter of the summed hinge
+    loss (see :mod:`hsskern.solvers.fpc_admm`)."""
+    return 1.0 / n_rows if isinstance(value, str) else float(value)
+
+
+def derive_seed(random_state):
+    """An int seed drawn from ``random_state`` (so one RandomState can seed several steps)."""
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _labels_of(Y):
+    """Integer labels of the one-vs-rest columns (what duplicate detection compares)."""
+    return (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class FPCProblem:
+    """Features of the distinct training rows and the factor of beta A^T A + alpha I.
+
+    Attributes
+    ----------
+    feature_map : PolynomialFeatureMap
+    A : ndarray of shape (m_distinct, n_centers)
+    first, inverse, counts : ndarray
+        The distinct rows (see :func:`distinct_rows`).
+    factor : the Cholesky factor for :func:`~hsskern.solvers.fpc_admm.fpc_admm`
+    alpha, beta : float
+    timings, stats : mapping
+    """
+
+    feature_map: object
+    A: np.ndarray
+    first: np.ndarray
+    inverse: np.ndarray
+    counts: np.ndarray
+    factor: object
+    alpha: float
+    beta: float
+    timings: object = field(default_factory=dict)
+    stats: object = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+
+    @property
+    def n_samples(self):
+        return self.inverse.shape[0]
+
+
+@dataclass(frozen=True)
+class FPCBackend:
+    """The path protocol for FPC (Zeng, Wu, Lin, Zhou, Algorithm 1) at one degree.
+
+    ``prepare`` uses the labels: repeated (x, y) rows are merged before the features are
+    formed. ``path`` accepts only ``Cs = [None]``.
+    """
+
+    degree: int = 3
+    centers: str = "first"
+    scaling: str = "auto"
+    tol: float = 5e-4
+    max_iter: int = 100
+    alpha: object = "auto"
+    beta: object = "auto"
+    memory_budget: float = None
+    random_state: object = None
+    verbose: int = 0
+
+    def prepare(self, X, Y):
+        m, d = X.shape
+        Y = check_labels(Y, m)
+        check_feature_memory(m, d, self.degree, self.memory_budget, n_problems=Y.shape[1])
+        t0 = time.perf_counter()
+        alpha, beta = admm_scale(self.alpha, m), admm_scale(self.beta, m)
+        first, inverse, counts = distinct_rows(X, _labels_of(Y))
+        dup = first.size < m
+        fmap, Xs = fit_polynomial_features(X[first] if dup else X, self.degree, self.centers,
+                                           self.scaling, derive_seed(self.random_state),
+                                           alpha, beta, n_rows=m)
+        A = fmap.features(Xs, budget=math.inf)
+        t_feat = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        factor = fpc_factor(alpha=alpha, beta=beta,
+                            gram=weighted_gram(A, counts) if dup else gram_matrix(A))
+        timings = {"features": t_feat, "factor": time.perf_counter() - t0}
+        return FPCProblem(fmap, A, first, inverse, counts, factor, alpha, beta, timings,
+                          {"n_centers": fmap.n_centers, "n_distinct": int(first.size)})
+
+    def path(self, prepared, Y, Cs=(None,)):
+        if list(Cs) != [None]:
+            raise ValueError(f"FPC has no C (its capacity is the degree): Cs must be [None], "
+                             f"got {list(Cs)!r}")
+        Y = check_labels(Y, prepared.n_samples)
+        p = prepared
+        dup = p.first.size < p.n_samples
+        res = fpc_admm(p.A, Y[p.first], alpha=p.alpha, beta=p.beta, tol=self.tol,
+                       max_iter=self.max_iter, factor=p.factor,
+                       mask=p.counts[:, None] if dup else None,
+                       verbose=max(self.verbose - 1, 0))
+        return (solution_of(res, slice(None)),)
+
+    def model(self, prepared, solutions):
+        return FeatureModel(prepared.feature_map, solutions)
+
+
+def solution_of(res, cols):
+    """The PathSolution of the columns ``cols`` of a (batched) :func:`fpc_admm` run."""
+    u = np.asarray(res.u).reshape(res.u.shape[0], -1)[:, cols]
+    r = u.shape[1]
+    idx = range(np.asarray(res.u).reshape(res.u.shape[0], -1).shape[1])[cols]
+    history = [np.atleast_1d(res.history)] if np.ndim(res.iterations) == 0 else [
+        res.history[c] for c in idx]
+    gap = np.array([h[-1] if len(h) else np.nan for h in history])
+    return PathSolution(C=None, intercept=np.zeros(r),
+                        n_iter=np.atleast_1d(res.iterations)[cols],
+                        converged=np.atleast_1d(res.converged)[cols], gap=gap, coef=u.T,
+                        timings={"admm": res.time},
+                        info={"history": history,
+                              "objective": np.atleast_1d(res.objective)[cols]})
+
+
+def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=True,
+                      log=None):
+    """Every degree's folds (and the refit) as masked columns of ONE ADMM per degree.
+
+    With k-fold splits every fold's Gram matrix A_f^T A_f is formed once and each training
+    Gram is A^T A - A_f^T A_f, so the search costs one Gram pass per degree; there are no
+    training-fold copies of A and the held-out decision values come out of the run. With
+    ``warm_degrees`` each degree starts from the split variable and multiplier the previous
+    one ended at (v, w live on the training rows every degree shares; u does not carry over).
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, d)
+    Y : ndarray of shape (m, r) of +-1 label columns
+    splits : list of (train, test) index arrays
+    degrees : list of int, ascending
+    backend : FPCBackend
+        Its options (its own degree is ignored).
+    refit, warm_degrees : bool
+    log : callable or None
+
+    Returns
+    -------
+    list, one entry per degree, of dict with ``decision`` (per split: the held-out decision
+    values, shape (len(test), r)), ``n_iter`` (per split), ``setup_time`` (features and Gram),
+    ``solve_time`` (the batched ADMM, per split), ``refit`` ((feature map, PathSolution) or
+    None) and ``n_centers``.
+    """
+    m = X.shape[0]
+    n_prob = Y.shape[1]
+    k = len(splits)
+    tests = np.concatenate([te for _, te in splits])
+    partition = tests.size == m and np.array_equal(np.sort(tests), np.arange(m))
+    rs = check_random_state(backend.random_state)
+    center_seed = derive_seed(rs)
+    fits = list(splits) + ([(np.arange(m), None)] if refit else [])
+    first, inv, counts = distinct_rows(X, _labels_of(Y))
+    mu = first.size
+    Xu = X[first]
+    mask = np.zeros((mu, len(fits) * n_prob), dtype=np.int64)
+    for f, (tr, _) in enumerate(fits):
+        mask[:, f * n_prob:(f + 1) * n_prob] = np.bincount(inv[tr], minlength=mu)[:, None]
+    test_counts = [np.bincount(inv[te], minlength=mu) for _, te in splits]
+    Y_all = np.tile(Y[first], (1, len(fits)))
+    rows = np.array([len(tr) for tr, _ in fits], dtype=float)
+    al = np.repeat([admm_scale(backend.alpha, r) for r in rows], n_prob)
+    be = np.repeat([admm_scale(backend.beta, r) for r in rows], n_prob)
+    out, res = [], None
+    for a, s in enumerate(degrees):
+        t0 = time.perf_counter()
+        fmap, Xs = fit_polynomial_features(Xu, s, backend.centers, backend.scaling, center_seed,
+                                           admm_scale(backend.alpha, m),
+                                           admm_scale(backend.beta, m), n_rows=m)
+        A = fmap.features(Xs, budget=math.inf)
+        fold_grams = [weighted_gram(A, c) for c in test_counts] if partition else None
+        G = sum(fold_grams) if partition else None
+        setup = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        factors = []
+        for f, (tr, _) in enumerate(fits):
+            if f == k:  # the refit
+                gram_f = G if partition else weighted_gram(A, counts)
+            elif partition:
+                gram_f = G - fold_grams[f]
+                fold_grams[f] = None  # n x n each: hold at most k + 3 of them
+            else:
+                gram_f = weighted_gram(A, mask[:, f * n_prob])
+            fac = fpc_factor(alpha=al[f * n_prob], beta=be[f * n_prob], gram=gram_f)
+            factors += [fac] * n_prob
+        # u does not carry over (other centers, and the "auto" scaling may differ per
+        # degree): it starts at 0, so the first u-step fits the new features to the previous
+        # degree's decision values, which the larger polynomial space contains
+        warm = {"v0": res.v, "w0": res.w} if warm_degrees and res is not None else {}
+        res = fpc_admm(A, Y_all, alpha=al, beta=be, tol=backend.tol, max_iter=backend.max_iter,
+                       factor=factors, mask=mask, verbose=max(backend.verbose - 2, 0), **warm)
+        solve = (time.perf_counter() - t1) / k
+        entry = {"decision": [], "n_iter": [], "setup_time": setup, "solve_time": solve,
+                 "n_centers": fmap.n_centers, "refit": None}
+        for f, (_, te) in enumerate(splits):
+            cols = slice(f * n_prob, (f + 1) * n_prob)
+            entry["decision"].append(res.Au[inv[te], cols])
+            entry["n_iter"].append(int(np.max(res.iterations[cols])))
+        if refit:
+            entry["refit"] = (fmap, solution_of(res, slice(k * n_prob, (k + 1) * n_prob)))
+        out.append(entry)
+        if log is not None:
+            log(1, f"degree {s}: {fmap.n_centers} centers, {time.perf_counter() - t0:.2f} s")
+        del A
+    return out
