@@ -6,6 +6,7 @@ backend it builds (``_make_backend``) — as scikit-learn's ``BaseSVC`` over ``B
 """
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -109,6 +110,7 @@ class PathClassifier(ClassifierBase):
         self.n_iter_ = np.maximum(self.n_iter_, 1)  # a fit ran its solver (scikit-learn's rule)
         return self
 
+    @available_if(lambda self: self._C_param is not None)
     def fit_path(self, X, y, Cs):
         """Fit one model per C on one preparation (kernel compression and factor, features),
         warm-starting along increasing C.

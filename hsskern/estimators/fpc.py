@@ -151,9 +151,6 @@ class FPCClassifier(PathClassifier):
         self.objective_ = np.array(solution.info["objective"])
         self.converged_ = solution.converged.copy()
 
-    def fit_path(self, X, y, Cs):
-        raise AttributeError("FPCClassifier has no C to follow a path over; its capacity is "
-                             "the degree (see FPCClassifierCV)")
 
 
 class FPCClassifierCV(PathClassifierCV):
