@@ -81,6 +81,25 @@ def test_grid_equals_serial(client, data, serial):
                for t in est.task_info_)
 
 
+def test_parameters_are_the_serial_estimators():
+    # the Dask estimator inherits every serial parameter (refine and max_chunk were missing)
+    own = {"scheduler", "threads_per_task"}
+    assert set(DaskHSSSVCCV().get_params()) == set(HSSSVCCV().get_params()) | own
+    serial = HSSSVCCV().get_params()
+    assert {k: v for k, v in DaskHSSSVCCV().get_params().items() if k not in own} == serial
+
+
+def test_grid_with_refine_and_max_chunk_equals_serial(client, data):
+    X, y = data
+    grid = {**GRID, "refine": True, "max_chunk": 40, "h": [1.0]}
+    with threadpool_limits(1):
+        ref = HSSSVCCV(**grid).fit(X, y)
+    est = DaskHSSSVCCV(**grid).fit(X, y)
+    assert_same_search(est, ref)
+    rr = est.best_estimator_.admm_["refinement"]
+    assert all(r.converged and max(r.ws_sizes) <= 40 for r in rr)
+
+
 def test_cell_returns_only_per_C_numbers(data):
     # what travels back from a worker: O(n_Cs) numbers, never the factor or the kernel
     X, y = data
