@@ -489,6 +489,36 @@ def test_fit_path_contract(loss, n_classes):
             NystromSVC().fit_path(X, y, bad)
 
 
+def test_backend_path_solutions_and_one_model_for_the_whole_path():
+    """The protocol directly: PathSolutions with coef (r, n_components), one for each C
+    ascending, equal per column to the Newton path on F; one FeatureModel over all of them
+    gives F(X) coef^T + b for each."""
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.nystrom_path import NystromBackend
+    from hsskern.solvers.path import PathSolution
+    rng = np.random.default_rng(5)
+    X, Xt = rng.normal(size=(300, 2)), rng.normal(size=(80, 2))
+    y = np.digitize(np.arctan2(*X.T), [-1.0, 1.0])
+    Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    backend = NystromBackend(make_kernel("gaussian", h=1.0), n_components=40, random_state=0)
+    prepared = backend.prepare(X)
+    sols = backend.path(prepared, Y, [10.0, 0.1, 1.0])
+    r = prepared.feature_map.n_components
+    assert [s.C for s in sols] == [0.1, 1.0, 10.0] and prepared.features.shape == (300, r)
+    assert all(isinstance(s, PathSolution) and s.coef.shape == (3, r) for s in sols)
+    assert all(np.all(s.gap <= backend.tol) and s.converged.all() for s in sols)
+    path = l2svm_newton_path(prepared.features, Y[:, 2], [0.1, 1.0, 10.0], tol=backend.tol,
+                             max_iter=backend.max_iter, newton_solver="auto")
+    F = prepared.feature_map.transform(Xt)
+    D = backend.model(prepared, sols).decision(Xt)
+    assert D.shape == (3, 80, 3)
+    for i, s in enumerate(sols):
+        np.testing.assert_array_equal(s.coef[2], path.coefs[i])
+        assert s.intercept[2] == path.intercepts[i]
+        ref = F @ s.coef.T + s.intercept
+        np.testing.assert_allclose(D[i], ref, rtol=0, atol=1e-12 * abs(ref).max())
+
+
 def test_refit_on_new_data_leaves_no_stale_attribute():
     """fit starts from nothing (issue 21, item 3): after a multiclass fit_path on 3-D data, a
     binary fit on 2-D data holds exactly the attributes (and values) of a fresh fit on it."""
@@ -521,6 +551,10 @@ def test_nystrom_svc_cv_picks_a_grid_value_and_refits():
     np.testing.assert_array_equal(res["mean_test_score"], split_scores.mean(0))
     assert list(res["param_C"]) == [1e-3, 1.0, 100.0] and res["params"][cv.best_index_] == {
         "C": cv.C_}
+    default = NystromSVCCV(gamma=3.0, n_components=20, random_state=0, refit=False).fit(X, y)
+    np.testing.assert_array_equal(default.cv_results_["param_C"].astype(float),
+                                  np.logspace(-2, 3, 6))
+    assert default.n_splits_ == 3
     np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
     assert cv.best_estimator_.C == cv.C_
 

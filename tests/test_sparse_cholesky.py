@@ -318,6 +318,34 @@ def test_fit_path_contract(n_classes):
             SparseCholeskySVC().fit_path(X, y, bad)
 
 
+def test_backend_path_solutions_and_one_model_for_the_whole_path():
+    """The protocol directly: PathSolutions with dual_coef (n, r), one for each C ascending,
+    and one CompactKernelExpansion over all of them giving each solution's own decision
+    values (its union of support vectors adds only the other solutions' points)."""
+    from hsskern.solvers.path import PathSolution
+    from hsskern.solvers.sparse_path import CompactKernelExpansion, SparseCholeskyBackend
+    X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=4)
+    Xt, _ = make_blobs(100, centers=3, cluster_std=2.0, random_state=5)
+    Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    backend = SparseCholeskyBackend(compact_kernel(1.0, 3, 2), random_state=0, tol=1e-6)
+    prepared = backend.prepare(X)
+    sols = backend.path(prepared, Y, [10.0, 0.1, 1.0])
+    assert [s.C for s in sols] == [0.1, 1.0, 10.0]
+    assert all(isinstance(s, PathSolution) and s.dual_coef.shape == (300, 3) for s in sols)
+    K = reference_kernel(prepared.kernel, Xt, X)
+    D = backend.model(prepared, sols).decision(Xt)
+    assert D.shape == (3, 100, 3)
+    for i, s in enumerate(sols):
+        np.testing.assert_allclose(D[i], K @ s.dual_coef + s.intercept, rtol=0, atol=1e-9)
+        alone = CompactKernelExpansion(X, prepared.kernel, [s]).decision(Xt)[0]
+        np.testing.assert_allclose(D[i], alone, rtol=0, atol=1e-9)
+        # column 1 of the path is the binary problem "class 1 against the rest" on the factor
+        codes = (Y[:, 1] > 0).astype(np.intp)
+        res = linear_svm_on_factor(prepared.factor, codes, s.C, features=prepared.features,
+                                   tol=1e-6, random_state=0)
+        np.testing.assert_array_equal(s.dual_coef[:, 1], res.dual_coef[0])
+
+
 def test_refit_on_new_data_leaves_no_stale_attribute():
     """fit starts from nothing: after a multiclass fit_path on 3-D data, a binary fit on 2-D
     data holds exactly the attributes (and values) of a fresh fit on that data."""
