@@ -10,11 +10,11 @@ iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.
 
 Backends are plain callables in ``BACKENDS``; one takes ``(data, h, Cs, args)`` and returns
 ``{"setup": {...}, "fits": [{"C", "accuracy", "time", ...}, ...], "peak_rss": bytes}``.
-Registered: hss, exact, libsvm, nystrom (NystromSVC.fit_path) and sparse (SparseCholeskySVC
-with sigma = h, a compactly supported kernel) and fpc (FPCClassifierCV: its grid is over the
-polynomial degree s, not (h, C), so it runs once, for the first h, and reports its degree
-search; ``bench/fpc.py`` holds the full FPC-vs-SVC comparison). Register another with
-``@backend("name")``.
+Registered: hss, exact, nystrom (NystromSVC's backend) and sparse (SparseCholeskySVC's,
+with sigma = h, a compactly supported kernel), these four through the path protocol; libsvm; fpc
+(FPCClassifierCV: its grid is over the polynomial degree s, not (h, C), so it runs once, for
+the first h, and reports its degree search; ``bench/fpc.py`` holds the full FPC-vs-SVC
+comparison). Register another with ``@backend("name")``.
 
 LIBSVM (scikit-learn's SVC) uses gamma = 1 / (2 h^2) and is refitted from scratch per C (it has
 no warm start across C); our backends compress and factor once per h and sweep the C grid.
@@ -136,35 +136,56 @@ def _libsvm(data, h, Cs, args):
     return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak_all)}
 
 
+def _protocol_run(backend, data, Cs, per_fit):
+    """Any path-protocol backend: prepare once, the whole C path, one decision call for all C;
+    ``per_fit(solution)`` adds backend-specific fields to each fit's record."""
+    from hsskern.estimators.base import encode_labels, labels_from_decision
+    Xtr, ytr, Xte, yte = data
+    classes, Y = encode_labels(ytr)
+
+    def fit_path():
+        prepared = backend.prepare(Xtr)
+        return prepared, backend.path(prepared, Y, Cs)
+    t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
+    t0 = time.perf_counter()
+    dec = backend.model(prepared, sols).decision(Xte)
+    t_pred = time.perf_counter() - t0
+    fits = [{"C": float(sol.C),
+             "accuracy": float(np.mean(labels_from_decision(classes, dec[j]) == yte)),
+             "time": float(sum(sol.timings.values())), "n_iter": int(np.max(sol.n_iter)),
+             "converged": bool(sol.converged.all()), **per_fit(sol)}
+            for j, sol in enumerate(sols)]
+    setup = {k: float(v) for k, v in prepared.timings.items()}
+    setup["total"] = float(sum(setup.values()))
+    return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
+            "predict_all_C_time": t_pred, "stats": _jsonable(dict(prepared.stats))}
+
+
 @backend("nystrom")
 def _nystrom(data, h, Cs, args):
-    """NystromSVC: k-means landmarks, features built once, warm-started semismooth Newton path."""
-    from hsskern import NystromSVC
-    Xtr, ytr, Xte, yte = data
-    est = NystromSVC(h=h, n_components=args.n_components, random_state=0)
-    t_fit, peak, _ = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
-    scores = est.decision_function_path(Xte)
-    fits = []
-    for j, C in enumerate(Cs):
-        pred = np.where(scores[j] > 0, est.classes_[1], est.classes_[0])
-        fits.append({"C": float(C), "accuracy": float(np.mean(pred == yte)),
-                     "time": t_fit / len(Cs), "n_iter": int(np.max(est.n_iter_path_[j]))})
-    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
-            "fit_path_time": t_fit, "note": "time per C = fit_path time / number of C"}
+    """NystromSVC's backend: k-means landmarks and features once, the warm-started semismooth
+    Newton path over C."""
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.nystrom_path import NystromBackend
+    backend = NystromBackend(make_kernel("gaussian", h=h), n_components=args.n_components,
+                             random_state=0)
+    return _protocol_run(backend, data, Cs, lambda sol: {})
 
 
 @backend("sparse")
 def _sparse(data, h, Cs, args):
-    """SparseCholeskySVC with sigma = h: one sparse Gram and one Cholesky factor for all C."""
-    from hsskern import SparseCholeskySVC
-    Xtr, ytr, Xte, yte = data
-    est = SparseCholeskySVC(sigma=h, random_state=0)
-    t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
-    fits = [{"C": float(m.C), "accuracy": float(m.score(Xte, yte)), "time": t_fit / len(Cs)}
-            for m in models]
-    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
-            "fit_path_time": t_fit, "note": "compact Gaussian kernel (support 3 sigma), "
-            "not the Gaussian the other backends use; time per C = fit_path time / |C|"}
+    """SparseCholeskySVC's backend with sigma = h: one sparse Gram and one Cholesky factor for
+    all C."""
+    from hsskern.estimators.sparse_cholesky import default_l
+    from hsskern.solvers.sparse_path import SparseCholeskyBackend
+    from hsskern.sparse.gram import compact_kernel
+    d = data[0].shape[1]
+    backend = SparseCholeskyBackend(compact_kernel(h, default_l(d), d), random_state=0)
+    r = _protocol_run(backend, data, Cs, lambda sol: {
+        "n_support": int(np.count_nonzero(np.any(sol.dual_coef != 0, axis=1)))})
+    r["note"] = ("compact Gaussian kernel (support 3 sigma), not the Gaussian the other "
+                 "backends use")
+    return r
 
 
 @backend("fpc")

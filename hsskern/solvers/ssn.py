@@ -387,7 +387,7 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
                 return d + 2.0 * C * hv_I(d)
             diag_inv = 1.0 / (1.0 + 2.0 * C * act.diag())
             d, n_cg = _pcg(hv, g, diag_inv, mu * gnorm, cg_max_iter)
-            del act
+            del act, hv  # hv holds act too: the next step must not find two copies of F_I
         cgs.append(n_cg)
 
         # 1-D restriction phi(a) = f(v + a d): O(n) per trial once X d is known
