@@ -42,12 +42,9 @@ def backend(name):
 
 def _ours(approximation):
     def run(data, h, Cs, args):
-        # the path protocol itself: prepare once, the whole C path, one decision call
-        from hsskern.estimators.base import encode_labels, labels_from_decision
         from hsskern.kernels import make_kernel
         from hsskern.options import HSSOptions
         from hsskern.solvers.hss_path import HSSBackend
-        Xtr, ytr, Xte, yte = data
         refine = False if args.no_refine else {"auto": "auto", "always": True}[args.refine]
         log = (lambda level, msg: print(f"[hss] {msg}", flush=True)
                if level <= args.verbose else None)
@@ -59,39 +56,19 @@ def _ours(approximation):
                                    verbose=max(0, args.verbose - 1)),
             max_iter=args.max_iter, tol=args.tol, refine=refine, max_chunk=args.max_chunk,
             newton=not args.no_newton, log=log if args.verbose else None)
-        classes, Y = encode_labels(ytr)
 
-        def fit_path():
-            prepared = backend.prepare(Xtr, Y)
-            return prepared, backend.path(prepared, Y, Cs)
-        t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
-        t0 = time.perf_counter()
-        dec = backend.model(prepared, sols).decision(Xte)
-        t_pred = time.perf_counter() - t0
-        fits = []
-        for j, sol in enumerate(sols):
-            ft, info = sol.timings, sol.info
-            rf = info["refinement"]
-            fits.append({"C": float(sol.C),
-                         "accuracy": float(np.mean(labels_from_decision(classes, dec[j])
-                                                   == yte)),
-                         "time": float(sum(ft.values())),
-                         "admm_time": ft["admm"], "refactor_time": ft["refactor"],
-                         "refine_time": ft["refine"],
-                         "refine": None if rf is None else {
-                             "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
-                             "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
-                             "newton_steps": rf[0].newton_steps,
-                             "converged": rf[0].converged, "skipped": rf[0].skipped},
-                         "n_iter": int(sol.n_iter[0]), "beta": float(info["beta"]),
-                         "n_support": int(np.count_nonzero(sol.dual_coef[:, 0])),
-                         "converged": bool(sol.converged[0])})
-        setup = {k: float(v) for k, v in prepared.timings.items()}
-        setup["total"] = float(sum(setup.values()))
-        stats = {k: v for k, v in prepared.stats.items()
-                 if isinstance(v, (int, float, str, list, dict))}
-        return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
-                "predict_all_C_time": t_pred, "stats": _jsonable(stats)}
+        def per_fit(sol):
+            ft, info, rf = sol.timings, sol.info, sol.info["refinement"]
+            return {"admm_time": ft["admm"], "refactor_time": ft["refactor"],
+                    "refine_time": ft["refine"],
+                    "refine": None if rf is None else {
+                        "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
+                        "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
+                        "newton_steps": rf[0].newton_steps,
+                        "converged": rf[0].converged, "skipped": rf[0].skipped},
+                    "beta": float(info["beta"]),
+                    "n_support": int(np.count_nonzero(sol.dual_coef[:, 0]))}
+        return _protocol_run(backend, data, Cs, per_fit)
     return run
 
 
@@ -144,7 +121,7 @@ def _protocol_run(backend, data, Cs, per_fit):
     classes, Y = encode_labels(ytr)
 
     def fit_path():
-        prepared = backend.prepare(Xtr)
+        prepared = backend.prepare(Xtr, Y)
         return prepared, backend.path(prepared, Y, Cs)
     t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
     t0 = time.perf_counter()
@@ -157,8 +134,10 @@ def _protocol_run(backend, data, Cs, per_fit):
             for j, sol in enumerate(sols)]
     setup = {k: float(v) for k, v in prepared.timings.items()}
     setup["total"] = float(sum(setup.values()))
+    stats = {k: v for k, v in prepared.stats.items()
+             if isinstance(v, (int, float, str, list, dict))}
     return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
-            "predict_all_C_time": t_pred, "stats": _jsonable(dict(prepared.stats))}
+            "predict_all_C_time": t_pred, "stats": _jsonable(stats)}
 
 
 @backend("nystrom")

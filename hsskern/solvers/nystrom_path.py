@@ -252,7 +252,8 @@ class NystromBackend:
                                     newton_solver=self.newton_solver,
                                     memory_budget=self.memory_budget)
 
-    def prepare(self, X):
+    def prepare(self, X, Y=None):
+        """The problem of the points X (Y unused: the preparation serves every class)."""
         return prepare_nystrom(X, self.kernel, self.n_components, landmarks=self.landmarks,
                                eig_cutoff=self.eig_cutoff,
                                max_kmeans_samples=self.max_kmeans_samples,

@@ -235,7 +235,8 @@ class SparseCholeskyBackend:
     memory_budget: float = None
     log: object = None
 
-    def prepare(self, X):
+    def prepare(self, X, Y=None):
+        """The problem of the points X (Y unused: the preparation serves every class)."""
         return prepare_sparse_cholesky(X, self.kernel, beta=self.beta, backend=self.backend,
                                        ordering=self.ordering,
                                        memory_budget=self.memory_budget,
