@@ -67,7 +67,7 @@ def compress(K, options=None, **kwargs):
     Parameters
     ----------
     K : KernelOperator
-        Only ``K.points`` (for the tree and neighbours) and ``K._submatrix`` (entries) are used
+        Only ``K.points`` (for the tree and neighbours) and ``K.submatrix`` (entries) are used
         by the "ann" method; "sketch" also uses blocked products ``K @ Omega``.
     options : HSSOptions, optional
     **kwargs
@@ -138,10 +138,10 @@ def _compress(K, options):
 def _leaf_and_coupling(K, tree, t, J, D, B):
     if tree.left[t] < 0:
         idx = tree.indices(t)
-        D[t] = K._submatrix(idx, idx)
+        D[t] = K.submatrix(idx, idx)
         return idx
     a, b = tree.left[t], tree.right[t]
-    B[t] = K._submatrix(J[a], J[b])
+    B[t] = K.submatrix(J[a], J[b])
     return np.concatenate((J[a], J[b]))
 
 
@@ -323,14 +323,14 @@ def _compress_ann(K, tree, sampler, opt, rng):
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
-        M = K._submatrix(cand, cols)
+        M = K.submatrix(cand, cols)
         probes, MP = np.zeros(0, np.intp), np.zeros((m, 0))
         if len(cols) < n_out and far_off[t] < far_off[t + 1]:
             sampled[cols] = 1
             probes = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
                                  blo, bhi, t, sampled)
             sampled[cols] = 0
-            MP = K._submatrix(cand, probes)
+            MP = K.submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             col_norms = np.empty(M.shape[1])
@@ -349,7 +349,7 @@ def _compress_ann(K, tree, sampler, opt, rng):
             V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
                                     exclude=(cols,))
             if len(V):
-                MV = K._submatrix(cand, V)
+                MV = K.submatrix(cand, V)
                 rv = _ops.interp_residual(MV, Ut, rows)
                 resid = rv.max()
             else:
@@ -387,10 +387,10 @@ def _compress_ann(K, tree, sampler, opt, rng):
             probes, MP = probes[~far_fail], MP[:, ~far_fail]
             if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
-                M = K._submatrix(cand, cols)
+                M = K.submatrix(cand, cols)
             else:
                 cols = np.concatenate((cols, V, P_add, extra))
-                M = np.hstack((M, MV, MP_add, K._submatrix(cand, extra)))
+                M = np.hstack((M, MV, MP_add, K.submatrix(cand, extra)))
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
