@@ -256,3 +256,38 @@ def test_medium_range_columns_are_not_missed(seed):
     H = compress(K, rel_tol=1e-8, abs_tol=1e-8, max_rank=UNBOUNDED, leaf_size=16,
                  random_state=seed)
     assert _relerr(H.to_dense(), K.to_dense()) <= C_TOL * 1e-8
+
+
+@given(n=st.integers(1, 120), d=st.integers(1, 6), n_groups=st.integers(1, 6),
+       per=st.integers(1, 5), dup=st.booleans(), seed=st.integers(0, 2**31))
+def test_far_probes_are_the_points_nearest_the_box(n, d, n_groups, per, dup, seed):
+    # the compiled probe choice equals its definition: per group, the unskipped points by
+    # squared gap to the box, then squared distance to its centre, then input order (sums
+    # over coordinates in order, as the compiled loop adds them)
+    from hsskern.hss._compress_ops import nearest_to_box
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if dup:
+        X[rng.integers(0, n, n // 2)] = X[0]  # ties in both keys
+    lo = rng.normal(size=d) - rng.uniform(0, 1, d)
+    hi = lo + rng.uniform(0, 2, d)
+    cols = rng.integers(0, n, rng.integers(0, 3 * n))
+    starts = np.sort(np.concatenate(([0, len(cols)], rng.integers(0, len(cols) + 1,
+                                                                  n_groups - 1))))
+    skip = (rng.random(n) < 0.3).astype(np.uint8)
+    sel, grp = nearest_to_box(X, cols, starts, lo, hi, skip, per)
+    want_sel, want_grp = [], []
+    for g in range(n_groups):
+        c = cols[starts[g]:starts[g + 1]]
+        c = c[skip[c] == 0]
+        gap = np.maximum(np.maximum(lo - X[c], X[c] - hi), 0.0)
+        off = X[c] - 0.5 * (lo + hi)
+        k1, k2 = np.zeros(len(c)), np.zeros(len(c))
+        for j in range(d):
+            k1 += gap[:, j] * gap[:, j]
+            k2 += off[:, j] * off[:, j]
+        order = np.lexsort((np.arange(len(c)), k2, k1))[:per]
+        want_sel.extend(c[order])
+        want_grp.extend([g] * len(order))
+    np.testing.assert_array_equal(sel, want_sel)
+    np.testing.assert_array_equal(grp, want_grp)

@@ -21,7 +21,6 @@ from itertools import accumulate
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..cluster._ann import nearest_to_box
 from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
@@ -271,8 +270,8 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     starts = np.array([0, *accumulate(map(len, groups))], np.intp)
     if starts[-1] == 0:
         return np.zeros(0, np.intp)
-    probes, _ = nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t], sampled,
-                               per_target)
+    probes, _ = _ops.nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t],
+                                    sampled, per_target)
     return probes
 
 
