@@ -17,8 +17,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                          NystromSVCCV, SparseCholeskySVC)
-from .exceptions import (CompressionError, HsskernError, MemoryBudgetError,
-                         NotPositiveDefiniteError)
+from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
 from .lowrank import NystromFeatures
@@ -32,5 +31,5 @@ __all__ = [
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
-    "HsskernError", "MemoryBudgetError", "CompressionError", "NotPositiveDefiniteError",
+    "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError",
 ]

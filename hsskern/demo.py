@@ -11,19 +11,11 @@ import numpy as np
 from .utils._memory import format_bytes
 
 
-def _hss_available():
-    try:
-        from .hss import compress  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _say(msg, end="\n"):
     print(msg, end=end, flush=True)
 
 
-def run_demo(Cs=None, h=1.0, n_train=None, n_test=20000, approximation=None, random_state=0,
+def run_demo(Cs=None, h=1.0, n_train=None, n_test=20000, approximation="hss", random_state=0,
              out=None):
     """Choose C for the HSS SVM on ijcnn1 with HSSSVCCV: ONE compression and factorization for
     the whole grid, C picked on a held-out 20%, then a refit on all training points.
@@ -37,12 +29,11 @@ def run_demo(Cs=None, h=1.0, n_train=None, n_test=20000, approximation=None, ran
     h : float, default 1.0
         Gaussian width, exp(-|x - y|^2 / (2 h^2)).
     n_train : int or None
-        Training subsample (None: all 49,990 points; 5,000 when falling back to the exact path).
+        Training subsample (None: all 49,990 points).
     n_test : int or None, default 20000
         Test subsample (None: all 91,701 points).
-    approximation : {"hss", "exact"} or None
-        None: "hss" when :mod:`hsskern.hss` is available, else a clearly labelled "exact" run
-        on a subsample.
+    approximation : {"hss", "exact"}, default "hss"
+        "exact" factors the dense kernel matrix: for small ``n_train`` only.
     random_state : int
     out : file-like or None
 
@@ -57,12 +48,6 @@ def run_demo(Cs=None, h=1.0, n_train=None, n_test=20000, approximation=None, ran
     if out is not None:
         sys.stdout = out  # pragma: no cover
     Cs = np.logspace(-2, 3, 10) if Cs is None else np.asarray(Cs, dtype=float)
-    if approximation is None:
-        approximation = "hss" if _hss_available() else "exact"
-        if approximation == "exact":
-            _say("NOTE: hsskern.hss is not available in this build; falling back to the EXACT "
-                 "dense kernel on a 5,000-point training subsample (not the HSS method).")
-            n_train = 5000 if n_train is None else n_train
     Xtr, ytr, Xte, yte = load("ijcnn1")
     rng = np.random.default_rng(random_state)
     if n_train is not None and n_train < len(ytr):

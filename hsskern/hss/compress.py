@@ -34,7 +34,6 @@ _NEGLIGIBLE = 1e-200
 _MAX_SAMPLE_ROUNDS = 4
 #: near strata (sibling, parent's sibling) sampled through their skeletons
 _SKELETON_STRATA = 2
-_SKIP_COVERED = True
 #: nodes kept per far stratum in the descent to its nodes nearest t
 _FAR_BEAM = 2
 #: probe columns per far target in the a posteriori check
@@ -315,8 +314,7 @@ def _compress_ann(K, tree, sampler, opt, rng):
         base = np.full(len(strata), c_far)
         base[0] = c_sib
         counts = base.copy()
-        if _SKIP_COVERED:
-            counts[:len(near)] = 0  # covered by their skeletons; still checked below
+        counts[:len(near)] = 0  # covered by their skeletons; still checked below
         cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
                               sampler.draw_strata(strata, counts, rng), *skel])
         n_out = n - (hi - lo)
