@@ -7,14 +7,6 @@ Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + d
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
-import os as _os
-
-# Idle OpenMP threads must sleep, not spin: compression alternates many short parallel kernel
-# tiles with serial LAPACK/numpy work, and spinning workers made it 7x slower on 2 threads
-# (0.27 s -> 2.0 s at n = 10,000; passive: 0.49 s). Set before any extension loads libgomp;
-# a value the user set is kept.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                          NystromSVCCV, SparseCholeskySVC)
 from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
