@@ -4,8 +4,8 @@
 A node's compression is a few small dense operations (a pivoted QR, kernel tiles) wrapped in
 set bookkeeping on index arrays: which neighbour columns to sample, unions of sampled
 columns, random draws minus what is already sampled. With np.unique / np.isin / np.union1d
-every such step cost tens of microseconds of sorting and temporaries, and over the ~2,400
-nodes of n = 1e5 that bookkeeping was about a third of the compression phase. Here each is one
+every such step costs tens of microseconds of sorting and temporaries, per node, which adds
+up to a large share of the compression phase. Here each is one
 pass over the indices with scratch arrays of size n, allocated once per compression and
 reset entry by entry after each use, so no step costs O(n). The row ID calls LAPACK
 directly for the same reason: scipy's wrappers around these small factorizations cost half
@@ -167,10 +167,8 @@ cdef class ColumnSampler:
         frequency ranking alone drops a point that only one row sees, and with a narrow
         kernel that one entry can be the whole row's norm); the rest of the budget goes to
         the columns listed by most rows. Ties go to the column nearer to the rows that list it
-        (smaller sum of its ranks in their neighbour lists, the best proxy here for larger
-        entries of the block row; on gmm8 it was as accurate as a tie-break by best single
-        rank or by column index, within seed noise), then to the one met first scanning the
-        rows in order.
+        (smaller sum of its ranks in their neighbour lists, a proxy for larger entries of the
+        block row), then to the one met first scanning the rows in order.
         The result exceeds ``count`` when the per-row columns alone do, and is every outside
         neighbour when they are at most ``count``. O(len(rows) k).
         """
@@ -198,7 +196,7 @@ cdef class ColumnSampler:
             # Plain pointers: the extension builds with -fno-strict-aliasing, so memoryview
             # fields of self would be reloaded after every store. The scan waits on memory
             # (scattered rows of an n x k array), not on arithmetic: row positions are
-            # gathered first and the next row's list is prefetched (~10% at n = 1e5)
+            # gathered first and the next row's list is prefetched
             for a in range(m):
                 rowpos[a] = <int> iperm[rows[a]]
             for a in range(m):
@@ -361,9 +359,9 @@ def row_id(const double[:, ::1] M, double rel_tol, double abs_tol, Py_ssize_t ma
     """Row interpolative decomposition M ~= U @ M[rows] by LAPACK's pivoted QR (dgeqp3) of M^T.
 
     Returns (U, rows, achieved, tol) as compress._row_id documents. Calls dgeqp3 and dtrsm
-    directly: around them scipy's qr() and solve_triangular() (workspace query, R copied out
-    through np.triu, checks) plus diag / eye / searchsorted cost half as much again as the
-    factorization itself on the ~2,400 small blocks of gmm8 n = 1e5.
+    directly: around small blocks, scipy's qr() and solve_triangular() (workspace query, R
+    copied out through np.triu, checks) plus diag / eye / searchsorted add a large fraction
+    to the cost of the factorization itself.
 
     ``col_norms`` (length M.shape[1]), if given, receives the Euclidean norms of M's columns,
     summed in row order as np.linalg.norm(M, axis=0) does: computed while M is copied for
@@ -449,7 +447,7 @@ def interp_residual(const double[:, :] MX, const double[:, ::1] U,
                     const Py_ssize_t[::1] rows):
     """Norms of the columns of MX - U @ MX[rows]: how well a row ID (U, rows) interpolates
     the columns MX of the same block row. One gather, one dgemm, one pass for the norms
-    (the NumPy expression made four temporaries and as many calls, ~30 us a node)."""
+    (the NumPy expression makes four temporaries and as many calls, per node)."""
     cdef Py_ssize_t m = MX.shape[0], nv = MX.shape[1], k = U.shape[1], i, j
     cdef int V = <int> nv, Mi = <int> m, Ki = <int> k
     cdef double minus_one = -1.0, one = 1.0
@@ -490,7 +488,7 @@ def nearest_per_group(const Py_ssize_t[::1] group, const Py_ssize_t[::1] T,
 
     What np.lexsort over all pairs did, but by a counting sort on the group and a k-slot
     insertion per group, without (pairs x d) temporaries: the far-target descent calls it
-    once per tree level on ~4e4-7e4 pairs at n = 1e5 (0.23 s in NumPy).
+    once per tree level on O(n_nodes log n) pairs.
     """
     cdef Py_ssize_t N = group.shape[0], d = blo.shape[1], i, j, g, q, c, n_out = 0
     cdef Py_ssize_t n_groups = 0, a, b
@@ -556,8 +554,7 @@ def nearest_to_box(const double[:, ::1] X, const Py_ssize_t[::1] cols,
     Group g is ``cols[starts[g]:starts[g + 1]]`` (indices into X). Points are ranked by squared
     distance to the box, ties (points inside it) by squared distance to its centre. For the
     far-strata probes of HSS-ANN compression: one pass, no temporaries of size
-    len(cols) x d (the NumPy version took 1.2 of 5.5 s of the compression phase on gmm8
-    n = 50,000; this one 0.4 s under the same load).
+    len(cols) x d.
 
     Returns (sel, grp): the chosen points (values of ``cols``) and their group numbers.
     """

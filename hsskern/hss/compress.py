@@ -81,8 +81,7 @@ def compress(K, options=None, **kwargs):
         from dataclasses import replace
         options = replace(options, **kwargs)
     # Per-node QRs are small: threaded BLAS gains nothing there, and its spin-waiting threads
-    # starve the OpenMP threads of the kernel evaluation (measured 5x slower at n = 50,000
-    # with 2 BLAS threads). Kernel tiles keep all OpenMP threads.
+    # starve the OpenMP threads of the kernel evaluation. Kernel tiles keep all OpenMP threads.
     with threadpool_limits(limits=1, user_api="blas"):
         return _compress(K, options)
 
@@ -106,8 +105,8 @@ def _compress(K, options):
             neighbors = np.zeros((n, 0), np.intp)
         timings["neighbors"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
-        # operations they were a third of the compression time). The sampler keeps the
+        # neighbour choice, stratified draws and unions of columns (compiled: see
+        # _compress_ops for why NumPy set operations are too slow here). The sampler keeps the
         # lists as 32-bit tree positions, so the n x k intp array (and the distances, never
         # read) need not live through the compression: 16 n k bytes, 1 GB at n = 1e6
         sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp),
@@ -210,8 +209,8 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
 
     The far strata are otherwise sampled only at random, which misses the few points of a far
     stratum that lie next to t in space: a 2-means tree in 1-3 d often puts a point just past
-    t's edge into a distant subtree (measured: the nearest outside point of a node, with a
-    kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
+    t's edge into a distant subtree (a node's nearest outside point, with a kernel entry of
+    1e-2, can sit in the stratum of the root's child). Returns (offsets, targets,
     box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
     pairs descend together: O(n_nodes log^2 n) work, each level's ranking one compiled pass
     (_compress_ops.nearest_per_group).
@@ -247,7 +246,7 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
         G, W = _ops.nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
         Tn = T[G]
     # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
-    # space too, and probing them all cost a third of the gmm8 compression time
+    # space too, and each probe costs kernel entries and an interpolation check
     T, W = _ops.nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
     offsets = np.searchsorted(T, np.arange(nn + 1))
     return offsets, W, blo, bhi
@@ -260,9 +259,9 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     probes are its points nearest to t's box (ties, inside the box: nearest its centre) among
     those not marked in ``sampled``: the largest unsampled entries of the target for a
     decaying kernel. Probes join the a posteriori check, and only probes the node's ID fails
-    to interpolate join the sample (adding every target up front was as accurate but made the
-    gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
-    significant, but already spanned by the sampled columns).
+    to interpolate join the sample: with a wide kernel many far targets are significant but
+    already spanned by the sampled columns, so adding every target up front is as accurate
+    and much slower.
     """
     groups = [J[w] if J[w] is not None else tree.indices(w) for w in targets]
     # offsets by itertools (np.cumsum of a list went through NumPy's slow wrapping path)
@@ -376,8 +375,8 @@ def _compress_ann(K, tree, sampler, opt, rng):
                 counts = 2 * np.maximum(counts, base)
             if v_fail.any() or starved:  # V excludes cols: together they are what was seen
                 extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
-            else:  # only far probes failed: they alone join the sample (no new stratified
-                extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
+            else:  # only far probes failed: they alone join the sample (a new stratified
+                extra = np.zeros(0, np.intp)  # draw would not target what they missed)
             # failing probes join the sample with their evaluated columns; the rest stay probes
             add = far_fail & ~np.isin(probes, V)
             P_add, MP_add = probes[add], MP[:, add]
