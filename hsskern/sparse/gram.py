@@ -4,8 +4,8 @@ k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) vanishes b
 support radius 3 sigma, so K(X, X) has one entry per pair of points closer than that. The pairs
 come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``: the upper triangle only, half the
 work of listing both); the kernel values and the counting-sort CSC assembly are compiled
-(``_assemble.pyx``), because the numpy route (fancy-indexed distances, an argsort or scipy's
-COO -> CSC) took ~50 s against ~10 s on skin_nonskin's 2e7 pairs.
+(``_assemble.pyx``): the numpy route (fancy-indexed distances, an argsort or scipy's
+COO -> CSC) sorts and allocates several nnz-sized temporaries.
 
 How many pairs there are depends steeply on sigma (about sigma^d for small sigma), and a
 careless sigma asks for terabytes. :func:`estimate_gram` counts neighbours of a random sample
