@@ -19,12 +19,12 @@ import warnings
 from itertools import accumulate
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..cluster._ann import nearest_to_box
 from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
+from ..utils._threads import one_blas_thread
 from ..utils.progress import Progress
 from . import _compress_ops as _ops
 from .matrix import HSSMatrix
@@ -85,7 +85,7 @@ def compress(K, options=None, **kwargs):
     # Per-node QRs are small: threaded BLAS gains nothing there, and its spin-waiting threads
     # starve the OpenMP threads of the kernel evaluation (measured 5x slower at n = 50,000
     # with 2 BLAS threads). Kernel tiles keep all OpenMP threads.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():  # composes with concurrent fits (see utils._threads)
         return _compress(K, options)
 
 
