@@ -20,6 +20,8 @@ is approximate. Memory is O(n k) (plus one n-permutation per tree); nothing n x 
 import numpy as np
 from scipy.spatial import cKDTree
 
+from ..exceptions import HsskernError
+from ..utils._scaling import distance_scale
 from . import _ann
 
 __all__ = ["knn", "knn_memory_bytes", "choose_method"]
@@ -35,7 +37,9 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        C-contiguous float64 points, finite (trusted: validation is the caller's job).
+        C-contiguous float64 points, finite (trusted: validation is the caller's job). Any
+        finite scale works: points whose extent would over- or underflow squared distances
+        are searched at an exact power-of-two rescaling (same neighbours, same distances).
     k : int
         Number of neighbours, >= 1. If ``n - 1 < k`` the result has ``n - 1`` columns.
     method : {"auto", "exact", "rptree"}
@@ -65,7 +69,13 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         Neighbour indices, self excluded, each row sorted by (distance, index); ``k' = min(k,
         n - 1)``.
     dist : ndarray of shape (n, k') float64
-        The matching Euclidean distances (exact for the returned pairs).
+        The matching Euclidean distances (exact for the returned pairs; ``inf`` only for a
+        distance beyond the float64 range).
+
+    Raises
+    ------
+    HsskernError
+        Internal error: a neighbour index outside [0, n) (never handed on to compiled code).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -78,9 +88,28 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         return np.empty((n, 0), dtype=np.intp), np.empty((n, 0), dtype=np.float64)
     if method == "auto":
         method = choose_method(n, d, k)
+    # distances of X / s are exact multiples of those of X and stay in [0, 2 sqrt(d)]: with
+    # overflowing distances cKDTree reports index n and the heaps keep their -1 sentinels
+    s = distance_scale(X)
+    Xs = X if s == 1.0 else X / s
     if method == "exact":
-        return _exact(X, k)
-    return _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore)
+        idx, dist = _exact(Xs, k)
+    else:
+        idx, dist = _rptree(Xs, k, n_iter, random_state, leaf_size, refine, n_explore)
+    _check_neighbors(idx, n)
+    if s != 1.0:
+        with np.errstate(over="ignore"):
+            dist *= s
+    return idx, dist
+
+
+def _check_neighbors(idx, n):
+    # O(n k) and cheap next to the search: compiled samplers index arrays with these
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = np.argwhere((idx < 0) | (idx >= n))[0]
+        raise HsskernError(
+            f"internal error: the neighbour search returned index {idx[tuple(bad)]} for point "
+            f"{bad[0]}, outside [0, {n}); please report this with the input")
 
 
 def choose_method(n, d, k):
@@ -165,6 +194,9 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
         del near
         if updates == 0:
             break
+    # finish maps every index through ``order`` (unchecked): an unfilled heap slot (-1) must
+    # not get there
+    _check_neighbors(hi, n)
     _ann.finish(hd, hi, order)
     idx, dist = hi, hd
     return idx, dist

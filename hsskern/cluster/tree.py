@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._scaling import distance_scale
+
 
 @dataclass(frozen=True)
 class ClusterTree:
@@ -142,6 +144,12 @@ def build_cluster_tree(X, leaf_size=128, split="2means", random_state=None):
     """
     rng = np.random.default_rng(random_state)
     n = X.shape[0]
+    if distance_scale(X) != 1.0:
+        # the split rules form |c|^2 and P @ c, which overflow (every split degenerating to
+        # halves) for points far from the origin or of extreme extent; only the partition is
+        # kept, so a centered, rescaled copy serves (ordinary inputs are used as they are)
+        Xc = X - (X.min(axis=0) / 2 + X.max(axis=0) / 2)
+        X = Xc / distance_scale(Xc)
     perm = np.arange(n, dtype=np.intp)
     lo, hi, left, right, parent, level = [0], [n], [-1], [-1], [-1], [0]
     t = 0

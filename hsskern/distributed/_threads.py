@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from distributed.diagnostics.plugin import WorkerPlugin
 from threadpoolctl import threadpool_limits
 
+from ..utils._threads import blas_threads
+
 _ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -79,12 +81,18 @@ def _thread_report():
 
 @contextmanager
 def task_threads(n_threads):
-    """Limit native threads in the calling (task) thread; None leaves them alone."""
+    """Limit native threads in the calling (task) thread; None leaves them alone.
+
+    OpenMP's count is the thread's own; BLAS's is process-wide, so it goes through the
+    composing limit of :mod:`hsskern.utils._threads` (tasks running at once in one worker
+    must not restore each other's temporary limit).
+    """
     if n_threads is None:
         yield
         return
     _load_native_libraries()
-    with threadpool_limits(limits=int(n_threads)):
+    with threadpool_limits(limits=int(n_threads), user_api="openmp"), \
+            blas_threads(int(n_threads)):
         yield
 
 

@@ -43,6 +43,68 @@ from ..utils._memory import available_memory, check_memory, format_bytes
 
 SCALINGS = ("auto", "cube", "ball", "simplex", "none")
 CENTER_SCHEMES = ("first", "random", "uniform")
+#: Features of training-range inputs are kept below 2^FEATURE_LOG2_MAX: the Gram matrix sums
+#: m products of two of them, which stays finite for any m < 2^63.
+FEATURE_LOG2_MAX = 480
+
+
+def _shrink(scaling, n_features, shrink):
+    return {"ball": math.sqrt(n_features), "simplex": float(n_features), "cube": 1.0,
+            "auto": float(shrink)}[scaling]
+
+
+def max_degree(n_features, scaling="cube", shrink=1.0, sq_norm=None):
+    """Largest degree s whose features float64 can carry for training-range inputs.
+
+    After scaling, inputs x' lie in [0, 1/c]^d (c the shrink of ``scaling``), so a feature
+    (1 + x' . eta)^s of training-range points lies in [1, (1 + d / c^2)^s]; s is bounded by
+    s log2(1 + d / c^2) <= ``FEATURE_LOG2_MAX`` (480), which keeps the Gram matrix's sums of
+    products finite. Far below that the features are numerically useless anyway (their
+    dynamic range swamps the rounding), but beyond it they are inf/NaN.
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension d.
+    scaling : {"auto", "cube", "ball", "simplex", "none"}
+    shrink : float, default 1
+        The shrink c of "auto" (:func:`safe_shrink`; 1 gives the cube's bound, the smallest).
+    sq_norm : float, optional
+        For ``scaling="none"``: the largest squared norm |x|^2 of the inputs (then features
+        lie in [.., (1 + |x|^2)^s]). Required for "none".
+
+    Returns
+    -------
+    int
+        (a huge number when the features cannot grow, e.g. all inputs 0)
+    """
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    if scaling == "none":
+        if sq_norm is None:
+            raise ValueError("max_degree(scaling='none') needs sq_norm, the inputs' largest "
+                             "squared norm")
+        top = float(sq_norm)
+    else:
+        top = n_features / _shrink(scaling, n_features, shrink) ** 2
+    per_degree = math.log2(1.0 + top) if math.isfinite(top) else math.inf
+    if per_degree == 0.0:
+        return 2**62
+    return int(FEATURE_LOG2_MAX // per_degree)
+
+
+def check_degree(degree, n_features, scaling="cube", shrink=1.0, sq_norm=None):
+    """Raise ValueError (with the largest degree that works) when :func:`max_degree` is
+    exceeded."""
+    top = max_degree(n_features, scaling, shrink, sq_norm)
+    if degree > top:
+        where = (f"inputs with |x|^2 up to {sq_norm:.3g} (scaling='none')" if scaling == "none"
+                 else f"{n_features} feature(s) scaled by {scaling!r}"
+                 + (f" (shrink {shrink:.3g})" if scaling == "auto" else ""))
+        raise ValueError(
+            f"degree={degree} is beyond what float64 can represent for {where}: features "
+            f"(1 + x . eta)^degree would exceed 2^{FEATURE_LOG2_MAX}; the largest degree "
+            f"that works is {top}")
 
 
 def n_centers(degree, n_features, n_samples=None):
@@ -131,8 +193,7 @@ class BoxScaler:
             self.data_min_ = np.zeros(d)
             return self
         rng = self.data_max_ - self.data_min_
-        shrink = {"ball": math.sqrt(d), "simplex": float(d), "cube": 1.0,
-                  "auto": self.auto_shrink}[self.scaling]
+        shrink = _shrink(self.scaling, d, self.auto_shrink)
         with np.errstate(divide="ignore"):
             self.scale_ = np.where(rng > 0, 1.0 / (np.where(rng > 0, rng, 1.0) * shrink), 0.0)
         return self
@@ -184,6 +245,8 @@ class PolynomialFeatureMap:
         self.scaler = scaler
         self.centers = centers
         self.degree = int(degree)
+        if scaler.scaling != "none":  # "none": checked on the data by the kernel operator
+            check_degree(self.degree, centers.shape[1], scaler.scaling, scaler.auto_shrink)
         self.operator = kernel_operator(centers, "polynomial", degree=self.degree, coef0=1.0)
 
     @property
@@ -215,13 +278,15 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
     X : ndarray of shape (m, d)
         Finite training points (trusted: validated by the caller).
     degree : int
-        Polynomial degree s >= 1.
+        Polynomial degree s >= 1, at most :func:`max_degree` for the scaling.
     centers : {"first", "random", "uniform"}
     scaling : {"auto", "cube", "ball", "simplex", "none"}
     random_state : numpy Generator, int or None
         Used by the "random" and "uniform" center schemes.
-    alpha, beta : float
-        The ADMM parameters, which set the "auto" scaling's safety bound.
+    alpha, beta : float (alpha also "auto")
+        The ADMM parameters, which set the "auto" scaling's safety bound. ``alpha="auto"``
+        (:func:`~hsskern.solvers.fpc_admm.proximal_alpha`, which stays above the factor's
+        rounding by itself) keeps the bound of alpha = beta.
     n_rows : int, optional
         Rows summed into the Gram matrix when X holds distinct rows standing for more (the
         estimators pass the count of the original rows); default ``X.shape[0]``.
@@ -231,11 +296,24 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
     fmap : PolynomialFeatureMap
     Xs : ndarray of shape (m, d)
         The scaled training points (so callers do not scale twice).
+
+    Raises
+    ------
+    ValueError
+        ``degree`` beyond :func:`max_degree` for this scaling (checked before any work).
     """
     m, d = X.shape
     n = n_centers(degree, d, m)
+    if isinstance(alpha, str):
+        alpha = beta
     shrink = (safe_shrink(d, degree, m if n_rows is None else int(n_rows), n, alpha, beta)
               if scaling == "auto" else 1.0)
+    if scaling == "none":
+        with np.errstate(over="ignore"):
+            sq = float(np.einsum("ij,ij->i", X, X).max()) if m else 0.0
+        check_degree(degree, d, scaling, sq_norm=sq)
+    else:
+        check_degree(degree, d, scaling, shrink)
     scaler = BoxScaler(scaling, shrink).fit(X)
     Xs = scaler.transform(X, clip=False)
     rng = np.random.default_rng(random_state)

@@ -7,6 +7,7 @@
 from ..options import HSSOptions
 from .compress import compress
 from .matrix import HSSMatrix
+from .memory import estimate_memory
 from .ulv import ULVFactor
 
-__all__ = ["HSSOptions", "compress", "HSSMatrix", "ULVFactor"]
+__all__ = ["HSSOptions", "compress", "HSSMatrix", "ULVFactor", "estimate_memory"]

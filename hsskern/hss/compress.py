@@ -14,16 +14,17 @@ useful geometry.
 In both, a parent works on the union of its children's skeletons, coupling blocks come from
 ``K[J_a, J_b]`` and leaf blocks from ``K[I, I]``.
 """
+import sys
 import time
 import warnings
 from itertools import accumulate
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from ..cluster.neighbors import knn
+from ..cluster.neighbors import choose_method, knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
+from ..utils._threads import one_blas_thread
 from ..utils.progress import Progress
 from . import _compress_ops as _ops
 from .matrix import HSSMatrix
@@ -40,6 +41,8 @@ _FAR_BEAM = 2
 _FAR_PROBES = 3
 #: far targets probed per node (the nearest of all strata's finalists)
 _FAR_KEEP = 4
+#: verbose: a note on a level still running after this many seconds since the last line
+_LEVEL_NOTE_SECONDS = 20.0
 
 
 def _nbr_budget(opt, m):
@@ -82,8 +85,22 @@ def compress(K, options=None, **kwargs):
         options = replace(options, **kwargs)
     # Per-node QRs are small: threaded BLAS gains nothing there, and its spin-waiting threads
     # starve the OpenMP threads of the kernel evaluation. Kernel tiles keep all OpenMP threads.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():  # composes with concurrent fits (see utils._threads)
         return _compress(K, options)
+
+
+class _PhaseLog:
+    """One line on stderr when a phase starts or ends (``verbose >= 1``): a long compression
+    says within a second what it is doing, not only once the per-node loop starts."""
+
+    def __init__(self, verbose):
+        self.on = verbose >= 1
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg):
+        if self.on:
+            print(f"[hss {time.perf_counter() - self.t0:7.1f} s] {msg}", file=sys.stderr,
+                  flush=True)
 
 
 def _compress(K, options):
@@ -91,15 +108,21 @@ def _compress(K, options):
     n = X.shape[0]
     rng = np.random.default_rng(options.random_state)
     timings = {}
+    log = _PhaseLog(options.verbose)
+    log(f"compressing {n} x {n} {K.kernel!r} ({X.shape[1]} features, method "
+        f"{options.method!r}): cluster tree, leaf_size={options.leaf_size}")
 
     t0 = time.perf_counter()
     tree = build_cluster_tree(X, options.leaf_size, options.split, rng)
     timings["tree"] = time.perf_counter() - t0
+    log(f"tree: {tree.n_nodes} nodes, depth {tree.depth}")
 
     if options.method == "ann":
         t0 = time.perf_counter()
         k = min(options.n_neighbors, n - 1)
         if k > 0:
+            log(f"neighbours: {k} per point ({choose_method(n, X.shape[1], k)}, "
+                f"{options.ann_iterations} trees)")
             neighbors = knn(X, k, n_iter=options.ann_iterations, random_state=rng)[0]
         else:
             neighbors = np.zeros((n, 0), np.intp)
@@ -112,13 +135,20 @@ def _compress(K, options):
         sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp),
                                      tree.perm, tree.inverse_perm())
         del neighbors
-        gens = _compress_ann(K, tree, sampler, options, rng)
+        log(f"compressing {tree.n_nodes} nodes bottom-up, level {tree.depth - 1} to 1 "
+            f"(max_rank={options.max_rank}, rel_tol={options.rel_tol:g})")
+        gens = _compress_ann(K, tree, sampler, options, rng, log)
         timings["compression"] = time.perf_counter() - t0
     else:
         t0 = time.perf_counter()
+        log("compressing by randomized sampling K @ Omega")
         gens = _compress_sketch(K, tree, options, rng)
         timings["compression"] = time.perf_counter() - t0
     D, U, B, J, err = gens
+    if log.on:
+        nbytes = sum(a.nbytes for g in (D, U, B, J) for a in g if a is not None)
+        log(f"done: max rank {max((len(j) for j in J if j is not None), default=0)}, "
+            f"generators {nbytes / 2**20:.0f} MB")
     capped = np.flatnonzero(err > 0)
     if len(capped):
         ranks = np.array([0 if j is None else len(j) for j in J])
@@ -273,14 +303,17 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     return probes
 
 
-def _compress_ann(K, tree, sampler, opt, rng):
+def _compress_ann(K, tree, sampler, opt, rng, log=None):
     n = tree.n_points
     nn = tree.n_nodes
     D, U, B, J = [None] * nn, [None] * nn, [None] * nn, [None] * nn
     err = np.zeros(nn)
     iperm = tree.inverse_perm()
     perm = tree.perm
-    progress = Progress(nn, "HSS compression", opt.verbose, min_total=2000)
+    # verbose 1: a line per level (_level_done); 2: also the per-node progress bar
+    progress = Progress(nn, "HSS compression", opt.verbose - 1, min_total=2000)
+    level_start = (tree.level[nn - 1], nn - 1, time.perf_counter())
+    quiet_until = time.perf_counter() + _LEVEL_NOTE_SECONDS
     # Random columns are drawn per stratum of the complement (sibling, parent's sibling,
     # ...), not uniformly: a uniform draw almost never lands in the medium range that a
     # node's neighbour lists do not reach (e.g. lists swamped by duplicate points) when the
@@ -293,6 +326,13 @@ def _compress_ann(K, tree, sampler, opt, rng):
     c_far = max(opt.n_random // 2, 2)
     oversample = 4  # significant sampled columns the ID must leave unused
     for t in range(nn - 1, -1, -1):  # children before parents
+        if log is not None and tree.level[t] != level_start[0]:
+            level_start = _level_done(log, tree, J, t, level_start)
+            quiet_until = time.perf_counter() + _LEVEL_NOTE_SECONDS
+        elif log is not None and time.perf_counter() > quiet_until:  # a long level
+            lev, last, _ = level_start
+            log(f"level {lev}: {last - t} of {np.count_nonzero(tree.level == lev)} nodes")
+            quiet_until = time.perf_counter() + _LEVEL_NOTE_SECONDS
         cand = _leaf_and_coupling(K, tree, t, J, D, B)
         progress.update()
         if t == 0:
@@ -390,6 +430,16 @@ def _compress_ann(K, tree, sampler, opt, rng):
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
+
+
+def _level_done(log, tree, J, t, level_start):
+    """Log the level just finished (nodes t + 1 .. its last, in breadth-first ids) and start
+    timing the next."""
+    lev, last, t0 = level_start
+    ranks = [len(J[v]) for v in range(t + 1, last + 1) if J[v] is not None]
+    log(f"level {lev}: {last - t} nodes, ranks {min(ranks, default=0)}-"
+        f"{max(ranks, default=0)} ({time.perf_counter() - t0:.1f} s)")
+    return tree.level[t], t, time.perf_counter()
 
 
 def _all_outside(perm, lo, hi):

@@ -23,6 +23,16 @@ from ..utils.validation import check_positive
 from . import _eval
 
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian")
+#: kernels that depend only on |x - y| / width: rescaling points and width together is exact
+SCALE_INVARIANT = ("gaussian", "laplacian", "compact_gaussian")
+
+
+def _half_inv_square(w):
+    """1 / (2 w^2), as inf or 0 where it leaves float range (Python's ``**`` would raise)."""
+    try:
+        return 1.0 / (2.0 * w ** 2)
+    except (OverflowError, ZeroDivisionError):
+        return 0.0 if w > 1.0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,7 @@ class Kernel:
     def gamma(self):
         """scikit-learn's spelling of the width: 1/(2h^2) (Gaussian), 1/h (Laplacian)."""
         if self.name == "gaussian":
-            return 1.0 / (2.0 * self.h ** 2)
+            return _half_inv_square(self.h)
         if self.name == "laplacian":
             return 1.0 / self.h
         return None
@@ -67,6 +77,28 @@ class Kernel:
         return 3.0 * self.sigma if self.name == "compact_gaussian" else math.inf
 
     @property
+    def scale_invariant(self):
+        """True when k(x, y) depends only on |x - y| / width (see :meth:`rescaled`)."""
+        return self.name in SCALE_INVARIANT
+
+    @property
+    def width(self):
+        """The length scale (h or sigma) of a scale-invariant kernel, else None."""
+        return self.sigma if self.name == "compact_gaussian" else self.h
+
+    def rescaled(self, s):
+        """The same kernel for points divided by s: k'(x / s, y / s) = k(x, y).
+
+        Exact (bit for bit, in normal range) when s is a power of two. Only for
+        scale-invariant kernels.
+        """
+        if not self.scale_invariant:
+            raise ValueError(f"the {self.name} kernel is not scale invariant")
+        if self.name == "compact_gaussian":
+            return Kernel(self.name, sigma=self.sigma / s, l=self.l)
+        return Kernel(self.name, h=self.h / s)
+
+    @property
     def code(self):
         return _eval.KIND_CODES[self.name]
 
@@ -74,13 +106,13 @@ class Kernel:
     def params(self):
         """Parameter vector in the layout the compiled evaluator expects."""
         if self.name == "gaussian":
-            p = (1.0 / (2.0 * self.h ** 2), 0.0, 0.0)
+            p = (_half_inv_square(self.h), 0.0, 0.0)
         elif self.name == "laplacian":
             p = (1.0 / self.h, 0.0, 0.0)
         elif self.name == "polynomial":
             p = (float(self.coef0), float(self.degree), 0.0)
         else:
-            p = (1.0 / (2.0 * self.sigma ** 2), 1.0 / (3.0 * self.sigma), float(self.l))
+            p = (_half_inv_square(self.sigma), 1.0 / (3.0 * self.sigma), float(self.l))
         return np.array(p, dtype=np.float64)
 
     def diag(self, X):
@@ -129,6 +161,11 @@ def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0
         if gamma is not None:
             gamma = check_positive(gamma, "gamma")
             h = math.sqrt(1.0 / (2.0 * gamma)) if kernel == "gaussian" else 1.0 / gamma
+            if h == math.inf and kernel == "gaussian":  # 1 / (2 gamma) overflowed, h did not
+                h = 1.0 / math.sqrt(2.0 * gamma)
+            if h == math.inf:
+                raise ValueError(f"gamma={gamma!r} is too small: the width h = 1/gamma "
+                                 "exceeds the float range; use gamma >= 1e-308")
         h = 1.0 if h is None else check_positive(h, "h")
         return Kernel(kernel, h=h)
     if kernel == "polynomial":

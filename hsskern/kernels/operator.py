@@ -5,10 +5,13 @@ with it are computed tile by tile in compiled code, so memory stays O(n d + thre
 however large n is. ``shifted(beta)`` gives the structured K + beta I and ``cross(Y)`` the
 rectangular K(Y, X) used for prediction, Nystrom and FPC features.
 """
+import math
+
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory, format_bytes
+from ..utils._scaling import SAFE_LOG2, coordinate_extent, log2, power_of_two_below
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_out, check_points, check_positive
 from . import _eval
@@ -25,6 +28,13 @@ _GEMM_MIN_FEATURES = 12
 #: Largest accepted bound on the dgemm route's relative entry error (see ``_gemm_route``).
 _GEMM_MAX_REL_ERROR = 1e-12
 _GEMM_ROW_TILE = 128
+#: A scale-invariant kernel is evaluated only on points whose bounding box is at most
+#: 2^_MAX_EXTENT_LOG2 kernel widths wide: then gamma |x - y|^2 <= 2^945 d stays finite (the
+#: evaluator is compiled with -ffast-math and must only see finite numbers). Pairs farther
+#: apart than 2^40 widths already have entries of exactly 0.0.
+_MAX_EXTENT_LOG2 = 470
+#: Polynomial kernel entries must stay below 2^_MAX_POLY_LOG2 (sums of many stay finite).
+_MAX_POLY_LOG2 = 1000
 
 
 def _readonly(a):
@@ -67,15 +77,116 @@ def _gemm_route(kernel, rows, cols):
     return rc, rn, np.ascontiguousarray(cc.T), cn
 
 
+def _max_norm_log2(A):
+    """log2 of the largest row norm of A (-inf for none or all zero), without overflow."""
+    if A.shape[0] == 0:
+        return -math.inf
+    with np.errstate(over="ignore", under="ignore"):
+        sq = float(np.einsum("ij,ij->i", A, A).max())
+    if 2.0 ** -900 < sq < math.inf:
+        return 0.5 * math.log2(sq)
+    a = float(np.abs(A).max())
+    if a == 0.0:
+        return -math.inf
+    s = power_of_two_below(a)  # exact: the squares of A / s are in [0, d]
+    B = A / s
+    return log2(s) + 0.5 * log2(float(np.einsum("ij,ij->i", B, B).max()))
+
+
+def _evaluation_inputs(kernel, rows, cols):
+    """(rows', cols', kernel', far) for the compiled evaluator: k'(rows', cols') = k(rows, cols)
+    except on the rows marked in ``far`` (None: no row), whose entries are all exactly 0.
+
+    A scale-invariant kernel sees only |x - y| / width, so points and width are divided by
+    the same power of two s (exact, bit for bit in normal range) when the width is far from
+    1 or the points' extent is huge: then gamma = 1 / (2 h^2) and every squared distance stay
+    finite and normal. Nothing is copied when s = 1 (every ordinary input). For the
+    rectangular K(rows, cols), a row more than 2^(_MAX_EXTENT_LOG2 - 2) widths outside the box
+    of ``cols`` (its entries underflow to 0.0) is marked ``far`` and replaced by a column
+    point, so that the rest keep the extent in range. (Clamping it onto a box that far out
+    would not do: near coordinates of 1e157, points at most 1e141 apart coincide.)
+
+    Raises ValueError when no rescaling can keep the entries exact: the points span more than
+    2^_MAX_EXTENT_LOG2 widths, or the width is too small for the coordinates' magnitude, or
+    polynomial entries overflow float64.
+    """
+    if not kernel.scale_invariant:
+        if kernel.name == "polynomial":
+            _check_polynomial_range(kernel, rows, cols)
+        return rows, cols, kernel, None
+    w = kernel.width
+    name = "sigma" if kernel.name == "compact_gaussian" else "h"
+    a, M = coordinate_extent(cols)
+    lw = log2(w)
+    if log2(a) - lw > _MAX_EXTENT_LOG2:
+        raise ValueError(
+            f"the points span {2 * a:.3g} along one coordinate, more than "
+            f"2^{_MAX_EXTENT_LOG2} = {2.0 ** _MAX_EXTENT_LOG2:.3g} kernel widths "
+            f"({name}={w:.3g}): squared distances over the width leave the float64 range "
+            f"(and points 2^40 widths apart already have kernel entries of exactly 0). "
+            f"Standardize X, or use "
+            f"{name} >= {a * 2.0 ** -_MAX_EXTENT_LOG2:.3g}")
+    far = None
+    if rows is not cols:
+        ar, _ = coordinate_extent(rows, cols)
+        if log2(ar) - lw > _MAX_EXTENT_LOG2 - 1 and cols.shape[0]:
+            pad = w * 2.0 ** (_MAX_EXTENT_LOG2 - 2)
+            lo, hi = cols.min(axis=0), cols.max(axis=0)
+            with np.errstate(over="ignore"):  # an infinite bound: nothing is beyond it
+                far = ((rows < lo - pad) | (rows > hi + pad)).any(axis=1)
+            if far.any():
+                rows = rows.copy()
+                rows[far] = cols[0]
+            else:
+                far = None
+        a, M = coordinate_extent(rows, cols)
+    if abs(lw) <= SAFE_LOG2 and log2(a) <= SAFE_LOG2 + 80:
+        return rows, cols, kernel, far
+    s = power_of_two_below(w)  # the width becomes [1, 2)
+    if log2(M) - log2(s) > 1020:
+        raise ValueError(
+            f"{name}={w:.3g} is too small for points with coordinates up to {M:.3g}: "
+            f"coordinates / {name} leave the float64 range. Center or standardize X, or use "
+            f"{name} >= {M * 2.0 ** -1000:.3g}")
+    rows_s = rows / s
+    cols_s = rows_s if cols is rows else cols / s
+    return rows_s, cols_s, kernel.rescaled(s), far
+
+
+def _check_polynomial_range(kernel, rows, cols):
+    # |coef0 + x.y| <= coef0 + |x| |y|
+    lb = _max_norm_log2(rows) + (_max_norm_log2(cols) if cols is not rows else
+                                 _max_norm_log2(rows))
+    c = kernel.coef0
+    if lb == -math.inf:
+        top = log2(c)
+    elif lb > 1000:
+        top = lb
+    else:
+        top = log2(c + 2.0 ** lb)
+    if kernel.degree * top > _MAX_POLY_LOG2:
+        raise ValueError(
+            f"polynomial kernel entries (coef0 + x.y)^degree reach about 2^"
+            f"{kernel.degree * top:.0f} (degree={kernel.degree}, coef0={c:g}, largest "
+            f"|x| |y| = 2^{lb:.1f}), beyond float64 (2^1024): scale X, e.g. to unit norm, "
+            f"or lower the degree")
+
+
 class _KernelLinearOperator(LinearOperator):
-    """Shared machinery: rows (m x d) against columns (d x n, stored transposed)."""
+    """Shared machinery: rows (m x d) against columns (d x n, stored transposed).
+
+    ``_rows``/``_cols`` are the points as given; the compiled evaluator reads ``_erows``/
+    ``_ecols`` with ``_ekernel`` (the same objects unless rescaled, see _evaluation_inputs).
+    """
 
     def __init__(self, rows, cols, kernel, block_memory):
         self._rows = rows
         self._cols = cols
-        self._colsT = np.ascontiguousarray(cols.T)
         self._kernel = kernel
-        self._params = kernel.params
+        er, ec, ek, far = _evaluation_inputs(kernel, rows, cols)
+        self._erows, self._ecols, self._ekernel, self._far = er, ec, ek, far
+        self._colsT = np.ascontiguousarray(ec.T)
+        self._params = ek.params
         self._block_memory = block_memory
         self._col_tile = _col_tile(block_memory, cols.shape[0])
         self._gemm_state = None
@@ -84,7 +195,7 @@ class _KernelLinearOperator(LinearOperator):
     def _gemm(self):
         # computed on first use: many operators (e.g. over support vectors) see one product
         if self._gemm_state is None:
-            self._gemm_state = (_gemm_route(self._kernel, self._rows, self._cols),)
+            self._gemm_state = (_gemm_route(self._ekernel, self._erows, self._ecols),)
         return self._gemm_state[0]
 
     @property
@@ -101,9 +212,16 @@ class _KernelLinearOperator(LinearOperator):
             with one_blas_thread():
                 _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
                                    2048)
-            return out
-        _eval.matmat(self._kernel.code, self._params, self._rows, self._colsT, V, out,
-                     self._col_tile)
+        else:
+            _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
+                         self._col_tile)
+        return self._zero_far(out)
+
+    def _zero_far(self, out, I=slice(None)):
+        # rows too far from every column for their entries to be anything but 0.0 (only
+        # rectangular operators have them, see _evaluation_inputs); ``I`` selects out's rows
+        if self._far is not None:
+            out[self._far[I]] = 0.0
         return out
 
     def _matvec(self, v):
@@ -144,6 +262,8 @@ class KernelOperator(_KernelLinearOperator):
     def __init__(self, points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
         points = _readonly(points)
         super().__init__(points, points, kernel, block_memory)
+        if self._erows is not points:
+            self._erows.flags.writeable = False
 
     @classmethod
     def _rebuild(cls, points, kernel, block_memory):
@@ -205,7 +325,7 @@ class KernelOperator(_KernelLinearOperator):
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
         route = self._gemm()
         if route is None:
-            _eval.gather_block(self._kernel.code, self._params, self._rows, I, J, out, sym)
+            _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
         elif I.shape[0] * J.shape[0] > 100000:
             with one_blas_thread():
                 _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym)
@@ -235,8 +355,8 @@ class KernelOperator(_KernelLinearOperator):
     def to_dense(self, max_bytes=None):
         """The dense n x n matrix (for small n only; refuses above ``max_bytes``, 2 GiB)."""
         self._check_dense(max_bytes)
-        out = self._dense_block(self._rows, self._rows)
-        _eval.mirror_upper(out)  # exactly symmetric (see submatrix)
+        out = self._dense_block(self._erows, self._erows)
+        _eval.mirror_upper(out)  # exactly symmetric (see _submatrix)
         return out
 
     def __repr__(self):
@@ -368,12 +488,12 @@ class CrossKernelOperator(_KernelLinearOperator):
         I = check_indices(I, self.shape[0], "I")
         J = check_indices(J, self.shape[1], "J")
         out = check_out(out, (I.shape[0], J.shape[0]))
-        return self._dense_block(self._rows[I], self._cols[J], out)
+        return self._zero_far(self._dense_block(self._erows[I], self._ecols[J], out), I)
 
     def to_dense(self, max_bytes=None):
         """The dense m x n matrix (refuses above ``max_bytes``, default 2 GiB)."""
         self._check_dense(max_bytes)
-        return self._dense_block(self._rows, self._cols)
+        return self._zero_far(self._dense_block(self._erows, self._ecols))
 
     def __repr__(self):
         return (f"<CrossKernelOperator {self.shape[0]} x {self.shape[1]} "

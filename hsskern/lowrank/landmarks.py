@@ -23,6 +23,8 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..utils._threads import one_blas_thread
+
 LANDMARK_METHODS = ("kmeans", "kmeans++", "uniform")
 
 
@@ -75,7 +77,8 @@ def select_landmarks(X, n_landmarks, method="kmeans", *, max_samples=20000, n_it
     S = X if m == n else X[np.sort(rng.choice(n, size=m, replace=False))]
     seed = rng.randint(np.iinfo(np.int32).max)
     if method == "kmeans++":
-        Z, _ = kmeans_plusplus(S, n_clusters=k, random_state=seed)
+        with one_blas_thread():  # see below
+            Z, _ = kmeans_plusplus(S, n_clusters=k, random_state=seed)
         return np.ascontiguousarray(Z)
     if method != "kmeans":
         raise ValueError(f"landmarks must be one of {LANDMARK_METHODS}, got {method!r}")
@@ -85,7 +88,10 @@ def select_landmarks(X, n_landmarks, method="kmeans", *, max_samples=20000, n_it
     # which dominates the few Lloyd sweeps for the k in the thousands the papers use.
     km = KMeans(n_clusters=k, init="random", n_init=1, max_iter=int(n_iter), tol=0.0,
                 algorithm="lloyd", random_state=seed)
-    with warnings.catch_warnings():
+    # KMeans limits BLAS to one thread with a save/restore context of its own, which is
+    # process-wide: two fits in two threads would leave BLAS at one thread for good. Inside
+    # our composing limit (utils._threads) it saves and restores the limited count instead.
+    with warnings.catch_warnings(), one_blas_thread():
         # fewer distinct points than k, or not converged after n_iter sweeps: both expected
         warnings.simplefilter("ignore", ConvergenceWarning)
         km.fit(S)

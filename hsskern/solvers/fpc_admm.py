@@ -30,6 +30,13 @@ a = b = 1 stops at the ridge fit. The estimators' default ``alpha = beta = "auto
 nearly separable data, where the ADMM has a slow tail on a degenerate LP (the model is not at
 fault; a smaller tol buys accuracy at a steep price in iterations).
 
+A fixed a is still not invariant to the scale of the features: a I damps the u-step in the
+eigendirections of b A^T A below a, and where the features are small (few inputs, low degree)
+that is most of them. ``alpha="auto"`` (:func:`proximal_alpha`) sets a relative to the spectrum
+instead, just above the factor's rounding: on a 300-point circle problem at s = 3 it converges
+in 39 iterations instead of 378 (the default max_iter of 100 had stopped at 72% training
+accuracy), and on the UCI sets it reaches a lower hinge objective in as many iterations.
+
 The iteration in place
 ----------------------
 For labels y = +-1 the three cases of (15) are v+ = B + y clip(1 - y B, 0, 1/gamma) at
@@ -56,13 +63,18 @@ objective (the prox parameter stays m b, m = sum c_i) is *exactly* the run on al
 cost of the distinct ones (data sets of few, repeated feature values have many duplicates).
 """
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import dsyrk
+from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NotPositiveDefiniteError
+
+#: ``alpha="auto"``: the proximal weight relative to the mean eigenvalue of beta A^T A
+PROXIMAL_RHO = 1e-9
 
 
 @dataclass
@@ -130,12 +142,58 @@ def hinge_prox(a, b, gamma):
 
 
 def gram_matrix(A):
-    """A^T A (shape (n, n), symmetric) through BLAS syrk: half the flops of a general product."""
+    """The Gram matrix A^T A of the features, through BLAS syrk (half a general product's flops).
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, n)
+        C-contiguous float64 feature matrix.
+
+    Returns
+    -------
+    G : ndarray of shape (n, n)
+        A^T A, exactly symmetric (the lower triangle is computed and mirrored).
+    """
     # A.T of a C-ordered A is Fortran-ordered: syrk reads it in place, no copy
     G = dsyrk(1.0, A.T, trans=0, lower=1)
     iu = np.triu_indices_from(G, 1)
     G[iu] = G.T[iu]
     return G
+
+
+
+def proximal_alpha(G, beta, rho=PROXIMAL_RHO):
+    """The proximal weight ``alpha="auto"``: alpha = beta max(rho tr(G) / n, 10 n eps max G_jj).
+
+    alpha I damps the u-step (13) like a ridge term: in an eigendirection of beta G with
+    eigenvalue lambda the step moves lambda / (lambda + alpha) of the way, so directions with
+    lambda << alpha creep, and the H-norm stopping rule, which sees small steps, then stops
+    far from the hinge minimizer (the fixed point does not depend on alpha). A fixed alpha
+    (the paper's 1, or 1/m) is not invariant to the scale of the features: on a 300-point
+    circle problem at degree 3, alpha = beta = 1/m needed 378 iterations to stop at a hinge
+    objective of 0.20 (98.7% training accuracy; 0.72 at the default 100 iterations), this
+    rule 39 iterations to 0.040 (99.0%, LinearSVC on the same features 99.7%). Relative to
+    the spectrum the damping is the same at every feature scale; the second term keeps it
+    above the rounding of the Cholesky factor of beta G + alpha I (backward error about
+    n eps max_j G_jj), so the factor stays accurate for ill-conditioned high-degree features.
+
+    Parameters
+    ----------
+    G : ndarray of shape (n, n)
+        The Gram matrix A^T A (see :func:`gram`).
+    beta : float > 0
+    rho : float >= 0, default 1e-9
+
+    Returns
+    -------
+    float
+    """
+    n = G.shape[0]
+    d = np.diagonal(G)
+    if n == 0 or not np.all(np.isfinite(d)):
+        raise ValueError("proximal_alpha: the Gram matrix is empty or not finite")
+    scale = max(rho * float(d.sum()) / n, 10.0 * n * np.finfo(np.float64).eps * float(d.max()))
+    return float(beta) * (scale if scale > 0 else 1.0)
 
 
 def _hinge_shift(Y, B, gamma_inv):
@@ -159,14 +217,20 @@ def fpc_factor(A=None, alpha=1.0, beta=1.0, gram=None):
     ----------
     A : ndarray of shape (m, n), optional
         Feature matrix; not needed when ``gram`` (= A^T A, shape (n, n)) is given.
-    alpha, beta : float > 0
+    alpha : float > 0 or "auto"
+        "auto": :func:`proximal_alpha` of the Gram matrix (pass the same value to
+        :func:`fpc_admm`: ``proximal_alpha(G, beta)``).
+    beta : float > 0
 
     Returns
     -------
     tuple
         ``scipy.linalg.cho_factor`` output (lower-triangular factor, flag).
     """
-    M = beta * (gram_matrix(A) if gram is None else gram)
+    G = gram_matrix(A) if gram is None else gram
+    if isinstance(alpha, str):
+        alpha = proximal_alpha(G, beta)
+    M = beta * G
     M[np.diag_indices_from(M)] += alpha
     try:
         return cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
@@ -207,7 +271,9 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         of a lone run.
     alpha, beta : float > 0 or ndarray of shape (k,), default 1
         Proximal and augmented-Lagrangian parameters (paper defaults; see the module notes on
-        their scale), one value for all columns or one per column.
+        their scale), one value for all columns or one per column. ``alpha="auto"``:
+        :func:`proximal_alpha` of A^T A for each column's beta (the Gram matrix is formed
+        here; with ``factor=`` pass the alpha the factor was built with instead).
     tol : float, default 5e-4
         Stop a column when ||p^{k+1} - p^k||_H^2 < tol (the paper's rule and default).
     max_iter : int, default 100
@@ -226,6 +292,17 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     Returns
     -------
     FPCADMMResult
+
+    Warns
+    -----
+    ConvergenceWarning
+        When a column stops at ``max_iter`` with its step still above ``tol``.
+
+    Raises
+    ------
+    FloatingPointError
+        When the iterates stop being finite (alpha below the Gram matrix's rounding, or
+        features that overflow); never returns NaN coefficients.
     """
     t0 = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
@@ -233,8 +310,23 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     Y = y.reshape(y.shape[0], -1)
     m, n = A.shape
     k = Y.shape[1]
-    al = _per_column(alpha, k, "alpha")
     be = _per_column(beta, k, "beta")
+    if isinstance(alpha, str):
+        if alpha != "auto":
+            raise ValueError(f"alpha must be a positive number or 'auto', got {alpha!r}")
+        if factor is not None:
+            raise ValueError("alpha='auto' needs the Gram matrix: with factor= pass the "
+                             "alpha the factor was built with (proximal_alpha(G, beta))")
+        if mask is not None:
+            raise ValueError("alpha='auto' is for unmasked problems: with mask= pass "
+                             "proximal_alpha of each column's Gram matrix")
+        G = gram_matrix(A)
+        alpha = np.array([proximal_alpha(G, b) for b in be])
+        if np.all(alpha == alpha[0]):
+            alpha = alpha[0]
+            factor = fpc_factor(alpha=alpha, beta=be[0], gram=G)
+        del G
+    al = _per_column(alpha, k, "alpha")
     Mf = Cf = None  # 0/1 indicator of the used rows; their counts when not all 1
     if mask is not None:
         Cf = np.broadcast_to(np.asarray(mask, dtype=np.float64).reshape(m, -1), (m, k))
@@ -312,6 +404,13 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
         vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
         step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
+        if not np.all(np.isfinite(step)):  # NaN never stops the loop by itself: refuse it
+            bad = active[~np.isfinite(step)]
+            raise FloatingPointError(
+                f"fpc_admm: the iterates of column(s) {bad.tolist()} became non-finite at "
+                f"iteration {it} (alpha={aa[~np.isfinite(step)][0]:.3g}); the factor of "
+                "beta A^T A + alpha I is not accurate enough: raise alpha (alpha='auto'), "
+                "or scale the inputs / lower the degree")
         Ua, Va, Qa, AUa = U_new, V_new, Q_new, AU_new
         for c, st in zip(active, step):
             history[c].append(float(st))
@@ -337,6 +436,15 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
                 Ca = Ca[:, keep]
     if max_iter == 0:
         AU = AUa
+    short = np.flatnonzero(~converged & (iterations >= max_iter) & (max_iter > 0))
+    if short.size:
+        last = [float(history[c][-1]) for c in short]
+        warnings.warn(
+            f"fpc_admm: {short.size} of {k} problem(s) stopped at max_iter={max_iter} with "
+            f"the step ||p^(k+1) - p^k||_H^2 at {max(last):.3g}, above tol={tol:g} "
+            f"(columns {short.tolist()[:10]}); raise max_iter, or use alpha='auto' if alpha "
+            "is large next to beta A^T A (a strong proximal term makes the steps slow)",
+            ConvergenceWarning, stacklevel=2)
     if Mf is not None:  # off-mask rows of v and w never entered a sum; report them as 0
         V *= Mf
         W *= Mf

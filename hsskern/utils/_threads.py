@@ -1,33 +1,96 @@
-"""One BLAS thread for a block of small BLAS calls, switched in microseconds."""
+"""BLAS thread limits that compose across threads: the pools are restored when the last
+limit ends, also when fits run concurrently.
+
+OpenBLAS's thread count is one process-wide setting. A save/restore context (threadpoolctl's
+``threadpool_limits``, used inside scikit-learn's KMeans too) restores what it saw on entry,
+so two overlapping ones in two Python threads interleave as A saves 2, B saves A's 1, A
+restores 2, B restores 1: the process is left at one thread for good (two concurrent
+``NystromSVC(landmarks="kmeans")`` fits did that every time). Here every limit is a request
+registered under one lock: the first request saves the libraries' counts, the effective
+count is the smallest active request, and the last request to end restores the saved counts.
+Third-party save/restore contexts run *inside* one of these requests (see
+:func:`hsskern.lowrank.landmarks.select_landmarks`) then see and restore the limited count,
+which is harmless.
+
+OpenMP's thread count is per calling thread (an ICV of the thread), so limiting it in a thread
+never leaks into another; only BLAS needs this.
+"""
+import threading
+
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["one_blas_thread"]
+__all__ = ["blas_threads", "one_blas_thread"]
 
 _BLAS_LIBS = []
+_LOCK = threading.Lock()
+_ACTIVE = []     # the limits of the requests now active, any order
+_SAVED = []      # (library controller, count) as found by the first active request
 
 
-class one_blas_thread:
-    """Limit the loaded BLAS libraries to one thread for the duration of a ``with`` block.
+def _libraries():
+    # threadpoolctl's limit() costs 60-170 us (it rebuilds its view of every library); the
+    # handles are kept from the first call and flipped by one ctypes call each (~3 us). Like
+    # threadpoolctl, this sees the libraries loaded when it first runs; ours (scipy's
+    # OpenBLAS, behind cython_blas) is loaded by then.
+    if not _BLAS_LIBS:
+        _BLAS_LIBS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return _BLAS_LIBS[0]
 
-    threadpoolctl's ``limit`` rebuilds its view of every library on each call, which is
-    noticeable next to a ULV solve of a few milliseconds; this keeps the library handles from
-    the first call and only flips the ones not already at one thread (one ctypes call
-    each). Like threadpoolctl, it sees the libraries loaded when it first runs; ours (scipy's
-    OpenBLAS, behind ``cython_blas``) is loaded by then.
+
+def _apply(limit):
+    # with the lock held: every library at min(saved count, limit)
+    for lib, k in _SAVED:
+        target = min(k, limit)
+        if lib.get_num_threads() != target:
+            lib.set_num_threads(target)
+
+
+class blas_threads:
+    """Limit the loaded BLAS libraries to ``n`` threads for the duration of a ``with`` block.
+
+    Safe to nest and to use from several threads at once: the libraries run at the smallest
+    limit currently requested, and the counts found by the first request are restored when
+    the last one ends.
+
+    Parameters
+    ----------
+    n : int >= 1
     """
 
-    __slots__ = ("_saved",)
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        n = int(n)
+        if n < 1:
+            raise ValueError(f"the BLAS thread limit must be >= 1, got {n}")
+        self.n = n
 
     def __enter__(self):
-        if not _BLAS_LIBS:
-            _BLAS_LIBS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
-        self._saved = [(lib, k) for lib in _BLAS_LIBS[0]
-                       if (k := lib.get_num_threads()) is not None and k != 1]
-        for lib, _ in self._saved:
-            lib.set_num_threads(1)
+        with _LOCK:
+            if not _ACTIVE:
+                _SAVED[:] = [(lib, k) for lib in _libraries()
+                             if (k := lib.get_num_threads()) is not None]
+            _ACTIVE.append(self.n)
+            _apply(min(_ACTIVE))
         return self
 
     def __exit__(self, *exc):
-        for lib, k in self._saved:
-            lib.set_num_threads(k)
+        with _LOCK:
+            _ACTIVE.remove(self.n)
+            if _ACTIVE:
+                _apply(min(_ACTIVE))
+            else:
+                for lib, k in _SAVED:
+                    if lib.get_num_threads() != k:
+                        lib.set_num_threads(k)
+                _SAVED.clear()
         return False
+
+
+class one_blas_thread(blas_threads):
+    """``blas_threads(1)``: one BLAS thread for a block of small BLAS calls."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.n = 1

@@ -1,0 +1,80 @@
+"""hss.estimate_memory: a bound by phase, from the sizes alone, checked against measured peaks."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from hsskern.hss import estimate_memory
+
+GEN_GMM = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_gmm.py"
+
+_KEYS = ("points", "tree", "neighbors", "compression_peak", "hss", "factor", "factor_peak",
+         "solver", "exact_block", "exact_newton", "peak", "peak_newton")
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 10**7), dn=st.integers(1, 10**6), d=st.integers(1, 300),
+       max_rank=st.integers(1, 3000), dr=st.integers(1, 1000),
+       leaf_size=st.integers(2, 1024), refine=st.booleans())
+def test_estimate_is_monotone_in_n_and_max_rank(n, dn, d, max_rank, dr, leaf_size, refine):
+    kw = dict(leaf_size=leaf_size, refine=refine)
+    e = estimate_memory(n, d, max_rank=max_rank, **kw)
+    assert all(isinstance(e[k], int) and e[k] >= 0 for k in _KEYS)
+    assert e["peak"] == max(e["phases"].values()) and e["peak_phase"] in e["phases"]
+    assert e["peak_newton"] >= e["peak"] >= e["points"] + e["hss"]
+    for bigger in (estimate_memory(n + dn, d, max_rank=max_rank, **kw),
+                   estimate_memory(n, d, max_rank=max_rank + dr, **kw)):
+        for key in ("hss", "factor", "peak"):
+            assert bigger[key] >= e[key], key
+    if refine:
+        q = min(n, 16000)
+        assert e["exact_block"] == 8 * q * q and e["phases"]["exact"] >= e["exact_block"]
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(ValueError, match="n and d"):
+        estimate_memory(0, 3)
+    with pytest.raises(ValueError, match="max_rank"):
+        estimate_memory(100, 3, max_rank=0)
+
+
+@pytest.mark.skipif(not GEN_GMM.exists(), reason="shared gmm8 generator not present")
+def test_estimate_within_1_5x_of_the_measured_peak_of_compression_and_factor():
+    """gmm8, n = 3000, the HSSSVC options (rel_tol 1e-3, abs_tol 1e-5, max_rank 500): the
+    peak resident memory that compression and one ULV factor add, measured in a fresh process
+    (VmHWM reset after the data are made), against the estimate's factorization phase."""
+    code = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(GEN_GMM.parent)!r})
+        from gen_gmm import gmm8
+        from hsskern import kernel_operator
+        from hsskern.hss import HSSOptions, compress
+
+        def status(key):
+            with open("/proc/self/status") as f:
+                return [int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":")][0]
+
+        K = kernel_operator(gmm8(3000)[0], h=1.0)
+        base = status("VmRSS")
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        H = compress(K, HSSOptions(rel_tol=1e-3, abs_tol=1e-5, max_rank=500, random_state=0))
+        F = H.factor(100.0)
+        print(json.dumps({{"peak": status("VmHWM") - base, "hss": H.memory_bytes(),
+                          "factor": F.memory_bytes()}}))
+    """)
+    if not Path("/proc/self/clear_refs").exists():
+        pytest.skip("needs Linux /proc to reset the peak")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    e = estimate_memory(3000, 8, max_rank=500)
+    assert got["hss"] <= e["hss"] <= 1.5 * got["hss"]
+    assert got["factor"] <= e["factor"] <= 1.5 * got["factor"]
+    est = e["phases"]["factorization"]
+    assert got["peak"] / 1.5 <= est <= 1.5 * got["peak"], (est, got)
