@@ -180,7 +180,7 @@ def proximal_alpha(G, beta, rho=PROXIMAL_RHO):
     Parameters
     ----------
     G : ndarray of shape (n, n)
-        The Gram matrix A^T A (see :func:`gram`).
+        The Gram matrix A^T A (see :func:`gram_matrix`).
     beta : float > 0
     rho : float >= 0, default 1e-9
 

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..features.polynomial import check_feature_memory, fit_polynomial_features
-from .fpc_admm import fpc_admm, fpc_factor, gram_matrix
+from .fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
 from .path import FeatureModel, PathSolution, check_labels
 
 __all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
@@ -62,9 +62,16 @@ def weighted_gram(A, counts):
 
 
 def admm_scale(value, n_rows):
-    """alpha or beta: "auto" is 1 / (training rows), the unit parameter of the summed hinge
-    loss (see :mod:`hsskern.solvers.fpc_admm`)."""
+    """beta (and the scaling's alpha): "auto" is 1 / (training rows), the unit parameter of
+    the summed hinge loss (see :mod:`hsskern.solvers.fpc_admm`)."""
     return 1.0 / n_rows if isinstance(value, str) else float(value)
+
+
+def proximal_weight(value, G, beta):
+    """The ADMM's alpha: "auto" is relative to the spectrum of beta G
+    (:func:`~hsskern.solvers.fpc_admm.proximal_alpha`), so the u-step's damping does not
+    depend on the scale of the features."""
+    return proximal_alpha(G, beta) if isinstance(value, str) else float(value)
 
 
 def derive_seed(random_state):
@@ -145,8 +152,10 @@ class FPCBackend:
         A = fmap.features(Xs, budget=math.inf)
         t_feat = time.perf_counter() - t0
         t0 = time.perf_counter()
-        factor = fpc_factor(alpha=alpha, beta=beta,
-                            gram=weighted_gram(A, counts) if dup else gram_matrix(A))
+        G = weighted_gram(A, counts) if dup else gram_matrix(A)
+        alpha = proximal_weight(self.alpha, G, beta)
+        factor = fpc_factor(alpha=alpha, beta=beta, gram=G)
+        del G  # fpc_factor factored its own copy
         timings = {"features": t_feat, "factor": time.perf_counter() - t0}
         return FPCProblem(fmap, A, first, inverse, counts, factor, alpha, beta, timings,
                           {"n_centers": fmap.n_centers, "n_distinct": int(first.size)})
@@ -242,7 +251,7 @@ def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=T
         G = sum(fold_grams) if partition else None
         setup = time.perf_counter() - t0
         t1 = time.perf_counter()
-        factors = []
+        factors, alphas = [], al.copy()
         for f, (tr, _) in enumerate(fits):
             if f == k:  # the refit
                 gram_f = G if partition else weighted_gram(A, counts)
@@ -251,13 +260,16 @@ def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=T
                 fold_grams[f] = None  # n x n each: hold at most k + 3 of them
             else:
                 gram_f = weighted_gram(A, mask[:, f * n_prob])
-            fac = fpc_factor(alpha=al[f * n_prob], beta=be[f * n_prob], gram=gram_f)
-            factors += [fac] * n_prob
+            a_f = proximal_weight(backend.alpha, gram_f, be[f * n_prob])
+            alphas[f * n_prob:(f + 1) * n_prob] = a_f
+            factors.append(fpc_factor(alpha=a_f, beta=be[f * n_prob], gram=gram_f))
+            factors += [factors[-1]] * (n_prob - 1)
         # u does not carry over (other centers, and the "auto" scaling may differ per
         # degree): it starts at 0, so the first u-step fits the new features to the previous
         # degree's decision values, which the larger polynomial space contains
         warm = {"v0": res.v, "w0": res.w} if warm_degrees and res is not None else {}
-        res = fpc_admm(A, Y_all, alpha=al, beta=be, tol=backend.tol, max_iter=backend.max_iter,
+        res = fpc_admm(A, Y_all, alpha=alphas, beta=be, tol=backend.tol,
+                       max_iter=backend.max_iter,
                        factor=factors, mask=mask, verbose=max(backend.verbose - 2, 0), **warm)
         solve = (time.perf_counter() - t1) / k
         entry = {"decision": [], "n_iter": [], "setup_time": setup, "solve_time": solve,
