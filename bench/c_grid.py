@@ -11,11 +11,11 @@ iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.
 
 Backends are plain callables in ``BACKENDS``; one takes ``(data, h, Cs, args)`` and returns
 ``{"setup": {...}, "fits": [{"C", "accuracy", "time", ...}, ...], "peak_rss": bytes}``.
-Registered: hss, exact, libsvm, nystrom (NystromSVC.fit_path) and sparse (SparseCholeskySVC
-with sigma = h, a compactly supported kernel) and fpc (FPCClassifierCV: its grid is over the
-polynomial degree s, not (h, C), so it runs once, for the first h, and reports its degree
-search; ``bench/fpc.py`` holds the full FPC-vs-SVC comparison). Register another with
-``@backend("name")``.
+Registered: hss, exact, nystrom (NystromSVC's backend) and sparse (SparseCholeskySVC's,
+with sigma = h, a compactly supported kernel), these four through the path protocol; libsvm; fpc
+(FPCClassifierCV: its grid is over the polynomial degree s, not (h, C), so it runs once, for
+the first h, and reports its degree search; ``bench/fpc.py`` holds the full FPC-vs-SVC
+comparison). Register another with ``@backend("name")``.
 
 LIBSVM (scikit-learn's SVC) uses gamma = 1 / (2 h^2) and is refitted from scratch per C (it has
 no warm start across C); our backends compress and factor once per h and sweep the C grid.
@@ -48,12 +48,9 @@ def backend(name):
 
 def _ours(approximation):
     def run(data, h, Cs, args):
-        # the path protocol itself: prepare once, the whole C path, one decision call
-        from hsskern.estimators.base import encode_labels, labels_from_decision
         from hsskern.kernels import make_kernel
         from hsskern.options import HSSOptions
         from hsskern.solvers.hss_path import HSSBackend
-        Xtr, ytr, Xte, yte = data
         refine = False if args.no_refine else {"auto": "auto", "always": True}[args.refine]
         log = (lambda level, msg: print(f"[hss] {msg}", flush=True)
                if level <= args.verbose else None)
@@ -65,46 +62,19 @@ def _ours(approximation):
                                    verbose=max(0, args.verbose - 1)),
             max_iter=args.max_iter, tol=args.tol, refine=refine, max_chunk=args.max_chunk,
             newton=not args.no_newton, log=log if args.verbose else None)
-        classes, Y = encode_labels(ytr)
-        weights = None
-        if args.class_weight:
-            from hsskern.estimators.base import point_weights
-            weights = point_weights(ytr, classes, args.class_weight)
 
-        def fit_path():
-            prepared = backend.prepare(Xtr, Y)
-            if weights is None:
-                return prepared, backend.path(prepared, Y, Cs)
-            return prepared, backend.path(prepared, Y, Cs, weights=weights)
-        t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
-        t0 = time.perf_counter()
-        dec = backend.model(prepared, sols).decision(Xte)
-        t_pred = time.perf_counter() - t0
-        fits = []
-        for j, sol in enumerate(sols):
-            ft, info = sol.timings, sol.info
-            rf = info["refinement"]
-            pred = labels_from_decision(classes, dec[j])
-            fits.append({"C": float(sol.C),
-                         "accuracy": float(np.mean(pred == yte)),
-                         "balanced_accuracy": _balanced_accuracy(yte, pred),
-                         "time": float(sum(ft.values())),
-                         "admm_time": ft["admm"], "refactor_time": ft["refactor"],
-                         "refine_time": ft["refine"],
-                         "refine": None if rf is None else {
-                             "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
-                             "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
-                             "newton_steps": rf[0].newton_steps,
-                             "converged": rf[0].converged, "skipped": rf[0].skipped},
-                         "n_iter": int(sol.n_iter[0]), "beta": float(info["beta"]),
-                         "n_support": int(np.count_nonzero(sol.dual_coef[:, 0])),
-                         "converged": bool(sol.converged[0])})
-        setup = {k: float(v) for k, v in prepared.timings.items()}
-        setup["total"] = float(sum(setup.values()))
-        stats = {k: v for k, v in prepared.stats.items()
-                 if isinstance(v, (int, float, str, list, dict))}
-        return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
-                "predict_all_C_time": t_pred, "stats": _jsonable(stats)}
+        def per_fit(sol):
+            ft, info, rf = sol.timings, sol.info, sol.info["refinement"]
+            return {"admm_time": ft["admm"], "refactor_time": ft["refactor"],
+                    "refine_time": ft["refine"],
+                    "refine": None if rf is None else {
+                        "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
+                        "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
+                        "newton_steps": rf[0].newton_steps,
+                        "converged": rf[0].converged, "skipped": rf[0].skipped},
+                    "beta": float(info["beta"]),
+                    "n_support": int(np.count_nonzero(sol.dual_coef[:, 0]))}
+        return _protocol_run(backend, data, Cs, per_fit, args.class_weight)
     return run
 
 
@@ -163,35 +133,63 @@ def _libsvm(data, h, Cs, args):
     return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak_all)}
 
 
+def _protocol_run(backend, data, Cs, per_fit, class_weight=None):
+    """Any path-protocol backend: prepare once, the whole C path, one decision call for all C;
+    ``per_fit(solution)`` adds backend-specific fields to each fit's record. ``class_weight``
+    ("balanced"): SVC's per-point weights, passed to the path (backends that take weights)."""
+    from hsskern.estimators.base import encode_labels, labels_from_decision, point_weights
+    Xtr, ytr, Xte, yte = data
+    classes, Y = encode_labels(ytr)
+    weights = None if class_weight is None else point_weights(ytr, classes, class_weight)
+
+    def fit_path():
+        prepared = backend.prepare(Xtr, Y)
+        if weights is None:
+            return prepared, backend.path(prepared, Y, Cs)
+        return prepared, backend.path(prepared, Y, Cs, weights=weights)
+    t_fit, peak, (prepared, sols) = measure(fit_path, repeat=1)
+    t0 = time.perf_counter()
+    dec = backend.model(prepared, sols).decision(Xte)
+    t_pred = time.perf_counter() - t0
+    preds = [labels_from_decision(classes, dec[j]) for j in range(len(sols))]
+    fits = [{"C": float(sol.C), "accuracy": float(np.mean(preds[j] == yte)),
+             "balanced_accuracy": _balanced_accuracy(yte, preds[j]),
+             "time": float(sum(sol.timings.values())), "n_iter": int(np.max(sol.n_iter)),
+             "converged": bool(sol.converged.all()), **per_fit(sol)}
+            for j, sol in enumerate(sols)]
+    setup = {k: float(v) for k, v in prepared.timings.items()}
+    setup["total"] = float(sum(setup.values()))
+    stats = {k: v for k, v in prepared.stats.items()
+             if isinstance(v, (int, float, str, list, dict))}
+    return {"setup": setup, "fits": fits, "peak_rss": int(peak), "fit_path_time": t_fit,
+            "predict_all_C_time": t_pred, "stats": _jsonable(stats)}
+
+
 @backend("nystrom")
 def _nystrom(data, h, Cs, args):
-    """NystromSVC: k-means landmarks, features built once, warm-started semismooth Newton path."""
-    from hsskern import NystromSVC
-    Xtr, ytr, Xte, yte = data
-    est = NystromSVC(h=h, n_components=args.n_components, random_state=0)
-    t_fit, peak, _ = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
-    scores = est.decision_function_path(Xte)
-    fits = []
-    for j, C in enumerate(Cs):
-        pred = np.where(scores[j] > 0, est.classes_[1], est.classes_[0])
-        fits.append({"C": float(C), "accuracy": float(np.mean(pred == yte)),
-                     "time": t_fit / len(Cs), "n_iter": int(np.max(est.n_iter_path_[j]))})
-    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
-            "fit_path_time": t_fit, "note": "time per C = fit_path time / number of C"}
+    """NystromSVC's backend: k-means landmarks and features once, the warm-started semismooth
+    Newton path over C."""
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.nystrom_path import NystromBackend
+    backend = NystromBackend(make_kernel("gaussian", h=h), n_components=args.n_components,
+                             random_state=0)
+    return _protocol_run(backend, data, Cs, lambda sol: {})
 
 
 @backend("sparse")
 def _sparse(data, h, Cs, args):
-    """SparseCholeskySVC with sigma = h: one sparse Gram and one Cholesky factor for all C."""
-    from hsskern import SparseCholeskySVC
-    Xtr, ytr, Xte, yte = data
-    est = SparseCholeskySVC(sigma=h, random_state=0)
-    t_fit, peak, models = measure(lambda: est.fit_path(Xtr, ytr, Cs), repeat=1)
-    fits = [{"C": float(m.C), "accuracy": float(m.score(Xte, yte)), "time": t_fit / len(Cs)}
-            for m in models]
-    return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak),
-            "fit_path_time": t_fit, "note": "compact Gaussian kernel (support 3 sigma), "
-            "not the Gaussian the other backends use; time per C = fit_path time / |C|"}
+    """SparseCholeskySVC's backend with sigma = h: one sparse Gram and one Cholesky factor for
+    all C."""
+    from hsskern.estimators.sparse_cholesky import default_l
+    from hsskern.solvers.sparse_path import SparseCholeskyBackend
+    from hsskern.sparse.gram import compact_kernel
+    d = data[0].shape[1]
+    backend = SparseCholeskyBackend(compact_kernel(h, default_l(d), d), random_state=0)
+    r = _protocol_run(backend, data, Cs, lambda sol: {
+        "n_support": int(np.count_nonzero(np.any(sol.dual_coef != 0, axis=1)))})
+    r["note"] = ("compact Gaussian kernel (support 3 sigma), not the Gaussian the other "
+                 "backends use")
+    return r
 
 
 @backend("fpc")

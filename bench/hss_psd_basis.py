@@ -36,10 +36,10 @@ def nystrom_bases(K, hss, eps_rel=1e-10):
             continue
         a, b = tree.left[t], tree.right[t]
         cand = tree.indices(t) if a < 0 else np.concatenate((J[a], J[b]))
-        KJJ = K._submatrix(J[t], J[t])
+        KJJ = K.submatrix(J[t], J[t])
         eps = eps_rel * np.trace(KJJ) / len(J[t])
         c = sla.cho_factor(KJJ + eps * np.eye(len(J[t])), lower=True)
-        U[t] = sla.cho_solve(c, K._submatrix(cand, J[t]).T).T
+        U[t] = sla.cho_solve(c, K.submatrix(cand, J[t]).T).T
     return hss
 
 

@@ -115,22 +115,21 @@ def run_path(Xtr, ytr, Xte, yte, gamma, k, C, repeat, path_solvers):
             w, c, _ = timed(lambda: single.fit(Xtr, ytr))
             t1.append(w)
             c1.append(c)
-            w, c, _ = timed(lambda: path.fit_path(Xtr, ytr, Cs))
+            w, c, models = timed(lambda: path.fit_path(Xtr, ytr, Cs))
             tp.append(w)
             cp.append(c)
-        dec = path.decision_function_path(Xte)
-        accs = [accuracy(d, yte) for d in dec]
+        accs = [accuracy(m.decision_function(Xte), yte) for m in models]
         E = {"single_C_cpu_s": float(np.median(c1)), "path_10_Cs_cpu_s": float(np.median(cp)),
              "ratio_cpu": float(np.median(cp) / np.median(c1)),
              "single_C_wall_s": float(np.median(t1)), "path_10_Cs_wall_s": float(np.median(tp)),
              "ratio_wall": float(np.median(tp) / np.median(t1)),
              "single_C_cpu_runs_s": c1, "path_cpu_runs_s": cp,
              "single_C_wall_runs_s": t1, "path_wall_runs_s": tp, "load_avg_1min": loads,
-             "newton_steps": path.n_iter_path_[:, 0].tolist(), "test_accuracy": accs}
+             "newton_steps": [int(m.n_iter_[0]) for m in models], "test_accuracy": accs}
         print(f"  C path {solver:8s} end to end (CPU s): single {E['single_C_cpu_s']:7.2f}  path "
               f"{E['path_10_Cs_cpu_s']:7.2f}  ratio {E['ratio_cpu']:.2f} (wall ratio "
               f"{E['ratio_wall']:.2f})  best acc {max(accs):.4f}  load {loads}", flush=True)
-        # solver only, same F (the path estimator's)
+        # solver only, same F (the path estimator's: fit_path leaves it fitted as the last C)
         F = path.features_.transform(Xtr)
         kw = dict(tol=path.tol, max_iter=path.max_iter, newton_solver=solver)
         s1, sp_, loads = [], [], []

@@ -80,7 +80,7 @@ def _cpu(acc, fn):
 
 def run_ours(X, y, Xt, yt, sigma, repeat, max_memory, **kw):
     load = os.getloadavg()[0]
-    est = SparseCholeskySVC(sigma, random_state=0, max_memory=max_memory, **kw)
+    est = SparseCholeskySVC(sigma, random_state=0, memory_budget=max_memory, **kw)
     try:
         cpu = []
         t_fit, peak, _ = measure(lambda: _cpu(cpu, lambda: est.fit(X, y)), repeat)
@@ -95,7 +95,7 @@ def run_ours(X, y, Xt, yt, sigma, repeat, max_memory, **kw):
             "fit_s": t_fit, "fit_cpu_s": float(np.median(cpu)), "predict_s": t_pred,
             "predict_cpu_s": c_pred, "accuracy": acc, "peak_rss_bytes": peak, "backend": est.backend_, "beta": est.beta_, "nnz_K": est.nnz_K_,
             "density_K": est.nnz_K_ / n / n, "nnz_L": est.nnz_L_, "fill_in": est.fill_in_,
-            "n_support": int(est.support_.size), "stages_s": est.timings_, **kw}
+            "n_support": int(est.support_.size), "stages_s": est.fit_time_, **kw}
 
 
 def run_svc(X, y, Xt, yt, sigma, repeat):

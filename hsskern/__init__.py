@@ -7,18 +7,9 @@ Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + d
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
-import os as _os
-
-# Idle OpenMP threads must sleep, not spin: compression alternates many short parallel kernel
-# tiles with serial LAPACK/numpy work, and spinning workers made it 7x slower on 2 threads
-# (0.27 s -> 2.0 s at n = 10,000; passive: 0.49 s). Set before any extension loads libgomp;
-# a value the user set is kept.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                          NystromSVCCV, SparseCholeskySVC)
-from .exceptions import (CompressionError, HsskernError, MemoryBudgetError,
-                         NotPositiveDefiniteError)
+from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
 from .lowrank import NystromFeatures
@@ -32,5 +23,5 @@ __all__ = [
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
-    "HsskernError", "MemoryBudgetError", "CompressionError", "NotPositiveDefiniteError",
+    "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError",
 ]

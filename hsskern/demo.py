@@ -33,7 +33,7 @@ def run_demo(Cs=None, h=1.0, n_train=None, n_test=20000, approximation="hss", ra
     n_test : int or None, default 20000
         Test subsample (None: all 91,701 points).
     approximation : {"hss", "exact"}, default "hss"
-        "exact" keeps the dense kernel (use a training subsample).
+        "exact" factors the dense kernel matrix: for small ``n_train`` only.
     random_state : int
     out : file-like or None
 

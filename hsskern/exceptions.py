@@ -9,10 +9,6 @@ class MemoryBudgetError(HsskernError, MemoryError):
     """A request would need more memory than allowed; the message carries the estimate."""
 
 
-class CompressionError(HsskernError, RuntimeError):
-    """HSS compression could not produce a usable approximation."""
-
-
 class NotPositiveDefiniteError(HsskernError, ValueError):
     """A matrix that must be symmetric positive definite is not (numerically)."""
 

@@ -256,3 +256,81 @@ def test_medium_range_columns_are_not_missed(seed):
     H = compress(K, rel_tol=1e-8, abs_tol=1e-8, max_rank=UNBOUNDED, leaf_size=16,
                  random_state=seed)
     assert _relerr(H.to_dense(), K.to_dense()) <= C_TOL * 1e-8
+
+
+@given(n=st.integers(1, 120), d=st.integers(1, 6), n_groups=st.integers(1, 6),
+       per=st.integers(1, 5), dup=st.booleans(), seed=st.integers(0, 2**31))
+def test_far_probes_are_the_points_nearest_the_box(n, d, n_groups, per, dup, seed):
+    # the compiled probe choice equals its definition: per group, the unskipped points by
+    # squared gap to the box, then squared distance to its centre, then input order (sums
+    # over coordinates in order, as the compiled loop adds them)
+    from hsskern.hss._compress_ops import nearest_to_box
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if dup:
+        X[rng.integers(0, n, n // 2)] = X[0]  # ties in both keys
+    lo = rng.normal(size=d) - rng.uniform(0, 1, d)
+    hi = lo + rng.uniform(0, 2, d)
+    cols = rng.integers(0, n, rng.integers(0, 3 * n))
+    starts = np.sort(np.concatenate(([0, len(cols)], rng.integers(0, len(cols) + 1,
+                                                                  n_groups - 1))))
+    skip = (rng.random(n) < 0.3).astype(np.uint8)
+    sel, grp = nearest_to_box(X, cols, starts, lo, hi, skip, per)
+    want_sel, want_grp = [], []
+    for g in range(n_groups):
+        c = cols[starts[g]:starts[g + 1]]
+        c = c[skip[c] == 0]
+        gap = np.maximum(np.maximum(lo - X[c], X[c] - hi), 0.0)
+        off = X[c] - 0.5 * (lo + hi)
+        k1, k2 = np.zeros(len(c)), np.zeros(len(c))
+        for j in range(d):
+            k1 += gap[:, j] * gap[:, j]
+            k2 += off[:, j] * off[:, j]
+        order = np.lexsort((np.arange(len(c)), k2, k1))[:per]
+        want_sel.extend(c[order])
+        want_grp.extend([g] * len(order))
+    np.testing.assert_array_equal(sel, want_sel)
+    np.testing.assert_array_equal(grp, want_grp)
+
+
+def _dense_from_generators(H):
+    """H assembled from its definition (hss/matrix.py): leaf blocks D_t, and between sibling
+    subtrees a, b the block Ubig_a B_t Ubig_b^T with Ubig the product of the nested bases."""
+    from scipy.linalg import block_diag
+    tree = H.tree
+    left, right, lo, hi = tree.left, tree.right, tree.lo, tree.hi
+    big = [None] * tree.n_nodes
+    for t in range(tree.n_nodes - 1, 0, -1):
+        big[t] = H.U[t] if left[t] < 0 else block_diag(big[left[t]], big[right[t]]) @ H.U[t]
+    A = np.zeros((tree.n_points, tree.n_points))
+    for t in range(tree.n_nodes):
+        a, b = left[t], right[t]
+        if a < 0:
+            A[lo[t]:hi[t], lo[t]:hi[t]] = H.D[t]
+        else:
+            A[lo[a]:hi[a], lo[b]:hi[b]] = big[a] @ H.B[t] @ big[b].T
+            A[lo[b]:hi[b], lo[a]:hi[a]] = A[lo[a]:hi[a], lo[b]:hi[b]].T
+    out = np.empty_like(A)
+    out[np.ix_(tree.perm, tree.perm)] = A  # tree order back to the user's
+    return out
+
+
+@settings(max_examples=25)
+@given(X=point_sets(n_max=500, d_max=6), leaf=st.integers(4, 64),
+       tol=st.sampled_from([1e-1, 1e-3, 1e-8]), wide=st.booleans(),
+       nrhs=st.sampled_from([0, 1, 3]), seed=st.integers(0, 2**31))
+def test_hss_product_equals_its_generators_assembled(X, leaf, tol, wide, nrhs, seed):
+    # the compiled tree walk computes exactly the matrix the generators define, rank-0
+    # nodes (abs_tol above every entry) and single-leaf trees included
+    K = kernel_operator(X, "gaussian", h=_width(X, 3.0 if wide else 0.1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        H = compress(K, rel_tol=tol, abs_tol=tol, leaf_size=leaf, random_state=seed)
+    A = _dense_from_generators(H)
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((len(X), nrhs))
+    scale = np.abs(A).sum(axis=1).max() * max(np.abs(V).max(initial=0.0), 1.0)
+    np.testing.assert_allclose(H @ V, A @ V, rtol=0, atol=1e-13 * scale)
+    v = rng.standard_normal(len(X))
+    np.testing.assert_allclose(H.matvec(v), A @ v, rtol=0,
+                               atol=1e-13 * np.abs(A).sum(axis=1).max() * np.abs(v).max())

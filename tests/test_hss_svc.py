@@ -21,16 +21,6 @@ def _one_blas_thread():
         yield
 
 
-def _hss_available():
-    try:
-        from hsskern.hss import compress  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_hss = pytest.mark.skipif(not _hss_available(), reason="hsskern.hss.compress not available")
-
 EXACT = dict(approximation="exact")
 # the ADMM itself (refine=False): refinement is tested in test_refine.py
 TIGHT = dict(approximation="exact", max_iter=5000, tol=1e-5, refine=False)
@@ -191,7 +181,6 @@ def test_exact_memory_guard():
     HSSSVC(memory_budget=16 * n * n, **EXACT).fit(X, y)
 
 
-@needs_hss
 def test_hss_tight_matches_svc_labels():
     X, y = make_classification(1500, 5, n_informative=4, n_redundant=0, random_state=2)
     Xt = X[1000:]
@@ -202,7 +191,6 @@ def test_hss_tight_matches_svc_labels():
     assert "max_rank" in m.hss_
 
 
-@needs_hss
 def test_hss_fewer_samples_than_a_leaf_and_pickle():
     X, y, Xt, _ = _data()
     m = HSSSVC(leaf_size=512, random_state=0).fit(X[:50], y[:50])
@@ -210,7 +198,6 @@ def test_hss_fewer_samples_than_a_leaf_and_pickle():
     np.testing.assert_array_equal(m.predict(Xt), m2.predict(Xt))
 
 
-@needs_hss
 def test_hss_cv_runs():
     X, y, Xt, _ = _data()
     cv = HSSSVCCV(Cs=3, random_state=0, leaf_size=32).fit(X, y)
@@ -274,7 +261,6 @@ def test_unconverged_admm_warns_and_paper_mode_does_not():
                                           if k != "approximation"}).fit(X, y)
 
 
-@needs_hss
 def test_indefinite_approximation_is_named_in_the_warning():
     X, y = make_classification(1500, 8, n_informative=6, random_state=4)
     # a capped rank on a wide kernel: the ID approximation is indefinite, beta = 1e-6 fails

@@ -136,7 +136,7 @@ def test_cross_feature_mismatch_and_index_errors():
     K = kernel_operator(np.ones((4, 2)))
     with pytest.raises(ValueError, match="3 features"):
         K.cross(np.ones((2, 3)))
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match=r"outside \[0, 4\)"):
         K.submatrix([0, 4], [0])
     with pytest.raises(ValueError, match="beta"):
         K.shifted(-1.0)
@@ -191,9 +191,91 @@ def test_diagonal_blocks_from_their_upper_triangle_match_the_full_evaluation(ker
     K = kernel_operator(X, kernel, h=4.0)
     W = rng.choice(1500, 700, replace=False)
     buf = np.full((700, 700), np.nan)
-    S = K._submatrix(W, W.copy(), buf)
+    S = K.submatrix(W, W.copy(), out=buf)
     assert S is buf
-    full = K._submatrix(W, W[::-1].copy())[:, ::-1]  # not symmetric as asked: every entry
+    full = K.submatrix(W, W[::-1].copy())[:, ::-1]  # not symmetric as asked: every entry
     np.testing.assert_array_equal(S, S.T)
     np.testing.assert_allclose(S, full, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)
+
+
+def _three_operators(X, name, width, beta, rng):
+    """(operator, dense reference) for K, K + beta I and K(Y, X)."""
+    scale = float(np.std(X)) or 1.0
+    K = kernel_operator(X, name, **_kernel_kwargs(name, scale, width))
+    dense = reference_kernel(K.kernel, X)
+    Y = X[rng.integers(0, len(X), 9)] + rng.normal(size=(9, X.shape[1])) * scale * 0.1
+    return [(K, dense), (K.shifted(beta), dense + beta * np.eye(len(X))),
+            (K.cross(Y), reference_kernel(K.kernel, Y, X))]
+
+
+@given(X=point_sets(n_max=150, d_max=20), name=st.sampled_from(KERNELS),
+       width=st.floats(0.05, 20.0), beta=st.floats(0.0, 1e3),
+       same=st.sampled_from(["object", "copy", "other"]), seed=st.integers(0, 10**6))
+def test_submatrix_into_out_matches_dense_reference(X, name, width, beta, same, seed):
+    # every operator fills a caller's buffer with exactly its dense reference's entries,
+    # repeated indices included (beta I then lands off the block's diagonal too); J the same
+    # object as I, an equal copy or unrelated
+    rng = np.random.default_rng(seed)
+    if name == "polynomial":
+        X = X / (np.abs(X).max() or 1.0)
+    for op, dense in _three_operators(X, name, width, beta, rng):
+        m, n = op.shape
+        I = rng.integers(0, m, rng.integers(0, 40))
+        if m == n and same != "other":
+            J = I if same == "object" else I.copy()
+        else:
+            J = rng.integers(0, n, rng.integers(0, 40))
+        want = dense[np.ix_(I, J)]
+        buf = np.full((len(I), len(J)), np.nan)
+        got = op.submatrix(I, J, out=buf)
+        assert got is buf
+        np.testing.assert_allclose(got, want, rtol=1e-12,
+                                   atol=1e-13 * (np.abs(want).max() if want.size else 0.0))
+        np.testing.assert_array_equal(op.submatrix(I, J), got)  # out= or not: same entries
+        if J is I or (m == n and same == "copy"):
+            np.testing.assert_array_equal(got, got.T)
+
+
+_BAD_INDEX = [
+    ([[0, 1]], "1-D"),
+    ([0.5], "integers"),
+    ([0, 1, 6], r"outside \[0, 6\)"),
+    ([-1], r"outside \[0, 6\): smallest -1"),
+    (np.ones(5, bool), r"boolean I must have shape \(6,\)"),
+]
+
+
+@pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
+@pytest.mark.parametrize("I, match", _BAD_INDEX)
+def test_submatrix_rejects_bad_indices(which, I, match):
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    K = kernel_operator(X)
+    op = {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1].copy())}[which]
+    with pytest.raises(ValueError, match=match):
+        op.submatrix(I, [0, 1])
+    with pytest.raises(ValueError, match=match.replace("I", "J")):
+        op.submatrix([0, 1], I)
+
+
+def _readonly_buffer():
+    a = np.zeros((2, 3))
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
+@pytest.mark.parametrize("out, match", [
+    (np.zeros((3, 2)), r"shape \(2, 3\)"),
+    (np.zeros((2, 3), np.float32), "float64"),
+    (np.zeros((2, 3), order="F"), "C-contiguous"),
+    (np.zeros((2, 6))[:, ::2], "C-contiguous"),
+    (_readonly_buffer(), "writeable"),
+    ([[0.0] * 3] * 2, "numpy array"),
+])
+def test_submatrix_rejects_bad_out(which, out, match):
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    K = kernel_operator(X)
+    op = {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1].copy())}[which]
+    with pytest.raises(ValueError, match=match):
+        op.submatrix([0, 1], [2, 3, 4], out=out)

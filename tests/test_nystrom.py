@@ -117,11 +117,14 @@ def test_blockwise_features_equal_one_block():
 
 def test_feature_memory_is_checked_before_allocating(monkeypatch):
     import hsskern.utils._memory as mem
-    monkeypatch.setattr(mem, "available_memory", lambda: 10_000)
     X = _spread_points(1, 200, 2)
     nf = NystromFeatures(gamma=1.0, n_components=20, random_state=0).fit(X)
+    monkeypatch.setattr(mem, "available_memory", lambda: 10_000)
     with pytest.raises(MemoryBudgetError, match="Nystrom feature matrix"):
         nf.transform(X)
+    # K(Z, Z) and its eigendecomposition (5 x 8 k^2 = 16 KB) do not fit 80% of 10 KB either
+    with pytest.raises(MemoryBudgetError, match=r"K\(Z, Z\) of 20 landmarks.*15\.6 KB"):
+        NystromFeatures(gamma=1.0, n_components=20, random_state=0).fit(X)
 
 
 def test_landmark_methods_are_reproducible_and_well_formed():
@@ -429,15 +432,112 @@ def test_nystrom_svc_multiclass_one_vs_rest_and_path():
     X = np.concatenate([rng.normal(c, 0.7, size=(100, 2)) for c in centers])
     y = np.repeat([5, 7, 9], 100)
     Cs = [0.1, 1.0, 10.0]
-    clf = NystromSVC(gamma=0.5, n_components=40, random_state=0, tol=1e-11).fit_path(X, y, Cs)
-    assert clf.coef_path_.shape == (3, 3, clf.features_.n_components_)
-    dec = clf.decision_function_path(X)
-    assert dec.shape == (3, 300, 3)
-    np.testing.assert_allclose(dec[-1], clf.decision_function(X))
-    for i, C in enumerate(Cs):  # each model on the path is the cold-started fit at that C
+    clf = NystromSVC(gamma=0.5, n_components=40, random_state=0, tol=1e-11)
+    models = clf.fit_path(X, y, Cs)
+    assert [m.C for m in models] == Cs
+    assert all(m.coef_.shape == (3, m.features_.n_components_) for m in models)
+    np.testing.assert_allclose(clf.decision_function(X), models[-1].decision_function(X))
+    for C, m in zip(Cs, models):  # each model on the path is the cold-started fit at that C
+        dec = m.decision_function(X)
+        assert dec.shape == (300, 3)
         single = NystromSVC(gamma=0.5, n_components=40, C=C, random_state=0, tol=1e-11).fit(X, y)
-        np.testing.assert_allclose(dec[i], single.decision_function(X), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(dec, single.decision_function(X), rtol=0, atol=1e-5)
     assert clf.score(X, y) > 0.9
+
+
+def test_decision_is_the_linear_svm_on_the_features():
+    """decision_function (K(X, Z) (M coef^T), never forming F) equals F(X) coef^T + b."""
+    X, y = _circle(300, 6)
+    Xt, _ = _circle(100, 7)
+    for loss in ("squared_hinge", "hinge"):
+        clf = NystromSVC(gamma=3.0, n_components=50, loss=loss, random_state=0).fit(X, y)
+        F = clf.features_.transform(Xt)
+        ref = (F @ clf.coef_.T + clf.intercept_).ravel()
+        np.testing.assert_allclose(clf.decision_function(Xt), ref, rtol=0,
+                                   atol=1e-12 * abs(ref).max())
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_fit_path_contract(loss, n_classes):
+    """The shared contract: fitted copies in increasing C with their C set, ``self`` fitted
+    as the last of them (its own C unchanged), the landmarks and features' time in the first
+    model only."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(240, 2))
+    y = np.digitize(np.arctan2(*X.T), np.linspace(-np.pi, np.pi, n_classes + 1)[1:-1])
+    proto = NystromSVC(gamma=1.0, n_components=30, C=0.5, loss=loss, random_state=0,
+                       max_iter=5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        models = proto.fit_path(X, y, [10.0, 0.1, 1.0])
+    assert [m.C for m in models] == [0.1, 1.0, 10.0] and proto.C == 0.5
+    assert all(type(m) is NystromSVC and m is not proto for m in models)
+    np.testing.assert_array_equal(proto.decision_function(X), models[-1].decision_function(X))
+    np.testing.assert_array_equal(proto.coef_, models[-1].coef_)
+    # one preparation: every model has the same landmarks
+    for m in models:
+        np.testing.assert_array_equal(m.features_.components_, proto.features_.components_)
+    first, rest = models[0].fit_time_, [m.fit_time_ for m in models[1:]]
+    assert first["landmarks"] > 0 and first["features"] > 0
+    assert all(t["landmarks"] == t["features"] == 0 for t in rest)
+    assert all(t["solve"] > 0 for t in [first] + rest)
+    assert not any(hasattr(proto, a) for a in ("coef_path_", "intercept_path_", "Cs_",
+                                               "n_iter_path_", "decision_function_path"))
+    for bad in ([], 5, [1.0, np.nan], "1"):
+        with pytest.raises(ValueError, match="Cs"):
+            NystromSVC().fit_path(X, y, bad)
+
+
+def test_backend_path_solutions_and_one_model_for_the_whole_path():
+    """The protocol directly: PathSolutions with coef (r, n_components), one for each C
+    ascending, equal per column to the Newton path on F; one FeatureModel over all of them
+    gives F(X) coef^T + b for each."""
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.nystrom_path import NystromBackend
+    from hsskern.solvers.path import PathSolution
+    rng = np.random.default_rng(5)
+    X, Xt = rng.normal(size=(300, 2)), rng.normal(size=(80, 2))
+    y = np.digitize(np.arctan2(*X.T), [-1.0, 1.0])
+    Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    backend = NystromBackend(make_kernel("gaussian", h=1.0), n_components=40, random_state=0)
+    prepared = backend.prepare(X)
+    sols = backend.path(prepared, Y, [10.0, 0.1, 1.0])
+    r = prepared.feature_map.n_components
+    assert [s.C for s in sols] == [0.1, 1.0, 10.0] and prepared.features.shape == (300, r)
+    assert all(isinstance(s, PathSolution) and s.coef.shape == (3, r) for s in sols)
+    assert all(np.all(s.gap <= backend.tol) and s.converged.all() for s in sols)
+    path = l2svm_newton_path(prepared.features, Y[:, 2], [0.1, 1.0, 10.0], tol=backend.tol,
+                             max_iter=backend.max_iter, newton_solver="auto")
+    F = prepared.feature_map.transform(Xt)
+    D = backend.model(prepared, sols).decision(Xt)
+    assert D.shape == (3, 80, 3)
+    for i, s in enumerate(sols):
+        np.testing.assert_array_equal(s.coef[2], path.coefs[i])
+        assert s.intercept[2] == path.intercepts[i]
+        ref = F @ s.coef.T + s.intercept
+        np.testing.assert_allclose(D[i], ref, rtol=0, atol=1e-12 * abs(ref).max())
+
+
+def test_refit_on_new_data_leaves_no_stale_attribute():
+    """fit starts from nothing (issue 21, item 3): after a multiclass fit_path on 3-D data, a
+    binary fit on 2-D data holds exactly the attributes (and values) of a fresh fit on it."""
+    rng = np.random.default_rng(9)
+    X3 = rng.normal(size=(200, 3))
+    y3 = np.digitize(X3[:, 0], [-0.5, 0.5])
+    X2, y2 = _circle(150, 10)
+    est = NystromSVC(gamma=2.0, n_components=30, random_state=0)
+    est.fit_path(X3, y3, [0.1, 1.0])
+    est.fit(X2, y2)
+    fresh = NystromSVC(gamma=2.0, n_components=30, random_state=0).fit(X2, y2)
+    fitted = sorted(k for k in vars(est) if k.endswith("_"))
+    assert fitted == sorted(k for k in vars(fresh) if k.endswith("_"))
+    for k in fitted:
+        if k not in ("fit_time_", "features_"):
+            np.testing.assert_array_equal(getattr(est, k), getattr(fresh, k), err_msg=k)
+    np.testing.assert_array_equal(est.features_.components_, fresh.features_.components_)
+    assert est.n_features_in_ == est.features_.n_features_in_ == 2
+    np.testing.assert_array_equal(est.decision_function(X2), fresh.decision_function(X2))
 
 
 def test_nystrom_svc_cv_picks_a_grid_value_and_refits():
@@ -445,9 +545,37 @@ def test_nystrom_svc_cv_picks_a_grid_value_and_refits():
     cv = NystromSVCCV(gamma=3.0, n_components=40, Cs=[1e-3, 1.0, 100.0], cv=3,
                       random_state=0).fit(X, y)
     assert cv.C_ in (1.0, 100.0)  # C = 1e-3 underfits the circle
-    assert cv.cv_scores_.shape == (3, 3) and cv.best_score_ == cv.cv_scores_.mean(0).max()
+    res = cv.cv_results_
+    split_scores = np.array([res[f"split{k}_test_score"] for k in range(3)])
+    assert split_scores.shape == (3, 3) and cv.best_score_ == res["mean_test_score"].max()
+    np.testing.assert_array_equal(res["mean_test_score"], split_scores.mean(0))
+    assert list(res["param_C"]) == [1e-3, 1.0, 100.0] and res["params"][cv.best_index_] == {
+        "C": cv.C_}
+    default = NystromSVCCV(gamma=3.0, n_components=20, random_state=0, refit=False).fit(X, y)
+    np.testing.assert_array_equal(default.cv_results_["param_C"].astype(float),
+                                  np.logspace(-2, 3, 6))
+    assert default.n_splits_ == 3
     np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
     assert cv.best_estimator_.C == cv.C_
+
+
+def test_nystrom_cv_scores_equal_independent_fold_fits():
+    """Every (C, split) score is the accuracy of a NystromSVC fitted on that split's training
+    part (the shared splitter: cv=int is a stratified k-fold shuffled with random_state)."""
+    from hsskern.estimators.cv import make_splits
+    X, y = _circle(240, 12)
+    Cs = [0.1, 10.0]
+    kw = dict(gamma=3.0, n_components=30, random_state=0, tol=1e-10)
+    cv = NystromSVCCV(Cs=Cs, cv=3, refit=False, **kw).fit(X, y)
+    splits = make_splits(3, X, y, 0)
+    assert len(splits) == 3 and sorted(np.concatenate([te for _, te in splits])) == list(
+        range(240))
+    for s, (tr, te) in enumerate(splits):
+        for i, C in enumerate(Cs):
+            m = NystromSVC(C=C, **kw).fit(X[tr], y[tr])
+            assert cv.cv_results_[f"split{s}_test_score"][i] == m.score(X[te], y[te])
+    with pytest.raises(AttributeError, match="refit=False"):
+        cv.predict(X)
 
 
 def test_estimator_boundary_validation():
@@ -465,11 +593,55 @@ def test_estimator_boundary_validation():
         clf.predict(np.ones((3, 5)))
 
 
+def test_memory_budget_refuses_a_large_n_components_before_any_work(monkeypatch):
+    """Too large an n_components is refused from the estimate, before landmarks are chosen,
+    naming n_components, the estimate per phase and the largest n_components that fits."""
+    import re
+    import hsskern.solvers.nystrom_path as npath
+    from hsskern.solvers.nystrom_path import nystrom_memory
+    X, y = _circle(2000, 13)
+    calls = []
+    monkeypatch.setattr(npath, "select_landmarks", lambda *a, **k: calls.append(a))
+    for loss, solver in [("squared_hinge", "auto"), ("squared_hinge", "cg"), ("hinge", "auto")]:
+        need = nystrom_memory(2000, 1000, loss=loss, newton_solver=solver)
+        budget = need["peak"] / 3
+        kw = dict(n_components=1000, loss=loss, newton_solver=solver, memory_budget=budget)
+        with pytest.raises(MemoryBudgetError, match=r"n_components=1000 on 2000 points "
+                           r"\(K\(Z, Z\) and its eigendecomposition: 38\.1 MB, then features "
+                           r"F 2000 x 1000: 15\.3 MB.*n_components <= \d+ would fit") as info:
+            NystromSVC(**kw).fit(X, y)
+        k_fit = int(re.search(r"n_components <= (\d+)", str(info.value)).group(1))
+        est = nystrom_memory(2000, np.arange(1, k_fit + 2), loss=loss, newton_solver=solver)
+        assert np.all(est["peak"][:-1] <= budget) and est["peak"][-1] > budget
+        with pytest.raises(MemoryBudgetError, match="n_components=1000"):  # before any fold
+            NystromSVCCV(Cs=[1.0], **kw).fit(X, y)
+        with pytest.raises(MemoryBudgetError, match="n_components=1000"):
+            NystromSVC(**kw).fit_path(X, y, [1.0, 2.0])
+    assert not calls
+    # the estimate grows with every part: F is 8 n k, K(Z, Z) 5 x 8 k^2
+    e = nystrom_memory(2000, 1000, loss="squared_hinge", newton_solver="cg")
+    assert e["features"] == 8 * 2000 * 1000 and e["map"] == 5 * 8 * 1000 ** 2
+    assert e["solver"] == 8 * 2000 * 1000  # the active rows, at most all of F
+    assert e["peak"] == max(e["map"], e["features"] + 8 * 1000 ** 2 + e["solver"])
+
+
+def test_too_large_n_components_is_named_not_to_dense(monkeypatch):
+    """Issue 21, item 4: the refusal speaks of n_components, not of to_dense() or matvec."""
+    import hsskern.utils._memory as mem
+    X, y = _circle(3000, 14)
+    monkeypatch.setattr(mem, "available_memory", lambda: 50 * 2**20)
+    with pytest.raises(MemoryBudgetError) as info:
+        NystromSVC(n_components=3000).fit(X, y)
+    msg = str(info.value)
+    assert "n_components=3000" in msg and "would fit" in msg
+    assert "to_dense" not in msg and "matvec" not in msg
+
+
 def test_verbose_reports_progress(capsys):
     X, y = _circle(100, 5)
     NystromSVC(n_components=10, verbose=2).fit(X, y)
     out = capsys.readouterr().out
-    assert "[nystrom]" in out and "[ssn]" in out
+    assert "[NystromSVC] 10 landmarks" in out and "[ssn]" in out
 
 
 @parametrize_with_checks([NystromFeatures(n_components=20, random_state=0),

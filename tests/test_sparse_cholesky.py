@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_l
 from hsskern.exceptions import MemoryBudgetError, NotPositiveDefiniteError
+from hsskern.solvers import sparse_path
 from hsskern.sparse import gram as gram_mod
 from hsskern.sparse.cholesky import (SparseCholeskyFactor, has_cholmod, sparse_cholesky,
                                      symbolic_nnz)
@@ -76,7 +77,8 @@ def test_nnz_estimate_is_exact_when_every_row_is_sampled_and_grows_with_sigma():
 def test_memory_guard_triggers_before_any_pair_is_listed(monkeypatch):
     X, _ = _xor(3000, d=2)
     calls = []
-    monkeypatch.setattr(gram_mod, "_assemble_self", lambda *a: calls.append(a))
+    monkeypatch.setattr(gram_mod, "assemble_compact_gram", lambda *a: calls.append(a))
+    monkeypatch.setattr(sparse_path, "assemble_compact_gram", lambda *a: calls.append(a))
     kern = compact_kernel(1.0, None, 2)
     est = estimate_gram(X, kern)
     budget = est.assembly_bytes / 20
@@ -85,8 +87,9 @@ def test_memory_guard_triggers_before_any_pair_is_listed(monkeypatch):
     assert not calls  # refused from the estimate, nothing assembled
     fit = float(str(info.value).split("sigma <= ")[1].split()[0])
     assert fit < 1.0 and estimate_gram(X, compact_kernel(fit, None, 2)).assembly_bytes <= budget
-    with pytest.raises(MemoryBudgetError):
-        SparseCholeskySVC(sigma=1.0, max_memory=budget).fit(X, np.sign(X[:, 0]))
+    with pytest.raises(MemoryBudgetError, match=r"sigma <= [0-9.e-]+ would fit"):
+        SparseCholeskySVC(sigma=1.0, memory_budget=budget).fit(X, np.sign(X[:, 0]))
+    assert not calls
 
 
 # -- the factor ----------------------------------------------------------------------------------
@@ -265,7 +268,7 @@ def test_estimator_learns_nonlinear_problems_with_string_labels():
     assert est.score(X[800:], labels[800:]) > 0.97
     assert est.decision_function(X[800:]).shape == (400,)
     assert est.l_ == default_l(2) == 3 and est.fill_in_ > 0 and est.nnz_L_ > 0
-    assert set(est.timings_) >= {"gram", "factor", "svm_and_recover"}
+    assert set(est.fit_time_) >= {"gram", "factor", "svm_and_recover"}
 
     Xb, yb = make_blobs(900, centers=4, random_state=2)
     m = SparseCholeskySVC(sigma=1.0, random_state=0).fit(Xb[:600], yb[:600])
@@ -284,7 +287,6 @@ def test_fit_path_reuses_the_factor_and_matches_separate_fits():
     Cs = [0.1, 1.0, 10.0]
     proto = SparseCholeskySVC(sigma=0.5, random_state=0, tol=1e-8)
     path = proto.fit_path(X, y, Cs)
-    assert not hasattr(proto, "n_features_in_")  # fit_path leaves the estimator unfitted
     for C, model in zip(Cs, path):
         assert model.n_features_in_ == 2
         single = SparseCholeskySVC(sigma=0.5, C=C, random_state=0, tol=1e-8).fit(X, y)
@@ -293,6 +295,73 @@ def test_fit_path_reuses_the_factor_and_matches_separate_fits():
                                    atol=1e-10)
     with pytest.raises(ValueError, match="Cs"):
         SparseCholeskySVC().fit_path(X, y, [1.0, -1.0])
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_fit_path_contract(n_classes):
+    """The shared contract: fitted copies in increasing C with their C set, ``self`` fitted
+    as the last of them (its own C unchanged), the preparation's time in the first model."""
+    X, y = make_blobs(240, centers=n_classes, cluster_std=2.0, random_state=3)
+    proto = SparseCholeskySVC(sigma=1.0, C=0.5, random_state=0)
+    models = proto.fit_path(X, y, [10.0, 0.1, 1.0])
+    assert [m.C for m in models] == [0.1, 1.0, 10.0] and proto.C == 0.5
+    assert all(type(m) is SparseCholeskySVC and m is not proto for m in models)
+    np.testing.assert_array_equal(proto.decision_function(X), models[-1].decision_function(X))
+    np.testing.assert_array_equal(proto.dual_coef_, models[-1].dual_coef_)
+    assert proto.nnz_L_ == models[0].nnz_L_ > 0
+    first, rest = models[0].fit_time_, [m.fit_time_ for m in models[1:]]
+    assert first["gram"] > 0 and first["factor"] > 0
+    assert all(t["gram"] == t["factor"] == t["features"] == 0 for t in rest)
+    assert all(t["svm_and_recover"] > 0 for t in [first] + rest)
+    for bad in ([], 5, [1.0, np.nan], "1"):
+        with pytest.raises(ValueError, match="Cs"):
+            SparseCholeskySVC().fit_path(X, y, bad)
+
+
+def test_backend_path_solutions_and_one_model_for_the_whole_path():
+    """The protocol directly: PathSolutions with dual_coef (n, r), one for each C ascending,
+    and one CompactKernelExpansion over all of them giving each solution's own decision
+    values (its union of support vectors adds only the other solutions' points)."""
+    from hsskern.solvers.path import PathSolution
+    from hsskern.solvers.sparse_path import CompactKernelExpansion, SparseCholeskyBackend
+    X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=4)
+    Xt, _ = make_blobs(100, centers=3, cluster_std=2.0, random_state=5)
+    Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    backend = SparseCholeskyBackend(compact_kernel(1.0, 3, 2), random_state=0, tol=1e-6)
+    prepared = backend.prepare(X)
+    sols = backend.path(prepared, Y, [10.0, 0.1, 1.0])
+    assert [s.C for s in sols] == [0.1, 1.0, 10.0]
+    assert all(isinstance(s, PathSolution) and s.dual_coef.shape == (300, 3) for s in sols)
+    K = reference_kernel(prepared.kernel, Xt, X)
+    D = backend.model(prepared, sols).decision(Xt)
+    assert D.shape == (3, 100, 3)
+    for i, s in enumerate(sols):
+        np.testing.assert_allclose(D[i], K @ s.dual_coef + s.intercept, rtol=0, atol=1e-9)
+        alone = CompactKernelExpansion(X, prepared.kernel, [s]).decision(Xt)[0]
+        np.testing.assert_allclose(D[i], alone, rtol=0, atol=1e-9)
+        # column 1 of the path is the binary problem "class 1 against the rest" on the factor
+        codes = (Y[:, 1] > 0).astype(np.intp)
+        res = linear_svm_on_factor(prepared.factor, codes, s.C, features=prepared.features,
+                                   tol=1e-6, random_state=0)
+        np.testing.assert_array_equal(s.dual_coef[:, 1], res.dual_coef[0])
+
+
+def test_refit_on_new_data_leaves_no_stale_attribute():
+    """fit starts from nothing: after a multiclass fit_path on 3-D data, a binary fit on 2-D
+    data holds exactly the attributes (and values) of a fresh fit on that data."""
+    X3, y3 = make_blobs(200, centers=3, n_features=3, random_state=0)
+    X2, y2 = _xor(150, seed=11)
+    est = SparseCholeskySVC(sigma=1.0, random_state=0)
+    est.fit_path(X3, y3, [0.1, 1.0])
+    est.fit(X2, y2)
+    fresh = SparseCholeskySVC(sigma=1.0, random_state=0).fit(X2, y2)
+    fitted = sorted(k for k in vars(est) if k.endswith("_"))
+    assert fitted == sorted(k for k in vars(fresh) if k.endswith("_"))
+    for k in fitted:
+        if k not in ("fit_time_", "kernel_"):
+            np.testing.assert_array_equal(getattr(est, k), getattr(fresh, k), err_msg=k)
+    assert est.kernel_ == fresh.kernel_ and est.n_features_in_ == 2
+    np.testing.assert_array_equal(est.decision_function(X2), fresh.decision_function(X2))
 
 
 def test_pickle_round_trip_gives_identical_predictions():

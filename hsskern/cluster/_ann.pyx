@@ -26,8 +26,6 @@ from libc.math cimport sqrt, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport uint64_t
 
-from hsskern.utils._bestk cimport best_k_insert
-
 import numpy as np
 
 
@@ -448,54 +446,3 @@ def tree_order(const double[:, ::1] X, Py_ssize_t leaf_size, unsigned long long 
     with nogil:
         _build_tree(X, &perm[0], leaf_size, seed, &leaves[0], &proj[0], &w[0])
     return np.asarray(perm)
-
-
-def nearest_to_box(const double[:, ::1] X, const Py_ssize_t[::1] cols,
-                   const Py_ssize_t[::1] starts, const double[::1] box_lo,
-                   const double[::1] box_hi, const unsigned char[::1] skip, Py_ssize_t per):
-    """The ``per`` points of each group nearest to a box, skipping points marked in ``skip``.
-
-    Group g is ``cols[starts[g]:starts[g + 1]]`` (indices into X). Points are ranked by squared
-    distance to the box, ties (points inside it) by squared distance to its centre. For the
-    far-strata probes of HSS-ANN compression: one pass, no temporaries of size
-    len(cols) x d (the NumPy version took 1.2 of 5.5 s of the compression phase on gmm8
-    n = 50,000; this one 0.4 s under the same load).
-
-    Returns (sel, grp): the chosen points (values of ``cols``) and their group numbers.
-    """
-    cdef Py_ssize_t g, ng = starts.shape[0] - 1, d = X.shape[1], i, c, j, q, cnt, tot = 0
-    cdef double gap, key1, key2, v, u
-    sel = np.empty(ng * per, dtype=np.intp)
-    grp = np.empty(ng * per, dtype=np.intp)
-    cdef Py_ssize_t[::1] sel_v = sel, grp_v = grp
-    cdef double* k1 = <double*>malloc(per * sizeof(double))
-    cdef double* k2 = <double*>malloc(per * sizeof(double))
-    cdef Py_ssize_t* kc = <Py_ssize_t*>malloc(per * sizeof(Py_ssize_t))
-    if k1 == NULL or k2 == NULL or kc == NULL:
-        free(k1); free(k2); free(kc)
-        raise MemoryError()
-    with nogil:
-        for g in range(ng):
-            cnt = 0
-            for i in range(starts[g], starts[g + 1]):
-                c = cols[i]
-                if skip[c]:
-                    continue
-                key1 = 0.0
-                key2 = 0.0
-                for j in range(d):
-                    v = X[c, j]
-                    gap = box_lo[j] - v
-                    if v - box_hi[j] > gap:
-                        gap = v - box_hi[j]
-                    if gap > 0:
-                        key1 += gap * gap
-                    u = v - 0.5 * (box_lo[j] + box_hi[j])
-                    key2 += u * u
-                cnt = best_k_insert(k1, k2, kc, cnt, per, key1, key2, c)
-            for q in range(cnt):
-                sel_v[tot] = kc[q]
-                grp_v[tot] = g
-                tot += 1
-    free(k1); free(k2); free(kc)
-    return sel[:tot], grp[:tot]

@@ -56,9 +56,8 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
     n_explore : int
         A refinement round offers point i the ``n_explore`` nearest neighbours of each of its
         ``n_explore`` nearest neighbours (at most ``n_explore**2`` candidates, capped by k).
-        At the same budget of 1024 candidates, 32 x 32 gave the best recall in a tuning run
-        (k = 64, gmm8 n = 50,000 / ijcnn1: 0.964 / 0.982 against 0.956 / 0.975 for 64 x 16 and
-        0.958 / 0.980 for 16 x 64, at about the same time).
+        At a budget of 1024 candidates, the square 32 x 32 gave the best recall of the shapes
+        tried (bench/neighbors.py).
 
     Returns
     -------
@@ -89,16 +88,11 @@ def choose_method(n, d, k):
 
     ``"exact"`` (cKDTree) when ``d <= 3`` or ``n <= 2000``, else ``"rptree"``.
 
-    Why (k = 64, bench/neighbors.py → bench/results/neighbors.json): a kd-tree prunes well only
-    in very low dimension. One-thread CPU seconds, exact vs rptree ("crossover" table): normal
-    points n = 50,000 at d = 2: 0.76 vs 0.93, d = 3: 1.18 vs 1.21 (skin_nonskin, d = 3: 0.78 vs
-    0.82) — a tie, so the exact answer is free; at d = 4 rptree is ahead (1.26 vs 1.88, recall
-    0.997) and the gap widens with d: gmm8 (d = 8) n = 10,000 0.26 vs 0.66; n = 50,000 at two
-    threads 4.1 s vs 44 s (10.9x, recall 0.964); ijcnn1 (d = 22) 4.0 s vs 93 s; on a9a / w8a
-    (d = 123 / 300) cKDTree degenerates to brute force (18 / 36 min extrapolated vs 7.5 / 23 s).
-    Below n = 2000 both take a few hundredths of a second (gmm8 n = 2000: 0.044 vs 0.048), so
-    again the exact answer costs nothing. ``k`` is accepted for future rules; the crossover was
-    measured at k = 64 only.
+    Why: a kd-tree prunes well only in very low dimension. Up to d = 3 it is as fast as the
+    projection trees, so the exact answer is free; from d = 4 the projection trees are ahead
+    and the gap widens with d (in high dimension the kd-tree degenerates to brute force).
+    Below n = 2000 both are negligible. The crossover was measured at k = 64
+    (bench/neighbors.py, "crossover" table); ``k`` is accepted for future rules.
     """
     return "exact" if d <= 3 or n <= 2000 else "rptree"
 

@@ -25,14 +25,14 @@ scaling     x' = (x - min) / range / c  feature range A_ij for training-range in
 
 An affine map of the inputs maps polynomials of degree <= s onto themselves, so the scaling does
 not change the hypothesis space, only the conditioning of A^T A and hence what the ADMM reaches
-in a few iterations. Measured on the shared UCI sets, larger features are better: the proximal
-term alpha I acts like a ridge penalty on u, weaker when A is larger ("cube" beats "ball" by 1-7
-accuracy points on magic04, susy, occupancy, credit_default). But the Gram matrix A^T A carries
-rounding errors of about m n eps max(A)^2, and once that exceeds alpha the Cholesky factor of
-beta A^T A + alpha I is garbage (skin_nonskin, s = 10, "cube": the ADMM never converges, 38%
-accuracy). "auto" therefore takes the cube unless beta m n eps max(A)^2 > alpha, and otherwise
-the smallest shrink c with (1 + d / c^2)^s <= sqrt(alpha / (beta m n eps)). New points are clipped to the training bounding box before scaling so a
-degree-10 polynomial is never extrapolated far outside the data it was fitted on.
+in a few iterations. Larger features are better: the proximal term alpha I acts like a ridge
+penalty on u, weaker when A is larger. But the Gram matrix A^T A carries rounding errors of
+about m n eps max(A)^2, and once that exceeds alpha the Cholesky factor of
+beta A^T A + alpha I is garbage (the ADMM then never converges). "auto" therefore takes the
+cube unless beta m n eps max(A)^2 > alpha, and otherwise the smallest shrink c with
+(1 + d / c^2)^s <= sqrt(alpha / (beta m n eps)). New points are clipped to the training
+bounding box before scaling so a degree-10 polynomial is never extrapolated far outside the
+data it was fitted on.
 """
 import math
 

@@ -4,8 +4,8 @@
 A node's compression is a few small dense operations (a pivoted QR, kernel tiles) wrapped in
 set bookkeeping on index arrays: which neighbour columns to sample, unions of sampled
 columns, random draws minus what is already sampled. With np.unique / np.isin / np.union1d
-every such step cost tens of microseconds of sorting and temporaries, and over the ~2,400
-nodes of n = 1e5 that bookkeeping was about a third of the compression phase. Here each is one
+every such step costs tens of microseconds of sorting and temporaries, per node, which adds
+up to a large share of the compression phase. Here each is one
 pass over the indices with scratch arrays of size n, allocated once per compression and
 reset entry by entry after each use, so no step costs O(n). The row ID calls LAPACK
 directly for the same reason: scipy's wrappers around these small factorizations cost half
@@ -14,6 +14,7 @@ as much again as the factorizations.
 Inputs are trusted (intp indices in range; compress.py makes them).
 """
 from libc.math cimport fabs, sqrt
+from libc.stdlib cimport malloc, free
 from scipy.linalg.cython_lapack cimport dgeqp3
 from scipy.linalg.cython_blas cimport dtrsm, dgemm
 from cython.parallel cimport prange
@@ -166,10 +167,8 @@ cdef class ColumnSampler:
         frequency ranking alone drops a point that only one row sees, and with a narrow
         kernel that one entry can be the whole row's norm); the rest of the budget goes to
         the columns listed by most rows. Ties go to the column nearer to the rows that list it
-        (smaller sum of its ranks in their neighbour lists, the best proxy here for larger
-        entries of the block row; on gmm8 it was as accurate as a tie-break by best single
-        rank or by column index, within seed noise), then to the one met first scanning the
-        rows in order.
+        (smaller sum of its ranks in their neighbour lists, a proxy for larger entries of the
+        block row), then to the one met first scanning the rows in order.
         The result exceeds ``count`` when the per-row columns alone do, and is every outside
         neighbour when they are at most ``count``. O(len(rows) k).
         """
@@ -197,7 +196,7 @@ cdef class ColumnSampler:
             # Plain pointers: the extension builds with -fno-strict-aliasing, so memoryview
             # fields of self would be reloaded after every store. The scan waits on memory
             # (scattered rows of an n x k array), not on arithmetic: row positions are
-            # gathered first and the next row's list is prefetched (~10% at n = 1e5)
+            # gathered first and the next row's list is prefetched
             for a in range(m):
                 rowpos[a] = <int> iperm[rows[a]]
             for a in range(m):
@@ -360,9 +359,9 @@ def row_id(const double[:, ::1] M, double rel_tol, double abs_tol, Py_ssize_t ma
     """Row interpolative decomposition M ~= U @ M[rows] by LAPACK's pivoted QR (dgeqp3) of M^T.
 
     Returns (U, rows, achieved, tol) as compress._row_id documents. Calls dgeqp3 and dtrsm
-    directly: around them scipy's qr() and solve_triangular() (workspace query, R copied out
-    through np.triu, checks) plus diag / eye / searchsorted cost half as much again as the
-    factorization itself on the ~2,400 small blocks of gmm8 n = 1e5.
+    directly: around small blocks, scipy's qr() and solve_triangular() (workspace query, R
+    copied out through np.triu, checks) plus diag / eye / searchsorted add a large fraction
+    to the cost of the factorization itself.
 
     ``col_norms`` (length M.shape[1]), if given, receives the Euclidean norms of M's columns,
     summed in row order as np.linalg.norm(M, axis=0) does: computed while M is copied for
@@ -448,7 +447,7 @@ def interp_residual(const double[:, :] MX, const double[:, ::1] U,
                     const Py_ssize_t[::1] rows):
     """Norms of the columns of MX - U @ MX[rows]: how well a row ID (U, rows) interpolates
     the columns MX of the same block row. One gather, one dgemm, one pass for the norms
-    (the NumPy expression made four temporaries and as many calls, ~30 us a node)."""
+    (the NumPy expression makes four temporaries and as many calls, per node)."""
     cdef Py_ssize_t m = MX.shape[0], nv = MX.shape[1], k = U.shape[1], i, j
     cdef int V = <int> nv, Mi = <int> m, Ki = <int> k
     cdef double minus_one = -1.0, one = 1.0
@@ -489,7 +488,7 @@ def nearest_per_group(const Py_ssize_t[::1] group, const Py_ssize_t[::1] T,
 
     What np.lexsort over all pairs did, but by a counting sort on the group and a k-slot
     insertion per group, without (pairs x d) temporaries: the far-target descent calls it
-    once per tree level on ~4e4-7e4 pairs at n = 1e5 (0.23 s in NumPy).
+    once per tree level on O(n_nodes log n) pairs.
     """
     cdef Py_ssize_t N = group.shape[0], d = blo.shape[1], i, j, g, q, c, n_out = 0
     cdef Py_ssize_t n_groups = 0, a, b
@@ -545,3 +544,53 @@ def nearest_per_group(const Py_ssize_t[::1] group, const Py_ssize_t[::1] T,
                 n_out += 1
             a = b
     return out_g[:n_out], out_w[:n_out]
+
+
+def nearest_to_box(const double[:, ::1] X, const Py_ssize_t[::1] cols,
+                   const Py_ssize_t[::1] starts, const double[::1] box_lo,
+                   const double[::1] box_hi, const unsigned char[::1] skip, Py_ssize_t per):
+    """The ``per`` points of each group nearest to a box, skipping points marked in ``skip``.
+
+    Group g is ``cols[starts[g]:starts[g + 1]]`` (indices into X). Points are ranked by squared
+    distance to the box, ties (points inside it) by squared distance to its centre. For the
+    far-strata probes of HSS-ANN compression: one pass, no temporaries of size
+    len(cols) x d.
+
+    Returns (sel, grp): the chosen points (values of ``cols``) and their group numbers.
+    """
+    cdef Py_ssize_t g, ng = starts.shape[0] - 1, d = X.shape[1], i, c, j, q, cnt, tot = 0
+    cdef double gap, key1, key2, v, u
+    sel = np.empty(ng * per, dtype=np.intp)
+    grp = np.empty(ng * per, dtype=np.intp)
+    cdef Py_ssize_t[::1] sel_v = sel, grp_v = grp
+    cdef double* k1 = <double*>malloc(per * sizeof(double))
+    cdef double* k2 = <double*>malloc(per * sizeof(double))
+    cdef Py_ssize_t* kc = <Py_ssize_t*>malloc(per * sizeof(Py_ssize_t))
+    if k1 == NULL or k2 == NULL or kc == NULL:
+        free(k1); free(k2); free(kc)
+        raise MemoryError()
+    with nogil:
+        for g in range(ng):
+            cnt = 0
+            for i in range(starts[g], starts[g + 1]):
+                c = cols[i]
+                if skip[c]:
+                    continue
+                key1 = 0.0
+                key2 = 0.0
+                for j in range(d):
+                    v = X[c, j]
+                    gap = box_lo[j] - v
+                    if v - box_hi[j] > gap:
+                        gap = v - box_hi[j]
+                    if gap > 0:
+                        key1 += gap * gap
+                    u = v - 0.5 * (box_lo[j] + box_hi[j])
+                    key2 += u * u
+                cnt = best_k_insert(k1, k2, kc, cnt, per, key1, key2, c)
+            for q in range(cnt):
+                sel_v[tot] = kc[q]
+                grp_v[tot] = g
+                tot += 1
+    free(k1); free(k2); free(kc)
+    return sel[:tot], grp[:tot]

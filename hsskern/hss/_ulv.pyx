@@ -1,4 +1,6 @@
-"""Compiled ULV solve: both tree sweeps in one nogil loop over flat per-node factors.
+"""Compiled tree walks of an HSS matrix: the ULV factorization and solve, and the product.
+
+ULV solve: both tree sweeps in one nogil loop over flat per-node factors.
 
 The factor (built in ``ulv.py``) stores every node's block column-major in one float64
 array, addressed by per-node offsets, so the sweeps touch no Python object: the per-node
@@ -25,7 +27,8 @@ within those of ``H + beta I`` and ``cond(L) <= sqrt(cond(H + beta I))``: the ex
 The root holds the Cholesky factor of its (reduced) block.
 
 The factorization (``factor_tree``) runs the same bottom-up loop in compiled code for the same
-reason; it holds the GIL only to fetch each node's generators.
+reason; it holds the GIL only to fetch each node's generators. So does the product H X
+(``hss_apply``), after gathering the generators' addresses once.
 """
 from libc.string cimport memcpy
 from libc.math cimport log
@@ -410,3 +413,87 @@ cdef void _chol_into(int e, double* A, int lda, double* L, double* logdet) excep
         raise np.linalg.LinAlgError(f"dpotrf: leading minor {info} not positive definite")
     for j in range(e):
         logdet[0] += 2.0 * log(L[j + <idx>j * e])
+
+
+cdef inline void _mm_rows(bint trans, int p, int q, int s, const double* A, const double* X,
+                          double beta, double* Y) noexcept nogil:
+    """Y = op(A) X + beta Y in row-major (C order) storage: A is p x q, op(A) is A or A^T,
+    X and Y have s columns. Column-major BLAS sees the transposes, Y^T = X^T op(A)^T."""
+    if trans:  # Y (q x s) = A^T X, X (p x s)
+        _gemm(b"N", b"T", s, q, p, 1.0, X, s, A, q, beta, Y, s)
+    else:  # Y (p x s) = A X, X (q x s)
+        _gemm(b"N", b"N", s, p, q, 1.0, X, s, A, q, beta, Y, s)
+
+
+def hss_apply(list D, list U, list Bc, const Py_ssize_t[::1] left,
+              const Py_ssize_t[::1] right, const Py_ssize_t[::1] lo,
+              const Py_ssize_t[::1] hi, const double[:, ::1] Xp, double[:, ::1] Y):
+    """Y = H Xp for the HSS matrix with generators D, U, Bc, rows in tree order.
+
+    Upward sweep x_t = U_t^T (x of t's rows, or the children's x stacked), then downward
+    y_a = B_t x_b (+ U_t y_t, rows of a), y_b = B_t^T x_a (+ U_t y_t, rows of b), and at a
+    leaf Y_t = D_t Xp_t + U_t y_t. Every generator is C-contiguous float64 (the caller's
+    guarantee); their addresses are gathered once, so the sweeps run without the GIL and
+    without a Python object per node: one small gemm per generator and sweep.
+    """
+    cdef idx nn = left.shape[0], t, a, b, total = 0
+    cdef int s = <int>Xp.shape[1], m, r, ra, rb
+    if s == 0 or Xp.shape[0] == 0:
+        return
+    rank_arr = np.zeros(nn, np.intp)
+    ox_arr = np.zeros(nn, np.intp)
+    pD_arr = np.zeros(nn, np.uintp)
+    pU_arr = np.zeros(nn, np.uintp)
+    pB_arr = np.zeros(nn, np.uintp)
+    cdef Py_ssize_t[::1] rank = rank_arr, ox = ox_arr
+    cdef size_t[::1] pD = pD_arr, pU = pU_arr, pB = pB_arr
+    cdef const double[:, ::1] g
+    for t in range(nn):
+        if left[t] < 0:
+            g = D[t]
+            pD[t] = <size_t>&g[0, 0]
+        else:
+            g = Bc[t]
+            pB[t] = <size_t>&g[0, 0]
+        if t > 0:
+            g = U[t]
+            pU[t] = <size_t>&g[0, 0]
+            rank[t] = g.shape[1]
+        ox[t] = total
+        total += rank[t] * s
+    cdef double[::1] xbuf = np.empty(max(total, 1))
+    cdef double[::1] ybuf = np.empty(max(total, 1))
+    cdef double* xb = &xbuf[0]
+    cdef double* yb = &ybuf[0]
+    cdef const double* x = &Xp[0, 0]
+    cdef double* y = &Y[0, 0]
+    with nogil:
+        for t in range(nn - 1, 0, -1):  # children before parents
+            r = <int>rank[t]
+            a = left[t]
+            if a < 0:
+                _mm_rows(True, <int>(hi[t] - lo[t]), r, s, <const double*>pU[t],
+                         x + lo[t] * s, 0.0, xb + ox[t])
+            else:
+                ra = <int>rank[a]
+                _mm_rows(True, ra, r, s, <const double*>pU[t], xb + ox[a], 0.0, xb + ox[t])
+                _mm_rows(True, <int>rank[right[t]], r, s, <const double*>pU[t] + ra * r,
+                         xb + ox[right[t]], 1.0, xb + ox[t])
+        for t in range(nn):  # parents before children
+            a, b = left[t], right[t]
+            r = <int>rank[t]
+            if a < 0:
+                m = <int>(hi[t] - lo[t])
+                _mm_rows(False, m, m, s, <const double*>pD[t], x + lo[t] * s, 0.0,
+                         y + lo[t] * s)
+                if t > 0:
+                    _mm_rows(False, m, r, s, <const double*>pU[t], yb + ox[t], 1.0,
+                             y + lo[t] * s)
+                continue
+            ra, rb = <int>rank[a], <int>rank[b]
+            _mm_rows(False, ra, rb, s, <const double*>pB[t], xb + ox[b], 0.0, yb + ox[a])
+            _mm_rows(True, ra, rb, s, <const double*>pB[t], xb + ox[a], 0.0, yb + ox[b])
+            if t > 0:
+                _mm_rows(False, ra, r, s, <const double*>pU[t], yb + ox[t], 1.0, yb + ox[a])
+                _mm_rows(False, rb, r, s, <const double*>pU[t] + ra * r, yb + ox[t], 1.0,
+                         yb + ox[b])

@@ -21,7 +21,6 @@ from itertools import accumulate
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..cluster._ann import nearest_to_box
 from ..cluster.neighbors import knn
 from ..cluster.tree import build_cluster_tree
 from ..options import HSSOptions
@@ -35,7 +34,6 @@ _NEGLIGIBLE = 1e-200
 _MAX_SAMPLE_ROUNDS = 4
 #: near strata (sibling, parent's sibling) sampled through their skeletons
 _SKELETON_STRATA = 2
-_SKIP_COVERED = True
 #: nodes kept per far stratum in the descent to its nodes nearest t
 _FAR_BEAM = 2
 #: probe columns per far target in the a posteriori check
@@ -67,7 +65,7 @@ def compress(K, options=None, **kwargs):
     Parameters
     ----------
     K : KernelOperator
-        Only ``K.points`` (for the tree and neighbours) and ``K._submatrix`` (entries) are used
+        Only ``K.points`` (for the tree and neighbours) and ``K.submatrix`` (entries) are used
         by the "ann" method; "sketch" also uses blocked products ``K @ Omega``.
     options : HSSOptions, optional
     **kwargs
@@ -83,8 +81,7 @@ def compress(K, options=None, **kwargs):
         from dataclasses import replace
         options = replace(options, **kwargs)
     # Per-node QRs are small: threaded BLAS gains nothing there, and its spin-waiting threads
-    # starve the OpenMP threads of the kernel evaluation (measured 5x slower at n = 50,000
-    # with 2 BLAS threads). Kernel tiles keep all OpenMP threads.
+    # starve the OpenMP threads of the kernel evaluation. Kernel tiles keep all OpenMP threads.
     with threadpool_limits(limits=1, user_api="blas"):
         return _compress(K, options)
 
@@ -108,8 +105,8 @@ def _compress(K, options):
             neighbors = np.zeros((n, 0), np.intp)
         timings["neighbors"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        # neighbour choice, stratified draws and unions of columns (compiled: as NumPy set
-        # operations they were a third of the compression time). The sampler keeps the
+        # neighbour choice, stratified draws and unions of columns (compiled: see
+        # _compress_ops for why NumPy set operations are too slow here). The sampler keeps the
         # lists as 32-bit tree positions, so the n x k intp array (and the distances, never
         # read) need not live through the compression: 16 n k bytes, 1 GB at n = 1e6
         sampler = _ops.ColumnSampler(np.ascontiguousarray(neighbors, dtype=np.intp),
@@ -138,10 +135,10 @@ def _compress(K, options):
 def _leaf_and_coupling(K, tree, t, J, D, B):
     if tree.left[t] < 0:
         idx = tree.indices(t)
-        D[t] = K._submatrix(idx, idx)
+        D[t] = K.submatrix(idx, idx)
         return idx
     a, b = tree.left[t], tree.right[t]
-    B[t] = K._submatrix(J[a], J[b])
+    B[t] = K.submatrix(J[a], J[b])
     return np.concatenate((J[a], J[b]))
 
 
@@ -212,8 +209,8 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
 
     The far strata are otherwise sampled only at random, which misses the few points of a far
     stratum that lie next to t in space: a 2-means tree in 1-3 d often puts a point just past
-    t's edge into a distant subtree (measured: the nearest outside point of a node, with a
-    kernel entry 1e-2, sat in the stratum of the root's child). Returns (offsets, targets,
+    t's edge into a distant subtree (a node's nearest outside point, with a kernel entry of
+    1e-2, can sit in the stratum of the root's child). Returns (offsets, targets,
     box_lo, box_hi): the targets of node t are ``targets[offsets[t]:offsets[t + 1]]``. All
     pairs descend together: O(n_nodes log^2 n) work, each level's ranking one compiled pass
     (_compress_ops.nearest_per_group).
@@ -249,7 +246,7 @@ def _far_targets(X, tree, first, beam=_FAR_BEAM, keep=_FAR_KEEP):
         G, W = _ops.nearest_per_group(G, T[G], W, blo, bhi, cen, beam)
         Tn = T[G]
     # of all strata's finalists, only the `keep` nearest t are probed: most strata are far in
-    # space too, and probing them all cost a third of the gmm8 compression time
+    # space too, and each probe costs kernel entries and an interpolation check
     T, W = _ops.nearest_per_group(Tn, Tn, W, blo, bhi, cen, keep)
     offsets = np.searchsorted(T, np.arange(nn + 1))
     return offsets, W, blo, bhi
@@ -262,17 +259,17 @@ def _far_probes(X, tree, J, targets, blo, bhi, t, sampled, per_target=_FAR_PROBE
     probes are its points nearest to t's box (ties, inside the box: nearest its centre) among
     those not marked in ``sampled``: the largest unsampled entries of the target for a
     decaying kernel. Probes join the a posteriori check, and only probes the node's ID fails
-    to interpolate join the sample (adding every target up front was as accurate but made the
-    gmm8 n = 50,000 compression phase 5x slower: with a wide kernel many far targets are
-    significant, but already spanned by the sampled columns).
+    to interpolate join the sample: with a wide kernel many far targets are significant but
+    already spanned by the sampled columns, so adding every target up front is as accurate
+    and much slower.
     """
     groups = [J[w] if J[w] is not None else tree.indices(w) for w in targets]
     # offsets by itertools (np.cumsum of a list went through NumPy's slow wrapping path)
     starts = np.array([0, *accumulate(map(len, groups))], np.intp)
     if starts[-1] == 0:
         return np.zeros(0, np.intp)
-    probes, _ = nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t], sampled,
-                               per_target)
+    probes, _ = _ops.nearest_to_box(X, np.concatenate(groups), starts, blo[t], bhi[t],
+                                    sampled, per_target)
     return probes
 
 
@@ -316,21 +313,20 @@ def _compress_ann(K, tree, sampler, opt, rng):
         base = np.full(len(strata), c_far)
         base[0] = c_sib
         counts = base.copy()
-        if _SKIP_COVERED:
-            counts[:len(near)] = 0  # covered by their skeletons; still checked below
+        counts[:len(near)] = 0  # covered by their skeletons; still checked below
         cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
                               sampler.draw_strata(strata, counts, rng), *skel])
         n_out = n - (hi - lo)
         if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
             cols = _all_outside(perm, lo, hi)
-        M = K._submatrix(cand, cols)
+        M = K.submatrix(cand, cols)
         probes, MP = np.zeros(0, np.intp), np.zeros((m, 0))
         if len(cols) < n_out and far_off[t] < far_off[t + 1]:
             sampled[cols] = 1
             probes = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
                                  blo, bhi, t, sampled)
             sampled[cols] = 0
-            MP = K._submatrix(cand, probes)
+            MP = K.submatrix(cand, probes)
         n_sig_prev = -1
         for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
             col_norms = np.empty(M.shape[1])
@@ -349,7 +345,7 @@ def _compress_ann(K, tree, sampler, opt, rng):
             V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
                                     exclude=(cols,))
             if len(V):
-                MV = K._submatrix(cand, V)
+                MV = K.submatrix(cand, V)
                 rv = _ops.interp_residual(MV, Ut, rows)
                 resid = rv.max()
             else:
@@ -379,18 +375,18 @@ def _compress_ann(K, tree, sampler, opt, rng):
                 counts = 2 * np.maximum(counts, base)
             if v_fail.any() or starved:  # V excludes cols: together they are what was seen
                 extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
-            else:  # only far probes failed: they alone join the sample (no new stratified
-                extra = np.zeros(0, np.intp)  # draw: that doubled the gmm8 compression time)
+            else:  # only far probes failed: they alone join the sample (a new stratified
+                extra = np.zeros(0, np.intp)  # draw would not target what they missed)
             # failing probes join the sample with their evaluated columns; the rest stay probes
             add = far_fail & ~np.isin(probes, V)
             P_add, MP_add = probes[add], MP[:, add]
             probes, MP = probes[~far_fail], MP[:, ~far_fail]
             if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
                 cols = _all_outside(perm, lo, hi)
-                M = K._submatrix(cand, cols)
+                M = K.submatrix(cand, cols)
             else:
                 cols = np.concatenate((cols, V, P_add, extra))
-                M = np.hstack((M, MV, MP_add, K._submatrix(cand, extra)))
+                M = np.hstack((M, MV, MP_add, K.submatrix(cand, extra)))
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err

@@ -14,6 +14,8 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory
+from ..utils._threads import one_blas_thread
+from ._ulv import hss_apply
 
 
 class HSSMatrix(LinearOperator):
@@ -36,7 +38,11 @@ class HSSMatrix(LinearOperator):
 
     def __init__(self, tree, D, U, B, J, node_error, options, timings, kernel=None):
         self.tree = tree
-        self.D, self.U, self.B, self.J = D, U, B, J
+        # the compiled product reads the generators in place: C-contiguous float64 (no copy
+        # for what compress builds)
+        self.D, self.U, self.B = ([None if g is None else np.ascontiguousarray(g, np.float64)
+                                   for g in group] for group in (D, U, B))
+        self.J = J
         self.node_error = node_error
         self.options = options
         self.timings = dict(timings)
@@ -64,36 +70,14 @@ class HSSMatrix(LinearOperator):
         return self
 
     def _apply_tree_order(self, Xp):
-        """H @ Xp with rows in tree order: upward pass, sibling coupling, downward pass."""
-        tree = self.tree
-        nn = tree.n_nodes
-        left, right, lo, hi = tree.left, tree.right, tree.lo, tree.hi
-        r = Xp.shape[1]
-        xt = [None] * nn  # skeleton-space coefficients U^T x, bottom-up
-        for t in range(nn - 1, 0, -1):
-            if left[t] < 0:
-                xt[t] = self.U[t].T @ Xp[lo[t]:hi[t]]
-            else:
-                xt[t] = self.U[t].T @ np.vstack((xt[left[t]], xt[right[t]]))
-        yt = [None] * nn
+        """H @ Xp with rows in tree order: upward pass, sibling coupling, downward pass, one
+        compiled walk over the tree (``_ulv.hss_apply``)."""
+        Xp = np.ascontiguousarray(Xp, dtype=np.float64)
         Y = np.empty_like(Xp)
-        for t in range(nn):  # top-down: children have larger ids than parents
-            a, b = left[t], right[t]
-            if a < 0:
-                y = self.D[t] @ Xp[lo[t]:hi[t]]
-                if yt[t] is not None:
-                    y += self.U[t] @ yt[t]
-                Y[lo[t]:hi[t]] = y
-                continue
-            ra = self.B[t].shape[0]
-            ya = self.B[t] @ xt[b]
-            yb = self.B[t].T @ xt[a]
-            if yt[t] is not None:
-                z = self.U[t] @ yt[t]
-                ya += z[:ra]
-                yb += z[ra:]
-            yt[a], yt[b] = ya, yb
-            xt[t] = None
+        tree = [np.ascontiguousarray(a, dtype=np.intp)
+                for a in (self.tree.left, self.tree.right, self.tree.lo, self.tree.hi)]
+        with one_blas_thread():  # a few small gemms per node: threads only add wake-ups
+            hss_apply(self.D, self.U, self.B, *tree, Xp, Y)
         return Y
 
     # -- inspection ------------------------------------------------------------------------

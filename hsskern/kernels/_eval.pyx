@@ -44,11 +44,9 @@ DEF POW_CHUNK = 64
 # Gathered blocks (gather_block, gather_gauss) use OpenMP threads only above this much work,
 # entries x (d + 8): about 1e6 entries at d = 8, a few ms on one thread. A parallel region
 # must wait for every thread to arrive, so it costs microseconds on idle cores but up to a
-# scheduler time slice when another process holds a core. HSS compression evaluates
-# thousands of blocks of 1e3-1e6 entries one after another: at the old bars (125,000 and
-# 12,500 entries) the ~30 threaded blocks of gmm8 n = 1e5 took 0.04 s on one thread and up
-# to 1 s with two on a machine running other work (the idle thread also spun ~0.15 s of CPU
-# after them), for at most ~0.02 s saved on idle cores.
+# scheduler time slice when another process holds a core; HSS compression evaluates
+# thousands of blocks of 1e3-1e6 entries one after another, so only blocks long enough to
+# hide that wait are split.
 DEF GATHER_PARALLEL_WORK = 16000000
 
 

@@ -10,9 +10,8 @@ contribute, and the caller passes it in (as v = -y G = y - K(y o a), what LIBSVM
 and stopping rules compare). Pairs are chosen by the second-order rule of Fan,
 Chen and Lin (JMLR 2005, the rule LIBSVM uses) and updated analytically; the pass that
 updates v also picks the next pair's first index, so each iteration reads two kernel rows
-once plus v twice. Serial on purpose: a step takes 15-50 us at 4,000-
-14,000 points, and splitting its two passes over two OpenMP threads (prange, same iterates)
-took 200-230 us a step on this 2-core machine: the fork/join costs more than the passes.
+once plus v twice. Serial on purpose: a step is two short passes over the working set, and
+an OpenMP fork/join per pass costs more than the passes.
 """
 from libc.math cimport INFINITY
 

@@ -22,16 +22,13 @@ step, the H-norm step drops below 5e-4 after 2-3 iterations, and the result is l
 the ridge least-squares fit u = (A^T A + I)^{-1} A^T y of the start. a = b = 1/m is the same
 algorithm with a = b = 1 applied to the *summed* hinge loss (w rescaled by m), which balances the
 two terms; the H-norm is then the per-sample mean step, so tol keeps its meaning for any m. It
-takes more iterations (30-50 at tol 5e-4) but reaches the hinge minimizer's accuracy: measured
-(1 thread, first-n centers) magic04 s = 3: 85.7% -> 86.6%, credit_default s = 2: 81.2% -> 81.7%,
-skin_nonskin (25k rows) s = 10: 98.6% -> 99.4%. The estimators' default ``alpha = beta = "auto"``
-is this 1/m (m = training rows of each problem).
+takes more iterations (tens at tol 5e-4) but reaches the hinge minimizer's accuracy, where
+a = b = 1 stops at the ridge fit. The estimators' default ``alpha = beta = "auto"`` is this 1/m
+(m = training rows of each problem).
 
 "Reaches" is relative to the paper's rule: tol 5e-4 still stops well short of the minimizer on
-nearly separable data. skin_nonskin (50,000 rows, s = 8, 1 column): objective 0.0236 after 32
-iterations, 0.0049 after 3000 (test accuracy 99.42% -> 99.86%); tol 1e-4 / 2e-5 in the CV
-search cost 2.4x / 5.6x the time for 99.45% / 99.53%. The slow tail is the ADMM's on this
-degenerate LP, not the model's.
+nearly separable data, where the ADMM has a slow tail on a degenerate LP (the model is not at
+fault; a smaller tol buys accuracy at a steep price in iterations).
 
 The iteration in place
 ----------------------
@@ -40,8 +37,7 @@ B = A u+ + w / b, and (12) then gives w+ / b = B - v+ = -y clip(1 - y B, 0, 1/ga
 therefore carries Q = -w / b: the prox and the multiplier step are one array, A^T (b v - w) is
 b A^T (v + Q), and the H-norm term b ||dv||^2 + ||dw||^2 / b is b (||dv||^2 + ||dQ||^2). That is
 about 15 in-place passes over the m x k iterates per iteration instead of about 25 with
-temporaries, which is most of an iteration's cost when n is small (skin_nonskin, 18,490
-distinct rows x 6 columns, n = 10: 4.3 -> 2.9 ms an iteration).
+temporaries, which is most of an iteration's cost when n is small.
 
 Batched problems
 ----------------
@@ -57,7 +53,7 @@ for free.
 point, same label). Identical rows have identical iterates from the start (0, y, 0) on, so the
 run on the distinct rows with c_i folded into A^T C A, A^T C (b v - w), the step norm and the
 objective (the prox parameter stays m b, m = sum c_i) is *exactly* the run on all rows, at the
-cost of the distinct ones (skin_nonskin: 171,539 rows, 41,354 distinct).
+cost of the distinct ones (data sets of few, repeated feature values have many duplicates).
 """
 import time
 from dataclasses import dataclass

@@ -352,7 +352,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         buf = workspace.get("block")
         if buf is None or buf.size < W.size ** 2:
             buf = workspace["block"] = np.empty(W.size ** 2)
-        KW = K._submatrix(W, W, buf[:W.size ** 2].reshape(W.size, W.size))
+        KW = K.submatrix(W, W, out=buf[:W.size ** 2].reshape(W.size, W.size))
         t_block = time.perf_counter() - tr
         aW = alpha[W].copy()
         vW = v[W]

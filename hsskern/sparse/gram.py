@@ -4,8 +4,8 @@ k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) vanishes b
 support radius 3 sigma, so K(X, X) has one entry per pair of points closer than that. The pairs
 come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``: the upper triangle only, half the
 work of listing both); the kernel values and the counting-sort CSC assembly are compiled
-(``_assemble.pyx``), because the numpy route (fancy-indexed distances, an argsort or scipy's
-COO -> CSC) took ~50 s against ~10 s on skin_nonskin's 2e7 pairs.
+(``_assemble.pyx``): the numpy route (fancy-indexed distances, an argsort or scipy's
+COO -> CSC) sorts and allocates several nnz-sized temporaries.
 
 How many pairs there are depends steeply on sigma (about sigma^d for small sigma), and a
 careless sigma asks for terabytes. :func:`estimate_gram` counts neighbours of a random sample
@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..kernels.functions import Kernel, make_kernel
-from ..utils._memory import available_memory, check_memory
+from ..utils._memory import check_memory, resolve_budget
 from ..utils.validation import check_points
 from . import _assemble
 
@@ -131,16 +131,9 @@ def estimate_gram(X, kernel, *, Y=None, tree=None, n_samples=2000, random_state=
                         sigmas=sigmas, nnz_per_sigma=nnz_grid)
 
 
-def _budget(max_memory):
-    if max_memory is not None:
-        return float(max_memory)
-    avail = available_memory()
-    return None if avail is None else 0.8 * avail
-
-
 def check_gram_budget(estimate, max_memory=None, what="sparse compact-kernel Gram"):
     """Raise MemoryBudgetError when ``estimate`` exceeds the budget, naming a sigma that fits."""
-    budget = _budget(max_memory)
+    budget = resolve_budget(max_memory)
     if budget is None or estimate.assembly_bytes <= budget:
         return
     fit = estimate.largest_sigma_within(budget)
@@ -148,7 +141,7 @@ def check_gram_budget(estimate, max_memory=None, what="sparse compact-kernel Gra
             f"sigma={estimate.sigmas[-1]:g}; ")
     hint += (f"sigma <= {fit:.3g} would fit" if fit is not None else
              f"even sigma={estimate.sigmas[0]:.3g} would not fit")
-    hint += " (or raise max_memory)"
+    hint += " (or raise the memory budget)"
     check_memory(estimate.assembly_bytes, f"{what} of shape "
                  f"{estimate.n_rows} x {estimate.n_cols}", budget=budget, hint=hint)
 
@@ -213,11 +206,30 @@ def compact_gram(X, sigma, l=None, *, max_memory=None, tree=None, random_state=0
     tree = cKDTree(X) if tree is None else tree
     check_gram_budget(estimate_gram(X, kernel, tree=tree, random_state=random_state),
                       max_memory)
-    return _assemble_self(X, kernel, tree)
+    return assemble_compact_gram(X, kernel, tree)
 
 
-def _assemble_self(X, kernel, tree):
+def assemble_compact_gram(X, kernel, tree=None):
+    """K(X, X) of a compact kernel as :func:`compact_gram` returns it, with no memory check.
+
+    For callers that ran :func:`estimate_gram` and :func:`check_gram_budget` themselves (and
+    built the tree for them): X is trusted (finite C-contiguous float64), ``kernel`` a
+    compact_gaussian Kernel (:func:`compact_kernel`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    kernel : Kernel
+    tree : cKDTree, optional
+        k-d tree over X.
+
+    Returns
+    -------
+    K : scipy.sparse.csc_matrix of shape (n, n)
+        Both triangles and the unit diagonal, sorted indices, no stored zeros.
+    """
     n = X.shape[0]
+    tree = cKDTree(X) if tree is None else tree
     # upper-triangle pairs (i < j) only: half the tree work and memory of the full listing
     pairs = tree.query_pairs(kernel.support_radius, output_type="ndarray")
     pairs = np.ascontiguousarray(pairs, dtype=np.intp)

@@ -1,5 +1,6 @@
 # A sorted buffer of the best k entries by the key pair (key1, key2), shared by the compiled
-# nearest-first selections (cluster._ann.nearest_to_box, hss._compress_ops far-target ranking).
+# nearest-first selections of HSS compression (hss._compress_ops: nearest_per_group and
+# nearest_to_box).
 
 
 cdef inline Py_ssize_t best_k_insert(double* k1, double* k2, Py_ssize_t* val, Py_ssize_t cnt,

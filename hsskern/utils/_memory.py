@@ -29,14 +29,21 @@ def format_bytes(n):
 
 def check_memory(nbytes, what, budget=None, hint=""):
     """Raise MemoryBudgetError if ``nbytes`` exceeds ``budget`` (default: 80% of available)."""
+    budget = resolve_budget(budget)
     if budget is None:
-        avail = available_memory()
-        if avail is None:
-            return
-        budget = 0.8 * avail
+        return
     if nbytes > budget:
         msg = (f"{what} would need about {format_bytes(nbytes)}, more than the "
                f"{format_bytes(budget)} allowed")
         if hint:
             msg += f"; {hint}"
         raise MemoryBudgetError(msg)
+
+
+def resolve_budget(budget=None):
+    """The budget in bytes: ``budget`` itself, or 80% of the available memory (None when the
+    OS does not say), the default of every ``memory_budget`` parameter."""
+    if budget is not None:
+        return float(budget)
+    avail = available_memory()
+    return None if avail is None else 0.8 * avail

@@ -9,10 +9,10 @@ _BLAS_LIBS = []
 class one_blas_thread:
     """Limit the loaded BLAS libraries to one thread for the duration of a ``with`` block.
 
-    threadpoolctl's ``limit`` costs 60-170 us per call (it rebuilds its view of every
-    library), a few percent of a 3 ms solve at n = 1e4; this keeps the library handles from
-    the first call and only flips the ones not already at one thread (~3 us per ctypes
-    call). Like threadpoolctl, it sees the libraries loaded when it first runs; ours (scipy's
+    threadpoolctl's ``limit`` rebuilds its view of every library on each call, which is
+    noticeable next to a ULV solve of a few milliseconds; this keeps the library handles from
+    the first call and only flips the ones not already at one thread (one ctypes call
+    each). Like threadpoolctl, it sees the libraries loaded when it first runs; ours (scipy's
     OpenBLAS, behind ``cython_blas``) is loaded by then.
     """
 

@@ -55,19 +55,44 @@ def check_positive(value, name, allow_none=False, integer=False, minimum=None):
 
 
 def check_indices(idx, n, name):
-    """Return an index array as contiguous intp, checking bounds (negative indices rejected)."""
+    """Return an index array as contiguous intp, checking bounds (negative indices rejected).
+
+    Accepts integer array-likes and boolean masks of length n. An intp 1-D C-contiguous array
+    is returned as is (the same object), so callers can still recognise ``I is J``. Cost
+    O(len(idx)); raises ValueError naming ``name`` otherwise.
+    """
     arr = np.asarray(idx)
     if arr.dtype == bool:
         if arr.shape != (n,):
-            raise IndexError(f"boolean {name} must have shape ({n},), got {arr.shape}")
+            raise ValueError(f"boolean {name} must have shape ({n},), got {arr.shape}")
         return np.flatnonzero(arr).astype(np.intp)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:
-        raise IndexError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "iu":
-        raise IndexError(f"{name} must hold integers, got dtype {arr.dtype}")
+        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.intp)
-    if arr.size and (arr.min() < 0 or arr.max() >= n):
-        raise IndexError(f"{name} has entries outside [0, {n})")
+    # one reduction: as unsigned, negative entries become the largest
+    if arr.size and arr.view(np.uintp).max() >= n:
+        raise ValueError(f"{name} has entries outside [0, {n}): smallest {arr.min()}, "
+                         f"largest {arr.max()}")
     return arr
+
+
+def check_out(out, shape, name="out"):
+    """Return ``out`` if it is a writeable C-contiguous float64 array of ``shape``, a new
+    uninitialised array if it is None; raise ValueError otherwise."""
+    if out is None:
+        return np.empty(shape)
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"{name} must be a numpy array, got {type(out).__name__}")
+    if out.dtype != np.float64:
+        raise ValueError(f"{name} must have dtype float64, got {out.dtype}")
+    if out.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {out.shape}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError(f"{name} must be writeable")
+    return out

@@ -1,0 +1,252 @@
+"""The sparse-Cholesky backend of the path protocol (Abdellatif 2019, Algorithm 1).
+
+``prepare_sparse_cholesky`` estimates the sparse Gram matrix of the compactly supported
+Gaussian and checks it against the budget, assembles it, factors K + beta I = P^T L L^T P with
+a fill-reducing ordering and keeps the rows of L: an exact feature map of K + beta I.
+``sparse_cholesky_svm_path`` trains LIBLINEAR on those rows for every C and label column and
+recovers the kernel expansion by one sparse triangular solve
+(:func:`~hsskern.sparse.svm.linear_svm_on_factor`). The model,
+:class:`CompactKernelExpansion`, evaluates f(z) = sum_i a_i k(x_i, z) + b over the support
+vectors with the sparse cross kernel (neighbour queries), never a dense block.
+"""
+import time
+from dataclasses import dataclass, field
+from numbers import Integral
+from types import MappingProxyType
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from ..sparse.cholesky import DEFAULT_BETA, sparse_cholesky
+from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cross_gram_apply,
+                           estimate_gram)
+from ..sparse.svm import factor_features, linear_svm_on_factor
+from .path import PathSolution, check_Cs, check_labels
+
+__all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
+           "prepare_sparse_cholesky", "sparse_cholesky_svm_path"]
+
+#: Recovered coefficients below this fraction of the largest are rounding noise (LIBLINEAR
+#: accumulates w by updates; the triangular solve amplifies by at most cond(L) <= beta^-1/2),
+#: not support vectors; dropping them changes a decision value by < 1e-9 * max|a| per neighbour.
+PRUNE_RTOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class SparseCholeskyProblem:
+    """The C-independent part: the points, the compact kernel, the factor and its rows.
+
+    Attributes
+    ----------
+    points : ndarray of shape (n, d)
+    kernel : Kernel
+        compact_gaussian.
+    factor : SparseCholeskyFactor
+        Of K + beta I (beta possibly grown until positive definite).
+    features : csr_matrix of shape (n, n)
+        The rows of L (permuted order, :func:`~hsskern.sparse.svm.factor_features`).
+    stats : mapping
+        ``nnz_K``, ``nnz_L``, ``fill_in``, ``backend``, ``beta``, ``estimated_nnz_K``.
+    timings : mapping
+        Seconds: ``gram``, ``factor``, ``features``.
+    """
+
+    points: np.ndarray
+    kernel: object
+    factor: object
+    features: object
+    stats: object = field(default_factory=dict)
+    timings: object = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+
+    @property
+    def n_samples(self):
+        return self.points.shape[0]
+
+
+def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ordering="amd",
+                            memory_budget=None, random_state=0, log=None):
+    """Sparse Gram, factor of K + beta I and its rows for the points X, memory checked first.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Validated training points.
+    kernel : Kernel
+        compact_gaussian (:func:`~hsskern.sparse.gram.compact_kernel`).
+    beta : float
+        Diagonal shift; grown (x10, with a warning) while K + beta I is not positive definite.
+    backend, ordering
+        See :class:`~hsskern.sparse.cholesky.SparseCholeskyFactor`.
+    memory_budget : float or None
+        Bytes the Gram assembly may use (checked on a sampled estimate before allocating)
+        and, with CHOLMOD, the factor (checked on its exact symbolic size before the numeric
+        factorization); default 80% of the available memory.
+    random_state : int, RandomState or None
+        Seeds the estimate's row sample (an int is used as the seed, anything else gives 0).
+    log : callable or None
+        ``log(level, line)``: level 1, a line per phase.
+
+    Returns
+    -------
+    SparseCholeskyProblem
+    """
+    seed = int(random_state) if isinstance(random_state, Integral) else 0
+    log = log or (lambda level, msg: None)
+    timings = {}
+    t0 = time.perf_counter()
+    tree = cKDTree(X)
+    est = estimate_gram(X, kernel, tree=tree, random_state=seed)
+    check_gram_budget(est, memory_budget)
+    K = assemble_compact_gram(X, kernel, tree)
+    del tree
+    timings["gram"] = time.perf_counter() - t0
+    log(1, f"Gram {K.shape[0]} x {K.shape[0]}: nnz={K.nnz} (estimated {est.nnz}), "
+           f"{timings['gram']:.2f} s")
+    t0 = time.perf_counter()
+    factor = sparse_cholesky(K, beta, backend=backend, ordering=ordering,
+                             on_not_pd="increase", max_memory=memory_budget)
+    del K
+    timings["factor"] = time.perf_counter() - t0
+    log(1, f"{factor!r}, {timings['factor']:.2f} s")
+    t0 = time.perf_counter()
+    features = factor_features(factor)
+    timings["features"] = time.perf_counter() - t0
+    stats = {"nnz_K": factor.nnz_K, "nnz_L": factor.nnz_L, "fill_in": factor.fill_in,
+             "backend": factor.backend, "beta": factor.beta, "estimated_nnz_K": est.nnz}
+    return SparseCholeskyProblem(X, kernel, factor, features, stats, timings)
+
+
+def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto", tol=1e-4,
+                             max_iter=1000, intercept_scaling=1.0, random_state=None,
+                             log=None):
+    """LIBLINEAR on the factor's rows for every C and every label column, and the recovered
+    kernel expansion a = y * lambda.
+
+    Parameters
+    ----------
+    problem : SparseCholeskyProblem
+    Y : ndarray of shape (n, r)
+        Label columns in {-1, +1}.
+    Cs : sequence of float
+        Solved in increasing order (:func:`~hsskern.solvers.path.check_Cs`), each from
+        scratch (LIBLINEAR has no warm start here); the factor is shared.
+    loss, dual, tol, max_iter, intercept_scaling, random_state
+        See :func:`~hsskern.sparse.svm.linear_svm_on_factor`.
+    log : callable or None
+        ``log(level, line)``: level 1, a line per C.
+
+    Returns
+    -------
+    tuple of PathSolution with ``dual_coef`` of shape (n, r) (original point order), one per
+    C ascending. ``converged`` is False where LIBLINEAR hit ``max_iter``; ``gap`` is not
+    measured (NaN).
+    """
+    n = problem.n_samples
+    Y = check_labels(Y, n)
+    Cs = check_Cs(Cs)
+    r = Y.shape[1]
+    solutions = []
+    for C in Cs:
+        t0 = time.perf_counter()
+        coef, intercept, n_iter = np.empty((n, r)), np.empty(r), np.empty(r, dtype=np.int64)
+        for j in range(r):
+            res = linear_svm_on_factor(problem.factor, (Y[:, j] > 0).astype(np.intp), C,
+                                       features=problem.features, loss=loss, dual=dual,
+                                       tol=tol, max_iter=max_iter,
+                                       intercept_scaling=intercept_scaling,
+                                       random_state=random_state)
+            coef[:, j], intercept[j], n_iter[j] = res.dual_coef[0], res.intercept[0], res.n_iter
+        t = time.perf_counter() - t0
+        if log is not None:
+            log(1, f"C={C:g}: LIBLINEAR {int(n_iter.max())} iterations + recovery, {t:.2f} s")
+        solutions.append(PathSolution(C=float(C), intercept=intercept, n_iter=n_iter,
+                                      converged=n_iter < max_iter, gap=np.nan,
+                                      dual_coef=coef, timings={"svm_and_recover": t}))
+    return tuple(solutions)
+
+
+class CompactKernelExpansion:
+    """f(z) = sum_i a_i k(x_i, z) + b with a compact kernel, for one or several solutions.
+
+    Keeps the union of the solutions' support vectors: the points with a coefficient above
+    ``prune_rtol`` times the largest of their solution (smaller ones are the recovery's
+    rounding noise). Decision values come from the sparse cross kernel over a k-d tree of the
+    support vectors, a chunk of rows at a time (:func:`~hsskern.sparse.gram.compact_cross_gram_apply`).
+
+    Parameters
+    ----------
+    points : ndarray of shape (n, d)
+    kernel : Kernel
+    solutions : sequence of PathSolution with ``dual_coef``
+    prune_rtol : float, default PRUNE_RTOL
+    """
+
+    def __init__(self, points, kernel, solutions, prune_rtol=PRUNE_RTOL):
+        keep = np.zeros(points.shape[0], dtype=bool)
+        for s in solutions:
+            A = s.dual_coef
+            scale = np.max(np.abs(A)) if A.size else 0.0
+            keep |= np.any(np.abs(A) > prune_rtol * scale, axis=1)
+        support = np.flatnonzero(keep)
+        coef = np.concatenate([s.dual_coef for s in solutions], axis=1)  # (n, S r)
+        self.kernel = kernel
+        self.support = support
+        self.support_vectors = np.ascontiguousarray(points[support])
+        self.dual_coef = np.ascontiguousarray(coef[support].T)  # (S r, n_SV)
+        self.intercept = np.concatenate([s.intercept for s in solutions])
+        self.shape = (len(solutions), solutions[0].n_targets)
+        self.tree = cKDTree(self.support_vectors) if support.size else None
+
+    def decision(self, X):
+        """Decision values, shape (n_solutions, m, r); X validated by the caller."""
+        if self.tree is not None:
+            out = compact_cross_gram_apply(X, self.support_vectors, self.kernel,
+                                           self.dual_coef.T, tree=self.tree)
+        else:
+            out = np.zeros((X.shape[0], self.dual_coef.shape[0]))
+        out += self.intercept
+        S, r = self.shape
+        return out.reshape(X.shape[0], S, r).transpose(1, 0, 2)
+
+
+@dataclass(frozen=True)
+class SparseCholeskyBackend:
+    """The path protocol for the sparse-Cholesky SVM of a compactly supported kernel.
+
+    ``prepare`` is :func:`prepare_sparse_cholesky`, ``path`` is
+    :func:`sparse_cholesky_svm_path` with these options, ``model`` a
+    :class:`CompactKernelExpansion` over the support vectors.
+    """
+
+    kernel: object
+    beta: float = DEFAULT_BETA
+    backend: str = "auto"
+    ordering: str = "amd"
+    loss: str = "squared_hinge"
+    dual: object = "auto"
+    tol: float = 1e-4
+    max_iter: int = 1000
+    intercept_scaling: float = 1.0
+    random_state: object = None
+    memory_budget: float = None
+    log: object = None
+
+    def prepare(self, X, Y=None):
+        """The problem of the points X (Y unused: the preparation serves every class)."""
+        return prepare_sparse_cholesky(X, self.kernel, beta=self.beta, backend=self.backend,
+                                       ordering=self.ordering,
+                                       memory_budget=self.memory_budget,
+                                       random_state=self.random_state, log=self.log)
+
+    def path(self, prepared, Y, Cs):
+        return sparse_cholesky_svm_path(prepared, Y, Cs, loss=self.loss, dual=self.dual,
+                                        tol=self.tol, max_iter=self.max_iter,
+                                        intercept_scaling=self.intercept_scaling,
+                                        random_state=self.random_state, log=self.log)
+
+    def model(self, prepared, solutions):
+        return CompactKernelExpansion(prepared.points, self.kernel, solutions)
