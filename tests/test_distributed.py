@@ -100,6 +100,25 @@ def test_grid_with_refine_and_max_chunk_equals_serial(client, data):
     assert all(r.converged and max(r.ws_sizes) <= 40 for r in rr)
 
 
+def test_grid_with_weights_equals_serial(client, data):
+    # sample_weight travels with X and y, class_weight with the estimator: the same search
+    # (weighted fold scores included) and the same weighted refit as the serial estimator
+    X, y = data
+    sw = np.random.default_rng(0).integers(0, 3, len(y)).astype(float)
+    grid = {**GRID, "class_weight": "balanced", "h": [1.0]}
+    with threadpool_limits(1):
+        ref = HSSSVCCV(**grid).fit(X, y, sample_weight=sw)
+    est = DaskHSSSVCCV(**grid).fit(X, y, sample_weight=sw)
+    assert_same_search(est, ref)
+    np.testing.assert_array_equal(est.class_weight_, ref.class_weight_)
+    assert np.all(sw[est.best_estimator_.support_] > 0)
+    # and the weights changed the search
+    with threadpool_limits(1):
+        plain = HSSSVCCV(**{**GRID, "h": [1.0]}).fit(X, y)
+    assert not np.array_equal(plain.cv_results_["mean_test_score"],
+                              ref.cv_results_["mean_test_score"])
+
+
 def test_cell_returns_only_per_C_numbers(data):
     # what travels back from a worker: O(n_Cs) numbers, never the factor or the kernel
     X, y = data

@@ -11,8 +11,8 @@ from ._threads import run_capped
 __all__ = ["DaskHSSSVCCV"]
 
 
-def _fit_task(model, X, y):
-    return model.fit(X, y)
+def _fit_task(model, X, y, sample_weight=None):
+    return model.fit(X, y, sample_weight=sample_weight)
 
 
 class DaskHSSSVCCV(HSSSVCCV):
@@ -75,13 +75,15 @@ class DaskHSSSVCCV(HSSSVCCV):
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 verbose=0, random_state=None, scheduler=None, threads_per_task=1):
+                 class_weight=None, verbose=0, random_state=None, scheduler=None,
+                 threads_per_task=1):
         super().__init__(kernel, Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
                          leaf_size=leaf_size, n_neighbors=n_neighbors,
                          approximation=approximation, max_iter=max_iter, tol=tol,
                          relaxation=relaxation, adaptive_beta=adaptive_beta, refine=refine,
-                         max_chunk=max_chunk, memory_budget=memory_budget, verbose=verbose,
+                         max_chunk=max_chunk, memory_budget=memory_budget,
+                         class_weight=class_weight, verbose=verbose,
                          random_state=random_state)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task
@@ -97,13 +99,15 @@ class DaskHSSSVCCV(HSSSVCCV):
                              "(distributed.Client(...)) or pass scheduler='tcp://host:port'"
                              ) from None
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Search the (width, C) grid on the Dask cluster, then refit there on all data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default None
+            As in :meth:`HSSSVCCV.fit` (sent to the cluster with X and y).
 
         Returns
         -------
@@ -112,13 +116,13 @@ class DaskHSSSVCCV(HSSSVCCV):
         client, own = self._client()
         self._dask = client
         try:
-            return super().fit(X, y)
+            return super().fit(X, y, sample_weight=sample_weight)
         finally:
             del self._dask
             if own:
                 client.close()
 
-    def _score_grid(self, X, y, splits, grid, Cs):
+    def _score_grid(self, X, y, splits, grid, Cs, sample_weight=None, class_weight=None):
         """The serial fold scorer, one task per (width, fold)."""
         from distributed import as_completed
         client = self._dask
@@ -127,8 +131,10 @@ class DaskHSSSVCCV(HSSSVCCV):
         # so a single copy would make the worker holding it a single point of failure.
         # hash=False: a content key would collide with the data of a previous fit that is
         # still being released (its tasks then fail with "lost dependencies").
-        self._data = client.scatter([X, y], broadcast=True, hash=False)
-        Xf, yf = self._data
+        self._data = client.scatter([X, y] + ([] if sample_weight is None else [sample_weight]),
+                                    broadcast=True, hash=False)
+        Xf, yf = self._data[:2]
+        swf = self._data[2] if sample_weight is not None else None
         widths = [next(iter(p.values())) for p in grid]
         # narrow kernels first: they need the highest HSS ranks, so they are the longest
         # cells, and starting the longest first keeps a few workers evenly busy (only the
@@ -140,7 +146,8 @@ class DaskHSSSVCCV(HSSSVCCV):
         for ig, params in enumerate(grid):
             backend = self._base_estimator(params)._make_backend(X, for_path=True)
             for s, (tr, te) in enumerate(splits):
-                fut = client.submit(run_capped, score_fold, (backend, Xf, yf, tr, te, Cs),
+                fut = client.submit(run_capped, score_fold,
+                                    (backend, Xf, yf, tr, te, Cs, swf, class_weight),
                                     self.threads_per_task, pure=False,
                                     priority=int(priority[ig]),
                                     key=f"hsskern-cv-{ig}-{s}-{_token()}")
@@ -153,11 +160,13 @@ class DaskHSSSVCCV(HSSSVCCV):
             self._log(1, f"{grid[ig]} fold {s}: {info['seconds']:.3g} s on {info['worker']}")
         return results
 
-    def _refit(self, X, y):
-        Xf, yf = self._data
+    def _refit(self, X, y, sample_weight=None):
+        Xf, yf = self._data[:2]
+        swf = self._data[2] if sample_weight is not None else None
         del self._data
         model, info = self._dask.submit(run_capped, _fit_task,
-                                        (self._base_estimator(self.best_params_), Xf, yf),
+                                        (self._base_estimator(self.best_params_), Xf, yf,
+                                         swf),
                                         self.threads_per_task, pure=False,
                                         key=f"hsskern-refit-{_token()}").result()
         width = self.best_params_.get("h", self.best_params_.get("gamma"))

@@ -6,6 +6,11 @@ function of picklable arguments, so a scheduler can run it anywhere. :class:`Pat
 draws the splits (one policy), runs the grid, writes ``cv_results_`` in ``GridSearchCV``'s
 format, picks the best candidate with ``GridSearchCV``'s tie-break (the first best in grid
 order: kernel parameters as given, C increasing) and refits it.
+
+Weights follow their rows into the folds: a fold trains on its training rows' sample weights
+times its class weights ("balanced" computed on its own training labels, as SVC fitted on
+that fold would), drops its rows of weight 0, and scores its test rows' accuracy weighted by
+their sample weights (so a row of weight k counts as k repeated rows).
 """
 import time
 import warnings
@@ -19,9 +24,11 @@ from sklearn.model_selection import (KFold, ShuffleSplit, StratifiedKFold,
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
-from .base import ClassifierBase, encode_labels, labels_from_decision
+from .base import (ClassifierBase, check_sample_weight, class_weight_vector, encode_labels,
+                   labels_from_decision, point_weights, solve_path)
 
-__all__ = ["PathClassifierCV", "make_splits", "score_fold", "search_results"]
+__all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "make_splits", "score_fold",
+           "search_results"]
 
 
 def make_splits(cv, X, y, random_state=None):
@@ -46,7 +53,7 @@ def make_splits(cv, X, y, random_state=None):
     return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
 
 
-def score_fold(backend, X, y, train, test, Cs):
+def score_fold(backend, X, y, train, test, Cs, sample_weight=None, class_weight=None):
     """Prepare on ``X[train]``, solve the whole C path, score every C on ``X[test]``.
 
     Parameters
@@ -57,27 +64,43 @@ def score_fold(backend, X, y, train, test, Cs):
     train, test : ndarray of int
     Cs : ndarray of shape (n_Cs,)
         Ascending (or ``[None]`` for a backend without C).
+    sample_weight : ndarray of shape (n_samples,) or None
+        Validated per-row weights (all rows; the fold takes its own).
+    class_weight : None, dict or "balanced"
+        Multiplies the training rows' weights; "balanced" over the fold's training labels.
 
     Returns
     -------
     dict
-        ``scores`` (accuracy per C), ``solve_time`` (seconds per C), ``n_iter`` (per C, the
-        largest over the label columns), ``setup_time`` (the shared preparation, seconds).
-        A fold whose training part holds one class cannot be trained: its scores are NaN.
+        ``scores`` (accuracy per C, weighted by the test rows' ``sample_weight``),
+        ``solve_time`` (seconds per C), ``n_iter`` (per C, the largest over the label
+        columns), ``setup_time`` (the shared preparation, seconds). A fold whose training part
+        holds one class (of positive weight), or whose test rows all weigh 0, cannot be
+        scored: its scores are NaN.
     """
     n_c = len(Cs)
     out = {"scores": np.full(n_c, np.nan), "solve_time": np.zeros(n_c),
            "n_iter": np.zeros(n_c, dtype=int), "setup_time": 0.0}
-    if np.unique(y[train]).size < 2:
+    train, test = np.asarray(train), np.asarray(test)
+    w = None
+    if sample_weight is not None or class_weight is not None:
+        y_tr = y[train]
+        w = point_weights(y_tr, np.unique(y_tr), class_weight,
+                          None if sample_weight is None else sample_weight[train])
+        if w is not None:  # rows of weight 0 are dropped, as in fit
+            train, w = train[w > 0], w[w > 0]
+    w_test = None if sample_weight is None else sample_weight[test]
+    if np.unique(y[train]).size < 2 or (w_test is not None and not w_test.sum() > 0):
         return out
     classes, Y = encode_labels(y[train])
     t0 = time.perf_counter()
     prepared = backend.prepare(X[train], Y)
     out["setup_time"] = time.perf_counter() - t0
-    solutions = backend.path(prepared, Y, Cs)
+    solutions = solve_path(backend, prepared, Y, Cs, w)
     D = backend.model(prepared, solutions).decision(X[test])
     for i, sol in enumerate(solutions):
-        out["scores"][i] = np.mean(labels_from_decision(classes, D[i]) == y[test])
+        hit = labels_from_decision(classes, D[i]) == y[test]
+        out["scores"][i] = np.mean(hit) if w_test is None else np.average(hit, weights=w_test)
         out["solve_time"][i] = sum(sol.timings.values())
         out["n_iter"][i] = int(np.max(sol.n_iter))
     return out
@@ -129,7 +152,11 @@ class PathClassifierCV(ClassifierBase):
     Subclasses define ``_estimator`` (the estimator class refitted), ``_grid(X, Y)`` (a list
     of dicts of its preparation parameters, e.g. widths) and may override ``_score_grid`` (how
     the (candidate, fold) cells are computed: serially here, on Dask in
-    ``hsskern.distributed``, batched over folds for FPC).
+    ``hsskern.distributed``, batched over folds for FPC; with weights it receives
+    ``sample_weight`` and ``class_weight`` keywords for :func:`score_fold`).
+
+    ``fit(X, y)`` takes no weights here; :class:`WeightedPathClassifierCV` is the base when
+    the refitted estimator's backend takes them.
     """
 
     _C_param = "C"  # the refitted estimator's parameter the path varies (None: no C)
@@ -153,18 +180,18 @@ class PathClassifierCV(ClassifierBase):
         kw = {k: v for k, v in self.get_params().items() if k in own}
         return self._estimator(**{**kw, **params})
 
-    def _score_grid(self, X, y, splits, grid, Cs):
+    def _score_grid(self, X, y, splits, grid, Cs, **weights):
         """{(grid index, split index): score_fold(...)} over every cell, serially."""
         out = {}
         for ig, params in enumerate(grid):
             backend = self._base_estimator(params)._make_backend(X, for_path=True)
             for s, (tr, te) in enumerate(splits):
-                out[ig, s] = score_fold(backend, X, y, tr, te, Cs)
+                out[ig, s] = score_fold(backend, X, y, tr, te, Cs, **weights)
                 self._log(2, f"{params} split {s}: accuracy "
                              f"{np.round(out[ig, s]['scores'], 4).tolist()}")
         return out
 
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Search the grid by cross-validation, then refit the best candidate on all data.
 
         Parameters
@@ -176,13 +203,22 @@ class PathClassifierCV(ClassifierBase):
         -------
         self
         """
+        return self._fit(X, y, self._fit_params(fit_params))
+
+    def _fit(self, X, y, sample_weight):
         self._validate_params()
         Cs = self._Cs()  # checked before any work
         X, y, classes, Y = self._validate_xy(X, y)
+        # checked on all rows before any work (the folds then trust them)
+        w = self._validate_weights(X, y, classes, sample_weight)
+        sw = check_sample_weight(sample_weight, X)
+        class_weight = getattr(self, "class_weight", None)
+        weights = ({} if sw is None and class_weight is None
+                   else {"sample_weight": sw, "class_weight": class_weight})
         grid = self._grid(X, Y)
         splits = make_splits(self.cv, X, y, self.random_state)
         t0 = time.perf_counter()
-        cells = self._score_grid(X, y, splits, grid, Cs)
+        cells = self._score_grid(X, y, splits, grid, Cs, **weights)
         search = time.perf_counter() - t0
         shape = (len(grid) * len(Cs), len(splits))
         scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
@@ -192,8 +228,10 @@ class PathClassifierCV(ClassifierBase):
             setup[rows, s], n_iter[rows, s] = cell["setup_time"], cell["n_iter"]
         if np.isnan(scores).any():
             warnings.warn(f"{int(np.isnan(scores).any(axis=0).sum())} of {len(splits)} splits "
-                          "have a single class in their training part and were not scored; "
-                          "use fewer folds", FitFailedWarning, stacklevel=2)
+                          "have a single class (of positive weight) in their training part"
+                          + (" or only rows of weight 0 in their test part" if w is not None
+                             else "") + " and were not scored; use fewer folds",
+                          FitFailedWarning, stacklevel=3)
         candidates = [{**p, **({self._C_param: float(C)} if self._C_param else {})}
                       for p in grid for C in Cs]
         self.cv_results_, self.best_index_ = search_results(candidates, scores, setup, solve,
@@ -207,7 +245,8 @@ class PathClassifierCV(ClassifierBase):
         self._log(1, f"best {self.best_params_}: validation accuracy {self.best_score_:.4f}")
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._refit(X, y)
+            self.best_estimator_ = self._refit(X, y, **(
+                {} if sw is None else {"sample_weight": sw}))
             self.fit_time_["refit"] = time.perf_counter() - t0
             self.n_iter_ = self.best_estimator_.n_iter_
         else:
@@ -215,8 +254,8 @@ class PathClassifierCV(ClassifierBase):
                 self.cv_results_["mean_n_iter"][self.best_index_])))])
         return self
 
-    def _refit(self, X, y):
-        return self._base_estimator(self.best_params_).fit(X, y)
+    def _refit(self, X, y, **fit_params):
+        return self._base_estimator(self.best_params_).fit(X, y, **fit_params)
 
     def _set_best_attributes(self, params):
         """Attributes named after the chosen candidate (after ``cv_results_`` is set)."""
@@ -237,3 +276,26 @@ class PathClassifierCV(ClassifierBase):
     def predict(self, X):
         """Class labels from ``best_estimator_``, shape (n_samples,)."""
         return self._check_refit().predict(X)
+
+
+class WeightedPathClassifierCV(PathClassifierCV):
+    """Base of the ``*CV`` estimators whose refitted estimator takes per-point weights."""
+
+    _supports_weights = True
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid by cross-validation, then refit the best candidate on all data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default None
+            Per-sample weights, finite and >= 0. They follow their rows into the folds
+            (training weights, and the test rows' weights in the accuracy) and into the refit.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)

@@ -14,8 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import make_kernel
 from ..options import HSSOptions
 from ..solvers.hss_path import HSSBackend
-from .base import PathClassifier
-from .cv import PathClassifierCV
+from .base import WeightedPathClassifier
+from .cv import WeightedPathClassifierCV
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -37,6 +37,7 @@ _COMMON_CONSTRAINTS = {
     "refine": ["boolean", StrOptions({"auto"})],
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
@@ -57,14 +58,16 @@ def _hss_backend(est, width, for_path):
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
     # start for the decomposition, a scaled exact solution of a smaller C a good one
     continuation = 3 if (est.refine and not for_path) else 0
+    # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
+    refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
     return HSSBackend(kernel, approximation=est.approximation, hss_options=opts,
                       beta=est.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=est.relaxation, adaptive_beta=est.adaptive_beta,
-                      refine=est.refine, max_chunk=est.max_chunk, continuation=continuation,
-                      memory_budget=est.memory_budget, log=log)
+                      refine=est.refine, refine_tol=refine_tol, max_chunk=est.max_chunk,
+                      continuation=continuation, memory_budget=est.memory_budget, log=log)
 
 
-class HSSSVC(PathClassifier):
+class HSSSVC(WeightedPathClassifier):
     """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
 
     ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
@@ -98,7 +101,8 @@ class HSSSVC(PathClassifier):
         is below ``tol``; checked every 10 iterations with one kernel (approximation) product.
         None: always run ``max_iter`` iterations. A C whose solution misses ``tol`` (and is
         not recovered by ``refine``) raises a ``ConvergenceWarning``, which says so when the
-        approximation turned out indefinite (its dual is then not convex).
+        approximation turned out indefinite (its dual is then not convex). The refinement
+        stops at a gap of ``min(tol, 1e-3)`` (1e-3, LIBSVM's default, for None).
     relaxation : float in (0, 2), default 1.6
         ADMM over-relaxation (1.0: the paper's plain ADMM; 1.6 needs fewer iterations to a
         given gap).
@@ -111,8 +115,8 @@ class HSSSVC(PathClassifier):
         (:func:`~hsskern.solvers.refine.refine_exact`): every point keeps the ADMM's alpha,
         working sets of the free support vectors and the worst exact-KKT violators are solved
         by SMO on their dense kernel block, and the exact decision values at all n points are
-        kept current by n x |changed| products, until LIBSVM's stopping test (gap < 1e-3)
-        holds on all points. Along a C path each exact solution, scaled, starts the next C
+        kept current by n x |changed| products, until LIBSVM's stopping test (gap below
+        ``min(tol, 1e-3)``) holds on all points. Along a C path each exact solution, scaled, starts the next C
         without the ADMM. The ADMM's approximation error and slow convergence at large C go
         away, at a cost that grows with n x n_SV. "auto": skip it (keep the ADMM's solution)
         for a class whose n x n_SV product exceeds 1e10 kernel entries.
@@ -123,6 +127,11 @@ class HSSSVC(PathClassifier):
     memory_budget : float or None, default None
         Bytes the fit may use; checked against an estimate before the heavy work starts
         (default: 80% of the memory available).
+    class_weight : dict, "balanced" or None, default None
+        As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
+        ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
+        One weight per point, shared by every one-vs-rest model (the point's own class
+        sets it), so column k is SVC's binary "k vs rest" problem with those weights.
     verbose : int, default 0
         1: a line per phase and per C; 2: also per decomposition round.
     random_state : int, RandomState or None
@@ -131,8 +140,11 @@ class HSSSVC(PathClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class (ones without ``class_weight``), as SVC's.
     support_ : ndarray of shape (n_SV,)
-        Indices of the training points with a nonzero coefficient for some class.
+        Indices of the training points with a nonzero coefficient for some class (points
+        of weight 0 never are).
     support_vectors_ : ndarray of shape (n_SV, n_features)
     dual_coef_ : ndarray of shape (n_models, n_SV)
         ``y_i alpha_i`` per one-vs-rest model (n_models = 1 for binary problems, else
@@ -165,7 +177,7 @@ class HSSSVC(PathClassifier):
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 verbose=0, random_state=None):
+                 class_weight=None, verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -184,6 +196,7 @@ class HSSSVC(PathClassifier):
         self.refine = refine
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
+        self.class_weight = class_weight
         self.verbose = verbose
         self.random_state = random_state
 
@@ -208,7 +221,7 @@ class HSSSVC(PathClassifier):
                                      else list(info["refinement"]))}
 
 
-class HSSSVCCV(PathClassifierCV):
+class HSSSVCCV(WeightedPathClassifierCV):
     """HSSSVC with C (and optionally the kernel width) chosen by validation accuracy.
 
     Per kernel width and per fold, K is compressed and K + beta I factored once; the ADMM then
@@ -230,8 +243,12 @@ class HSSSVCCV(PathClassifierCV):
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, verbose, random_state
-        As in :class:`HSSSVC`. ``random_state`` also shuffles the folds.
+    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, verbose,
+    random_state
+        As in :class:`HSSSVC`. ``random_state`` also shuffles the folds. ``class_weight``
+        applies in every fold ("balanced" over the fold's training labels) and the refit;
+        ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
+        is weighted by the test rows' weights) and the refit.
 
     Attributes
     ----------
@@ -249,7 +266,8 @@ class HSSSVCCV(PathClassifierCV):
     best_estimator_ : HSSSVC
     n_iter_ : ndarray
         ADMM iterations of the refitted model (of the best grid point without refit).
-    classes_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and ``refit``).
+    classes_, class_weight_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and
+        ``refit``).
     """
 
     _parameter_constraints = {
@@ -267,7 +285,7 @@ class HSSSVCCV(PathClassifierCV):
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 verbose=0, random_state=None):
+                 class_weight=None, verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs
         self.h = h
@@ -288,6 +306,7 @@ class HSSSVCCV(PathClassifierCV):
         self.refine = refine
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
+        self.class_weight = class_weight
         self.verbose = verbose
         self.random_state = random_state
 

@@ -1,7 +1,9 @@
 # cython: language_level=3
 """SMO on one working set of the SVM dual, with the rest of the points held fixed.
 
-The dual is min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0, with Q_ij = y_i y_j K_ij. On a
+The dual is min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0, with Q_ij = y_i y_j K_ij (with
+per-point weights the box is 0 <= a_i <= C_i, LIBSVM's weighted C, and the pair update clips
+to each point's own bound as LIBSVM's does with its get_C(i)). On a
 working set W the points outside stay fixed, so the subproblem is the same QP on Q[W, W] with
 a linear term: its gradient G_W = (Q a - e)_W already includes what the fixed points
 contribute, and the caller passes it in (as v = -y G = y - K(y o a), what LIBSVM's selection
@@ -17,7 +19,7 @@ import numpy as np
 
 
 def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
-              double C, double tol, long max_iter):
+              double C, double tol, long max_iter, const double[::1] upper=None):
     """Solve the working-set QP in place.
 
     Parameters
@@ -28,9 +30,12 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     y : (q,) labels in {-1, +1}
     alpha : (q,) feasible start (0 <= alpha <= C); overwritten with the solution
     v : (q,) -y G, G the gradient of the full dual at the working set; kept current
-    C : box bound
+    C : box bound (ignored when ``upper`` is given)
     tol : stop when max_{I_up} v - min_{I_low} v < tol
     max_iter : most pair updates
+    upper : (q,) per-point upper bounds C_i >= 0, or None for C everywhere. Only the pair
+        update and the set masks read it, never the two passes over q, so a weighted step
+        costs what an unweighted one does.
 
     Returns
     -------
@@ -39,8 +44,9 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef Py_ssize_t q = K.shape[0], t, i = -1, j, i_next
     cdef long it = 0
     cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
-    cdef double ai, aj, Kii, Gi, Gj, ci, cj
+    cdef double ai, aj, Kii, Gi, Gj, ci, cj, Ci = C, Cj = C
     cdef double TAU = 1e-12
+    cdef bint weighted = upper is not None
     if q < 2:
         return 0, 0.0, 0.0
     # The passes work on v = -y G, whose update -(y_i dai) K_i. - (y_j daj) K_j. needs no
@@ -54,7 +60,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     with nogil:
         for t in range(q):
             Kd[t] = K[t, t]
-            _set_masks(t, y, alpha, C, up_mask, low_mask)
+            _set_masks(t, y, alpha, upper[t] if weighted else C, up_mask, low_mask)
         # first index: the most violating point of I_up
         Gmax = -INFINITY
         for t in range(q):
@@ -84,6 +90,9 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             if Gmax - Gmin_low < tol or j < 0 or it >= max_iter:
                 break
             it += 1
+            if weighted:
+                Ci = upper[i]
+                Cj = upper[j]
             ai = alpha[i]
             aj = alpha[j]
             Gi = -y[i] * v[i]
@@ -92,6 +101,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             quad = Kd[i] + Kd[j] - 2.0 * K[i, j]
             if quad <= 0:
                 quad = TAU
+            # LIBSVM's clipping to each point's own bound; with Ci = Cj (unweighted) the
+            # tests reduce to the equal-bound ones (Ci - Cj is exactly 0)
             if y[i] != y[j]:
                 delta = (-Gi - Gj) / quad
                 diff = ai - aj
@@ -105,37 +116,39 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
                     if alpha[i] < 0:
                         alpha[i] = 0.0
                         alpha[j] = -diff
-                if diff > 0:
-                    if alpha[i] > C:
-                        alpha[i] = C
-                        alpha[j] = C - diff
+                if diff > Ci - Cj:
+                    if alpha[i] > Ci:
+                        alpha[i] = Ci
+                        alpha[j] = Ci - diff
                 else:
-                    if alpha[j] > C:
-                        alpha[j] = C
-                        alpha[i] = C + diff
+                    if alpha[j] > Cj:
+                        alpha[j] = Cj
+                        alpha[i] = Cj + diff
             else:
                 delta = (Gi - Gj) / quad
                 s = ai + aj
                 alpha[i] = ai - delta
                 alpha[j] = aj + delta
-                if s > C:
-                    if alpha[i] > C:
-                        alpha[i] = C
-                        alpha[j] = s - C
-                    if alpha[j] > C:
-                        alpha[j] = C
-                        alpha[i] = s - C
+                if s > Ci:
+                    if alpha[i] > Ci:
+                        alpha[i] = Ci
+                        alpha[j] = s - Ci
                 else:
                     if alpha[j] < 0:
                         alpha[j] = 0.0
                         alpha[i] = s
+                if s > Cj:
+                    if alpha[j] > Cj:
+                        alpha[j] = Cj
+                        alpha[i] = s - Cj
+                else:
                     if alpha[i] < 0:
                         alpha[i] = 0.0
                         alpha[j] = s
             ci = y[i] * (alpha[i] - ai)
             cj = y[j] * (alpha[j] - aj)
-            _set_masks(i, y, alpha, C, up_mask, low_mask)
-            _set_masks(j, y, alpha, C, up_mask, low_mask)
+            _set_masks(i, y, alpha, Ci, up_mask, low_mask)
+            _set_masks(j, y, alpha, Cj, up_mask, low_mask)
             # update fused with the next first index
             Gmax = -INFINITY
             i_next = -1

@@ -12,7 +12,10 @@ u = (K + beta I)^{-1} Y q, to
 
 so each iteration costs ONE solve with the factor (a block solve for several label vectors: w does
 not depend on the labels, so every one-vs-rest class and every C share the same factor and w).
-The z-step is a clip to [0, C] and mu the (unscaled) multiplier of x = z.
+The z-step is a clip to [0, C] and mu the (unscaled) multiplier of x = z. With per-point
+weights (LIBSVM's weighted C: point i's hinge loss counts w_i times) the box is
+0 <= a_i <= C w_i and nothing else changes: the clip is per point, and the KKT sets and the
+bias read each point's own bound.
 
 Deviations from the paper's printed text (see ARCHITECTURE.md "Numerical notes"):
 
@@ -33,6 +36,7 @@ import numpy as np
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
+from .path import check_weights
 
 __all__ = ["ADMMResult", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
            "kkt_violation", "dual_objective"]
@@ -79,7 +83,8 @@ class ADMMResult:
     beta : float
         Penalty in force at the end (differs from the start with residual balancing).
     alpha : ndarray of shape (n,) or (n, r)
-        Dual coefficients in [0, C] (the z iterate: box-feasible by construction).
+        Dual coefficients in [0, C] (in [0, C w_i] with weights; the z iterate: box-feasible
+        by construction).
     dual_coef : ndarray of shape (n,) or (n, r)
         ``y * alpha``: the expansion coefficients of the decision function.
     bias : float or ndarray of shape (r,)
@@ -160,8 +165,9 @@ BOUND_EPS = 1e-12  # an alpha within BOUND_EPS * C of a bound counts as at the b
 def kkt_sets(y, alpha, C):
     """LIBSVM's index sets I_up (y alpha may grow) and I_low (it may shrink), as masks.
 
+    ``C`` is the upper bound: a scalar, or one per point (broadcasting against ``alpha``).
     An alpha within ``BOUND_EPS * C`` of a bound counts as at the bound; the free points
-    (strictly inside the box) are ``up & low``.
+    (strictly inside the box) are ``up & low``. A point whose bound is 0 is in neither set.
     """
     eps = BOUND_EPS * C
     up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
@@ -178,7 +184,8 @@ def kkt_violation(KYa, y, alpha, C):
         ``K (y o alpha)``.
     y : ndarray of shape (n, r) in {-1, +1}
     alpha : ndarray of shape (n, r)
-    C : float
+    C : float or ndarray of shape (n, 1)
+        The upper bound, per point with weights.
 
     Returns
     -------
@@ -193,8 +200,15 @@ def kkt_violation(KYa, y, alpha, C):
 
 
 def _bias(KYa, y, alpha, C, margin_eps):
-    """Intercepts from the margin set; LIBSVM's interval midpoint when the margin set is empty."""
+    """Intercepts from the margin set; LIBSVM's interval midpoint when the margin set is empty.
+
+    ``C`` is a scalar or per-point bounds of shape (n, 1); a point of bound 0 (weight 0)
+    constrains nothing.
+    """
+    per_point = np.ndim(C) > 0
     lo_eps, hi_eps = margin_eps * C, C - margin_eps * C
+    if per_point:
+        lo_eps, hi_eps = (np.broadcast_to(a, alpha.shape) for a in (lo_eps, hi_eps))
     g = y - KYa  # y_j - (K Y a)_j: the bias each point would imply if it were on the margin
     margin = (alpha > lo_eps) & (alpha < hi_eps)
     n_margin = margin.sum(axis=0)
@@ -204,8 +218,12 @@ def _bias(KYa, y, alpha, C, margin_eps):
             b[j] = g[margin[:, j], j].mean()
             continue
         # no free SV: b lies in [max lower, min upper] implied by the bound constraints
-        at_lo = alpha[:, j] <= lo_eps
+        at_lo = alpha[:, j] <= (lo_eps[:, j] if per_point else lo_eps)
         at_hi = ~at_lo
+        if per_point:  # alpha = 0 = C w_i is at both bounds: no constraint on b
+            live = hi_eps[:, j] > 0
+            at_lo &= live
+            at_hi &= live
         pos = y[:, j] > 0
         lower = np.concatenate([g[at_lo & pos, j], g[at_hi & ~pos, j]])
         upper = np.concatenate([g[at_lo & ~pos, j], g[at_hi & pos, j]])
@@ -231,7 +249,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
                   kkt_every=10, relaxation=1.0,
                   warm_start=None, w=None, margin_eps=1e-5, refactor=None,
                   balance_ratio=10.0, balance_factor=10.0, max_refactor=2, beta_floor=0.0,
-                  callback=None, return_factor=False):
+                  callback=None, return_factor=False, weights=None):
     """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I.
 
     Parameters
@@ -246,6 +264,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         iteration being one block solve.
     C : float
         Box constraint, > 0.
+    weights : ndarray of shape (n,) or None
+        Per-point weights >= 0 (LIBSVM's weighted C): the box of point i is [0, C w_i], for
+        every label column. None: the plain box [0, C].
     max_iter : int, default 10
         Iterations (the paper uses 10 with no other stopping test).
     tol : float or None, default None
@@ -298,6 +319,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     shape = getattr(factor, "shape", None)  # optional in the protocol
     if shape is not None and shape[0] != n:
         raise ValueError(f"y has {n} entries but the factor is {shape[0]} x {shape[0]}")
+    weights = check_weights(weights, n)
+    # the upper bound: the scalar C unweighted (no per-point array on that path)
+    ub = C if weights is None else C * weights[:, None]
     timings = {"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0, "kkt": 0.0}
     K_apply_ = _as_apply(K_apply)
     kkt_hist = []
@@ -310,7 +334,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     timings["setup"] = time.perf_counter() - t0
 
     if warm_start is not None:
-        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64).reshape(n, r), 0.0, C)
+        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64).reshape(n, r), 0.0, ub)
         mu = np.array(warm_start["mu"], dtype=np.float64).reshape(n, r)
     else:
         z = np.zeros((n, r))
@@ -348,7 +372,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         x = Y * (u - w * lam)
         xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
         z_old = z
-        z = np.clip(xh - mu / beta, 0.0, C)
+        z = np.clip(xh - mu / beta, 0.0, ub)
         mu = mu - beta * (xh - z)
         # relative residuals per column; the floors keep them meaningful when a column is ~0
         nx = np.linalg.norm(x, axis=0)
@@ -366,7 +390,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         if kkt_tol is not None and k % kkt_every == 0:
             t1 = time.perf_counter()
             KYz = np.asarray(K_apply_(Y * z)).reshape(n, r)
-            gap = kkt_violation(KYz, Y, z, C)
+            gap = kkt_violation(KYz, Y, z, ub)
             kkt_hist.append((k, gap))
             timings["kkt"] += time.perf_counter() - t1
             if np.all(gap <= kkt_tol):
@@ -405,7 +429,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     alpha = z
     Ya = Y * alpha
     KYa = np.asarray(K_apply_(Ya)).reshape(n, r)   # the one unshifted product
-    bias, n_margin = _bias(KYa, Y, alpha, C, margin_eps)
+    bias, n_margin = _bias(KYa, Y, alpha, ub, margin_eps)
     obj = dual_objective(KYa, Ya, alpha)
     timings["bias"] = time.perf_counter() - t0
     eq = np.abs(np.einsum("ij,ij->j", Y, alpha)) / (C * sqrt_n)

@@ -10,6 +10,9 @@ HSS approximation (or the dense kernel for small n) and one factor of K + beta I
    (:func:`~hsskern.solvers.refine.refine_exact`) from the ADMM's point; once one C is solved
    exactly, the next C starts from that solution scaled by C / C_prev (feasible, with its
    decision values scaled too), and the ADMM is skipped.
+
+Per-point ``weights`` (LIBSVM's weighted C) turn the box into 0 <= alpha_i <= C w_i in both
+steps; the bounds scale with C, so the continuation stays feasible.
 """
 import time
 import warnings
@@ -25,7 +28,7 @@ from ..kernels import kernel_operator
 from ..options import HSSOptions
 from ..utils._memory import check_memory
 from .admm import default_beta, svm_dual_admm
-from .path import KernelExpansion, PathSolution, check_Cs, check_labels
+from .path import KernelExpansion, PathSolution, check_Cs, check_labels, check_weights
 from .refine import RefineResult, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "hss_svm_path"]
@@ -194,7 +197,8 @@ def _exact_solution(C, Y, out, beta, beta_floor):
                         dual_coef=coef, timings=timings, info=info)
 
 
-def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace):
+def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace,
+                    weights, tol):
     """The exact decomposition of every label column from the ADMM's dual coefficients."""
     n, r = Y.shape
     out = []
@@ -207,14 +211,16 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
                                     skipped=f"n x n_SV = {n} x {n_sv} kernel entries exceed "
                                             f"{refine_limit:.0e} (refine='auto')"))
             continue
-        out.append(refine_exact(K, Y[:, j], C, alpha, max_chunk=max_chunk, newton=newton,
+        out.append(refine_exact(K, Y[:, j], C, alpha, weights=weights, tol=tol,
+                                max_chunk=max_chunk, newton=newton,
                                 log=_refine_log(log, C, j), workspace=workspace))
     return out
 
 
-def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
+def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
-                 max_chunk=16000, newton=True, continuation=0, warn=True, log=None):
+                 refine_tol=1e-3, max_chunk=16000, newton=True, continuation=0, warn=True,
+                 log=None):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
     Parameters
@@ -224,6 +230,11 @@ def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
         Label columns in {-1, +1} (one-vs-rest classes are solved together).
     Cs : sequence of float
         Sorted ascending here (:func:`~hsskern.solvers.path.check_Cs`).
+    weights : ndarray of shape (n,) or None
+        Per-point weights >= 0, shared by every label column: point i's box is
+        [0, C w_i] in the ADMM and in the decomposition (LIBSVM's weighted C; a weight of 0
+        keeps alpha_i = 0). None: the unweighted problem, computed exactly as before weights
+        existed (no per-point bound array anywhere on that path).
     max_iter : int
         ADMM iterations per C.
     tol : float or None
@@ -237,6 +248,8 @@ def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
         Run the exact decomposition after the ADMM; "auto" skips it for a column whose start
         costs more than ``refine_limit`` kernel entries (n x n_SV).
     refine_limit : float, default 1e10
+    refine_tol : float, default 1e-3
+        The decomposition's stopping gap (LIBSVM's ``tol``).
     max_chunk : int
         Largest working set of the decomposition.
     newton : bool
@@ -256,10 +269,13 @@ def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
     """
     Y = check_labels(Y, problem.n_samples)
     Cs = check_Cs(Cs)
+    weights = check_weights(weights, problem.n_samples)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     refactor = problem.refactor if adaptive_beta else None
     kw = dict(max_iter=max_iter, kkt_tol=tol, relaxation=relaxation, refactor=refactor)
+    if weights is not None:
+        kw["weights"] = weights
     t0 = time.perf_counter()
     factor, floor = problem.factor, problem.beta_floor
     w = factor.solve(np.ones(Y.shape[0]))
@@ -271,9 +287,10 @@ def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
         if prev is not None:
             C_prev, prev_out = prev
             s = C / C_prev
-            out = [refine_exact(problem.K, Y[:, j], C, s * pr.alpha,
-                                f=s * (pr.decision - pr.bias), max_chunk=max_chunk,
-                                newton=newton, log=_refine_log(log, C, j), workspace=workspace)
+            out = [refine_exact(problem.K, Y[:, j], C, s * pr.alpha, weights=weights,
+                                f=s * (pr.decision - pr.bias), tol=refine_tol,
+                                max_chunk=max_chunk, newton=newton,
+                                log=_refine_log(log, C, j), workspace=workspace)
                    for j, pr in enumerate(prev_out)]
             sol = _exact_solution(C, Y, out, factor.beta, floor)
         else:
@@ -287,7 +304,7 @@ def hss_svm_path(problem, Y, Cs, *, max_iter=100, tol=1e-2, relaxation=1.6,
             if refine:
                 coef = np.asarray(res.dual_coef).reshape(Y.shape)
                 out = _refine_columns(problem.K, Y, C, coef, refine, refine_limit, max_chunk,
-                                      newton, log, workspace)
+                                      newton, log, workspace, weights, refine_tol)
             sol = _admm_solution(res, Y, out)
         if out is not None and not any(rr.skipped for rr in out):
             prev = (C, out)
@@ -348,6 +365,7 @@ class HSSBackend:
     adaptive_beta: bool = True
     refine: object = "auto"
     refine_limit: float = DEFAULT_REFINE_LIMIT
+    refine_tol: float = 1e-3
     max_chunk: int = 16000
     newton: bool = True
     continuation: int = 0
@@ -361,12 +379,14 @@ class HSSBackend:
                            hss_options=self.hss_options, beta=self.beta,
                            memory_budget=self.memory_budget, log=self.log)
 
-    def path(self, prepared, Y, Cs):
-        return hss_svm_path(prepared, Y, Cs, max_iter=self.max_iter, tol=self.tol,
+    def path(self, prepared, Y, Cs, weights=None):
+        """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
+        the protocol in :mod:`hsskern.solvers.path`)."""
+        return hss_svm_path(prepared, Y, Cs, weights, max_iter=self.max_iter, tol=self.tol,
                             relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
                             refine=self.refine, refine_limit=self.refine_limit,
-                            max_chunk=self.max_chunk, newton=self.newton,
-                            continuation=self.continuation, log=self.log)
+                            refine_tol=self.refine_tol, max_chunk=self.max_chunk,
+                            newton=self.newton, continuation=self.continuation, log=self.log)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)

@@ -31,6 +31,12 @@ every C of a path (twice that during a Newton step, whose factor is a copy of th
 of the block).
 Along a C path the exact solution at C scaled by C'/C is feasible at C' and its decision
 values scale with it, so the next C starts without a single kernel product.
+
+With per-point weights (LIBSVM's weighted C) the box is 0 <= alpha_i <= C w_i: the start,
+the index sets, SMO's pair clipping, the Newton step's box and the bias rule all read each
+point's own bound, and a scaled solution stays feasible because every bound scales with C.
+Without weights the bound stays the scalar C, so that path does exactly what it did before
+weights existed.
 """
 import time
 from dataclasses import dataclass, field
@@ -42,6 +48,7 @@ from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
 from ._smo import smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
+from .path import check_weights
 
 __all__ = ["RefineResult", "refine_exact", "feasible_start"]
 
@@ -100,6 +107,8 @@ class RefineResult:
 def feasible_start(alpha, y, C):
     """``alpha`` clipped to [0, C] with y^T alpha = 0 restored by shrinking the heavier side.
 
+    ``C`` is a scalar or one bound per point (shrinking keeps every point in its box).
+
     An imbalance at rounding level is left alone, and values within a relative 1e-12 of C are
     set to C: shrinking an exact solution's side by 1 - 1e-16 (or scaling it by C / C_prev)
     would put its bounded alphas an ulp below C, where they count as free (gmm8, n = 1e5:
@@ -113,7 +122,8 @@ def feasible_start(alpha, y, C):
             a[pos] *= sn / sp
         else:
             a[neg] *= sp / sn
-    a[a >= C * (1 - 1e-12)] = C
+    top = a >= C * (1 - 1e-12)
+    a[top] = C if np.ndim(C) == 0 else C[top]
     return a
 
 
@@ -154,12 +164,14 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     factor (one solve per fixed point, a small dense system for the multipliers), until no
     point leaves the box or more than ``max_fixed`` are fixed. The step is kept only if the
     exact objective of the working set decreases. ``aW`` and ``vW`` are updated in place.
+    ``C`` is the scalar bound or the working set's per-point bounds.
     Returns the number of points fixed, or -1 if nothing was kept.
     """
     up, low = kkt_sets(yW, aW, C)
     F = np.flatnonzero(up & low)
     if F.size < 2:
         return -1
+    CF, C_scale = (C, C) if np.ndim(C) == 0 else (C[F], C[F].max())
     KF = KW[np.ix_(F, F)]
     dg = np.diag_indices_from(KF)
     KF[dg] += ridge * KF[dg].mean()
@@ -169,11 +181,11 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
         return -1
     del KF
     yF, aF, vF = yW[F], aW[F], vW[F]
-    lo = np.where(yF > 0, -aF, aF - C)  # e within [lo, hi] keeps alpha in [0, C]
-    hi = np.where(yF > 0, C - aF, aF)
+    lo = np.where(yF > 0, -aF, aF - CF)  # e within [lo, hi] keeps alpha in [0, C]
+    hi = np.where(yF > 0, CF - aF, aF)
     # Z = A^-1 [v, 1, E_B], one column more per fixed point
     Z = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
-    slack = BOUND_EPS * C  # leaving the box by less is at the bound, as in kkt_sets
+    slack = BOUND_EPS * CF  # leaving the box by less is at the bound, as in kkt_sets
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
     while True:
@@ -207,7 +219,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     # 1^T e = 0 goes to the point with the most room
     e = np.clip(e, lo, hi)
     r = e.sum()
-    if abs(r) > 1e-8 * C:
+    if abs(r) > 1e-8 * C_scale:
         return -1
     room = np.where(r > 0, e - lo, hi - e)
     room[B] = 0.0
@@ -220,7 +232,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     Ke = KW @ eW  # not KW[:, F] @ e: that would copy the block
     if -vF @ e + 0.5 * e @ Ke[F] >= 0:
         return -1
-    aW[F] = np.clip(aF + yF * e, 0.0, C)
+    aW[F] = np.clip(aF + yF * e, 0.0, CF)
     vW -= Ke
     return int(B.size)
 
@@ -243,9 +255,9 @@ def _update_decision(f, X, kern, W, KW, ch, c):
         f[rest] += cols.cross(X[rest]) @ c[ch]
 
 
-def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chunk=16000,
-                 max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True, log=None,
-                 workspace=None):
+def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
+                 max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
+                 log=None, workspace=None):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -259,6 +271,9 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     alpha : ndarray of shape (n,) or None
         Start (e.g. the ADMM's dual variables); made feasible by :func:`feasible_start`.
         None starts from 0.
+    weights : ndarray of shape (n,) or None
+        Per-point weights >= 0: point i's box is [0, C w_i] (LIBSVM's weighted C; a weight
+        of 0 fixes alpha_i = 0 and the point never enters a working set). None: [0, C].
     f : ndarray of shape (n,) or None
         The exact ``K (y o alpha)`` of a *feasible* ``alpha`` (a previous C's result scaled);
         computed (an n x n_SV product) when None.
@@ -303,7 +318,10 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     X, kern = K.points, K.kernel
     n = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
-    alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, C)
+    weights = check_weights(weights, n)
+    # the upper bound: the scalar C unweighted (that path allocates no per-point array)
+    ub = C if weights is None else C * weights
+    alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, ub)
     if f is None:
         sv = np.flatnonzero(alpha)
         f = (KernelOperator(X[sv], kern).cross(X) @ (y[sv] * alpha[sv]) if sv.size
@@ -316,7 +334,7 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
     while True:
         v = y - f  # -y G: the bias that would put each point on its margin
-        up, low = kkt_sets(y, alpha, C)
+        up, low = kkt_sets(y, alpha, ub)
         if not up.any() or not low.any():  # cannot happen for two classes and C > 0
             break
         m, M = v[up].max(), v[low].min()
@@ -354,19 +372,21 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
             t_newton = newton_rate * nf ** 3
             budget = min(iters, max(1, int(_SMO_BEFORE_NEWTON * t_newton / (step_rate * W.size))))
         ts = time.perf_counter()
-        it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget)
+        uW = None if weights is None else ub[W]
+        bounds = {} if uW is None else {"upper": uW}
+        it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget, **bounds)
         if it:
             step_rate = (time.perf_counter() - ts) / (it * W.size)
         nt = ""
         if eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
-            fixed = _newton_free(KW, yW, aW, vW, C, _NEWTON_RIDGE)
+            fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
             newton_rate = t_newton / nf ** 3
             res.newton_steps += fixed >= 0
             nt = (f"Newton on {nf} free after {it} SMO steps "
                   f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
-            it2, _, _ = smo_block(KW, yW, aW, vW, C, target, iters - it)
+            it2, _, _ = smo_block(KW, yW, aW, vW, C, target, iters - it, **bounds)
             it += it2
         tu = time.perf_counter()
         dW = aW - alpha[W]
@@ -388,7 +408,8 @@ def refine_exact(K, y, C, alpha=None, *, f=None, tol=1e-3, max_ws=8000, max_chun
     # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in
     # kkt_sets, else an alpha a rounding error above 0 (outside both sets, so not in the gap)
     # would set the bias alone
-    bias = float(_bias(f[:, None], y[:, None], alpha[:, None], C, BOUND_EPS)[0][0])
+    bias = float(_bias(f[:, None], y[:, None], alpha[:, None],
+                       ub if weights is None else ub[:, None], BOUND_EPS)[0][0])
     res.alpha = alpha
     res.dual_coef = y * alpha
     res.bias = bias
