@@ -153,7 +153,7 @@ def _fpc_cv_degrees_finite(est, X, y):
     a degree whose arithmetic overflows has to be refused, not ranked (issue 21, item 2)."""
     from hsskern import FPCClassifier
     bad = []
-    for s in np.asarray(est.cv_results_["degree"]).tolist():
+    for s in np.asarray(est.cv_results_["param_degree"]).tolist():
         try:
             m = FPCClassifier(int(s), centers=est.centers, scaling=est.scaling, tol=est.tol,
                               max_iter=est.max_iter, alpha=est.alpha, beta=est.beta,

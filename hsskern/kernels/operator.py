@@ -116,16 +116,26 @@ def _evaluation_inputs(kernel, rows, cols):
         return rows, cols, kernel, None
     w = kernel.width
     name = "sigma" if kernel.name == "compact_gaussian" else "h"
+
+    def width(v, least=False):
+        """The width in both spellings the user may have given (gamma shrinks as h grows)."""
+        if name == "sigma":
+            return f"sigma {'>=' if least else '='} {v:.3g}"
+        with np.errstate(over="ignore", divide="ignore"):
+            v = np.float64(v)
+            g = 1.0 / (2.0 * v * v) if kernel.name == "gaussian" else 1.0 / v
+        return (f"h {'>=' if least else '='} {v:.3g}, i.e. gamma {'<=' if least else '='} "
+                f"{g:.3g}")
     a, M = coordinate_extent(cols)
     lw = log2(w)
     if log2(a) - lw > _MAX_EXTENT_LOG2:
         raise ValueError(
             f"the points span {2 * a:.3g} along one coordinate, more than "
             f"2^{_MAX_EXTENT_LOG2} = {2.0 ** _MAX_EXTENT_LOG2:.3g} kernel widths "
-            f"({name}={w:.3g}): squared distances over the width leave the float64 range "
+            f"({width(w)}): squared distances over the width leave the float64 range "
             f"(and points 2^40 widths apart already have kernel entries of exactly 0). "
-            f"Standardize X, or use "
-            f"{name} >= {a * 2.0 ** -_MAX_EXTENT_LOG2:.3g}")
+            f"Standardize X, or use a wider kernel: "
+            f"{width(a * 2.0 ** -_MAX_EXTENT_LOG2, least=True)}")
     far = None
     if rows is not cols:
         ar, _ = coordinate_extent(rows, cols)
@@ -145,9 +155,9 @@ def _evaluation_inputs(kernel, rows, cols):
     s = power_of_two_below(w)  # the width becomes [1, 2)
     if log2(M) - log2(s) > 1020:
         raise ValueError(
-            f"{name}={w:.3g} is too small for points with coordinates up to {M:.3g}: "
+            f"{width(w)} is too small for points with coordinates up to {M:.3g}: "
             f"coordinates / {name} leave the float64 range. Center or standardize X, or use "
-            f"{name} >= {M * 2.0 ** -1000:.3g}")
+            f"{width(M * 2.0 ** -1000, least=True)}")
     rows_s = rows / s
     cols_s = rows_s if cols is rows else cols / s
     return rows_s, cols_s, kernel.rescaled(s), far

@@ -21,6 +21,7 @@ from ..sparse.cholesky import DEFAULT_BETA, sparse_cholesky
 from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cross_gram_apply,
                            estimate_gram)
 from ..sparse.svm import factor_features, linear_svm_on_factor
+from ..utils._scaling import distance_scale
 from .path import PathSolution, check_Cs, check_labels
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
@@ -49,6 +50,10 @@ class SparseCholeskyProblem:
         ``nnz_K``, ``nnz_L``, ``fill_in``, ``backend``, ``beta``, ``estimated_nnz_K``.
     timings : mapping
         Seconds: ``gram``, ``factor``, ``features``.
+    scale : float
+        The power of two the geometry (k-d trees, distances) divides points and width by so
+        that it stays in float range (1.0 for ordinary data; exact, see
+        :func:`~hsskern.utils._scaling.distance_scale`).
     """
 
     points: np.ndarray
@@ -57,6 +62,7 @@ class SparseCholeskyProblem:
     features: object
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
+    scale: float = 1.0
 
     def __post_init__(self):
         object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
@@ -98,11 +104,13 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
     log = log or (lambda level, msg: None)
     timings = {}
     t0 = time.perf_counter()
-    tree = cKDTree(X)
-    est = estimate_gram(X, kernel, tree=tree, random_state=seed)
+    scale = distance_scale(X)  # the kernel sees |x - y| / sigma only: exact rescaling
+    Xs, ks = (X, kernel) if scale == 1.0 else (X / scale, kernel.rescaled(scale))
+    tree = cKDTree(Xs)
+    est = estimate_gram(Xs, ks, tree=tree, random_state=seed)
     check_gram_budget(est, memory_budget)
-    K = assemble_compact_gram(X, kernel, tree)
-    del tree
+    K = assemble_compact_gram(Xs, ks, tree)
+    del tree, Xs
     timings["gram"] = time.perf_counter() - t0
     log(1, f"Gram {K.shape[0]} x {K.shape[0]}: nnz={K.nnz} (estimated {est.nnz}), "
            f"{timings['gram']:.2f} s")
@@ -117,7 +125,7 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
     timings["features"] = time.perf_counter() - t0
     stats = {"nnz_K": factor.nnz_K, "nnz_L": factor.nnz_L, "fill_in": factor.fill_in,
              "backend": factor.backend, "beta": factor.beta, "estimated_nnz_K": est.nnz}
-    return SparseCholeskyProblem(X, kernel, factor, features, stats, timings)
+    return SparseCholeskyProblem(X, kernel, factor, features, stats, timings, scale)
 
 
 def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto", tol=1e-4,
@@ -183,14 +191,17 @@ class CompactKernelExpansion:
     kernel : Kernel
     solutions : sequence of PathSolution with ``dual_coef``
     prune_rtol : float, default PRUNE_RTOL
+    scale : float, default 1.0
+        Points and width are divided by it before any distance is formed (a power of two:
+        exact; the problem's ``scale``).
     """
 
-    def __init__(self, points, kernel, solutions, prune_rtol=PRUNE_RTOL):
+    def __init__(self, points, kernel, solutions, prune_rtol=PRUNE_RTOL, scale=1.0):
         keep = np.zeros(points.shape[0], dtype=bool)
         for s in solutions:
             A = s.dual_coef
-            scale = np.max(np.abs(A)) if A.size else 0.0
-            keep |= np.any(np.abs(A) > prune_rtol * scale, axis=1)
+            largest = np.max(np.abs(A)) if A.size else 0.0
+            keep |= np.any(np.abs(A) > prune_rtol * largest, axis=1)
         support = np.flatnonzero(keep)
         coef = np.concatenate([s.dual_coef for s in solutions], axis=1)  # (n, S r)
         self.kernel = kernel
@@ -199,15 +210,26 @@ class CompactKernelExpansion:
         self.dual_coef = np.ascontiguousarray(coef[support].T)  # (S r, n_SV)
         self.intercept = np.concatenate([s.intercept for s in solutions])
         self.shape = (len(solutions), solutions[0].n_targets)
-        self.tree = cKDTree(self.support_vectors) if support.size else None
+        self.scale = float(scale)
+        self._sv = (self.support_vectors / self.scale if self.scale != 1.0
+                    else self.support_vectors)
+        self._kernel = kernel.rescaled(self.scale) if self.scale != 1.0 else kernel
+        self.tree = cKDTree(self._sv) if support.size else None
+        if support.size:  # the box of the support vectors, widened by the support radius
+            R = self._kernel.support_radius
+            self._lo, self._hi = self._sv.min(axis=0) - R, self._sv.max(axis=0) + R
 
     def decision(self, X):
         """Decision values, shape (n_solutions, m, r); X validated by the caller."""
+        out = np.zeros((X.shape[0], self.dual_coef.shape[0]))
         if self.tree is not None:
-            out = compact_cross_gram_apply(X, self.support_vectors, self.kernel,
-                                           self.dual_coef.T, tree=self.tree)
-        else:
-            out = np.zeros((X.shape[0], self.dual_coef.shape[0]))
+            with np.errstate(over="ignore"):  # a point far out of range: no neighbour
+                Xs = X / self.scale if self.scale != 1.0 else X
+            # rows outside the box have no support vector within the radius: entries 0
+            near = np.all((Xs >= self._lo) & (Xs <= self._hi), axis=1)
+            if near.any():
+                out[near] = compact_cross_gram_apply(Xs[near], self._sv, self._kernel,
+                                                     self.dual_coef.T, tree=self.tree)
         out += self.intercept
         S, r = self.shape
         return out.reshape(X.shape[0], S, r).transpose(1, 0, 2)
@@ -249,4 +271,5 @@ class SparseCholeskyBackend:
                                         random_state=self.random_state, log=self.log)
 
     def model(self, prepared, solutions):
-        return CompactKernelExpansion(prepared.points, self.kernel, solutions)
+        return CompactKernelExpansion(prepared.points, self.kernel, solutions,
+                                      scale=prepared.scale)
