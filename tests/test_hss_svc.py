@@ -269,3 +269,20 @@ def test_indefinite_approximation_is_named_in_the_warning():
                max_iter=20, refine=False, random_state=0).fit(X, y)
     msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
     assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]
+
+
+def test_hss_memory_budget_is_checked_before_any_work():
+    # 2e6 x 8 would need ~100 GB: refused from the estimate, before compression starts
+    import time
+    X = np.zeros((2_000_000, 8))
+    X[:, 0] = np.arange(len(X)) % 7
+    y = (X[:, 0] > 3).astype(int)
+    t0 = time.perf_counter()
+    with pytest.raises(MemoryBudgetError, match="HSS fit on 2000000 points x 8 features"):
+        HSSSVC(memory_budget=4e9).fit(X, y)
+    assert time.perf_counter() - t0 < 5.0
+    # a small fit reports the estimate it was checked against
+    Xs, ys, _, _ = _data()
+    m = HSSSVC(leaf_size=32, random_state=0).fit(Xs, ys)
+    est = m.hss_["memory_estimate"]
+    assert est["peak"] >= max(m.hss_["memory_bytes"], m.hss_["factor_memory_bytes"])

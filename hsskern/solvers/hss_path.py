@@ -26,7 +26,7 @@ from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
-from ..utils._memory import check_memory
+from ..utils._memory import check_memory, format_bytes
 from .admm import default_beta, svm_dual_admm
 from .path import KernelExpansion, PathSolution, check_Cs, check_labels, check_weights
 from .refine import RefineResult, refine_exact
@@ -372,12 +372,40 @@ class HSSBackend:
     memory_budget: float = None
     log: object = None
 
+    def memory_estimate(self, n, d, n_rhs=1):
+        """Bytes by phase of a fit on n points of d features with these options
+        (:func:`hsskern.hss.estimate_memory`; None for ``approximation="exact"``, whose
+        dense kernel and factor are checked in :func:`prepare_hss`)."""
+        if self.approximation == "exact":
+            return None
+        from ..hss import estimate_memory
+        o = self.hss_options
+        return estimate_memory(n, d, leaf_size=o.leaf_size, max_rank=o.max_rank,
+                               n_neighbors=o.n_neighbors, ann_iterations=o.ann_iterations,
+                               n_random=o.n_random, n_rhs=n_rhs,
+                               adaptive_beta=self.adaptive_beta, refine=bool(self.refine),
+                               max_chunk=self.max_chunk)
+
     def prepare(self, X, Y=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
-        every class)."""
-        return prepare_hss(X, self.kernel, approximation=self.approximation,
-                           hss_options=self.hss_options, beta=self.beta,
-                           memory_budget=self.memory_budget, log=self.log)
+        every class; their count sizes the memory estimate, checked before any work)."""
+        n, d = X.shape
+        est = self.memory_estimate(n, d, 1 if Y is None else np.shape(Y)[-1])
+        if est is not None:
+            o = self.hss_options
+            check_memory(est["peak"], f"an HSS fit on {n} points x {d} features (max_rank="
+                         f"{o.max_rank}, leaf_size={o.leaf_size}, max_chunk={self.max_chunk}; "
+                         f"its peak is in the {est['peak_phase']} phase)", self.memory_budget,
+                         hint="lower max_rank or max_chunk, or raise memory_budget")
+            if self.log is not None:
+                self.log(1, f"memory estimate {format_bytes(est['peak'])} "
+                            f"(peak: {est['peak_phase']})")
+        problem = prepare_hss(X, self.kernel, approximation=self.approximation,
+                              hss_options=self.hss_options, beta=self.beta,
+                              memory_budget=self.memory_budget, log=self.log)
+        if est is None:
+            return problem
+        return replace(problem, stats={**problem.stats, "memory_estimate": est})
 
     def path(self, prepared, Y, Cs, weights=None):
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
