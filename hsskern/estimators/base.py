@@ -271,28 +271,7 @@ class PathClassifier(ClassifierBase):
         return self
 
     def _fit_path(self, X, y, Cs, sample_weight):
-        """Fit one model per C on one preparation (kernel compression and factor, features),
-        warm-starting along increasing C.
-
-        Every estimator with a C has this one contract.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        Cs : sequence of float
-            Values of C, each finite and > 0, checked before any work. The path is solved in
-            increasing order of C.
-        sample_weight : array-like of shape (n_samples,) or None
-            (Weighted estimators only.) The same weights for every C.
-
-        Returns
-        -------
-        list of estimators
-            Fitted copies of this estimator with its C set to each value, in increasing order
-            of C. ``self`` is left fitted as the last of them (the largest C). The shared
-            preparation's time is counted once, in the first model's ``fit_time_``.
-        """
+        """The one ``fit_path`` contract (documented on the public ``fit_path``)."""
         self._validate_params()
         Cs = check_Cs(Cs)
         X, classes, Y, w, rows = self._validate_fit(X, y, sample_weight)

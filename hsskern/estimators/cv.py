@@ -24,7 +24,7 @@ from sklearn.model_selection import (KFold, ShuffleSplit, StratifiedKFold,
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
-from .base import (ClassifierBase, check_sample_weight, class_weight_vector, encode_labels,
+from .base import (ClassifierBase, check_sample_weight, encode_labels,
                    labels_from_decision, point_weights, solve_path)
 
 __all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "make_splits", "score_fold",

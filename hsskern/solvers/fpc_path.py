@@ -11,14 +11,13 @@ n distinct points.
 import math
 import time
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ..features.polynomial import check_feature_memory, fit_polynomial_features
 from .fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
-from .path import FeatureModel, PathSolution, check_labels
+from .path import FeatureModel, PathSolution, PreparedProblem, check_labels
 
 __all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
            "derive_seed"]
@@ -85,7 +84,7 @@ def _labels_of(Y):
 
 
 @dataclass(frozen=True, eq=False)
-class FPCProblem:
+class FPCProblem(PreparedProblem):
     """Features of the distinct training rows and the factor of beta A^T A + alpha I.
 
     Attributes
@@ -109,10 +108,6 @@ class FPCProblem:
     beta: float
     timings: object = field(default_factory=dict)
     stats: object = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
     @property
     def n_samples(self):

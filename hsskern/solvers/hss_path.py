@@ -17,7 +17,6 @@ steps; the bounds scale with C, so the continuation stays feasible.
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -28,7 +27,8 @@ from ..kernels import kernel_operator
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes
 from .admm import default_beta, svm_dual_admm
-from .path import KernelExpansion, PathSolution, check_Cs, check_labels, check_weights
+from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
+                   check_weights)
 from .refine import RefineResult, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "hss_svm_path"]
@@ -39,7 +39,7 @@ DEFAULT_REFINE_LIMIT = 1e10
 
 
 @dataclass(frozen=True, eq=False)
-class HSSProblem:
+class HSSProblem(PreparedProblem):
     """The C-independent part of an HSS SVM: kernel, approximation, one factor.
 
     Attributes
@@ -63,10 +63,6 @@ class HSSProblem:
     beta_floor: float = 0.0
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
-        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
 
     @property
     def n_samples(self):

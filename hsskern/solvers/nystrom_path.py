@@ -10,7 +10,6 @@ C (LLSVM, :func:`~hsskern.solvers.liblinear.l1svm_liblinear`). The model is a
 """
 import time
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from ..lowrank.landmarks import check_n_landmarks
 from ..lowrank.nystrom import map_memory
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from .liblinear import l1svm_liblinear
-from .path import FeatureModel, PathSolution, check_Cs, check_labels
+from .path import FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels
 from .ssn import AUTO_CHOLESKY_MAX_FEATURES, l2svm_newton_path
 
 __all__ = ["NystromProblem", "NystromBackend", "prepare_nystrom", "nystrom_svm_path",
@@ -82,7 +81,7 @@ def check_nystrom_memory(n, n_components, *, loss="squared_hinge", newton_solver
 
 
 @dataclass(frozen=True, eq=False)
-class NystromProblem:
+class NystromProblem(PreparedProblem):
     """The C-independent part of a Nystrom SVM: the feature map and F = phi(X).
 
     Attributes
@@ -99,10 +98,6 @@ class NystromProblem:
     features: np.ndarray
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
-        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
 
     @property
     def n_samples(self):

@@ -33,7 +33,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-__all__ = ["PathSolution", "KernelExpansion", "FeatureModel", "check_Cs", "check_labels",
+__all__ = ["PathSolution", "PreparedProblem", "KernelExpansion", "FeatureModel", "check_Cs", "check_labels",
            "check_weights"]
 
 
@@ -107,6 +107,15 @@ class PathSolution:
 
 def _rebuild_solution(*args):
     return PathSolution(*args)
+
+
+class PreparedProblem:
+    """Base of the backends' prepared problems (frozen dataclasses with ``stats`` and
+    ``timings`` fields): those become read-only mappings."""
+
+    def __post_init__(self):
+        for name in ("stats", "timings"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
 
 def check_Cs(Cs, name="Cs"):

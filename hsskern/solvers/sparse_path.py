@@ -12,7 +12,6 @@ vectors with the sparse cross kernel (neighbour queries), never a dense block.
 import time
 from dataclasses import dataclass, field
 from numbers import Integral
-from types import MappingProxyType
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -22,7 +21,7 @@ from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cro
                            estimate_gram)
 from ..sparse.svm import factor_features, linear_svm_on_factor
 from ..utils._scaling import distance_scale
-from .path import PathSolution, check_Cs, check_labels
+from .path import PathSolution, PreparedProblem, check_Cs, check_labels
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
            "prepare_sparse_cholesky", "sparse_cholesky_svm_path"]
@@ -34,7 +33,7 @@ PRUNE_RTOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class SparseCholeskyProblem:
+class SparseCholeskyProblem(PreparedProblem):
     """The C-independent part: the points, the compact kernel, the factor and its rows.
 
     Attributes
@@ -63,10 +62,6 @@ class SparseCholeskyProblem:
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
     scale: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
-        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
 
     @property
     def n_samples(self):
