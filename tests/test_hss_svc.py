@@ -204,48 +204,6 @@ def test_hss_cv_runs():
     assert cv.predict(Xt).shape == (len(Xt),)
 
 
-def test_hss_code_path_wiring(monkeypatch):
-    # Until hsskern.hss lands: a stand-in with the agreed API (compress(K, HSSOptions) ->
-    # operator with .factor(beta) and .stats()) must give the exact path's model.
-    import sys
-    import types
-
-    from hsskern.factors import DenseCholeskyFactor
-    from hsskern.options import HSSOptions
-    from scipy.sparse.linalg import LinearOperator
-    seen = {}
-
-    class FakeHSS(LinearOperator):
-        def __init__(self, K):
-            self.A = K.to_dense()
-            super().__init__(np.float64, self.A.shape)
-
-        def _matmat(self, V):
-            return self.A @ V
-
-        def factor(self, beta):
-            seen.setdefault("betas", []).append(beta)
-            return DenseCholeskyFactor(self.A, beta)
-
-        def stats(self):
-            return {"max_rank": 0, "memory_bytes": self.A.nbytes}
-
-    def compress(K, opts):
-        assert isinstance(opts, HSSOptions)
-        seen["opts"] = opts
-        return FakeHSS(K)
-    mod = types.ModuleType("hsskern.hss")
-    mod.compress = compress
-    monkeypatch.setitem(sys.modules, "hsskern.hss", mod)
-    X, y, Xt, _ = _data()
-    m = HSSSVC(rel_tol=0.5, leaf_size=16, random_state=3).fit(X, y)
-    ref = HSSSVC(approximation="exact").fit(X, y)
-    np.testing.assert_allclose(m.decision_function(Xt), ref.decision_function(Xt), atol=1e-10)
-    assert seen["opts"].rel_tol == 0.5 and seen["opts"].leaf_size == 16
-    assert seen["opts"].random_state == 3
-    assert m.hss_["approximation"] == "hss" and "compress" in m.fit_time_
-
-
 def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
     with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:

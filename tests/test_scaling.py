@@ -139,9 +139,9 @@ def test_extreme_widths_work_or_are_refused_clearly():
     # very narrow next to the points' spread: the identity, still exact
     np.testing.assert_array_equal(kernel_operator(X, h=1e-100).to_dense(), np.eye(20))
     # points spread over ~1e160 widths: refused, naming the width that would work
-    with pytest.raises(ValueError, match=r"kernel widths \(h=1\).*h >= "):
+    with pytest.raises(ValueError, match=r"kernel widths \(h = 1, i\.e\. gamma = 0\.5\).*h >= "):
         kernel_operator(X * 1e160)
-    with pytest.raises(ValueError, match=r"sigma=1"):
+    with pytest.raises(ValueError, match=r"sigma = 1"):
         kernel_operator(X * 1e160, "compact_gaussian", sigma=1.0)
     # a tiny width beside huge (constant) coordinates: refused, not inf/NaN
     Z = np.column_stack((np.full(20, 1e10), X[:, 0] * 1e-300))
@@ -235,7 +235,7 @@ def test_huge_points_are_refused_in_a_subprocess_not_a_crash():
             print("refused:", e)
     """)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert "refused:" in res.stdout and "kernel widths (h=1)" in res.stdout
+    assert "refused:" in res.stdout and "kernel widths (h = 1, i.e. gamma = 0.5)" in res.stdout
 
 
 def test_fit_at_power_of_two_scales_matches_the_unit_scale_fit():
