@@ -13,8 +13,9 @@ grow to:
 * node ranks are capped by ``max_rank`` and by the node size, and grow by 2^(1 - 1/d) per
   level: r_0 = min(max_rank, a) (leaves full rank), r_j = min(max_rank, 2^(1-1/d) r_(j-1),
   a 2^j). A node interacts with the rest through its boundary, whose size grows as
-  size^((d-1)/d) (constant rank in 1-d, the classical HSS case); measured on gmm8 (d = 8,
-  rel_tol 1e-3) the ranks grew 1.2-2x per level, mostly below the model's 1.83x;
+  size^((d-1)/d) (constant rank in 1-d, the classical HSS case). Leaves are taken at full
+  rank, as with tight tolerances; a loose tolerance or a dense sample (small leaves next to
+  the kernel width) gives lower ranks and the estimate is then high;
 * generators (:mod:`hsskern.hss.matrix`): D_t (a x a) at leaves, U_t (rows x r_t) at every
   non-root node, B_t (r_a x r_b) at internal nodes, skeleton indices J_t;
 * the ULV factor (:mod:`hsskern.hss.ulv`): one m_t x m_t block per node, m = a at leaves and

@@ -4,10 +4,10 @@ limit ends, also when fits run concurrently.
 OpenBLAS's thread count is one process-wide setting. A save/restore context (threadpoolctl's
 ``threadpool_limits``, used inside scikit-learn's KMeans too) restores what it saw on entry,
 so two overlapping ones in two Python threads interleave as A saves 2, B saves A's 1, A
-restores 2, B restores 1: the process is left at one thread for good (two concurrent
-``NystromSVC(landmarks="kmeans")`` fits did that every time). Here every limit is a request
-registered under one lock: the first request saves the libraries' counts, the effective
-count is the smallest active request, and the last request to end restores the saved counts.
+restores 2, B restores 1: the process is left at one thread for good. Here every limit is a
+request registered under one lock: the first request saves the libraries' counts, the
+effective count is the smallest active request, and the last request to end restores the
+saved counts.
 Third-party save/restore contexts run *inside* one of these requests (see
 :func:`hsskern.lowrank.landmarks.select_landmarks`) then see and restore the limited count,
 which is harmless.
