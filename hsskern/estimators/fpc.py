@@ -26,8 +26,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import MemoryBudgetError
-from ..features.polynomial import CENTER_SCHEMES, SCALINGS, check_feature_memory
-from ..solvers.fpc_path import FPCBackend, fpc_degree_search
+from ..features.polynomial import (CENTER_SCHEMES, SCALINGS, check_feature_memory,
+                                   check_features_representable)
+from ..solvers.fpc_path import FPCBackend, admm_scale, fpc_degree_search
 from ..solvers.path import FeatureModel
 from .base import PathClassifier, encode_labels, labels_from_decision
 from .cv import PathClassifierCV
@@ -257,6 +258,9 @@ class FPCClassifierCV(PathClassifierCV):
         m, d = X.shape
         degrees = self._check_degrees() or list(range(1, self.max_degree(m, d) + 1))
         n_fits = (self.cv if isinstance(self.cv, Integral) else 2) + int(self.refit)
+        for s in degrees:  # every degree's features must fit float64, before any work
+            check_features_representable(X, s, self.scaling, admm_scale(self.alpha, m),
+                                         admm_scale(self.beta, m))
         kept, first_error = [], None
         for s in degrees:
             try:

@@ -53,7 +53,7 @@ def _hss_backend(est, width, for_path):
     """The backend of an HSSSVC-like estimator ``est`` at one kernel width."""
     kernel = make_kernel(est.kernel, **{_width_name(est): width})
     opts = HSSOptions(**{f: getattr(est, f) for f in _HSS_FIELDS},
-                      random_state=est.random_state, verbose=max(0, int(est.verbose) - 1))
+                      random_state=est.random_state, verbose=int(est.verbose))
     log = est._log if est.verbose >= 1 else None
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
     # start for the decomposition, a scaled exact solution of a smaller C a good one

@@ -269,6 +269,32 @@ class PolynomialFeatureMap:
         return self.operator.cross(self.scaler.transform(X)) @ U
 
 
+def check_features_representable(X, degree, scaling="auto", alpha=1.0, beta=1.0, n_rows=None):
+    """The "auto" scaling's shrink for X at this degree, after checking that the features fit
+    float64 (:func:`check_degree`); cheap, so a degree grid is checked before any work.
+
+    Parameters as in :func:`fit_polynomial_features`.
+
+    Returns
+    -------
+    float
+        The shrink (1.0 unless ``scaling="auto"``).
+    """
+    m, d = X.shape
+    if isinstance(alpha, str):
+        alpha = beta
+    shrink = (safe_shrink(d, degree, m if n_rows is None else int(n_rows),
+                          n_centers(degree, d, m), alpha, beta)
+              if scaling == "auto" else 1.0)
+    if scaling == "none":
+        with np.errstate(over="ignore"):
+            sq = float(np.einsum("ij,ij->i", X, X).max()) if m else 0.0
+        check_degree(degree, d, scaling, sq_norm=sq)
+    else:
+        check_degree(degree, d, scaling, shrink)
+    return shrink
+
+
 def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_state=None,
                             alpha=1.0, beta=1.0, n_rows=None):
     """Fit the scaler on X and choose n = min(C(s+d, s), m) centers.
@@ -304,16 +330,7 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
     """
     m, d = X.shape
     n = n_centers(degree, d, m)
-    if isinstance(alpha, str):
-        alpha = beta
-    shrink = (safe_shrink(d, degree, m if n_rows is None else int(n_rows), n, alpha, beta)
-              if scaling == "auto" else 1.0)
-    if scaling == "none":
-        with np.errstate(over="ignore"):
-            sq = float(np.einsum("ij,ij->i", X, X).max()) if m else 0.0
-        check_degree(degree, d, scaling, sq_norm=sq)
-    else:
-        check_degree(degree, d, scaling, shrink)
+    shrink = check_features_representable(X, degree, scaling, alpha, beta, n_rows)
     scaler = BoxScaler(scaling, shrink).fit(X)
     Xs = scaler.transform(X, clip=False)
     rng = np.random.default_rng(random_state)

@@ -120,7 +120,6 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     from ..hss import compress
     opts = hss_options or HSSOptions()
     timings["kernel"] = time.perf_counter() - t0
-    log(1, f"compressing K on {n} points (rel_tol={opts.rel_tol:g}, max_rank={opts.max_rank})")
     t0 = time.perf_counter()
     H = compress(K, opts)
     timings["compress"] = time.perf_counter() - t0
