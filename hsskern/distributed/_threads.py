@@ -16,7 +16,7 @@ def _load_native_libraries():
     # threadpoolctl only sees libraries already loaded: import the compiled kernels (libgomp)
     # and numpy/scipy (BLAS) before limiting
     import scipy.linalg  # noqa: F401
-    from ..kernels import _eval  # noqa: F401
+    from .. import kernels  # noqa: F401  (loads the compiled kernels, hence libgomp)
 
 
 class ThreadCap(WorkerPlugin):

@@ -47,9 +47,8 @@ def default_beta(n):
 
     The paper uses beta = 1e2 for n in [1e4, 1e5), 1e3 for [1e5, 1e6) and 1e4 from 1e6 on. It
     gives no value below 1e4; there we use 10. The best fixed beta depends on C as much as on n
-    (measured with the exact factor on ijcnn1/magic04 subsets of n = 2000-3000: roughly
-    beta ~ 0.3/C to 3/C, i.e. 3-30 at C = 0.1 and 0.3-1 at C = 10; ``bench/admm_beta.py``), so
-    no schedule by n alone is right for a whole C grid: the estimators start from this value
+    (roughly beta ~ 0.3/C to 3/C; ``bench/admm_beta.py``), so no schedule by n alone is
+    right for a whole C grid: the estimators start from this value
     and rebalance beta from the residuals (one refactorization per move, no recompression).
 
     Parameters
@@ -296,8 +295,8 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         Rebalancing never moves beta below this. It rises by itself when ``refactor`` reports
         an indefinite matrix (to twice the factor's suggested shift) or when the iterates
         diverge: with an indefinite approximation K the dual is not convex, and a beta barely
-        above -lambda_min(K) let the ADMM blow up (gmm8, n = 20,000: the gap grew 500 -> 7,000
-        -> NaN in 30 iterations). A divergence is detected at the KKT checks (the gap exceeds
+        above -lambda_min(K) can let the ADMM blow up (the gap growing to NaN within tens of
+        iterations). A divergence is detected at the KKT checks (the gap exceeds
         1 and ten times the best gap so far, or is not finite); the state of the best check is
         restored and beta raised by ``balance_factor``. The final floor is in
         ``state["beta_floor"]``; a ``warm_start`` state's floor holds here too (what one C

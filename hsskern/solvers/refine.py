@@ -2,7 +2,7 @@
 
 The dual ADMM on an HSS approximation finds the *shape* of the solution cheaply, but the
 approximation's error moves the decision surface and, at large C, the ADMM converges slowly
-(gmm8, n = 1e5, rank 200: 91.7% best against LIBSVM's 94.1%). The exact dual
+(README, "The HSS SVM and its exact refinement"). The exact dual
 ``min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0`` (Q_ij = y_i y_j k(x_i, x_j)) is recovered
 here without ever holding an n x n array, by Osuna-style decomposition:
 
@@ -111,8 +111,8 @@ def feasible_start(alpha, y, C):
 
     An imbalance at rounding level is left alone, and values within a relative 1e-12 of C are
     set to C: shrinking an exact solution's side by 1 - 1e-16 (or scaling it by C / C_prev)
-    would put its bounded alphas an ulp below C, where they count as free (gmm8, n = 1e5:
-    17,000 "free" points and a 16,000-point first working set instead of 1,400).
+    would put its bounded alphas an ulp below C, where they count as free and would swell
+    the first working set with points that are really bounded.
     """
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, C)
     pos, neg = y > 0, y < 0
@@ -295,8 +295,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         When SMO on a working set that is (nearly) all free has not finished in the time a
         Newton step on its free face (:func:`_newton_free`: one Cholesky of ``K_FF``) is
         estimated to take, take that step and let SMO finish from there. At large C the free
-        set is the whole working set and SMO crawls through its ill-conditioning (gmm8,
-        n = 1e5, C = 1000: 8.8M SMO steps and 582 s without, 3.7M and 279 s with).
+        set is the whole working set and SMO crawls through its ill-conditioning, which one
+        Cholesky of the free block jumps over.
     log : callable or None
         Called with one line per round.
     workspace : dict or None
@@ -358,8 +358,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         vW = v[W]
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
         # the subproblem only to a tenth of the current gap: while violators outside W remain,
-        # a tight solve of W is undone by the next round (gmm8, n = 1e5, C = 77: rounds of
-        # 400-850k SMO steps, each followed by a gap of 2-12 again)
+        # a tight solve of W is undone by the next round
         target = max(tol, sub_tol * gap)
         nf = int(free[W].sum())
         # the factor (8 |F|^2 bytes) beside the block must fit in what was available at start
