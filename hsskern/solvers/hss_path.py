@@ -25,7 +25,7 @@ from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
-from ..utils._memory import check_memory, format_bytes
+from ..utils._memory import check_memory, format_bytes, resolve_budget
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
@@ -367,15 +367,17 @@ class HSSBackend:
     memory_budget: float = None
     log: object = None
 
-    def memory_estimate(self, n, d, n_rhs=1):
+    def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
-        (:func:`hsskern.hss.estimate_memory`; None for ``approximation="exact"``, whose
-        dense kernel and factor are checked in :func:`prepare_hss`)."""
+        (:func:`hsskern.hss.estimate_memory`, ranks at ``max_rank``, default the options'
+        cap; None for ``approximation="exact"``, whose dense kernel and factor are checked in
+        :func:`prepare_hss`)."""
         if self.approximation == "exact":
             return None
         from ..hss import estimate_memory
         o = self.hss_options
-        return estimate_memory(n, d, leaf_size=o.leaf_size, max_rank=o.max_rank,
+        return estimate_memory(n, d, leaf_size=o.leaf_size,
+                               max_rank=o.max_rank if max_rank is None else max_rank,
                                n_neighbors=o.n_neighbors, ann_iterations=o.ann_iterations,
                                n_random=o.n_random, n_rhs=n_rhs,
                                adaptive_beta=self.adaptive_beta, refine=bool(self.refine),
@@ -383,24 +385,44 @@ class HSSBackend:
 
     def prepare(self, X, Y=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
-        every class; their count sizes the memory estimate, checked before any work)."""
+        every class; their count sizes the memory estimate).
+
+        Memory is checked before any work. The ranks the compression reaches depend on the
+        tolerances and the data, so the estimate is a range: at rank 1 (what the points, the
+        neighbours, the leaves and the working set take whatever the ranks) and at
+        ``max_rank`` (an upper bound). A fit whose lower end exceeds ``memory_budget`` is
+        refused; one whose upper end exceeds it runs with a warning saying so.
+        """
         n, d = X.shape
-        est = self.memory_estimate(n, d, 1 if Y is None else np.shape(Y)[-1])
+        n_rhs = 1 if Y is None else np.shape(Y)[-1]
+        est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options
-            check_memory(est["peak"], f"an HSS fit on {n} points x {d} features (max_rank="
-                         f"{o.max_rank}, leaf_size={o.leaf_size}, max_chunk={self.max_chunk}; "
-                         f"its peak is in the {est['peak_phase']} phase)", self.memory_budget,
-                         hint="lower max_rank or max_chunk, or raise memory_budget")
+            what = (f"an HSS fit on {n} points x {d} features (leaf_size={o.leaf_size}, "
+                    f"max_chunk={self.max_chunk})")
+            low = self.memory_estimate(n, d, n_rhs, max_rank=1)
+            check_memory(low["peak"], what + " at the smallest ranks", self.memory_budget,
+                         hint="lower leaf_size, n_neighbors or max_chunk, or raise "
+                              "memory_budget")
+            budget = resolve_budget(self.memory_budget)
+            if budget is not None and est["peak"] > budget:
+                warnings.warn(f"{what} needs {format_bytes(low['peak'])} at the smallest "
+                              f"ranks and up to {format_bytes(est['peak'])} if the ranks "
+                              f"reach max_rank={o.max_rank} ({est['peak_phase']} phase), more "
+                              f"than the {format_bytes(budget)} allowed; it goes on, since "
+                              "ranks stay below the cap when the tolerances allow. Lower "
+                              "max_rank to bound it.", UserWarning, stacklevel=4)
             if self.log is not None:
-                self.log(1, f"memory estimate {format_bytes(est['peak'])} "
-                            f"(peak: {est['peak_phase']})")
+                self.log(1, f"memory estimate {format_bytes(low['peak'])} to "
+                            f"{format_bytes(est['peak'])} (at max_rank={o.max_rank}; peak: "
+                            f"{est['peak_phase']})")
         problem = prepare_hss(X, self.kernel, approximation=self.approximation,
                               hss_options=self.hss_options, beta=self.beta,
                               memory_budget=self.memory_budget, log=self.log)
         if est is None:
             return problem
-        return replace(problem, stats={**problem.stats, "memory_estimate": est})
+        return replace(problem, stats={**problem.stats, "memory_estimate": est,
+                                       "memory_estimate_low": low})
 
     def path(self, prepared, Y, Cs, weights=None):
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
