@@ -182,3 +182,17 @@ def test_check_Cs():
     for bad in ([], 5, [0.0], [np.inf], None, "x", [[1.0]]):
         with pytest.raises(ValueError):
             check_Cs(bad)
+
+
+def test_prepared_problems_pickle():
+    # a prepared problem can be shipped (e.g. to a Dask worker) and solves the same
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.hss_path import HSSBackend
+    X, y = _data()
+    Y = np.where(y == "pos", 1.0, -1.0)[:, None]
+    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact")
+    problem = backend.prepare(X, Y)
+    back = pickle.loads(pickle.dumps(problem))
+    assert dict(back.timings) == dict(problem.timings)
+    a, b = backend.path(problem, Y, [1.0])[0], backend.path(back, Y, [1.0])[0]
+    np.testing.assert_array_equal(a.dual_coef, b.dual_coef)

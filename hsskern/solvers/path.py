@@ -27,7 +27,7 @@ ignore it, and their preparation serves every class. Every backend returns
 :class:`PathSolution` objects with the same fields, and a model that is small (support vectors
 or a feature map and coefficients, never a factor) and picklable.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from numbers import Integral, Real
 from types import MappingProxyType
 
@@ -116,6 +116,11 @@ class PreparedProblem:
     def __post_init__(self):
         for name in ("stats", "timings"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    def __reduce__(self):  # mappingproxy does not pickle: rebuild from plain dicts
+        values = (getattr(self, f.name) for f in fields(self))
+        return (type(self), tuple(dict(v) if isinstance(v, MappingProxyType) else v
+                                  for v in values))
 
 
 def check_Cs(Cs, name="Cs"):
