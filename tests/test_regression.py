@@ -362,6 +362,14 @@ def test_gp_reports_optimum_at_a_bound():
                                             approximation="exact").fit(X, y)
     assert model.noise_ratio_ == pytest.approx(1e-3)
     assert model.search_["noise_ratio_at_bound"] == "lower"
+    # a loose (indefinite) approximation: the search starts at its floor, and says so
+    X2 = rng.uniform(-2, 2, size=(300, 2))
+    with pytest.warns(ConvergenceWarning, match="smallest value the HSS approximation allows"):
+        loose = HSSGaussianProcessRegressor(h_bounds="fixed", rel_tol=0.3, abs_tol=0.3,
+                                            max_rank=2, leaf_size=16, random_state=0).fit(
+            X2, np.sin(X2[:, 0]))
+    assert loose.noise_ratio_ > 1e-6
+    assert loose.noise_ratio_ == pytest.approx(loose.search_["noise_history"][0][0])
 
 
 # -- bad input ---------------------------------------------------------------------------------

@@ -230,17 +230,24 @@ class HSSGaussianProcessRegressor(RegressorBase):
                         "noise_ratio_at_bound": noise.at_bound}
         self.hss_ = dict(res.problem.stats)
         self.fit_time_ = {**dict(res.timings), "total": time.perf_counter() - t_start}
-        self._warn_at_bounds(h_b, n_b, res.h_at_bound, noise.at_bound)
+        self._warn_at_bounds(h_b, n_b, res.h_at_bound, noise.at_bound, noise.lower)
         return self
 
-    def _warn_at_bounds(self, h_b, n_b, h_at, noise_at):
+    def _warn_at_bounds(self, h_b, n_b, h_at, noise_at, noise_lower):
         # scikit-learn warns the same way when an optimum sits on a bound
         for name, bounds, at, value in (("h", h_b, h_at, self.h_),
                                         ("noise_ratio", n_b, noise_at, self.noise_ratio_)):
-            if bounds is not None and bounds[0] < bounds[1] and at is not None:
-                warnings.warn(f"the fitted {name}={value:.4g} is at its {at} bound {bounds}; "
-                              f"widen {name}_bounds to search further", ConvergenceWarning,
-                              stacklevel=3)
+            if bounds is None or bounds[0] >= bounds[1] or at is None:
+                continue
+            if name == "noise_ratio" and at == "lower" and noise_lower > bounds[0]:
+                msg = (f"the fitted noise_ratio={value:.4g} is at the smallest value the HSS "
+                       f"approximation allows (approximation + beta I is indefinite below "
+                       f"{noise_lower:.4g}), not at its bound {bounds[0]:g}: the likelihood "
+                       "wants less noise; tighten rel_tol / abs_tol or raise max_rank")
+            else:
+                msg = (f"the fitted {name}={value:.4g} is at its {at} bound {bounds}; widen "
+                       f"{name}_bounds to search further")
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
     def _sklearn_kernel(self, h, s2, sigma2):
         def wide(v):  # bounds that hold the value (the fitted kernel is not re-optimised)
