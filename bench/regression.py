@@ -43,7 +43,6 @@ shared and OpenBLAS's spinning threads made small dense factorizations 20x slowe
 2 cores); the kernel tiles use OpenMP threads. The load average is recorded with each result.
 """
 import argparse
-import math
 import os
 import sys
 import time

@@ -335,8 +335,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         K = self._K
         scale, shift = self._y_train_std, self._y_train_mean
-        mean = (K.cross(X) @ self._coef) * scale + shift if X.shape[0] else np.zeros(
-            (0, len(scale)))
+        mean = (K.cross(X) @ self._coef) * scale + shift
         out_mean = mean[:, 0] if mean.shape[1] == 1 else mean
         if not (return_std or return_cov):
             return out_mean

@@ -28,7 +28,6 @@ from types import MappingProxyType
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NotPositiveDefiniteError
 from ..kernels import make_kernel

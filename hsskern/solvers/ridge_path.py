@@ -32,7 +32,7 @@ compression and one refactorization per alpha.
 """
 import time
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
@@ -293,7 +293,3 @@ class RidgeBackend:
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)
-
-    def with_options(self, **changes):
-        """A copy with some options changed (e.g. the first shift for another grid)."""
-        return replace(self, **changes)
