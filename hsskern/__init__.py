@@ -3,11 +3,15 @@
 Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + dual ADMM),
 :class:`NystromSVC`, :class:`NystromSVCCV` (Nystrom features + semismooth Newton / LIBLINEAR),
 :class:`SparseCholeskySVC` (compact kernel + sparse Cholesky feature map),
-:class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM).
+:class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM);
+regression on the same HSS factor: :class:`HSSKernelRidge`, :class:`HSSKernelRidgeCV` (kernel
+ridge, direct or exact by preconditioned CG), :class:`HSSGaussianProcessRegressor` (likelihood
+from the factor's logdet).
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
-from .estimators import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
+from .estimators import (FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
+                         HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, NystromSVC,
                          NystromSVCCV, SparseCholeskySVC)
 from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
 from .factors import DenseCholeskyFactor
@@ -21,6 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
+    "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError",

@@ -18,6 +18,9 @@ reference below are interchangeable:
 ``as_linear_operator()`` : scipy LinearOperator
     ``b -> (A + beta I)^{-1} b``; usable as the ``M=`` preconditioner of
     :func:`scipy.sparse.linalg.cg`.
+``inverse_diagonal()`` : ndarray (n,), optional
+    ``diag((A + beta I)^{-1})`` (leave-one-out for kernel ridge); the HSS ``ULVFactor`` and
+    :class:`DenseCholeskyFactor` have it.
 
 :class:`DenseCholeskyFactor` is the exact reference for small n (tests, and
 ``HSSSVC(approximation="exact")``).
@@ -128,6 +131,15 @@ class DenseCholeskyFactor:
     def logdet(self):
         """``log det(A + beta I)`` from the diagonal of the Cholesky factor."""
         return 2.0 * float(np.sum(np.log(np.diag(self._L))))
+
+    def inverse_diagonal(self):
+        """The diagonal of ``(A + beta I)^{-1}``, shape (n,): the squared column norms of
+        ``L^{-1}`` (one triangular inversion, O(n^3 / 3); an n x n work array)."""
+        Linv, info = scipy.linalg.lapack.dtrtri(self._L, lower=1)
+        if info != 0:  # L has a positive diagonal, so this cannot happen for a real factor
+            raise np.linalg.LinAlgError(f"dtrtri failed (info={info})")
+        Linv = np.tril(Linv)  # dtrtri leaves the other triangle as it found it
+        return np.einsum("ij,ij->j", Linv, Linv)
 
     def memory_bytes(self):
         """Bytes held (the n x n triangular factor is stored densely)."""

@@ -43,6 +43,8 @@ def test_solve_residual_and_logdet(n, log_beta, r, seed):
     assert F.logdet() == pytest.approx(ref, rel=1e-8, abs=1e-8)
     assert F.beta == beta
     assert F.memory_bytes() >= 8 * n * n
+    inv = np.linalg.inv(A + beta * np.eye(n))
+    np.testing.assert_allclose(F.inverse_diagonal(), np.diag(inv), rtol=1e-12 * cond)
 
 
 def test_accepts_array_operator_and_linear_operator():

@@ -182,3 +182,21 @@ def test_indefinite_reports_a_working_beta():
         H.factor(-lam / 2)
     assert info.value.suggested_beta > -lam
     H.factor(info.value.suggested_beta)
+
+
+@settings(max_examples=30)
+@given(case=hss_cases(), log_shift=st.floats(-3, 2))
+def test_inverse_diagonal_matches_dense_inverse(case, log_shift):
+    # every tree shape of the generator: lone leaf, rank-0 and full-rank nodes, deep trees
+    H, _ = case
+    n = H.shape[0]
+    Hd = H.to_dense()
+    lam = np.linalg.eigvalsh(Hd)
+    beta = max(0.0, -lam[0]) + 10.0 ** log_shift * max(1.0, np.abs(lam).max())
+    F = H.factor(beta)
+    Ainv = np.linalg.inv(Hd + beta * np.eye(n))
+    d = F.inverse_diagonal()
+    assert d.shape == (n,)
+    cond = np.linalg.cond(Hd + beta * np.eye(n))
+    np.testing.assert_allclose(d, np.diag(Ainv), rtol=0,
+                               atol=1e-12 * cond * np.abs(np.diag(Ainv)).max())

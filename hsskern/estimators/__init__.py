@@ -1,8 +1,11 @@
-"""scikit-learn estimators, one per backend."""
+"""scikit-learn estimators, one per backend (classifiers, and kernel ridge / GP regressors)."""
 from .fpc import FPCClassifier, FPCClassifierCV
+from .gaussian_process import HSSGaussianProcessRegressor
 from .hss_svc import HSSSVC, HSSSVCCV
+from .kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from .nystrom import NystromSVC, NystromSVCCV
 from .sparse_cholesky import SparseCholeskySVC
 
 __all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
-           "FPCClassifier", "FPCClassifierCV"]
+           "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
+           "HSSGaussianProcessRegressor"]

@@ -143,6 +143,58 @@ class ULVFactor:
         """log det(H + beta I), from the Cholesky factors (orthogonal transforms have |det| 1)."""
         return self._logdet
 
+    def inverse_diagonal(self):
+        """The diagonal of (H + beta I)^{-1}, shape (n,), in O(n r^2 depth) without n solves.
+
+        The forward sweep of :meth:`solve` is a linear map F with (H + beta I)^{-1} =
+        F^T G F, where G is the identity on the rows each node eliminates (they are already
+        ``L^{-1}`` of the eliminated part, see ``_ulv``) and (L_0 L_0^T)^{-1} on the root's
+        rows. So the i-th diagonal entry is |F e_i|^2 summed over the eliminated rows plus
+        |L_0^{-1} (F e_i)_root|^2, and F e_i is nonzero only on the path from i's leaf to the
+        root. Each leaf sends its identity block up its path: at an ancestor the reduced rows
+        of one child meet one block of M^T (m x k_child), one gemm of m x k_child x leaf
+        size. Memory: one leaf-sized block at a time.
+        """
+        with one_blas_thread():  # small gemms: threads only add wake-up latency
+            return self._inverse_diagonal()
+
+    def _inverse_diagonal(self):
+        left, right, parent, lo, hi, perm = self._tree_arrays
+        out = np.empty(self._n)
+        root_L = self._block(0, self._m[0]) if self._m[0] else None
+        for leaf in np.flatnonzero(left < 0):
+            m_leaf = hi[leaf] - lo[leaf]
+            acc = np.zeros(m_leaf)
+            Z = np.eye(m_leaf)
+            t, rows = leaf, None  # rows: where Z's rows sit in node t's stacked block
+            while True:
+                m, k = self._m[t], self._k[t]
+                if t == 0:
+                    if m:
+                        full = Z
+                        if rows is not None:
+                            full = np.zeros((m, m_leaf))
+                            full[rows] = Z
+                        W = sla.solve_triangular(root_L, full, lower=True,
+                                                 check_finite=False)
+                        acc += np.einsum("ij,ij->j", W, W)
+                    break
+                if k < m:
+                    Mt = self._block(t, m)
+                    W = (Mt[rows].T if rows is not None else Mt.T) @ Z
+                    acc += np.einsum("ij,ij->j", W[k:], W[k:])
+                    Z = W[:k]
+                elif rows is not None:  # nothing eliminated: the stacked block passes up
+                    full = np.zeros((m, m_leaf))
+                    full[rows] = Z
+                    Z = full
+                p = parent[t]
+                row0 = 0 if left[p] == t else self._k[left[p]]
+                rows = slice(row0, row0 + Z.shape[0])
+                t = p
+            out[perm[lo[leaf]:hi[leaf]]] = acc
+        return out
+
     def memory_bytes(self):
         """Bytes held by the factor (not counting the HSS matrix it refers to)."""
         return int(self._data.nbytes + self._m.nbytes + self._k.nbytes + self._off.nbytes)

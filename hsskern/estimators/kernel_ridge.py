@@ -1,0 +1,341 @@
+"""Kernel ridge regression on the HSS factor: :class:`HSSKernelRidge`, :class:`HSSKernelRidgeCV`.
+
+The solver layer is :mod:`hsskern.solvers.ridge_path` (one compression, one refactorization
+per alpha; direct HSS solve or exact preconditioned conjugate gradients); this module holds
+the parameters, the docstrings and the backend choice.
+"""
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.metrics import r2_score
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..solvers.ridge_path import RidgeBackend, check_alphas
+from .regression import (SCORINGS, PathRegressor, PathRegressorCV, hss_options, kernel_of,
+                         width_name)
+
+__all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
+
+_COMMON_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "laplacian"})],
+    "solver": [StrOptions({"direct", "exact"})],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "rel_tol": [Interval(Real, 0, None, closed="left")],
+    "abs_tol": [Interval(Real, 0, None, closed="left")],
+    "max_rank": [Interval(Integral, 1, None, closed="left")],
+    "leaf_size": [Interval(Integral, 2, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 0, None, closed="left")],
+    "approximation": [StrOptions({"hss", "exact"})],
+    "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
+
+
+class HSSKernelRidge(PathRegressor):
+    """Kernel ridge regression with an HSS approximation of K: scikit-learn's ``KernelRidge``
+    (no intercept) for large n.
+
+    ``fit`` compresses K once (HSS-ANN), factors K + alpha I (ULV) and solves for the dual
+    coefficients c = (K + alpha I)^{-1} y; predictions are K(X_new, X_fit) c. A path of alphas
+    (:meth:`fit_path`, :class:`HSSKernelRidgeCV`) reuses the compression: each alpha is a
+    refactorization, never a recompression.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Regularization (the shift of K), > 0.
+    kernel : {"gaussian", "laplacian"}, default "gaussian"
+        gaussian: exp(-|x - y|^2 / (2 h^2)) (scikit-learn's "rbf" with gamma = 1 / (2 h^2));
+        laplacian: exp(-|x - y| / h) (scikit-learn's "laplacian" uses the l1 distance, this
+        one the Euclidean).
+    h : float or None, default None
+        Kernel width. When both ``h`` and ``gamma`` are None, h = 1.
+    gamma : float or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    solver : {"direct", "exact"}, default "direct"
+        "direct": the HSS factor's solve, O(n r) per alpha after an O(n r^2) refactorization;
+        the dual coefficients solve (H + alpha I) c = y, so their relative error against the
+        exact solution is at most ||K - H||_2 / alpha (about the compression tolerance times
+        ||K|| / alpha). "exact": conjugate gradients on the exact kernel (matrix-free
+        products, O(n^2 d) each) preconditioned by the HSS factor, from the direct solution,
+        until the relative residual of (K + alpha I) c = y is below ``tol``: the exact kernel
+        ridge solution, in a few iterations when the compression is good (see
+        :mod:`hsskern.solvers.ridge_path`).
+    tol : float, default 1e-10
+        Relative residual at which conjugate gradients stop (``solver="exact"``).
+    max_iter : int, default 1000
+        Most conjugate-gradient iterations per target (``solver="exact"``).
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
+        HSS compression options, see :class:`~hsskern.options.HSSOptions`; defaults 1e-3 /
+        1e-5 / 500 / 128 / 64 as :class:`~hsskern.HSSSVC`. A small alpha needs a tight
+        tolerance for ``"direct"``: below the approximation's most negative eigenvalue
+        H + alpha I is indefinite and the fit raises ``NotPositiveDefiniteError`` (``"exact"``
+        then preconditions at the smallest definite shift and still converges).
+    approximation : {"hss", "exact"}, default "hss"
+        "exact": the dense kernel and a dense Cholesky factor (small n; memory checked first).
+    memory_budget : float or None, default None
+        Bytes the fit may use (default 80% of the available memory).
+    verbose : int, default 0
+    random_state : int, RandomState or None
+        Seeds the randomized compression.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        c, as ``KernelRidge.dual_coef_``.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training points.
+    n_iter_ : ndarray of shape (n_targets,)
+        Conjugate-gradient iterations (``"exact"``); a direct solve counts as 1.
+    residual_ : ndarray of shape (n_targets,)
+        ``"exact"``: the relative residual ||(K + alpha I) c - y|| / ||y|| reached (one more
+        exact kernel product); NaN for ``"direct"``.
+    hss_ : dict
+        Ranks and memory of the approximation and its factor.
+    fit_time_ : dict
+        Seconds per phase: kernel, compress, factor (the first shift), refactor, solve, cg,
+        residual.
+    n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSKernelRidge
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> y = np.sin(X).sum(axis=1)
+    >>> model = HSSKernelRidge(alpha=0.1, h=1.0, solver="exact").fit(X, y)
+    >>> float(model.residual_[0]) < 1e-10
+    True
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "h": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, alpha=1.0, kernel="gaussian", *, h=None, gamma=None, solver="direct",
+                 tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
+                 leaf_size=128, n_neighbors=64, approximation="hss", memory_budget=None,
+                 verbose=0, random_state=None):
+        self.alpha = alpha
+        self.kernel = kernel
+        self.h = h
+        self.gamma = gamma
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.approximation = approximation
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _make_backend(self, X, values, for_search=False, leave_one_out=False):
+        # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
+        # last, reported); a fit raises
+        return RidgeBackend(kernel_of(self), approximation=self.approximation,
+                            hss_options=hss_options(self),
+                            solver="direct" if leave_one_out else self.solver, tol=self.tol,
+                            max_iter=self.max_iter, beta=float(np.min(values)),
+                            leave_one_out=leave_one_out,
+                            indefinite="skip" if for_search else "raise",
+                            memory_budget=self.memory_budget,
+                            log=self._log if self.verbose >= 1 else None)
+
+    def _set_backend_attributes(self, prepared, solution):
+        coef = solution.dual_coef
+        self.dual_coef_ = coef[:, 0] if self._ravel else coef
+        self.X_fit_ = prepared.K.points
+        self.residual_ = solution.gap.copy()
+        self.hss_ = dict(prepared.stats)
+
+    def fit_path(self, X, y, alphas):
+        """Fit one model per alpha on one compression (a refactorization per alpha).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        alphas : sequence of float
+            Each finite and > 0, checked before any work; solved in increasing order.
+
+        Returns
+        -------
+        list of HSSKernelRidge
+            Fitted copies with ``alpha`` set to each value, in increasing order. ``self`` is
+            left fitted as the last of them (the largest alpha). The compression's time is
+            counted once, in the first model's ``fit_time_``.
+        """
+        return super().fit_path(X, y, alphas)
+
+
+class HSSKernelRidgeCV(PathRegressorCV):
+    """HSSKernelRidge with alpha (and optionally the kernel width) chosen by cross-validation.
+
+    Per kernel width K is compressed once per training set; every alpha is then a
+    refactorization and a solve. With ``cv=None`` (the default, as ``RidgeCV``) the score is
+    the leave-one-out error on all points, which the factor gives without refitting: with
+    G = H + alpha I and c = G^{-1} y, the leave-one-out residual of point i is
+    c_i / (G^{-1})_ii, and diag(G^{-1}) comes from one sweep over the ULV factor
+    (``ULVFactor.inverse_diagonal``, O(n r^2 log n)). So the whole search costs one
+    compression per width and one refactorization per (width, alpha), and the refit reuses
+    the chosen width's compression. The leave-one-out errors are those of the ridge problem
+    on the approximation H (exact with ``approximation="exact"``).
+
+    Parameters
+    ----------
+    alphas : sequence of float, default (0.1, 1.0, 10.0)
+        Grid of alpha, each > 0.
+    kernel : {"gaussian", "laplacian"}, default "gaussian"
+    h : float, sequence of float or None, default None
+        Kernel width(s) to try (None with ``gamma`` None: h = 1).
+    gamma : float, sequence of float or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    cv : None, int >= 2, float in (0, 1) or a scikit-learn splitter, default None
+        None: efficient leave-one-out from the factor (one "split" in ``cv_results_``);
+        an int: shuffled k-fold; a float: one shuffled hold-out of that fraction; a splitter
+        or an iterable of (train, test) pairs is used as given.
+    scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
+        What is maximised (multi-output: averaged over targets).
+    refit : bool, default True
+        Refit ``best_estimator_`` on all data with the chosen (width, alpha).
+    solver, tol, max_iter, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
+    memory_budget, verbose, random_state
+        As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
+        refit uses ``solver``). ``random_state`` also shuffles the folds.
+
+    Attributes
+    ----------
+    alpha_ : float
+    h_ : float or None, gamma_ : float or None
+        The chosen width (in the spelling given).
+    cv_results_ : dict of arrays
+        ``GridSearchCV``'s format, one entry per (width, alpha) in grid order (widths as
+        given, alpha increasing): ``params``, ``param_h`` (or ``param_gamma``),
+        ``param_alpha``, ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
+        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``, ``mean_n_iter``.
+    best_index_, best_params_ : the first best candidate in grid order
+    best_score_ : float
+    best_estimator_ : HSSKernelRidge
+    n_splits_ : int
+    n_iter_ : ndarray
+    fit_time_ : dict with ``search`` and ``refit`` seconds
+    n_features_in_, feature_names_in_
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "alphas": ["array-like", Interval(Real, 0, None, closed="neither")],
+        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "cv": [None, Interval(Real, 0, 1, closed="neither"),
+               Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "refit": ["boolean"],
+    }
+    _estimator = HSSKernelRidge
+
+    def __init__(self, alphas=(0.1, 1.0, 10.0), kernel="gaussian", *, h=None, gamma=None,
+                 cv=None, scoring="neg_mean_squared_error", refit=True, solver="direct",
+                 tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
+                 leaf_size=128, n_neighbors=64, approximation="hss", memory_budget=None,
+                 verbose=0, random_state=None):
+        self.alphas = alphas
+        self.kernel = kernel
+        self.h = h
+        self.gamma = gamma
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.approximation = approximation
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _values(self):
+        return check_alphas(self.alphas)
+
+    def _grid(self, X):
+        name = width_name(self)
+        widths = getattr(self, name)
+        widths = [1.0] if widths is None else np.atleast_1d(
+            np.asarray(widths, dtype=np.float64)).tolist()
+        if not widths or not all(np.isfinite(v) and v > 0 for v in widths):
+            raise ValueError(f"{name} must be positive and finite, got {widths!r}")
+        return [{name: float(w)} for w in widths]
+
+    def _base_estimator(self, params):
+        # the grid's width replaces both spellings of it
+        return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def _search(self, X, Y, grid, values):
+        if self.cv is not None:
+            return super()._search(X, Y, grid, values)
+        return self._search_loo(X, Y, grid, values)
+
+    def _search_loo(self, X, Y, grid, values):
+        """Leave-one-out scores from the factor: one preparation per width on all points."""
+        shape = (len(grid) * len(values), 1)
+        scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
+        best = -np.inf
+        for ig, params in enumerate(grid):
+            backend = self._base_estimator(params)._make_backend(X, values, for_search=True,
+                                                                  leave_one_out=True)
+            t0 = time.perf_counter()
+            prepared = backend.prepare(X, Y)
+            rows = slice(ig * len(values), (ig + 1) * len(values))
+            setup[rows] = time.perf_counter() - t0
+            for i, sol in enumerate(backend.path(prepared, Y, values)):
+                E = sol.info["loo_residuals"]
+                if self.scoring == "r2":
+                    s = r2_score(Y, Y - E)
+                else:
+                    s = -float(np.mean(E ** 2))
+                scores[rows.start + i, 0] = s
+                solve[rows.start + i, 0] = sum(sol.timings.values())
+            self._log(2, f"{params}: leave-one-out {self.scoring} "
+                         f"{np.round(scores[rows, 0], 6).tolist()}")
+            if np.nanmax(scores[rows, 0], initial=-np.inf) > best:  # keep the best width's compression for the refit
+                best = np.nanmax(scores[rows, 0])
+                self._refit_from = (params, prepared)
+        return scores, setup, solve, n_iter
+
+    def _refit(self, X, y):
+        est = self._base_estimator(self.best_params_)
+        reuse = self._refit_from
+        if reuse is None or any(reuse[0][k] != self.best_params_[k] for k in reuse[0]):
+            return est.fit(X, y)
+        # the leave-one-out search prepared this width on all points: no recompression
+        est._validate_params()
+        X, y, Y = est._validate_xy(X, y)
+        alpha = [float(est.alpha)]
+        est._fit_prepared(est._make_backend(X, alpha), reuse[1], Y, alpha, y.ndim == 1,
+                          copies=False)
+        return est
+
+    def _why_unscored(self):
+        return ("H + alpha I is indefinite at these alphas, so the direct solve and the "
+                "leave-one-out are not defined there; tighten rel_tol / abs_tol, raise the "
+                "alphas, or use solver='exact' with cv=k (conjugate gradients on the exact "
+                "kernel)")
+
+    def _set_best_attributes(self, params):
+        self.h_ = params.get("h")
+        self.gamma_ = params.get("gamma")

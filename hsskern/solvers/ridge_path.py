@@ -1,0 +1,295 @@
+"""Kernel ridge regression on the HSS backend of the path protocol: one compression, every alpha.
+
+Kernel ridge regression solves (K + alpha I) c = y and predicts f(x) = sum_i c_i k(x_i, x)
+(scikit-learn's ``KernelRidge``: no intercept). The preparation is the classifier's
+(:func:`~hsskern.solvers.hss_path.prepare_hss`: kernel operator, HSS compression, one ULV
+factor); a new alpha is a new shift, so each alpha of an ascending grid costs one
+refactorization (O(n r^2)), never a recompression, and then
+
+* ``solver="direct"``: c = (H + alpha I)^{-1} y by the factor's solve (O(n r) per column).
+  Its error is the compression's: (K + alpha I)(c - c*) = (K - H) c, so the relative residual
+  on the exact system is at most ||K - H||_2 ||c|| / ||y|| <= ||K - H||_2 / alpha.
+* ``solver="exact"``: conjugate gradients on the exact ``KernelOperator`` + alpha I, started
+  from the direct solution and preconditioned by the same factor, to a relative residual
+  ``tol``: the answer is the exact kernel ridge solution. Few iterations are needed because
+  the preconditioned operator is (H + alpha I)^{-1}(K + alpha I) = I + (H + alpha I)^{-1}(K - H),
+  the identity plus a perturbation of norm delta <= ||K - H||_2 / (lambda_min(H) + alpha),
+  about compression error / alpha. Its eigenvalues lie in [1 - delta, 1 + delta], so (for
+  delta < 1) CG gains at least a factor ~delta / 2 per iteration: log(tol) / log(delta / 2)
+  iterations, e.g. 3-5 for delta = 1e-3 and tol = 1e-10. Each iteration is one exact kernel
+  product (O(n^2 d), blocked, never stored) and one factor solve; a loose compression
+  (delta near 1 or above, at small alpha) costs iterations, not accuracy.
+
+Where the HSS approximation is indefinite (a loose tolerance, alpha below its most negative
+eigenvalue), ``"exact"`` preconditions with the factor at the smallest shift that is definite
+(still symmetric positive definite, so CG applies), while ``"direct"`` cannot solve the
+requested system and raises :class:`~hsskern.exceptions.NotPositiveDefiniteError`.
+
+Leave-one-out: with G = H + alpha I and c = G^{-1} y, the leave-one-out residual of point i is
+c_i / (G^{-1})_ii (the ridge identity), and the factor gives diag(G^{-1}) in O(n r^2 depth)
+(``ULVFactor.inverse_diagonal``), so a whole alpha grid of leave-one-out errors costs one
+compression and one refactorization per alpha.
+"""
+import time
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.sparse.linalg import cg
+from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import NotPositiveDefiniteError
+from ..options import HSSOptions
+from .hss_path import prepare_hss
+from .path import KernelExpansion, PathSolution
+
+__all__ = ["RidgeBackend", "ridge_path", "check_alphas", "check_targets", "loo_residuals"]
+
+_SOLVERS = ("direct", "exact")
+
+
+def check_alphas(alphas, name="alphas"):
+    """alphas as a sorted float array, or a clear error before any work is done.
+
+    Accepts a non-empty 1-D sequence of finite values > 0 (a scalar is one value).
+    """
+    if isinstance(alphas, (str, bytes)) or alphas is None:
+        raise ValueError(f"{name} must be a non-empty sequence of values > 0, got {alphas!r}")
+    if isinstance(alphas, (Real, np.number)) and not isinstance(alphas, (bool, np.bool_)):
+        if isinstance(alphas, Integral):
+            raise ValueError(f"{name} must be a sequence of values, got the integer "
+                             f"{alphas!r} (for a grid of that many values use np.logspace)")
+        alphas = [alphas]
+    try:
+        arr = np.asarray(alphas, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold real numbers, got {alphas!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of values > 0, got shape "
+                         f"{arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"every value in {name} must be finite and > 0, got {arr.tolist()}")
+    return np.sort(arr)
+
+
+def check_targets(Y, n):
+    """Y as a C-contiguous (n, k) float array of finite regression targets."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] != n or Y.shape[1] == 0:
+        raise ValueError(f"Y must have shape ({n},) or ({n}, k), got {Y.shape}")
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Y must hold finite values (no NaN or infinity)")
+    return np.ascontiguousarray(Y)
+
+
+def _factor_for(problem, alpha, factor, floor, solver):
+    """The factor for this alpha: the current one when its shift fits, else a refactor.
+
+    Returns (factor, floor, seconds); ``floor`` is the smallest shift known to give a
+    definite factor (0 while none failed). Below it the "exact" solver gets the factor at
+    the floor (a valid preconditioner); "direct" has no valid system to solve.
+    """
+    t0 = time.perf_counter()
+    beta = max(alpha, floor)
+    if beta != alpha and solver == "direct":
+        raise _indefinite(alpha, floor)
+    if factor is None or factor.beta != beta:
+        try:
+            factor = problem.refactor(beta)
+        except NotPositiveDefiniteError as exc:
+            if solver == "direct":
+                raise _indefinite(alpha, exc.suggested_beta) from exc
+            floor = float(exc.suggested_beta)
+            factor = problem.refactor(floor)
+    return factor, floor, time.perf_counter() - t0
+
+
+def _indefinite(alpha, floor):
+    floor = float("nan") if floor is None else floor
+    return NotPositiveDefiniteError(
+        f"H + alpha I is not positive definite for alpha={alpha:g}: the HSS approximation of "
+        f"K is indefinite (it needs a shift >= {floor:.3g}), so solver='direct' cannot solve "
+        "the ridge system at this alpha. Tighten rel_tol / abs_tol (or raise max_rank), use "
+        "alpha values above the shift, or solver='exact' (exact conjugate gradients, the "
+        "factor only preconditions)", suggested_beta=floor)
+
+
+def loo_residuals(factor, coef):
+    """Leave-one-out residuals y_i - f_{-i}(x_i) = c_i / (G^{-1})_ii of the ridge problem whose
+    matrix G the factor holds, with c = G^{-1} y (shape (n, k))."""
+    d = factor.inverse_diagonal()
+    return coef / d[:, None]
+
+
+def _cg_columns(K, alpha, M, Y, X0, tol, max_iter):
+    """Preconditioned CG on (K + alpha I) x = y, one column at a time, from X0."""
+    A = K.shifted(alpha)
+    X = np.empty_like(Y)
+    n_iter = np.zeros(Y.shape[1], dtype=np.int64)
+    ok = np.zeros(Y.shape[1], dtype=bool)
+    for j in range(Y.shape[1]):
+        count = [0]
+
+        def step(_, count=count):
+            count[0] += 1
+        x, info = cg(A, Y[:, j], x0=X0[:, j], rtol=tol, atol=0.0, maxiter=max_iter, M=M,
+                     callback=step)
+        X[:, j], n_iter[j], ok[j] = x, count[0], info == 0
+    return X, n_iter, ok
+
+
+def _skipped(alpha, n, k, exc, seconds):
+    """The solution slot of an alpha the direct solver cannot solve: NaN, not converged."""
+    return PathSolution(C=float(alpha), intercept=np.zeros(k), n_iter=0, converged=False,
+                        gap=np.nan, dual_coef=np.full((n, k), np.nan),
+                        timings={"refactor": seconds, "solve": 0.0, "cg": 0.0,
+                                 "residual": 0.0, "loo": 0.0},
+                        info={"beta": np.nan, "skipped": str(exc),
+                              "loo_residuals": np.full((n, k), np.nan)})
+
+
+def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
+               leave_one_out=False, indefinite="raise", warn=True, log=None):
+    """Kernel ridge regression for every alpha of an ascending grid on one prepared problem.
+
+    Parameters
+    ----------
+    problem : HSSProblem
+        From :func:`~hsskern.solvers.hss_path.prepare_hss`; its factor is reused when its
+        shift equals the first alpha.
+    Y : ndarray of shape (n,) or (n, k)
+        Targets (every column solved with the same factor).
+    alphas : sequence of float
+        Regularization values > 0, solved in increasing order (:func:`check_alphas`).
+    solver : {"direct", "exact"}
+        See the module docstring.
+    tol : float, default 1e-10
+        ``"exact"``: stop CG when ||(K + alpha I) c - y|| <= tol ||y|| (per column).
+    max_iter : int, default 1000
+        ``"exact"``: most CG iterations per alpha and column.
+    leave_one_out : bool, default False
+        Also compute the leave-one-out residuals of the factor's ridge problem (H + alpha I)
+        into ``info["loo_residuals"]`` (n, k) (one inverse diagonal per alpha).
+    indefinite : {"raise", "skip"}, default "raise"
+        What the direct solver (and ``leave_one_out``) does at an alpha where H + alpha I is
+        indefinite: raise ``NotPositiveDefiniteError``, or return that alpha's solution as
+        NaN coefficients with ``converged`` False and the reason in ``info["skipped"]`` (a
+        cross-validation then ranks it last and goes on with the other alphas).
+    warn : bool, default True
+        A ``ConvergenceWarning`` for the alphas where CG did not reach ``tol``.
+    log : callable or None
+        ``log(level, line)``: level 1, one line per alpha.
+
+    Returns
+    -------
+    tuple of PathSolution
+        One per alpha, ascending, with ``C`` = alpha, ``dual_coef`` (n, k), ``intercept`` 0
+        (as ``KernelRidge``), ``n_iter`` the CG iterations (0 for ``"direct"``), ``gap`` the
+        relative residual on the exact system for ``"exact"`` (one extra kernel product; NaN
+        for ``"direct"``, whose bound is ||K - H|| / alpha), ``info["beta"]`` the shift of
+        the factor used (> alpha only where ``"exact"`` preconditioned above an indefinite
+        approximation's floor).
+    """
+    if solver not in _SOLVERS:
+        raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
+    if indefinite not in ("raise", "skip"):
+        raise ValueError(f"indefinite must be 'raise' or 'skip', got {indefinite!r}")
+    n = problem.n_samples
+    Y = check_targets(Y, n)
+    alphas = check_alphas(alphas)
+    k = Y.shape[1]
+    ynorm = np.linalg.norm(Y, axis=0)
+    factor, floor = problem.factor, problem.beta_floor
+    solutions = []
+    for alpha in alphas:
+        t0 = time.perf_counter()
+        try:
+            factor, floor, t_factor = _factor_for(problem, float(alpha), factor, floor, solver)
+            if leave_one_out and factor.beta != alpha:
+                raise _indefinite(alpha, factor.beta)
+        except NotPositiveDefiniteError as exc:
+            if indefinite == "raise":
+                raise
+            floor = max(floor, exc.suggested_beta or 0.0)
+            solutions.append(_skipped(alpha, n, k, exc, time.perf_counter() - t0))
+            if log is not None:
+                log(1, f"alpha={alpha:g}: skipped (H + alpha I is indefinite)")
+            continue
+        t0 = time.perf_counter()
+        coef = factor.solve(Y)
+        timings = {"refactor": t_factor, "solve": time.perf_counter() - t0, "cg": 0.0,
+                   "residual": 0.0, "loo": 0.0}
+        info = {"beta": factor.beta}
+        if leave_one_out:
+            t0 = time.perf_counter()
+            info["loo_residuals"] = loo_residuals(factor, coef)
+            timings["loo"] = time.perf_counter() - t0
+        n_iter = np.zeros(k, dtype=np.int64)
+        converged = np.ones(k, dtype=bool)
+        gap = np.full(k, np.nan)
+        if solver == "exact":
+            t0 = time.perf_counter()
+            coef, n_iter, converged = _cg_columns(problem.K, alpha, factor.as_linear_operator(),
+                                                  Y, coef, tol, max_iter)
+            timings["cg"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            resid = np.linalg.norm(problem.K @ coef + alpha * coef - Y, axis=0)
+            gap = np.divide(resid, ynorm, out=np.zeros(k), where=ynorm > 0)
+            timings["residual"] = time.perf_counter() - t0
+        solutions.append(PathSolution(C=float(alpha), intercept=np.zeros(k), n_iter=n_iter,
+                                      converged=converged, gap=gap, dual_coef=coef,
+                                      timings=timings, info=info))
+        if log is not None:
+            log(1, f"alpha={alpha:g}: " + (f"{int(n_iter.max())} CG iterations, relative "
+                                           f"residual {np.max(gap):.3g}, "
+                                           if solver == "exact" else "direct solve, ")
+                + f"{sum(timings.values()):.3g} s")
+    if warn and solver == "exact":
+        bad = [s.C for s in solutions if not s.converged.all()]
+        if bad:
+            warnings.warn(f"conjugate gradients did not reach tol={tol:g} within "
+                          f"max_iter={max_iter} iterations for alpha = "
+                          + ", ".join(f"{a:.3g}" for a in bad[:5])
+                          + ("..." if len(bad) > 5 else "")
+                          + "; raise max_iter, or tighten the compression (a better "
+                          "preconditioner)", ConvergenceWarning, stacklevel=3)
+    return tuple(solutions)
+
+
+@dataclass(frozen=True)
+class RidgeBackend:
+    """The path protocol for kernel ridge regression on the HSS (or dense) factor.
+
+    ``prepare`` is :func:`~hsskern.solvers.hss_path.prepare_hss` with the first factor at
+    shift ``beta`` (give the path's smallest alpha, so that factor is used, not redone);
+    ``path`` is :func:`ridge_path`; ``model`` a :class:`~hsskern.solvers.path.KernelExpansion`.
+    """
+
+    kernel: object
+    approximation: str = "hss"
+    hss_options: HSSOptions = field(default_factory=HSSOptions)
+    solver: str = "direct"
+    tol: float = 1e-10
+    max_iter: int = 1000
+    beta: float = 1.0
+    leave_one_out: bool = False
+    indefinite: str = "raise"
+    memory_budget: float = None
+    log: object = None
+
+    def prepare(self, X, Y=None):
+        """The problem of the points X (targets are not needed: one factor serves all)."""
+        return prepare_hss(X, self.kernel, approximation=self.approximation,
+                           hss_options=self.hss_options, beta=self.beta,
+                           memory_budget=self.memory_budget, log=self.log)
+
+    def path(self, prepared, Y, alphas):
+        return ridge_path(prepared, Y, alphas, solver=self.solver, tol=self.tol,
+                          max_iter=self.max_iter, leave_one_out=self.leave_one_out,
+                          indefinite=self.indefinite, log=self.log)
+
+    def model(self, prepared, solutions):
+        return KernelExpansion(prepared.K.points, self.kernel, solutions)
