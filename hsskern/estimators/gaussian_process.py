@@ -19,7 +19,8 @@ from ..kernels import kernel_operator, make_kernel
 from ..solvers.gp import gp_hyperparameter_search, log_marginal_likelihood
 from ..solvers.hss_path import HSSProblem, prepare_hss
 from ..utils._memory import check_memory
-from .regression import RegressorBase, hss_options
+from .hss_params import hss_options
+from .regression import RegressorBase
 
 __all__ = ["HSSGaussianProcessRegressor"]
 

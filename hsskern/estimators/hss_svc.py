@@ -8,18 +8,15 @@ grid. This module holds the parameters and builds that backend; the shared machi
 """
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import make_kernel
-from ..options import HSSOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
+from .hss_params import hss_options, kernel_of, width_grid
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
-_HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
 
 _COMMON_CONSTRAINTS = {
     "kernel": [StrOptions({"gaussian", "laplacian"})],
@@ -43,17 +40,10 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _width_name(est):
-    if est.h is not None and est.gamma is not None:
-        raise ValueError("give either h or gamma (gamma = 1 / (2 h^2)), not both")
-    return "gamma" if est.gamma is not None else "h"
-
-
 def _hss_backend(est, width, for_path):
     """The backend of an HSSSVC-like estimator ``est`` at one kernel width."""
-    kernel = make_kernel(est.kernel, **{_width_name(est): width})
-    opts = HSSOptions(**{f: getattr(est, f) for f in _HSS_FIELDS},
-                      random_state=est.random_state, verbose=int(est.verbose))
+    kernel = kernel_of(est, width)
+    opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
     # start for the decomposition, a scaled exact solution of a smaller C a good one
@@ -201,9 +191,7 @@ class HSSSVC(WeightedPathClassifier):
         self.random_state = random_state
 
     def _make_backend(self, X, for_path):
-        name = _width_name(self)
-        width = getattr(self, name)
-        return _hss_backend(self, 1.0 if width is None else width, for_path)
+        return _hss_backend(self, None, for_path)
 
     def _set_backend_attributes(self, prepared, solution, model):
         self.support_ = model.support
@@ -311,13 +299,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.random_state = random_state
 
     def _grid(self, X, Y):
-        name = _width_name(self)
-        widths = getattr(self, name)
-        widths = [1.0] if widths is None else np.atleast_1d(
-            np.asarray(widths, dtype=np.float64)).tolist()
-        if not widths or not all(np.isfinite(v) and v > 0 for v in widths):
-            raise ValueError(f"{name} must be positive and finite, got {widths!r}")
-        return [{name: float(w)} for w in widths]
+        return width_grid(self)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it

@@ -12,8 +12,8 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers.ridge_path import RidgeBackend, check_alphas
-from .regression import (SCORINGS, PathRegressor, PathRegressorCV, hss_options, kernel_of,
-                         width_name)
+from .hss_params import hss_options, kernel_of, width_grid
+from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
 
@@ -273,13 +273,7 @@ class HSSKernelRidgeCV(PathRegressorCV):
         return check_alphas(self.alphas)
 
     def _grid(self, X):
-        name = width_name(self)
-        widths = getattr(self, name)
-        widths = [1.0] if widths is None else np.atleast_1d(
-            np.asarray(widths, dtype=np.float64)).tolist()
-        if not widths or not all(np.isfinite(v) and v > 0 for v in widths):
-            raise ValueError(f"{name} must be positive and finite, got {widths!r}")
-        return [{name: float(w)} for w in widths]
+        return width_grid(self)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it

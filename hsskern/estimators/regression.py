@@ -20,8 +20,6 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import make_kernel
-from ..options import HSSOptions
 from ..solvers.ridge_path import check_alphas
 from .cv import search_results
 
@@ -30,29 +28,6 @@ __all__ = ["RegressorBase", "PathRegressor", "PathRegressorCV", "make_regression
 
 #: Scores a regression ``*CV`` can maximise (scikit-learn's names; multi-output: the mean).
 SCORINGS = ("neg_mean_squared_error", "r2")
-
-HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
-
-
-def hss_options(est):
-    """The HSSOptions of an estimator with the flat HSS parameters."""
-    return HSSOptions(**{f: getattr(est, f) for f in HSS_FIELDS},
-                      random_state=est.random_state, verbose=max(0, int(est.verbose) - 1))
-
-
-def width_name(est):
-    """"h" or "gamma": the spelling of the kernel width the estimator was given."""
-    if est.h is not None and est.gamma is not None:
-        raise ValueError("give either h or gamma (gamma = 1 / (2 h^2)), not both")
-    return "gamma" if est.gamma is not None else "h"
-
-
-def kernel_of(est, width=None):
-    """The Kernel of an estimator with ``kernel``, ``h``, ``gamma`` (h = 1 when neither)."""
-    name = width_name(est)
-    width = getattr(est, name) if width is None else width
-    return make_kernel(est.kernel, **{name: 1.0 if width is None else width})
-
 
 def regression_scores(scoring, Y_true, D):
     """Scores (higher is better) of the predictions D (S, m, k) of S models on Y_true (m, k)."""

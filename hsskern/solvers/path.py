@@ -33,8 +33,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-__all__ = ["PathSolution", "PreparedProblem", "KernelExpansion", "FeatureModel", "check_Cs", "check_labels",
-           "check_weights"]
+__all__ = ["PathSolution", "PreparedProblem", "KernelExpansion", "FeatureModel", "check_grid",
+           "check_Cs", "check_labels", "check_weights"]
 
 
 def _frozen(a, dtype=None):
@@ -123,28 +123,32 @@ class PreparedProblem:
                                   for v in values))
 
 
-def check_Cs(Cs, name="Cs"):
-    """Cs as a sorted float array, or a clear error before any work is done.
-
-    Accepts a non-empty 1-D sequence of finite values > 0 (a scalar C is one value).
-    """
-    if isinstance(Cs, (str, bytes)) or Cs is None:
-        raise ValueError(f"{name} must be a non-empty sequence of C values > 0, got {Cs!r}")
-    if isinstance(Cs, (Real, np.number)) and not isinstance(Cs, (bool, np.bool_)):
-        if isinstance(Cs, Integral):
-            raise ValueError(f"{name} must be a sequence of C values, got the integer {Cs!r} "
-                             "(for a grid of that many values use np.logspace)")
-        Cs = [Cs]
+def check_grid(values, name, what="values"):
+    """A grid of regularization values as a sorted float array, or a clear error before any
+    work is done: a non-empty 1-D sequence of finite values > 0 (a scalar is one value)."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise ValueError(f"{name} must be a non-empty sequence of {what} > 0, got {values!r}")
+    if isinstance(values, (Real, np.number)) and not isinstance(values, (bool, np.bool_)):
+        if isinstance(values, Integral):
+            raise ValueError(f"{name} must be a sequence of {what}, got the integer "
+                             f"{values!r} (for a grid of that many values use np.logspace)")
+        values = [values]
     try:
-        arr = np.asarray(Cs, dtype=np.float64)
+        arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold real numbers, got {Cs!r}") from None
+        raise ValueError(f"{name} must hold real numbers, got {values!r}") from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of C values > 0, "
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of {what} > 0, "
                          f"got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"every C in {name} must be finite and > 0, got {arr.tolist()}")
+        raise ValueError(f"every value in {name} must be finite and > 0, got {arr.tolist()}")
     return np.sort(arr)
+
+
+def check_Cs(Cs, name="Cs"):
+    """Cs as a sorted float array, or a clear error before any work is done
+    (:func:`check_grid`)."""
+    return check_grid(Cs, name, "C values")
 
 
 def check_labels(Y, n):

@@ -33,7 +33,6 @@ compression and one refactorization per alpha.
 import time
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.sparse.linalg import cg
@@ -42,7 +41,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..exceptions import NotPositiveDefiniteError
 from ..options import HSSOptions
 from .hss_path import prepare_hss
-from .path import KernelExpansion, PathSolution
+from .path import KernelExpansion, PathSolution, check_grid
 
 __all__ = ["RidgeBackend", "ridge_path", "check_alphas", "check_targets", "loo_residuals"]
 
@@ -50,27 +49,9 @@ _SOLVERS = ("direct", "exact")
 
 
 def check_alphas(alphas, name="alphas"):
-    """alphas as a sorted float array, or a clear error before any work is done.
-
-    Accepts a non-empty 1-D sequence of finite values > 0 (a scalar is one value).
-    """
-    if isinstance(alphas, (str, bytes)) or alphas is None:
-        raise ValueError(f"{name} must be a non-empty sequence of values > 0, got {alphas!r}")
-    if isinstance(alphas, (Real, np.number)) and not isinstance(alphas, (bool, np.bool_)):
-        if isinstance(alphas, Integral):
-            raise ValueError(f"{name} must be a sequence of values, got the integer "
-                             f"{alphas!r} (for a grid of that many values use np.logspace)")
-        alphas = [alphas]
-    try:
-        arr = np.asarray(alphas, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold real numbers, got {alphas!r}") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of values > 0, got shape "
-                         f"{arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"every value in {name} must be finite and > 0, got {arr.tolist()}")
-    return np.sort(arr)
+    """alphas as a sorted float array, or a clear error before any work is done
+    (:func:`~hsskern.solvers.path.check_grid`)."""
+    return check_grid(alphas, name)
 
 
 def check_targets(Y, n):
