@@ -20,9 +20,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..solvers.path import check_Cs, check_weights
 
-__all__ = ["ClassifierBase", "PathClassifier", "WeightedPathClassifier", "encode_labels",
-           "labels_from_decision", "check_sample_weight", "check_weighted_classes",
-           "class_weight_vector", "point_weights", "solve_path"]
+__all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathClassifier",
+           "encode_labels", "labels_from_decision", "check_sample_weight",
+           "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path"]
 
 
 def encode_labels(y):
@@ -141,14 +141,24 @@ def labels_from_decision(classes, D):
     return classes[np.argmax(D, axis=1)]
 
 
-class ClassifierBase(ClassifierMixin, BaseEstimator):
-    """What every classifier here shares: fit starts from nothing, validation, logging."""
+class FitStateMixin:
+    """What every estimator here shares, classifier or regressor: fit starts from nothing,
+    and one log format."""
 
     def _reset(self):
         """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self.__dict__.pop("_model", None)
+
+    def _log(self, level, msg):
+        if self.verbose >= level:
+            print(f"[{type(self).__name__}] {msg}", flush=True)
+
+
+class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
+    """What every classifier here shares: validation and label encoding on top of
+    :class:`FitStateMixin`."""
 
     def _validate_xy(self, X, y):
         self._reset()
@@ -189,10 +199,6 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
         w = point_weights(y, classes, class_weight, sw)
         check_weighted_classes(classes, y, w)
         return w
-
-    def _log(self, level, msg):
-        if self.verbose >= level:
-            print(f"[{type(self).__name__}] {msg}", flush=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

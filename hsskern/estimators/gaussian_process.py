@@ -19,7 +19,7 @@ from ..kernels import kernel_operator, make_kernel
 from ..solvers.gp import gp_hyperparameter_search, log_marginal_likelihood
 from ..solvers.hss_path import HSSProblem, prepare_hss
 from ..utils._memory import check_memory
-from .hss_params import hss_options
+from .hss_params import HSS_CONSTRAINTS, hss_options
 from .regression import RegressorBase
 
 __all__ = ["HSSGaussianProcessRegressor"]
@@ -118,7 +118,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions({"gaussian", "laplacian"})],
+        **HSS_CONSTRAINTS,
         "h": [Interval(Real, 0, None, closed="neither")],
         "h_bounds": _bounds_constraint(),
         "noise_ratio": [Interval(Real, 0, None, closed="neither")],
@@ -128,15 +128,6 @@ class HSSGaussianProcessRegressor(RegressorBase):
         "optimizer": [StrOptions({"bounded"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "rel_tol": [Interval(Real, 0, None, closed="left")],
-        "abs_tol": [Interval(Real, 0, None, closed="left")],
-        "max_rank": [Interval(Integral, 1, None, closed="left")],
-        "leaf_size": [Interval(Integral, 2, None, closed="left")],
-        "n_neighbors": [Interval(Integral, 0, None, closed="left")],
-        "approximation": [StrOptions({"hss", "exact"})],
-        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
     }
 
     def __init__(self, kernel="gaussian", *, h=1.0, h_bounds=(1e-3, 1e3), noise_ratio=1e-2,

@@ -1,13 +1,31 @@
 """The flat HSS parameters every HSS estimator shares (classifier and regressors): the kernel
 width in either spelling, the compression options, and the width grid of a ``*CV``."""
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
 from ..options import HSSOptions
 
-__all__ = ["HSS_FIELDS", "width_name", "kernel_of", "hss_options", "width_grid"]
+__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "width_name", "kernel_of", "hss_options",
+           "width_grid"]
 
 HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
+
+#: The parameter constraints every HSS estimator shares (kernel, compression, memory, logs).
+HSS_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "laplacian"})],
+    "rel_tol": [Interval(Real, 0, None, closed="left")],
+    "abs_tol": [Interval(Real, 0, None, closed="left")],
+    "max_rank": [Interval(Integral, 1, None, closed="left")],
+    "leaf_size": [Interval(Integral, 2, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 0, None, closed="left")],
+    "approximation": [StrOptions({"hss", "exact"})],
+    "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
 
 
 def width_name(est):

@@ -13,30 +13,21 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import hss_options, kernel_of, width_grid
+from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
 
 _COMMON_CONSTRAINTS = {
-    "kernel": [StrOptions({"gaussian", "laplacian"})],
+    **HSS_CONSTRAINTS,
     "beta": [Interval(Real, 0, None, closed="neither"), None],
-    "rel_tol": [Interval(Real, 0, None, closed="left")],
-    "abs_tol": [Interval(Real, 0, None, closed="left")],
-    "max_rank": [Interval(Integral, 1, None, closed="left")],
-    "leaf_size": [Interval(Integral, 2, None, closed="left")],
-    "n_neighbors": [Interval(Integral, 0, None, closed="left")],
-    "approximation": [StrOptions({"hss", "exact"})],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither"), None],
     "relaxation": [Interval(Real, 0, 2, closed="neither")],
     "adaptive_beta": ["boolean"],
     "refine": ["boolean", StrOptions({"auto"})],
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
-    "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
     "class_weight": [StrOptions({"balanced"}), dict, None],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
 }
 
 

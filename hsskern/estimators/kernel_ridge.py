@@ -12,25 +12,16 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers.ridge_path import RidgeBackend, check_alphas
-from .hss_params import hss_options, kernel_of, width_grid
+from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
 
 _COMMON_CONSTRAINTS = {
-    "kernel": [StrOptions({"gaussian", "laplacian"})],
+    **HSS_CONSTRAINTS,
     "solver": [StrOptions({"direct", "exact"})],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "rel_tol": [Interval(Real, 0, None, closed="left")],
-    "abs_tol": [Interval(Real, 0, None, closed="left")],
-    "max_rank": [Interval(Integral, 1, None, closed="left")],
-    "leaf_size": [Interval(Integral, 2, None, closed="left")],
-    "n_neighbors": [Interval(Integral, 0, None, closed="left")],
-    "approximation": [StrOptions({"hss", "exact"})],
-    "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
 }
 
 

@@ -21,6 +21,7 @@ from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers.ridge_path import check_alphas
+from .base import FitStateMixin
 from .cv import search_results
 
 __all__ = ["RegressorBase", "PathRegressor", "PathRegressorCV", "make_regression_splits",
@@ -82,14 +83,9 @@ def score_regression_fold(backend, X, Y, train, test, values, scoring):
             "setup_time": setup}
 
 
-class RegressorBase(RegressorMixin, BaseEstimator):
-    """What every regressor here shares: fit starts from nothing, validation, logging."""
-
-    def _reset(self):
-        """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)
-        self.__dict__.pop("_model", None)
+class RegressorBase(FitStateMixin, RegressorMixin, BaseEstimator):
+    """What every regressor here shares: validation of (n, k) targets on top of
+    :class:`~hsskern.estimators.base.FitStateMixin`."""
 
     def _validate_xy(self, X, y):
         """X (n, d) float, y as given (validated), and Y: its (n, k) float columns."""
@@ -98,10 +94,6 @@ class RegressorBase(RegressorMixin, BaseEstimator):
                              y_numeric=True)
         Y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(len(y), -1))
         return X, y, Y
-
-    def _log(self, level, msg):
-        if self.verbose >= level:
-            print(f"[{type(self).__name__}] {msg}", flush=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
