@@ -81,3 +81,40 @@ def test_estimate_within_1_5x_of_the_measured_peak_of_compression_and_factor():
     assert got["factor"] <= e["factor"] <= 1.5 * got["factor"]
     est = e["phases"]["factorization"]
     assert got["peak"] / 1.5 <= est <= 1.5 * got["peak"], (est, got)
+
+
+def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
+    """Residual balancing refactors K + beta I during the path: the old factor must be gone
+    once the new one is built (the estimate's ADMM phase counts two), also across the C values
+    of a path and the ADMM's restore point. Counted with weak references at every build."""
+    import weakref
+
+    import numpy as np
+
+    from hsskern.hss import HSSMatrix, HSSOptions
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers import hss_svm_path, prepare_hss
+
+    alive, most, builds = [], [0], []
+    build = HSSMatrix.factor
+
+    def counted(self, beta):
+        builds.append(beta)
+        alive[:] = [r for r in alive if r() is not None]
+        most[0] = max(most[0], len(alive) + 1)  # the ones held, and this one
+        f = build(self, beta)
+        alive.append(weakref.ref(f))
+        return f
+
+    monkeypatch.setattr(HSSMatrix, "factor", counted)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=600) > 0, 1.0, -1.0)
+    # a shift far from the balanced one: the ADMM rebalances beta at every C
+    problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
+                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64))
+    sols = hss_svm_path(problem, y[:, None], [0.1, 1.0, 10.0, 100.0], refine=False,
+                        max_iter=60, warn=False)
+    assert len(builds) >= 3, builds  # the first factor and at least two refactors
+    assert most[0] <= 2
+    assert problem.factor.beta == sols[-1].info["beta"]  # the path's last factor is the problem's

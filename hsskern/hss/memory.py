@@ -162,7 +162,9 @@ def estimate_memory(n, d, *, leaf_size=128, max_rank=200, n_neighbors=64, ann_it
         "tree": points + tree_peak,
         "compression": points + compression_peak,
         "factorization": points + hss + factor + factor_transient,
-        "admm": points + hss + factor * (2 if adaptive_beta else 1) + solver,
+        # a refactorization builds the new factor (with its transients) beside the old one
+        "admm": points + hss + (2 * factor + factor_transient if adaptive_beta else factor)
+        + solver,
         "exact": (points + hss + factor + solver + exact_vectors + exact_block
                   if refine else 0),
     }

@@ -345,7 +345,9 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     floor = float(beta_floor)
     if warm_start is not None:
         floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
-    snap = None  # (gap, z, mu, factor, w) at the best KKT check, to come back to on divergence
+    # (gap, z, mu, beta) at the best KKT check, to come back to on divergence; no factor is
+    # kept for it: a refactor would then hold three (memory), and restoring moves beta anyway
+    snap = None
 
     def _move_beta(new_beta):
         """Refactor at new_beta; on an indefinite matrix raise the floor instead."""
@@ -399,16 +401,15 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
             if snap is not None and not (np.isfinite(g) and (g <= 10.0 * snap[0] or g <= 1.0)):
                 # diverging (see beta_floor): back to the best check, beta up, no more descent
                 t1 = time.perf_counter()
-                _, z, mu, factor, w = snap
-                beta, ew = float(factor.beta), float(w.sum())
-                floor = max(floor, balance_factor * beta)
+                _, z, mu, snap_beta = snap
+                floor = max(floor, balance_factor * snap_beta)
                 if refactor is not None:
                     _move_beta(floor)
                 n_refactor = max_refactor
                 timings["refactor"] += time.perf_counter() - t1
                 continue
             if snap is None or g <= snap[0]:
-                snap = (g, z.copy(), mu.copy(), factor, w)
+                snap = (g, z.copy(), mu.copy(), beta)
         if refactor is not None and n_refactor < max_refactor and k < max_iter:
             rp_m, rd_m = float(rp.max()), float(rd.max())
             new_beta = None

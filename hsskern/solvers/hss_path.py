@@ -49,6 +49,10 @@ class HSSProblem(PreparedProblem):
     approximation : HSSMatrix or ndarray
         What the ADMM applies for its bias and objective (the dense K when exact).
     factor : factor of ``approximation + beta I``
+        The current one: :meth:`refactor` replaces it. A path that reads it from here and
+        keeps no reference of its own holds at most two factors at once (the old one while
+        the new one is built), which is what :func:`~hsskern.hss.estimate_memory` counts; a
+        factor is as large as the approximation. One path at a time per problem.
     beta_floor : float
         > 0 when K + beta I was indefinite below it (the factor was retried at this beta).
     stats : mapping
@@ -69,10 +73,14 @@ class HSSProblem(PreparedProblem):
         return self.K.shape[0]
 
     def refactor(self, beta):
-        """A factor of ``approximation + beta I`` (never a recompression)."""
+        """A factor of ``approximation + beta I`` (never a recompression), which becomes the
+        problem's :attr:`factor`; on failure (an indefinite matrix) the current one stays."""
         if isinstance(self.approximation, np.ndarray):
-            return DenseCholeskyFactor(self.approximation, beta)
-        return self.approximation.factor(beta)
+            factor = DenseCholeskyFactor(self.approximation, beta)
+        else:
+            factor = self.approximation.factor(beta)
+        object.__setattr__(self, "factor", factor)  # frozen otherwise: only this replaces it
+        return factor
 
 
 def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
@@ -268,12 +276,11 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     refactor = problem.refactor if adaptive_beta else None
-    kw = dict(max_iter=max_iter, kkt_tol=tol, relaxation=relaxation, refactor=refactor)
-    if weights is not None:
-        kw["weights"] = weights
     t0 = time.perf_counter()
-    factor, floor = problem.factor, problem.beta_floor
-    w = factor.solve(np.ones(Y.shape[0]))
+    floor = problem.beta_floor
+    # no local reference to a factor: a rebalanced beta replaces problem.factor, and the old
+    # one must be freed then (two factors alive at most, as the memory estimate counts)
+    w = problem.factor.solve(np.ones(Y.shape[0]))
     setup = time.perf_counter() - t0
     solutions, state, prev = [], None, None
     workspace = {}  # the decomposition's block buffer, shared by every C
@@ -287,13 +294,15 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                                 max_chunk=max_chunk, newton=newton,
                                 log=_refine_log(log, C, j), workspace=workspace)
                    for j, pr in enumerate(prev_out)]
-            sol = _exact_solution(C, Y, out, factor.beta, floor)
+            sol = _exact_solution(C, Y, out, problem.factor.beta, floor)
         else:
-            res, new_factor = svm_dual_admm(factor, problem.approximation, Y, C, w=w,
-                                            warm_start=state, beta_floor=floor,
-                                            return_factor=True, **kw)
-            if new_factor is not factor:  # a rebalanced beta carries over
-                factor, w = new_factor, res.state["w"]
+            # with refactor=problem.refactor every factor the ADMM moves to is the problem's.
+            # Plain keywords: a ** call would pin the first factor in its argument tuple
+            res = svm_dual_admm(problem.factor, problem.approximation, Y, C, w=w,
+                                warm_start=state, beta_floor=floor, max_iter=max_iter,
+                                kkt_tol=tol, relaxation=relaxation, refactor=refactor,
+                                weights=weights)
+            w = res.state["w"]
             state, floor = res.state, res.state["beta_floor"]
             out = None
             if refine:
