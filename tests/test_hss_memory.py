@@ -98,11 +98,11 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     alive, most, builds = [], [0], []
     build = HSSMatrix.factor
 
-    def counted(self, beta):
+    def counted(self, beta, **kw):
         builds.append(beta)
         alive[:] = [r for r in alive if r() is not None]
         most[0] = max(most[0], len(alive) + 1)  # the ones held, and this one
-        f = build(self, beta)
+        f = build(self, beta, **kw)
         alive.append(weakref.ref(f))
         return f
 

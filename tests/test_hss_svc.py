@@ -250,3 +250,47 @@ def test_hss_memory_budget_is_checked_before_any_work():
     with pytest.warns(UserWarning, match="up to .* if the ranks reach max_rank=500"):
         m2 = HSSSVC(leaf_size=32, random_state=0, memory_budget=between).fit(Xs, ys)
     np.testing.assert_array_equal(m2.decision_function(Xs), m.decision_function(Xs))
+
+
+def test_admm_refactors_that_fail_run_no_lanczos(monkeypatch):
+    """The ADMM moves beta past a failed shift by itself; the suggested shift (a Lanczos run
+    for H's smallest eigenvalue, minutes at 10^6 points) is computed only where it is used."""
+    import hsskern.hss.ulv as ulv
+    from hsskern.exceptions import NotPositiveDefiniteError
+    from hsskern.hss import HSSMatrix, HSSOptions
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers import hss_svm_path, prepare_hss
+
+    suggested, failed = [], []
+    suggest, build = ulv._suggest_beta, HSSMatrix.factor
+
+    def counted_suggest(hss, beta):
+        suggested.append(beta)
+        return suggest(hss, beta)
+
+    def counted_build(self, beta, **kw):
+        try:
+            return build(self, beta, **kw)
+        except NotPositiveDefiniteError:
+            failed.append(beta)
+            raise
+
+    monkeypatch.setattr(ulv, "_suggest_beta", counted_suggest)
+    monkeypatch.setattr(HSSMatrix, "factor", counted_build)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=3000) > 0, 1.0, -1.0)
+    # a loose approximation, indefinite below a shift of order 0.1, and a large C
+    with warnings.catch_warnings():  # the rank cap is the point here
+        warnings.simplefilter("ignore", UserWarning)
+        problem = prepare_hss(X, make_kernel("gaussian", h=0.3), hss_options=HSSOptions(
+            rel_tol=1e-1, abs_tol=1e-2, max_rank=20, leaf_size=64))
+    suggested.clear()
+    sols = hss_svm_path(problem, y[:, None], [1.0, 100.0, 1e4], refine=False, max_iter=100,
+                        warn=False)
+    assert failed  # the ADMM did try a shift that fails
+    assert not suggested
+    assert all(np.isfinite(s.dual_coef).all() for s in sols)
+    with pytest.raises(NotPositiveDefiniteError) as exc:  # a direct call still suggests
+        problem.refactor(failed[0])
+    assert exc.value.suggested_beta > failed[0]

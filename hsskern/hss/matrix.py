@@ -122,15 +122,18 @@ class HSSMatrix(LinearOperator):
         check_memory(8 * n * n, f"to_dense() of a {n} x {n} HSS matrix", budget=max_bytes)
         return self._matmat(np.eye(n))
 
-    def factor(self, beta):
+    def factor(self, beta, *, suggest=True):
         """ULV factorization of H + beta I (beta > 0); reuses this compression.
+
+        ``suggest``: on an indefinite H + beta I, compute a working shift for the error
+        (:class:`~hsskern.hss.ulv.ULVFactor`).
 
         Returns
         -------
         ULVFactor
         """
         from .ulv import ULVFactor
-        return ULVFactor(self, beta)
+        return ULVFactor(self, beta, suggest=suggest)
 
     def __repr__(self):
         return (f"<HSSMatrix n={self.shape[0]} nodes={self.tree.n_nodes} "

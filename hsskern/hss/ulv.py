@@ -37,6 +37,10 @@ class ULVFactor:
     hss : HSSMatrix
     beta : float
         Shift, > 0.
+    suggest : bool, default True
+        On failure, compute the shift ``suggested_beta`` (a Lanczos run for H's smallest
+        eigenvalue: minutes at 10^6 points). False when the caller only needs to know that
+        this beta fails (``suggested_beta`` is then None).
 
     Raises
     ------
@@ -45,7 +49,7 @@ class ULVFactor:
         small beta); ``suggested_beta`` carries a shift that makes it definite.
     """
 
-    def __init__(self, hss, beta):
+    def __init__(self, hss, beta, *, suggest=True):
         beta = check_positive(beta, "beta")
         self._hss = hss
         self._beta = beta
@@ -54,11 +58,12 @@ class ULVFactor:
             with one_blas_thread():  # small blocks, see compress
                 self._factor()
         except np.linalg.LinAlgError as exc:
-            suggested = _suggest_beta(hss, beta)
+            suggested = _suggest_beta(hss, beta) if suggest else None
+            hint = f"use beta >= {suggested:.3g}" if suggest else "use a larger beta"
             raise NotPositiveDefiniteError(
                 f"H + beta*I is not positive definite for beta={beta:g} (the HSS "
-                f"approximation is indefinite); use beta >= {suggested:.3g} or a tighter "
-                f"compression tolerance", suggested_beta=suggested) from exc
+                f"approximation is indefinite); {hint} or a tighter compression tolerance",
+                suggested_beta=suggested) from exc
 
     @property
     def beta(self):

@@ -17,6 +17,7 @@ steps; the bounds scale with C, so the continuation stays feasible.
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -72,13 +73,15 @@ class HSSProblem(PreparedProblem):
     def n_samples(self):
         return self.K.shape[0]
 
-    def refactor(self, beta):
+    def refactor(self, beta, *, suggest=True):
         """A factor of ``approximation + beta I`` (never a recompression), which becomes the
-        problem's :attr:`factor`; on failure (an indefinite matrix) the current one stays."""
+        problem's :attr:`factor`; on failure (an indefinite matrix) the current one stays and
+        the error suggests a working shift unless ``suggest`` is False (for HSS that takes a
+        Lanczos run)."""
         if isinstance(self.approximation, np.ndarray):
             factor = DenseCholeskyFactor(self.approximation, beta)
         else:
-            factor = self.approximation.factor(beta)
+            factor = self.approximation.factor(beta, suggest=suggest)
         object.__setattr__(self, "factor", factor)  # frozen otherwise: only this replaces it
         return factor
 
@@ -275,7 +278,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     weights = check_weights(weights, problem.n_samples)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
-    refactor = problem.refactor if adaptive_beta else None
+    # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
+    refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
     t0 = time.perf_counter()
     floor = problem.beta_floor
     # no local reference to a factor: a rebalanced beta replaces problem.factor, and the old
