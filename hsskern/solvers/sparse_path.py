@@ -21,7 +21,7 @@ from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cro
                            estimate_gram)
 from ..sparse.svm import factor_features, linear_svm_on_factor
 from ..utils._scaling import distance_scale
-from .path import PathSolution, PreparedProblem, check_Cs, check_labels
+from .path import PathSolution, PreparedProblem, check_Cs, check_labels, check_weights
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
            "prepare_sparse_cholesky", "sparse_cholesky_svm_path"]
@@ -125,7 +125,7 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
 
 def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto", tol=1e-4,
                              max_iter=1000, intercept_scaling=1.0, random_state=None,
-                             log=None):
+                             log=None, weights=None):
     """LIBLINEAR on the factor's rows for every C and every label column, and the recovered
     kernel expansion a = y * lambda.
 
@@ -141,6 +141,9 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
         See :func:`~hsskern.sparse.svm.linear_svm_on_factor`.
     log : callable or None
         ``log(level, line)``: level 1, a line per C.
+    weights : ndarray of shape (n,) or None
+        Per-point weights, finite and >= 0, shared by every label column: LIBLINEAR's
+        per-instance C (point i's loss weighted by C w_i; 0: no influence, a = 0 there).
 
     Returns
     -------
@@ -151,6 +154,7 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
     n = problem.n_samples
     Y = check_labels(Y, n)
     Cs = check_Cs(Cs)
+    weights = check_weights(weights, n)
     r = Y.shape[1]
     solutions = []
     for C in Cs:
@@ -161,7 +165,7 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
                                        features=problem.features, loss=loss, dual=dual,
                                        tol=tol, max_iter=max_iter,
                                        intercept_scaling=intercept_scaling,
-                                       random_state=random_state)
+                                       random_state=random_state, sample_weight=weights)
             coef[:, j], intercept[j], n_iter[j] = res.dual_coef[0], res.intercept[0], res.n_iter
         t = time.perf_counter() - t0
         if log is not None:
@@ -259,11 +263,12 @@ class SparseCholeskyBackend:
                                        memory_budget=self.memory_budget,
                                        random_state=self.random_state, log=self.log)
 
-    def path(self, prepared, Y, Cs):
+    def path(self, prepared, Y, Cs, weights=None):
         return sparse_cholesky_svm_path(prepared, Y, Cs, loss=self.loss, dual=self.dual,
                                         tol=self.tol, max_iter=self.max_iter,
                                         intercept_scaling=self.intercept_scaling,
-                                        random_state=self.random_state, log=self.log)
+                                        random_state=self.random_state, log=self.log,
+                                        weights=weights)
 
     def model(self, prepared, solutions):
         return CompactKernelExpansion(prepared.points, self.kernel, solutions,
