@@ -33,10 +33,11 @@ from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC
 from hsskern.kernels import make_kernel
+from hsskern.solvers.fpc_path import FPCBackend
 from hsskern.solvers.liblinear import l1svm_objective
 from hsskern.solvers.nystrom_path import NystromBackend, NystromProblem
 from hsskern.solvers.sparse_path import SparseCholeskyBackend
-from hsskern.solvers.ssn import l2svm_objective
+from hsskern.solvers.ssn import l2svm_newton, l2svm_objective
 from hsskern.sparse.gram import compact_kernel
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
@@ -334,6 +335,21 @@ def test_bad_sample_weight_is_a_clear_error(bad, match):
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), approximation="exact")
     with pytest.raises(ValueError, match=match):
         hss_svm_path(problem, np.where(y == 1, 1.0, -1.0), [1.0], sw)
+    # every other estimator, before any work, and the solvers themselves
+    for est in (NystromSVC(n_components=5), NystromSVCCV(n_components=5, Cs=[1.0], cv=2),
+                SparseCholeskySVC(), FPCClassifier(), FPCClassifierCV(degrees=[1], cv=2)):
+        with pytest.raises(ValueError, match=match):
+            est.fit(X, y, sample_weight=sw)
+    Y = np.where(y == 1, 1.0, -1.0)
+    with pytest.raises(ValueError, match=match):
+        l2svm_newton(X, Y, 1.0, sample_weight=sw)
+    for be in (NystromBackend(make_kernel("gaussian", h=1.0), n_components=5),
+               SparseCholeskyBackend(compact_kernel(1.5, 3, 3))):
+        with pytest.raises(ValueError, match=match):
+            be.path(be.prepare(X), Y, [1.0], weights=sw)
+    fpc = FPCBackend(degree=2)
+    with pytest.raises(ValueError, match=match):
+        fpc.path(fpc.prepare(X, Y[:, None]), Y, [None], weights=sw)
 
 
 def test_weight_shapes_zeros_and_classes_are_checked():
