@@ -534,3 +534,22 @@ def test_cv_weights_follow_their_rows_into_the_folds_for_every_backend(make):
     np.testing.assert_array_equal(cv.class_weight_, best.class_weight_)
     np.testing.assert_allclose(cv.decision_function(X), best.decision_function(X),
                                atol=1e-12 if isinstance(cv, NystromSVCCV) else 1e-3)
+
+
+@pytest.mark.parametrize("solver", ["cg", "cholesky"])
+def test_newton_weights_in_the_masked_products(monkeypatch, solver):
+    # when the active rows do not fit half the available memory, CG's products and its
+    # preconditioner run masked over all rows: weighted there too (the direct solve's Gram
+    # cache, weighted as well, is the other branch)
+    import hsskern.solvers.ssn as ssn
+    monkeypatch.setattr(ssn, "available_memory", lambda: 1)
+    X, y, rng = _binary(31, 70)
+    sw = _weights(rng, 70, "integer")
+    sw[:2] = 1.0
+    r = np.repeat(np.arange(70), sw.astype(int))
+    Y = np.where(y == 1, 1.0, -1.0)
+    a = l2svm_newton(X, Y, 2.0, sample_weight=sw, tol=1e-12, newton_solver=solver)
+    b = l2svm_newton(X[r], Y[r], 2.0, tol=1e-12, newton_solver=solver)
+    np.testing.assert_allclose(a.w, b.w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.b, b.b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
