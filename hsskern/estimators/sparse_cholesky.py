@@ -71,8 +71,9 @@ class SparseCholeskySVC(WeightedPathClassifier):
         ``sample_weight``; LIBLINEAR's per-instance C on the factor's rows); "balanced" uses
         ``n_samples / (n_classes * np.bincount(y))``. ``fit(X, y, sample_weight=...)``
         weights the points the same way; points of weight 0 are dropped before the Gram
-        matrix is assembled. Integer weights are not repeated rows here: a repeated point is
-        another row of K + beta I, shifted by beta on its own diagonal.
+        matrix is assembled. A weighted fit factors K + beta W^-1 (shift beta / w_i), so that
+        integer weights equal repeated rows (each copy is a row of K + beta I); the factor
+        attributes (``beta_``, ``nnz_L_``, ...) describe that of K + beta I.
     verbose : int, default 0
         1: a line per stage (sizes, seconds) and per C.
 
