@@ -12,6 +12,7 @@ cost no compression or factor work, and fitting with them is fitting without the
 the others keep ``fit(X, y)`` and raise a clear error when given weights.
 """
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
@@ -19,10 +20,45 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..solvers.path import check_Cs, check_weights
+from ..utils._memory import check_memory, format_bytes
 
 __all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathClassifier",
            "encode_labels", "labels_from_decision", "check_sample_weight",
-           "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path"]
+           "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path",
+           "validate_input"]
+
+
+#: scipy sparse formats taken as input (others are converted by scikit-learn's check_array)
+SPARSE_FORMATS = ("csr", "csc")
+
+
+def validate_input(est, X, y="no_validation", *, reset=True, **kwargs):
+    """``validate_data`` for every estimator here: dense arrays and scipy sparse CSR/CSC.
+
+    Sparse input is checked by scikit-learn (finite ``.data``, 2-D, the feature count of
+    the fit) and then densified, C-ordered: the kernels, trees and factors work on dense
+    rows. The dense copy (8 n d bytes) is estimated first and refused with a
+    MemoryBudgetError carrying the estimate when it exceeds the estimator's
+    ``memory_budget`` (default 80% of the available memory).
+
+    Returns X, or (X, y) when y is given (None included: scikit-learn's error), as
+    ``validate_data``.
+    """
+    only_x = isinstance(y, str) and y == "no_validation"
+    out = validate_data(est, X, y, reset=reset, dtype=np.float64,
+                        accept_sparse=SPARSE_FORMATS, **kwargs)
+    X, rest = (out, None) if only_x else out
+    if sp.issparse(X):
+        n, d = X.shape
+        check_memory(8.0 * n * d,
+                     f"{type(est).__name__}: densifying the sparse input ({n} x {d}, "
+                     f"{X.nnz} stored entries, {format_bytes(X.data.nbytes)} of values)",
+                     getattr(est, "memory_budget", None),
+                     hint="pass fewer rows, or raise memory_budget")
+        X = X.toarray(order="C")
+    else:
+        X = np.ascontiguousarray(X)
+    return X if only_x else (X, rest)
 
 
 def encode_labels(y):
@@ -162,7 +198,7 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_xy(self, X, y):
         self._reset()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_input(self, X, y)
         classes, Y = encode_labels(y)
         return X, y, classes, Y
 
@@ -202,7 +238,7 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # CSR/CSC, densified within the memory budget
         return tags
 
 
@@ -323,7 +359,7 @@ class PathClassifier(ClassifierBase):
         (n_samples, n_classes) one-vs-rest scores.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = validate_input(self, X, reset=False)
         D = self._model.decision(X)[0]
         return D[:, 0] if D.shape[1] == 1 else D
 

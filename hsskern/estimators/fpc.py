@@ -30,8 +30,8 @@ from ..features.polynomial import (CENTER_SCHEMES, SCALINGS, check_feature_memor
                                    check_features_representable)
 from ..solvers.fpc_path import FPCBackend, admm_scale, fpc_degree_search
 from ..solvers.path import FeatureModel
-from .base import PathClassifier, encode_labels, labels_from_decision
-from .cv import PathClassifierCV
+from .base import WeightedPathClassifier, encode_labels, labels_from_decision, point_weights
+from .cv import WeightedPathClassifierCV
 
 __all__ = ["FPCClassifier", "FPCClassifierCV"]
 
@@ -44,6 +44,7 @@ _COMMON_CONSTRAINTS = {
     "beta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
+    "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
 }
 
@@ -51,7 +52,7 @@ _BACKEND_FIELDS = ("centers", "scaling", "tol", "max_iter", "alpha", "beta", "me
                    "random_state", "verbose")
 
 
-class FPCClassifier(PathClassifier):
+class FPCClassifier(WeightedPathClassifier):
     """Fast polynomial kernel classifier: hinge loss on C(s+d, s) polynomial-kernel centers.
 
     Inputs are min-max scaled with the training box (see
@@ -84,6 +85,13 @@ class FPCClassifier(PathClassifier):
         available memory). Checked before allocating; the error suggests a degree that fits.
     random_state : int, RandomState or None
         Seeds the "random" and "uniform" center schemes.
+    class_weight : dict, "balanced" or None, default None
+        As SVC: class c's points count ``class_weight[c]`` times in the hinge loss (times
+        their ``sample_weight``); "balanced" uses ``n_samples / (n_classes *
+        np.bincount(y))``. ``fit(X, y, sample_weight=...)`` weights the loss the same way:
+        (1 / W) sum_i w_i (1 - y_i f(x_i))_+, W = sum w (FPC has no C: only relative weights
+        matter). Integer weights give exactly the run on repeated rows; points of weight 0
+        are dropped before the scaling and the centers are chosen.
     verbose : int, default 0
 
     Attributes
@@ -123,7 +131,8 @@ class FPCClassifier(PathClassifier):
     _C_param = None
 
     def __init__(self, degree=3, *, centers="first", scaling="auto", tol=5e-4, max_iter=100,
-                 alpha="auto", beta="auto", memory_budget=None, random_state=None, verbose=0):
+                 alpha="auto", beta="auto", memory_budget=None, random_state=None,
+                 class_weight=None, verbose=0):
         self.degree = degree
         self.centers = centers
         self.scaling = scaling
@@ -133,6 +142,7 @@ class FPCClassifier(PathClassifier):
         self.beta = beta
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose
 
     def _make_backend(self, X, for_path):
@@ -154,7 +164,36 @@ class FPCClassifier(PathClassifier):
 
 
 
-class FPCClassifierCV(PathClassifierCV):
+def _drop_weightless(X, y, splits, sample_weight, class_weight):
+    """The FPC search's rows and per-fit weights: (X, y, splits, sample_weight, fit_weights).
+
+    Each fold's training weights are computed over its own rows ("balanced" on its training
+    labels, as :func:`~hsskern.estimators.cv.score_fold`), the refit's over all rows. Rows
+    whose refit weight is 0 (sample weight 0, or a class weight of 0) weigh 0 in every fold
+    and in every test score: they are removed, so the refit's scaling and centers are
+    ``FPCClassifier.fit``'s, which drops them too. ``fit_weights`` lists one array (or None)
+    per split, aligned with its new ``train``, then the refit's.
+    """
+    n = y.shape[0]
+    sw = sample_weight
+    fold_w = [point_weights(y[tr], np.unique(y[tr]), class_weight,
+                            None if sw is None else sw[tr]) for tr, _ in splits]
+    full = point_weights(y, np.unique(y), class_weight, sw)
+    if full is None or np.all(full > 0):
+        return X, y, splits, sw, fold_w + [full]
+    keep = full > 0
+    new = np.full(n, -1)
+    new[keep] = np.arange(int(keep.sum()))
+    out_splits, out_w = [], []
+    for (tr, te), w in zip(splits, fold_w):
+        k_tr = keep[tr]
+        out_splits.append((new[tr[k_tr]], new[te[keep[te]]]))
+        out_w.append(None if w is None else w[k_tr])
+    return (X[keep], y[keep], out_splits, None if sw is None else sw[keep],
+            out_w + [full[keep]])
+
+
+class FPCClassifierCV(WeightedPathClassifierCV):
     """FPC with the degree s chosen by cross-validated accuracy over 1..s_max.
 
     s_max = min(ceil((m / log m)^(1/d)), 10) as in the paper (Sec. VI-A). For each s the
@@ -175,8 +214,13 @@ class FPCClassifierCV(PathClassifierCV):
         int: shuffled stratified k-fold; float in (0, 1): a single stratified hold-out of
         that fraction (the paper's validation split); or any scikit-learn splitter (the
         policy of every ``*CV`` estimator, :func:`hsskern.estimators.cv.make_splits`).
-    centers, scaling, tol, max_iter, alpha, beta, memory_budget, random_state, verbose
+    centers, scaling, tol, max_iter, alpha, beta, memory_budget, random_state, class_weight,
+    verbose
         As in :class:`FPCClassifier`. ``random_state`` also shuffles the folds.
+        ``class_weight`` applies in every fold ("balanced" over the fold's training labels)
+        and the refit; ``fit``'s ``sample_weight`` follows its rows into the folds (the
+        validation accuracy is weighted by the test rows' weights) and the refit. Rows whose
+        weight in the refit is 0 are dropped before the search (they weigh 0 in every fold).
     refit : bool, default True
         Keep the full-data model of the best degree as ``best_estimator_`` (needed to predict).
     warm_degrees : bool, default True
@@ -225,7 +269,7 @@ class FPCClassifierCV(PathClassifierCV):
 
     def __init__(self, degrees=None, *, cv=5, centers="first", scaling="auto", tol=5e-4,
                  max_iter=100, alpha="auto", beta="auto", memory_budget=None, refit=True,
-                 warm_degrees=True, random_state=None, verbose=0):
+                 warm_degrees=True, random_state=None, class_weight=None, verbose=0):
         self.degrees = degrees
         self.cv = cv
         self.centers = centers
@@ -238,6 +282,7 @@ class FPCClassifierCV(PathClassifierCV):
         self.refit = refit
         self.warm_degrees = warm_degrees
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose
 
     @staticmethod
@@ -274,20 +319,41 @@ class FPCClassifierCV(PathClassifierCV):
             raise first_error
         return [{"degree": s} for s in kept]
 
-    def _score_grid(self, X, y, splits, grid, Cs):
-        """Every degree's folds and the refit as masked columns of one ADMM per degree."""
+    def _score_grid(self, X, y, splits, grid, Cs, sample_weight=None, class_weight=None):
+        """Every degree's folds and the refit as masked columns of one ADMM per degree.
+
+        Weights as :func:`~hsskern.estimators.cv.score_fold` takes them: each fold's
+        training rows weigh their sample weight times the fold's class weight, the refit's
+        rows theirs over all of y, and a fold's accuracy is weighted by its test rows'
+        sample weights.
+        """
+        fit_weights, scorable = None, [True] * len(splits)
+        if sample_weight is not None or class_weight is not None:
+            X, y, splits, sample_weight, fit_weights = _drop_weightless(
+                X, y, splits, sample_weight, class_weight)
+            for s, ((tr, te), w) in enumerate(zip(splits, fit_weights)):
+                live = tr if w is None else tr[w > 0]
+                scorable[s] = np.unique(y[live]).size >= 2 and (
+                    sample_weight is None or sample_weight[te].sum() > 0)
+            if not all(scorable):  # such a fold cannot be fitted: it trains on nothing
+                fit_weights = [w if ok else np.ones(len(tr))
+                               for ok, w, (tr, _) in zip(scorable, fit_weights, splits)] + [
+                    fit_weights[-1]]
         classes, Y = encode_labels(y)
         backend = FPCBackend(**{f: getattr(self, f) for f in _BACKEND_FIELDS})
         degrees = [p["degree"] for p in grid]
         found = fpc_degree_search(X, Y, splits, degrees, backend, refit=self.refit,
-                                  warm_degrees=self.warm_degrees, log=self._log)
+                                  warm_degrees=self.warm_degrees, log=self._log,
+                                  fit_weights=fit_weights)
         cells, self._refits, self._n_centers = {}, {}, []
         for ig, entry in enumerate(found):
             self._n_centers.append(entry["n_centers"])
             self._refits[ig] = entry["refit"]
             for s, (_, te) in enumerate(splits):
-                pred = labels_from_decision(classes, entry["decision"][s])
-                cells[ig, s] = {"scores": np.array([np.mean(pred == y[te])]),
+                hit = labels_from_decision(classes, entry["decision"][s]) == y[te]
+                score = (np.nan if not scorable[s] else np.mean(hit) if sample_weight is None
+                         else np.average(hit, weights=sample_weight[te]))
+                cells[ig, s] = {"scores": np.array([score]),
                                 "solve_time": np.array([entry["solve_time"]]),
                                 "n_iter": np.array([entry["n_iter"][s]]),
                                 "setup_time": entry["setup_time"]}
@@ -298,10 +364,13 @@ class FPCClassifierCV(PathClassifierCV):
         self.degree_ = params["degree"]
         del self._n_centers
 
-    def _refit(self, X, y):
-        """The refit came out of the search (the batched ADMM's last columns)."""
+    def _refit(self, X, y, sample_weight=None):
+        """The refit came out of the search (the batched ADMM's last columns, on the
+        weights of all rows)."""
         est = self._base_estimator(self.best_params_)
         est.classes_ = self.classes_
+        if hasattr(self, "class_weight_"):
+            est.class_weight_ = self.class_weight_
         est.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             est.feature_names_in_ = self.feature_names_in_

@@ -13,12 +13,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
 from ..solvers.gp import gp_hyperparameter_search, log_marginal_likelihood
 from ..solvers.hss_path import HSSProblem, prepare_hss
 from ..utils._memory import check_memory
+from .base import validate_input
 from .hss_params import HSS_CONSTRAINTS, hss_options
 from .regression import RegressorBase
 
@@ -324,7 +325,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
         if return_std and return_cov:
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = validate_input(self, X, reset=False)
         K = self._K
         scale, shift = self._y_train_std, self._y_train_mean
         mean = (K.cross(X) @ self._coef) * scale + shift

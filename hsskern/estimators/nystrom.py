@@ -16,8 +16,8 @@ from ..kernels import make_kernel
 from ..lowrank.nystrom import NystromFeatures
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
-from .base import PathClassifier
-from .cv import PathClassifierCV
+from .base import WeightedPathClassifier
+from .cv import WeightedPathClassifierCV
 
 __all__ = ["NystromSVC", "NystromSVCCV"]
 
@@ -33,6 +33,7 @@ _COMMON_CONSTRAINTS = {
     "intercept_scaling": [Interval(Real, 0, None, closed="left")],
     "newton_solver": [StrOptions(set(NEWTON_SOLVERS))],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
 }
 
@@ -53,7 +54,7 @@ def _nystrom_backend(est, X):
     return backend
 
 
-class NystromSVC(PathClassifier):
+class NystromSVC(WeightedPathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Parameters
@@ -98,6 +99,14 @@ class NystromSVC(PathClassifier):
         available.
     random_state : int, RandomState or None
         Landmark selection (and LIBLINEAR's sweep order).
+    class_weight : dict, "balanced" or None, default None
+        As SVC: class c's points have their loss weighted by ``class_weight[c]`` (times their
+        ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
+        One weight per point, shared by every one-vs-rest model.
+        ``fit(X, y, sample_weight=...)`` weights the losses the same way (LIBLINEAR's
+        per-instance C; squared hinge: C w_i max(0, 1 - y_i f(x_i))^2); points of weight 0
+        are dropped. The landmarks are chosen from the points as given (unweighted), so
+        integer weights equal repeated rows for a fixed feature map, not through k-means.
     verbose : int, default 0
         1: a line when the features are built; 2: also the Newton solver's steps.
 
@@ -135,7 +144,7 @@ class NystromSVC(PathClassifier):
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
                  newton_solver="auto", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
-                 memory_budget=None, random_state=None, verbose=0):
+                 memory_budget=None, random_state=None, class_weight=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -156,6 +165,7 @@ class NystromSVC(PathClassifier):
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose
 
     def _make_backend(self, X, for_path):
@@ -167,7 +177,7 @@ class NystromSVC(PathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-class NystromSVCCV(PathClassifierCV):
+class NystromSVCCV(WeightedPathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and
@@ -186,8 +196,11 @@ class NystromSVCCV(PathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, h, gamma, degree, coef0, sigma, l, n_components, landmarks, loss, tol, max_iter,
     intercept_scaling, newton_solver, eig_cutoff, max_kmeans_samples, kmeans_iter,
-    memory_budget, random_state, verbose
-        As in :class:`NystromSVC`. ``random_state`` also shuffles the folds.
+    memory_budget, random_state, class_weight, verbose
+        As in :class:`NystromSVC`. ``random_state`` also shuffles the folds. ``class_weight``
+        applies in every fold ("balanced" over the fold's training labels) and the refit;
+        ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
+        is weighted by the test rows' weights) and the refit.
 
     Attributes
     ----------
@@ -223,7 +236,7 @@ class NystromSVCCV(PathClassifierCV):
                  loss="squared_hinge", Cs=6, cv=3, refit=True, tol=1e-4, max_iter=1000,
                  intercept_scaling=1.0, newton_solver="auto", eig_cutoff=1e-6,
                  max_kmeans_samples=20000, kmeans_iter=5, memory_budget=None,
-                 random_state=None, verbose=0):
+                 random_state=None, class_weight=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -246,4 +259,5 @@ class NystromSVCCV(PathClassifierCV):
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose

@@ -18,10 +18,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold, ShuffleSplit, check_cv
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.ridge_path import check_alphas
-from .base import FitStateMixin
+from .base import FitStateMixin, validate_input
 from .cv import search_results
 
 __all__ = ["RegressorBase", "PathRegressor", "PathRegressorCV", "make_regression_splits",
@@ -90,14 +90,13 @@ class RegressorBase(FitStateMixin, RegressorMixin, BaseEstimator):
     def _validate_xy(self, X, y):
         """X (n, d) float, y as given (validated), and Y: its (n, k) float columns."""
         self._reset()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
-                             y_numeric=True)
+        X, y = validate_input(self, X, y, multi_output=True, y_numeric=True)
         Y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(len(y), -1))
         return X, y, Y
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # CSR/CSC, densified within the memory budget
         tags.target_tags.multi_output = True  # (n, k) targets share one factor
         return tags
 
@@ -204,7 +203,7 @@ class PathRegressor(RegressorBase):
         X : array-like of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = validate_input(self, X, reset=False)
         D = self._model.decision(X)[0]
         return D[:, 0] if self._ravel else D
 

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
-from .base import PathClassifier
+from .base import WeightedPathClassifier
 
 __all__ = ["SparseCholeskySVC", "default_l"]
 
@@ -26,7 +26,7 @@ def default_l(n_features):
     return l + 1 if l % 2 == 0 else l
 
 
-class SparseCholeskySVC(PathClassifier):
+class SparseCholeskySVC(WeightedPathClassifier):
     """Kernel SVM with a compactly supported Gaussian kernel, trained on its Cholesky features.
 
     k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) has a sparse Gram
@@ -66,6 +66,14 @@ class SparseCholeskySVC(PathClassifier):
         factorization); default 80% of the available memory.
     random_state : int, RandomState or None, default None
         Seeds LIBLINEAR's coordinate order and the memory estimate's row sample.
+    class_weight : dict, "balanced" or None, default None
+        As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
+        ``sample_weight``; LIBLINEAR's per-instance C on the factor's rows); "balanced" uses
+        ``n_samples / (n_classes * np.bincount(y))``. ``fit(X, y, sample_weight=...)``
+        weights the points the same way; points of weight 0 are dropped before the Gram
+        matrix is assembled. A weighted fit factors K + beta W^-1 (shift beta / w_i), so that
+        integer weights equal repeated rows (each copy is a row of K + beta I); the factor
+        attributes (``beta_``, ``nnz_L_``, ...) describe that of K + beta I.
     verbose : int, default 0
         1: a line per stage (sizes, seconds) and per C.
 
@@ -111,12 +119,14 @@ class SparseCholeskySVC(PathClassifier):
         "ordering": [str],
         "memory_budget": [None, Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
         "verbose": ["verbose"],
     }
 
     def __init__(self, sigma=1.0, *, l=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
                  dual="auto", tol=1e-4, max_iter=1000, intercept_scaling=1.0, backend="auto",
-                 ordering="amd", memory_budget=None, random_state=None, verbose=0):
+                 ordering="amd", memory_budget=None, random_state=None, class_weight=None,
+                 verbose=0):
         self.sigma = sigma
         self.l = l
         self.C = C
@@ -130,6 +140,7 @@ class SparseCholeskySVC(PathClassifier):
         self.ordering = ordering
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose
 
     def _make_backend(self, X, for_path):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from numbers import Integral, Real
 
@@ -258,8 +258,9 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         -------
         self
         """
+        from ..estimators.base import validate_input  # the estimators import this module
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, order="C")
+        X = validate_input(self, X)
         kernel = make_kernel(self.kernel, h=self.h, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, sigma=self.sigma, l=self.l,
                              n_features=X.shape[1])
@@ -299,11 +300,13 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         -------
         F : ndarray of shape (n_samples, n_components_)
         """
+        from ..estimators.base import validate_input
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = validate_input(self, X, reset=False)
         return self.feature_map_.transform(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.sparse = True  # CSR/CSC, densified within the memory budget
         return tags

@@ -7,6 +7,13 @@ degree, and the refit on all rows, as masked columns of one ADMM on the full fea
 Repeated (x, y) rows are fitted once with their counts, which gives exactly the same ADMM
 iterates (see :func:`~hsskern.solvers.fpc_admm.fpc_admm`); "first n centers" means the first
 n distinct points.
+
+Weights: a point of weight w_i counts w_i times in the hinge loss, (1 / W) sum_i w_i
+(1 - y_i (A u)_i)_+ with W = sum_i w_i; they enter the ADMM exactly as the counts of repeated
+rows do (a distinct row carries the sum of its copies' weights), so integer weights give the
+run on repeated rows, and "auto" alpha and beta take W for the number of rows. The
+factor of beta A^T diag(w) A + alpha I depends on the weights: ``prepare`` forms the
+features, ``path`` the factor for its weights and the ADMM.
 """
 import math
 import time
@@ -17,7 +24,7 @@ from sklearn.utils import check_random_state
 
 from ..features.polynomial import check_feature_memory, fit_polynomial_features
 from .fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
-from .path import FeatureModel, PathSolution, PreparedProblem, check_labels
+from .path import FeatureModel, PathSolution, PreparedProblem, check_labels, check_weights
 
 __all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
            "derive_seed"]
@@ -85,16 +92,15 @@ def _labels_of(Y):
 
 @dataclass(frozen=True, eq=False)
 class FPCProblem(PreparedProblem):
-    """Features of the distinct training rows and the factor of beta A^T A + alpha I.
+    """Features of the distinct training rows (the factor depends on the weights: ``path``).
 
     Attributes
     ----------
     feature_map : PolynomialFeatureMap
     A : ndarray of shape (m_distinct, n_centers)
     first, inverse, counts : ndarray
-        The distinct rows (see :func:`distinct_rows`).
-    factor : the Cholesky factor for :func:`~hsskern.solvers.fpc_admm.fpc_admm`
-    alpha, beta : float
+        The distinct rows (see :func:`distinct_rows`); ``counts`` the summed weights of each
+        distinct row's copies (its number of copies without weights).
     timings, stats : mapping
     """
 
@@ -103,9 +109,6 @@ class FPCProblem(PreparedProblem):
     first: np.ndarray
     inverse: np.ndarray
     counts: np.ndarray
-    factor: object
-    alpha: float
-    beta: float
     timings: object = field(default_factory=dict)
     stats: object = field(default_factory=dict)
 
@@ -119,7 +122,8 @@ class FPCBackend:
     """The path protocol for FPC (Zeng, Wu, Lin, Zhou, Algorithm 1) at one degree.
 
     ``prepare`` uses the labels: repeated (x, y) rows are merged before the features are
-    formed. ``path`` accepts only ``Cs = [None]``.
+    formed. ``path`` accepts only ``Cs = [None]``; it factors beta A^T diag(w) A + alpha I for
+    its weights (the counts of the merged rows, times the points' weights) and runs the ADMM.
     """
 
     degree: int = 3
@@ -134,46 +138,54 @@ class FPCBackend:
     verbose: int = 0
 
     def prepare(self, X, Y):
+        """Features of the distinct rows of (X, Y) (the "auto" scaling guards the Gram
+        matrix's rounding for the m rows given)."""
         m, d = X.shape
         Y = check_labels(Y, m)
         check_feature_memory(m, d, self.degree, self.memory_budget, n_problems=Y.shape[1])
         t0 = time.perf_counter()
-        alpha, beta = admm_scale(self.alpha, m), admm_scale(self.beta, m)
         first, inverse, counts = distinct_rows(X, _labels_of(Y))
         dup = first.size < m
         fmap, Xs = fit_polynomial_features(X[first] if dup else X, self.degree, self.centers,
                                            self.scaling, derive_seed(self.random_state),
-                                           alpha, beta, n_rows=m)
+                                           admm_scale(self.alpha, m), admm_scale(self.beta, m),
+                                           n_rows=m)
         A = fmap.features(Xs, budget=math.inf)
-        t_feat = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        G = weighted_gram(A, counts) if dup else gram_matrix(A)
-        alpha = proximal_weight(self.alpha, G, beta)
-        factor = fpc_factor(alpha=alpha, beta=beta, gram=G)
-        del G  # fpc_factor factored its own copy
-        timings = {"features": t_feat, "factor": time.perf_counter() - t0}
-        return FPCProblem(fmap, A, first, inverse, counts, factor, alpha, beta, timings,
+        timings = {"features": time.perf_counter() - t0}
+        return FPCProblem(fmap, A, first, inverse, counts, timings,
                           {"n_centers": fmap.n_centers, "n_distinct": int(first.size)})
 
-    def path(self, prepared, Y, Cs=(None,)):
+    def path(self, prepared, Y, Cs=(None,), weights=None):
         if list(Cs) != [None]:
             raise ValueError(f"FPC has no C (its capacity is the degree): Cs must be [None], "
                              f"got {list(Cs)!r}")
-        Y = check_labels(Y, prepared.n_samples)
         p = prepared
-        dup = p.first.size < p.n_samples
-        res = fpc_admm(p.A, Y[p.first], alpha=p.alpha, beta=p.beta, tol=self.tol,
-                       max_iter=self.max_iter, factor=p.factor,
-                       mask=p.counts[:, None] if dup else None,
+        Y = check_labels(Y, p.n_samples)
+        weights = check_weights(weights, p.n_samples)
+        t0 = time.perf_counter()
+        counts = p.counts if weights is None else np.bincount(
+            p.inverse, weights=weights, minlength=p.first.size)
+        rows = float(counts.sum())
+        beta = admm_scale(self.beta, rows)
+        plain = weights is None and p.first.size == p.n_samples
+        G = gram_matrix(p.A) if plain else weighted_gram(p.A, counts)
+        alpha = proximal_weight(self.alpha, G, beta)
+        factor = fpc_factor(alpha=alpha, beta=beta, gram=G)
+        del G  # fpc_factor factored its own copy
+        t_factor = time.perf_counter() - t0
+        res = fpc_admm(p.A, Y[p.first], alpha=alpha, beta=beta, tol=self.tol,
+                       max_iter=self.max_iter, factor=factor,
+                       mask=None if plain else counts[:, None],
                        verbose=max(self.verbose - 1, 0))
-        return (solution_of(res, slice(None)),)
+        return (solution_of(res, slice(None), {"factor": t_factor}),)
 
     def model(self, prepared, solutions):
         return FeatureModel(prepared.feature_map, solutions)
 
 
-def solution_of(res, cols):
-    """The PathSolution of the columns ``cols`` of a (batched) :func:`fpc_admm` run."""
+def solution_of(res, cols, timings=None):
+    """The PathSolution of the columns ``cols`` of a (batched) :func:`fpc_admm` run
+    (``timings``: phases before the ADMM's)."""
     u = np.asarray(res.u).reshape(res.u.shape[0], -1)[:, cols]
     r = u.shape[1]
     idx = range(np.asarray(res.u).reshape(res.u.shape[0], -1).shape[1])[cols]
@@ -183,13 +195,13 @@ def solution_of(res, cols):
     return PathSolution(C=None, intercept=np.zeros(r),
                         n_iter=np.atleast_1d(res.iterations)[cols],
                         converged=np.atleast_1d(res.converged)[cols], gap=gap, coef=u.T,
-                        timings={"admm": res.time},
+                        timings={**(timings or {}), "admm": res.time},
                         info={"history": history,
                               "objective": np.atleast_1d(res.objective)[cols]})
 
 
 def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=True,
-                      log=None):
+                      log=None, fit_weights=None):
     """Every degree's folds (and the refit) as masked columns of ONE ADMM per degree.
 
     With k-fold splits every fold's Gram matrix A_f^T A_f is formed once and each training
@@ -208,6 +220,11 @@ def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=T
         Its options (its own degree is ignored).
     refit, warm_degrees : bool
     log : callable or None
+    fit_weights : list or None
+        Per-point weights of each fit's training rows: one array (aligned with ``train``,
+        finite, >= 0, a positive sum) or None per split, then one over all m rows for the
+        refit. None: unweighted. Weighted folds form their own weighted Gram matrices (the
+        k-fold subtraction needs one weight per row in every fold).
 
     Returns
     -------
@@ -220,19 +237,27 @@ def fpc_degree_search(X, Y, splits, degrees, backend, refit=True, warm_degrees=T
     n_prob = Y.shape[1]
     k = len(splits)
     tests = np.concatenate([te for _, te in splits])
-    partition = tests.size == m and np.array_equal(np.sort(tests), np.arange(m))
+    weighted = fit_weights is not None and any(w is not None for w in fit_weights)
+    partition = (not weighted and tests.size == m
+                 and np.array_equal(np.sort(tests), np.arange(m)))
     rs = check_random_state(backend.random_state)
     center_seed = derive_seed(rs)
     fits = list(splits) + ([(np.arange(m), None)] if refit else [])
     first, inv, counts = distinct_rows(X, _labels_of(Y))
     mu = first.size
     Xu = X[first]
-    mask = np.zeros((mu, len(fits) * n_prob), dtype=np.int64)
+    fw = [None] * len(fits) if not weighted else [
+        fit_weights[f] if f < k else fit_weights[-1] for f in range(len(fits))]
+    # a distinct row's count in a fit: its copies among the fit's rows (their summed weights)
+    mask = np.zeros((mu, len(fits) * n_prob), dtype=np.float64 if weighted else np.int64)
     for f, (tr, _) in enumerate(fits):
-        mask[:, f * n_prob:(f + 1) * n_prob] = np.bincount(inv[tr], minlength=mu)[:, None]
+        mask[:, f * n_prob:(f + 1) * n_prob] = np.bincount(inv[tr], weights=fw[f],
+                                                           minlength=mu)[:, None]
+    if refit and weighted:
+        counts = mask[:, k * n_prob]
     test_counts = [np.bincount(inv[te], minlength=mu) for _, te in splits]
     Y_all = np.tile(Y[first], (1, len(fits)))
-    rows = np.array([len(tr) for tr, _ in fits], dtype=float)
+    rows = mask[:, ::n_prob].sum(axis=0).astype(float)
     al = np.repeat([admm_scale(backend.alpha, r) for r in rows], n_prob)
     be = np.repeat([admm_scale(backend.beta, r) for r in rows], n_prob)
     out, res = [], None

@@ -40,15 +40,17 @@ class LiblinearResult:
     time: float
 
 
-def l1svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0):
-    """Primal hinge-loss objective with LIBLINEAR's regularized intercept."""
+def l1svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0, sample_weight=None):
+    """Primal hinge-loss objective with LIBLINEAR's regularized intercept (point i's loss
+    weighted by ``sample_weight[i]``, default 1)."""
     r = np.maximum(1.0 - np.asarray(y, dtype=np.float64) * (F @ w + b), 0.0)
     bias = 0.0 if intercept_scaling == 0 else (b / intercept_scaling) ** 2
-    return 0.5 * (w.dot(w) + bias) + C * r.sum()
+    loss = r.sum() if sample_weight is None else np.dot(sample_weight, r)
+    return 0.5 * (w.dot(w) + bias) + C * loss
 
 
 def l1svm_liblinear(F, y, C=1.0, *, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
-                    random_state=None):
+                    random_state=None, sample_weight=None):
     """Train the hinge-loss linear SVM on features F with LIBLINEAR's dual coordinate descent.
 
     Parameters
@@ -64,6 +66,9 @@ def l1svm_liblinear(F, y, C=1.0, *, tol=1e-4, max_iter=1000, intercept_scaling=1
         Constant feature s; 0 fits no intercept.
     random_state : int, RandomState or None
         Order of the coordinate sweeps.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Per-point loss weights (LIBLINEAR's per-instance C: point i's dual bound is C w_i);
+        validated by the caller. None: all 1.
 
     Returns
     -------
@@ -76,7 +81,7 @@ def l1svm_liblinear(F, y, C=1.0, *, tol=1e-4, max_iter=1000, intercept_scaling=1
                       random_state=random_state)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(F, y)
+        model.fit(F, y, sample_weight=sample_weight)
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -84,5 +89,5 @@ def l1svm_liblinear(F, y, C=1.0, *, tol=1e-4, max_iter=1000, intercept_scaling=1
     b = float(model.intercept_[0]) if s > 0 else 0.0
     n_iter = int(np.max(model.n_iter_))
     return LiblinearResult(w=w, b=b, C=float(C),
-                           objective=float(l1svm_objective(F, y, C, w, b, s)),
+                           objective=float(l1svm_objective(F, y, C, w, b, s, sample_weight)),
                            n_iter=n_iter, converged=converged, time=time.perf_counter() - t0)

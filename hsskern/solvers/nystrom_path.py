@@ -18,7 +18,8 @@ from ..lowrank.landmarks import check_n_landmarks
 from ..lowrank.nystrom import map_memory
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from .liblinear import l1svm_liblinear
-from .path import FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels
+from .path import (FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels,
+                   check_weights)
 from .ssn import AUTO_CHOLESKY_MAX_FEATURES, l2svm_newton_path
 
 __all__ = ["NystromProblem", "NystromBackend", "prepare_nystrom", "nystrom_svm_path",
@@ -159,7 +160,8 @@ def _relative_gap(res, tol):
 
 
 def nystrom_svm_path(problem, Y, Cs, *, loss="squared_hinge", tol=1e-4, max_iter=1000,
-                     intercept_scaling=1.0, newton_solver="auto", random_state=None, verbose=0):
+                     intercept_scaling=1.0, newton_solver="auto", random_state=None, verbose=0,
+                     weights=None):
     """The linear SVM on the Nystrom features for every C and every label column.
 
     Parameters
@@ -179,6 +181,9 @@ def nystrom_svm_path(problem, Y, Cs, *, loss="squared_hinge", tol=1e-4, max_iter
         LIBLINEAR's sweep order (hinge).
     verbose : int
         The Newton solver's per-step lines.
+    weights : ndarray of shape (n,) or None
+        Per-point loss weights, finite and >= 0, shared by every label column (point i's
+        loss is C w_i times its (squared) hinge; 0: no influence). None: unweighted.
 
     Returns
     -------
@@ -190,17 +195,19 @@ def nystrom_svm_path(problem, Y, Cs, *, loss="squared_hinge", tol=1e-4, max_iter
     F = problem.features
     Y = check_labels(Y, problem.n_samples)
     Cs = check_Cs(Cs)
+    weights = check_weights(weights, problem.n_samples)
     columns = []  # per label column, one result per C
     for j in range(Y.shape[1]):
         if loss == "squared_hinge":
             columns.append(l2svm_newton_path(F, Y[:, j], Cs, tol=tol, max_iter=max_iter,
                                              intercept_scaling=intercept_scaling,
                                              newton_solver=newton_solver,
-                                             verbose=verbose).results)
+                                             sample_weight=weights, verbose=verbose).results)
         else:
             columns.append([l1svm_liblinear(F, Y[:, j], C, tol=tol, max_iter=max_iter,
                                             intercept_scaling=intercept_scaling,
-                                            random_state=random_state) for C in Cs])
+                                            random_state=random_state,
+                                            sample_weight=weights) for C in Cs])
     solutions = []
     for i, C in enumerate(Cs):
         res = [col[i] for col in columns]
@@ -256,11 +263,12 @@ class NystromBackend:
                                loss=self.loss, newton_solver=self.newton_solver,
                                memory_budget=self.memory_budget, log=self.log)
 
-    def path(self, prepared, Y, Cs):
+    def path(self, prepared, Y, Cs, weights=None):
         return nystrom_svm_path(prepared, Y, Cs, loss=self.loss, tol=self.tol,
                                 max_iter=self.max_iter, intercept_scaling=self.intercept_scaling,
                                 newton_solver=self.newton_solver,
-                                random_state=self.random_state, verbose=self.verbose)
+                                random_state=self.random_state, verbose=self.verbose,
+                                weights=weights)
 
     def model(self, prepared, solutions):
         return FeatureModel(prepared.feature_map, solutions)

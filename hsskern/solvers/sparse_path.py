@@ -8,12 +8,20 @@ recovers the kernel expansion by one sparse triangular solve
 (:func:`~hsskern.sparse.svm.linear_svm_on_factor`). The model,
 :class:`CompactKernelExpansion`, evaluates f(z) = sum_i a_i k(x_i, z) + b over the support
 vectors with the sparse cross kernel (neighbour queries), never a dense block.
+
+Weights: point i's loss is weighted by C w_i (LIBLINEAR's per-instance C) and its diagonal
+shift is beta / w_i: the factor is of K + beta W^-1. A point of integer weight c is then
+exactly c copies of it (each copy a row of K + beta I: splitting its coefficient a_i evenly
+over the copies, their beta terms sum to beta a_i^2 / c), so weights mean repeated rows, as
+for the other backends. The shift depends on the weights, so a weighted ``path`` assembles
+and factors K + beta W^-1 itself (``prepare``'s factor is of K + beta I).
 """
 import time
 from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..sparse.cholesky import DEFAULT_BETA, sparse_cholesky
@@ -21,7 +29,7 @@ from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cro
                            estimate_gram)
 from ..sparse.svm import factor_features, linear_svm_on_factor
 from ..utils._scaling import distance_scale
-from .path import PathSolution, PreparedProblem, check_Cs, check_labels
+from .path import PathSolution, PreparedProblem, check_Cs, check_labels, check_weights
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
            "prepare_sparse_cholesky", "sparse_cholesky_svm_path"]
@@ -125,7 +133,7 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
 
 def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto", tol=1e-4,
                              max_iter=1000, intercept_scaling=1.0, random_state=None,
-                             log=None):
+                             log=None, weights=None, factor=None, features=None):
     """LIBLINEAR on the factor's rows for every C and every label column, and the recovered
     kernel expansion a = y * lambda.
 
@@ -141,6 +149,13 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
         See :func:`~hsskern.sparse.svm.linear_svm_on_factor`.
     log : callable or None
         ``log(level, line)``: level 1, a line per C.
+    weights : ndarray of shape (n,) or None
+        Per-point weights, finite and >= 0, shared by every label column: LIBLINEAR's
+        per-instance C (point i's loss weighted by C w_i; 0: no influence, a = 0 there).
+        For weights to mean repeated rows, pass the factor of K + beta W^-1
+        (:func:`weighted_factor`; :meth:`SparseCholeskyBackend.path` does).
+    factor, features : optional
+        A factor (and its rows) to train on instead of the problem's (the weighted one).
 
     Returns
     -------
@@ -151,17 +166,22 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
     n = problem.n_samples
     Y = check_labels(Y, n)
     Cs = check_Cs(Cs)
+    weights = check_weights(weights, n)
+    if factor is None:
+        factor, features = problem.factor, problem.features
+    elif features is None:
+        features = factor_features(factor)
     r = Y.shape[1]
     solutions = []
     for C in Cs:
         t0 = time.perf_counter()
         coef, intercept, n_iter = np.empty((n, r)), np.empty(r), np.empty(r, dtype=np.int64)
         for j in range(r):
-            res = linear_svm_on_factor(problem.factor, (Y[:, j] > 0).astype(np.intp), C,
-                                       features=problem.features, loss=loss, dual=dual,
+            res = linear_svm_on_factor(factor, (Y[:, j] > 0).astype(np.intp), C,
+                                       features=features, loss=loss, dual=dual,
                                        tol=tol, max_iter=max_iter,
                                        intercept_scaling=intercept_scaling,
-                                       random_state=random_state)
+                                       random_state=random_state, sample_weight=weights)
             coef[:, j], intercept[j], n_iter[j] = res.dual_coef[0], res.intercept[0], res.n_iter
         t = time.perf_counter() - t0
         if log is not None:
@@ -170,6 +190,29 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
                                       converged=n_iter < max_iter, gap=np.nan,
                                       dual_coef=coef, timings={"svm_and_recover": t}))
     return tuple(solutions)
+
+
+def weighted_factor(problem, weights, *, backend="auto", ordering="amd", memory_budget=None):
+    """The factor of K + beta W^-1 for the problem's points (see the module notes).
+
+    K is assembled again (``prepare`` freed it; its size was checked there) and shifted by
+    beta / w_i on its diagonal, beta the problem's (after any growth); a point of weight 0
+    keeps beta (it has no loss, so its shift does not touch the other points' entries).
+    Returns (factor, features, seconds).
+    """
+    t0 = time.perf_counter()
+    beta = float(problem.factor.beta)
+    s = problem.scale
+    Xs, ks = ((problem.points, problem.kernel) if s == 1.0
+              else (problem.points / s, problem.kernel.rescaled(s)))
+    K = assemble_compact_gram(Xs, ks, cKDTree(Xs)).tocsc()
+    extra = np.zeros(problem.n_samples)
+    live = weights > 0
+    extra[live] = beta / weights[live] - beta
+    K = K + sp.diags(extra, format="csc")
+    factor = sparse_cholesky(K, beta, backend=backend, ordering=ordering,
+                             on_not_pd="increase", max_memory=memory_budget)
+    return factor, factor_features(factor), time.perf_counter() - t0
 
 
 class CompactKernelExpansion:
@@ -259,11 +302,29 @@ class SparseCholeskyBackend:
                                        memory_budget=self.memory_budget,
                                        random_state=self.random_state, log=self.log)
 
-    def path(self, prepared, Y, Cs):
-        return sparse_cholesky_svm_path(prepared, Y, Cs, loss=self.loss, dual=self.dual,
+    def path(self, prepared, Y, Cs, weights=None):
+        """Every C on the prepared factor; with weights on that of K + beta W^-1
+        (:func:`weighted_factor`, its time in the first C's ``weighted_factor``)."""
+        weights = check_weights(weights, prepared.n_samples)
+        factor = features = None
+        t = 0.0
+        if weights is not None and not np.all(weights == 1.0):
+            factor, features, t = weighted_factor(prepared, weights, backend=self.backend,
+                                                  ordering=self.ordering,
+                                                  memory_budget=self.memory_budget)
+        sols = sparse_cholesky_svm_path(prepared, Y, Cs, loss=self.loss, dual=self.dual,
                                         tol=self.tol, max_iter=self.max_iter,
                                         intercept_scaling=self.intercept_scaling,
-                                        random_state=self.random_state, log=self.log)
+                                        random_state=self.random_state, log=self.log,
+                                        weights=weights, factor=factor, features=features)
+        if factor is None:
+            return sols
+        first = sols[0]
+        return (PathSolution(C=first.C, intercept=first.intercept, n_iter=first.n_iter,
+                             converged=first.converged, gap=first.gap,
+                             dual_coef=first.dual_coef,
+                             timings={"weighted_factor": t, **first.timings},
+                             info=first.info),) + sols[1:]
 
     def model(self, prepared, solutions):
         return CompactKernelExpansion(prepared.points, self.kernel, solutions,

@@ -19,6 +19,11 @@ products with the |I| active rows of F, never a p x p matrix. ``newton_solver="c
 dense features with p up to a few thousand. The stopping test is |grad f(v)| <= delta with delta = tol |grad f(0)|,
 and the forcing term uses the same relative scale: mu_j = min(eta0, eta1 |grad f| / |grad f(0)|).
 
+Weights (``sample_weight``, LIBLINEAR's per-instance C): point i's loss is multiplied by
+w_i >= 0, i.e. C w_i max(0, 1 - y_i x_i . v)^2, so the gradient is v - 2C X^T (w y r+) and
+V = I + 2C X_I^T W_I X_I. A point of weight 0 has no loss and never enters V; integer weights
+give exactly the problem of repeated rows. ``sample_weight=None`` is the unweighted solver.
+
 The feature matrix may be a dense ndarray or a scipy.sparse matrix (converted to CSR).
 """
 import time
@@ -32,6 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..utils._memory import available_memory, check_memory
 from ..utils.validation import check_positive
+from .path import check_weights
 
 LINE_SEARCHES = ("armijo", "exact")
 NEWTON_SOLVERS = ("cg", "cholesky", "auto")
@@ -125,13 +131,19 @@ class NewtonPathResult:
 
 
 class _Design:
-    """X = [F, s 1]: products with the augmented design without copying F."""
+    """X = [F, s 1]: products with the augmented design without copying F; ``w`` the
+    per-point loss weights (None: all 1)."""
 
-    def __init__(self, F, s):
+    def __init__(self, F, s, w=None):
         self.F = F
         self.s = s
+        self.w = w
         self.sparse = sp.issparse(F)
         self.n, self.p = F.shape
+
+    def weighted(self, u):
+        """w * u (u itself without weights)."""
+        return u if self.w is None else self.w * u
 
     def matvec(self, v):
         return self.F @ v[:-1] + self.s * v[-1]
@@ -154,6 +166,9 @@ class _ActiveRows:
     def __init__(self, X, mask):
         idx = np.flatnonzero(mask)
         self.count, self.s, self.sparse, self.p = idx.size, X.s, X.sparse, X.p
+        # the active rows' weights, or every row's when the products run masked over all rows
+        self.wI = None if X.w is None else X.w[idx]
+        self.w = X.w
         avail = available_memory()
         copy = X.sparse or avail is None or 8 * idx.size * X.p <= 0.5 * avail
         if copy:
@@ -168,47 +183,62 @@ class _ActiveRows:
         if self.FI is not None:
             t = self.FI @ d[:-1] + s * d[-1]
             FT = self.FI.T
+            if self.wI is not None:
+                t *= self.wI
         else:
             t = self.F @ d[:-1] + s * d[-1]
             t[~self.mask] = 0.0
             FT = self.F.T
+            if self.w is not None:
+                t *= self.w
         out = np.empty_like(d)
         out[:-1] = FT @ t
         out[-1] = s * t.sum()
         return out
 
     def diag(self):
-        """diag(X_I^T X_I), the Jacobi preconditioner."""
+        """diag(X_I^T W_I X_I), the Jacobi preconditioner."""
         out = np.empty(self.p + 1)
         if self.FI is not None:
-            out[:-1] = (self.FI.multiply(self.FI).sum(axis=0).A1 if self.sparse
-                        else np.einsum("ij,ij->j", self.FI, self.FI))
+            wI = np.ones(self.count) if self.wI is None else self.wI
+            out[:-1] = (self.FI.multiply(self.FI).T @ wI if self.sparse
+                        else np.einsum("ij,ij,i->j", self.FI, self.FI, wI))
+            total = wI.sum()
         else:
             out[:-1] = 0.0
+            total = 0.0
             for i0 in range(0, self.F.shape[0], 4096):  # one pass, no n x p temporary
-                B = self.F[i0:i0 + 4096][self.mask[i0:i0 + 4096]]
-                out[:-1] += np.einsum("ij,ij->j", B, B)
-        out[-1] = self.s * self.s * self.count
+                m = self.mask[i0:i0 + 4096]
+                B = self.F[i0:i0 + 4096][m]
+                wB = np.ones(B.shape[0]) if self.w is None else self.w[i0:i0 + 4096][m]
+                out[:-1] += np.einsum("ij,ij,i->j", B, B, wB)
+                total += wB.sum()
+        out[-1] = self.s * self.s * total
         return out
 
     def gram(self):
-        """X_I^T X_I as a dense (p + 1, p + 1) array (for the direct Newton solve)."""
-        FI = self.FI if self.FI is not None else self.F[self.mask]
-        return _gram(FI, self.s, self.count)
+        """X_I^T W_I X_I as a dense (p + 1, p + 1) array (for the direct Newton solve)."""
+        if self.FI is not None:
+            return _gram(self.FI, self.s, self.count, self.wI)
+        return _gram(self.F[self.mask], self.s, self.count,
+                     None if self.w is None else self.w[self.mask])
 
 
-def _gram(FI, s, count):
-    """[F_I, s 1]^T [F_I, s 1] as a dense (p + 1, p + 1) array."""
+def _gram(FI, s, count, wI=None):
+    """[F_I, s 1]^T diag(wI) [F_I, s 1] as a dense (p + 1, p + 1) array (wI None: ones)."""
     p = FI.shape[1]
     G = np.empty((p + 1, p + 1))
+    if wI is not None:  # rows scaled by sqrt(w): one weighted product, same BLAS-3 call
+        r = np.sqrt(wI)
+        FI = FI.multiply(r[:, None]).tocsr() if sp.issparse(FI) else FI * r[:, None]
     if sp.issparse(FI):
         G[:-1, :-1] = (FI.T @ FI).toarray()
-        colsum = np.asarray(FI.sum(axis=0)).ravel()
+        colsum = np.asarray(FI.sum(axis=0)).ravel() if wI is None else FI.T @ r
     else:
         G[:-1, :-1] = FI.T @ FI
-        colsum = FI.sum(axis=0)
+        colsum = FI.sum(axis=0) if wI is None else FI.T @ r
     G[:-1, -1] = G[-1, :-1] = s * colsum
-    G[-1, -1] = s * s * count
+    G[-1, -1] = s * s * (count if wI is None else wI.sum())
     return G
 
 
@@ -241,15 +271,15 @@ class _GramCache:
             if enter.size + leave.size < np.count_nonzero(mask):
                 G = self.G
                 if enter.size:
-                    G += _gram(X.F[enter], X.s, enter.size)
+                    G += _gram(X.F[enter], X.s, enter.size, _rows(X.w, enter))
                 if leave.size:
-                    G -= _gram(X.F[leave], X.s, leave.size)
+                    G -= _gram(X.F[leave], X.s, leave.size, _rows(X.w, leave))
                 self.mask = mask.copy()
                 self.n_updates += 1
                 self.rows_touched += enter.size + leave.size
                 return G
         idx = np.flatnonzero(mask)
-        self.G = _gram(X.F[idx], X.s, idx.size)
+        self.G = _gram(X.F[idx], X.s, idx.size, _rows(X.w, idx))
         self.mask = mask.copy()
         self.n_updates = 0
         self.n_fresh += 1
@@ -257,12 +287,17 @@ class _GramCache:
         return self.G
 
 
-def _objective(vv, r, C):
-    rp = r[r > 0]
-    return 0.5 * vv + C * rp.dot(rp)
+def _rows(w, idx):
+    return None if w is None else w[idx]
 
 
-def _decrease(r, r_new, alpha, vd, dd, C):
+def _objective(vv, r, C, w=None):
+    pos = r > 0
+    rp = r[pos]
+    return 0.5 * vv + C * (rp.dot(rp) if w is None else (w[pos] * rp).dot(rp))
+
+
+def _decrease(r, r_new, alpha, vd, dd, C, w=None):
     """f(v + alpha d) - f(v), summed term by term.
 
     Forming it as a difference of two objective values loses every digit once the decrease
@@ -271,10 +306,11 @@ def _decrease(r, r_new, alpha, vd, dd, C):
     """
     a = np.maximum(r_new, 0.0)
     b = np.maximum(r, 0.0)
-    return alpha * vd + 0.5 * alpha * alpha * dd + C * np.dot(a - b, a + b)
+    diff = a - b if w is None else w * (a - b)
+    return alpha * vd + 0.5 * alpha * alpha * dd + C * np.dot(diff, a + b)
 
 
-def _exact_step(r, c, vd, dd, gd, C, max_iter=60):
+def _exact_step(r, c, vd, dd, gd, C, max_iter=60, w=None):
     """Minimiser of the convex piecewise quadratic phi(a) = f(v + a d), a > 0.
 
     phi'(a) = vd + a dd - 2C sum_i (r_i - a c_i)+ c_i is piecewise linear and increasing, with
@@ -285,7 +321,8 @@ def _exact_step(r, c, vd, dd, gd, C, max_iter=60):
         rn = r - a * c
         act = rn > 0
         ca = c[act]
-        return vd + a * dd - 2.0 * C * rn[act].dot(ca), dd + 2.0 * C * ca.dot(ca)
+        wca = ca if w is None else w[act] * ca
+        return vd + a * dd - 2.0 * C * rn[act].dot(wca), dd + 2.0 * C * ca.dot(wca)
 
     lo, hi = 0.0, 1.0
     d1, d2 = dphi(hi)
@@ -348,16 +385,17 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
     must still cut its own gradient by ``tol``.
     Returns (NewtonResult, (r, q) at the returned point)."""
     t0 = time.perf_counter()
+    w = X.w
     if start is None:
         r = 1.0 - y * X.matvec(v)  # 1 - margins
-        mask = r > 0
-        q = X.rmatvec(np.where(mask, y * r, 0.0))
+        mask = _active(r, w)
+        q = X.rmatvec(X.weighted(np.where(mask, y * r, 0.0)))
     else:
         r, q = start
-        mask = r > 0
+        mask = _active(r, w)
     g = v - 2.0 * C * q
     vv = v.dot(v)
-    fval = _objective(vv, r, C)
+    fval = _objective(vv, r, C, w)
     gnorm = np.linalg.norm(g)
     gnorms, cgs, steps = [gnorm], [], []
     if warm:
@@ -397,10 +435,10 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
         vd, dd = v.dot(d), d.dot(d)
         alpha = 1.0
         if line_search == "exact":
-            alpha = _exact_step(r, yzd, vd, dd, gd, C)
+            alpha = _exact_step(r, yzd, vd, dd, gd, C, w=w)
         while True:
             r_new = r - alpha * yzd
-            df = _decrease(r, r_new, alpha, vd, dd, C)
+            df = _decrease(r, r_new, alpha, vd, dd, C, w)
             if df <= sigma * alpha * gd or alpha < 1e-12:
                 break
             alpha *= rho
@@ -409,8 +447,8 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
         steps.append(alpha)
         v = v + alpha * d
         vv = v.dot(v)
-        mask = r > 0
-        q = X.rmatvec(np.where(mask, y * r, 0.0))
+        mask = _active(r, w)
+        q = X.rmatvec(X.weighted(np.where(mask, y * r, 0.0)))
         g = v - 2.0 * C * q
         gnorm = np.linalg.norm(g)
         gnorms.append(gnorm)
@@ -427,7 +465,7 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
                       ConvergenceWarning, stacklevel=3)
     # r was updated incrementally (r - alpha y X d, exact up to a few ulps per step), so the
     # objective is evaluated from it rather than from another pass over X
-    fval = _objective(v.dot(v), r, C)
+    fval = _objective(v.dot(v), r, C, w)
     res = NewtonResult(w=v[:-1].copy(), b=float(X.s * v[-1]), C=float(C), objective=float(fval),
                        grad_norm=float(gnorm), tol_abs=float(delta), n_iter=it,
                        n_cg=int(sum(cgs)), n_active=int(mask.sum()), converged=bool(converged),
@@ -437,7 +475,12 @@ def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_
     return res, (r, q)
 
 
-def _check_problem(F, y, intercept_scaling):
+def _active(r, w):
+    """The margin violators that carry loss (a point of weight 0 never does)."""
+    return r > 0 if w is None else (r > 0) & (w > 0)
+
+
+def _check_problem(F, y, intercept_scaling, sample_weight=None):
     if sp.issparse(F):
         F = sp.csr_matrix(F, dtype=np.float64)
         if not np.isfinite(F.data).all():
@@ -454,7 +497,10 @@ def _check_problem(F, y, intercept_scaling):
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must hold labels in {-1, +1}")
     s = check_positive(intercept_scaling, "intercept_scaling", minimum=0.0)
-    return F, y, s
+    w = check_weights(sample_weight, y.shape[0], "sample_weight")
+    if w is not None and np.all(w == 1.0):
+        w = None  # the unweighted problem, solved as such
+    return F, y, s, w
 
 
 def _check_line_search(line_search):
@@ -478,21 +524,22 @@ def _defaults(p, cg_max_iter):
     return max(100, p + 2) if cg_max_iter is None else int(cg_max_iter)
 
 
-def l2svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0):
+def l2svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0, sample_weight=None):
     """The primal objective minimised by :func:`l2svm_newton` (and LIBLINEAR's L2R_L2LOSS_SVC).
 
-    ``1/2 (|w|^2 + (b / s)^2) + C sum_i max(0, 1 - y_i (F_i . w + b))^2``, s = intercept_scaling
-    (s = 0: no intercept, b must be 0).
+    ``1/2 (|w|^2 + (b / s)^2) + C sum_i sw_i max(0, 1 - y_i (F_i . w + b))^2``,
+    s = intercept_scaling (s = 0: no intercept, b must be 0), sw = sample_weight (default 1).
     """
     z = F @ w + b
     r = np.maximum(1.0 - np.asarray(y, dtype=np.float64) * z, 0.0)
     bias = 0.0 if intercept_scaling == 0 else (b / intercept_scaling) ** 2
-    return 0.5 * (w.dot(w) + bias) + C * r.dot(r)
+    loss = r.dot(r) if sample_weight is None else (np.asarray(sample_weight) * r).dot(r)
+    return 0.5 * (w.dot(w) + bias) + C * loss
 
 
 def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, w0=None,
                  eta0=0.1, eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", newton_solver="cg",
-                 cg_max_iter=None, verbose=0):
+                 cg_max_iter=None, sample_weight=None, verbose=0):
     """Train the L2-loss linear SVM by the globalized semismooth Newton method.
 
     Parameters
@@ -534,16 +581,19 @@ def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, 
         ``"auto"``: ``"cholesky"`` when p + 1 <= 4096, else ``"cg"``.
     cg_max_iter : int, optional
         Cap on CG iterations per Newton step (default max(100, n_features + 2)).
+    sample_weight : array-like of shape (n_samples,), optional
+        Per-point loss weights, finite and >= 0 (point i's loss weight is C w_i; see the
+        module notes). None: all 1.
     verbose : int
 
     Returns
     -------
     NewtonResult
     """
-    F, y, s = _check_problem(F, y, intercept_scaling)
+    F, y, s, sw = _check_problem(F, y, intercept_scaling, sample_weight)
     C = check_positive(C, "C")
-    X = _Design(F, s)
-    g0 = 2.0 * C * np.linalg.norm(X.rmatvec(y))
+    X = _Design(F, s, sw)
+    g0 = 2.0 * C * np.linalg.norm(X.rmatvec(X.weighted(y)))
     v = np.zeros(X.p + 1) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if v.shape[0] != X.p + 1:
         raise ValueError(f"w0 must have n_features + 1 = {X.p + 1} entries, got {v.shape[0]}")
@@ -558,7 +608,7 @@ def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, 
 
 def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, eta0=0.1,
                       eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", newton_solver="cg",
-                      cg_max_iter=None, verbose=0):
+                      cg_max_iter=None, sample_weight=None, verbose=0):
     """Semismooth Newton over a grid of C, increasing, each solve warm started from the last.
 
     Small C is the easy end (well-conditioned V); the solution moves smoothly with C, so each
@@ -576,22 +626,23 @@ def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0
         Labels in {-1, +1}.
     Cs : array-like of shape (n_Cs,)
         Positive C values (solved in increasing order; results are returned in that order).
-    tol, max_iter, intercept_scaling, eta0, eta1, sigma, rho, cg_max_iter, verbose
-        As in :func:`l2svm_newton`.
+    tol, max_iter, intercept_scaling, eta0, eta1, sigma, rho, cg_max_iter, sample_weight,
+    verbose
+        As in :func:`l2svm_newton` (the same weights at every C).
 
     Returns
     -------
     NewtonPathResult
     """
     t0 = time.perf_counter()
-    F, y, s = _check_problem(F, y, intercept_scaling)
+    F, y, s, sw = _check_problem(F, y, intercept_scaling, sample_weight)
     Cs = np.sort(np.array([check_positive(c, "C") for c in np.atleast_1d(Cs)], dtype=float))
     if Cs.size == 0:
         raise ValueError("Cs must hold at least one value")
     line_search = _check_line_search(line_search)
-    X = _Design(F, s)
+    X = _Design(F, s, sw)
     newton_solver = _check_newton_solver(newton_solver, X.p)
-    Xty = np.linalg.norm(X.rmatvec(y))
+    Xty = np.linalg.norm(X.rmatvec(X.weighted(y)))
     v = np.zeros(X.p + 1)
     results = []
     # X_I^T X_I does not depend on C: one cache serves the whole path (cholesky solver)

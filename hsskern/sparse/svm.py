@@ -49,7 +49,8 @@ def factor_features(factor):
 
 
 def linear_svm_on_factor(factor, codes, C, *, features=None, loss="squared_hinge", dual="auto",
-                         tol=1e-4, max_iter=1000, intercept_scaling=1.0, random_state=None):
+                         tol=1e-4, max_iter=1000, intercept_scaling=1.0, random_state=None,
+                         sample_weight=None):
     """Train LIBLINEAR on the rows of ``factor.L`` and recover the dual coefficients.
 
     Parameters
@@ -63,6 +64,10 @@ def linear_svm_on_factor(factor, codes, C, *, features=None, loss="squared_hinge
     loss, dual, tol, max_iter, intercept_scaling, random_state
         Passed to :class:`sklearn.svm.LinearSVC` (one-vs-rest for k > 2); ``dual="auto"``
         means the dual coordinate descent here.
+    sample_weight : ndarray of shape (n,), optional
+        Per-point weights in the original point order (LIBLINEAR's per-instance C: point i's
+        dual bound is C w_i, so lambda_i in [0, C w_i] and the recovery is unchanged);
+        validated by the caller. None: all 1.
 
     Returns
     -------
@@ -76,7 +81,8 @@ def linear_svm_on_factor(factor, codes, C, *, features=None, loss="squared_hinge
         dual = True
     model = LinearSVC(C=C, loss=loss, dual=dual, tol=tol, max_iter=max_iter,
                       intercept_scaling=intercept_scaling, random_state=random_state)
-    model.fit(F, codes[factor.perm])
+    model.fit(F, codes[factor.perm],
+              sample_weight=None if sample_weight is None else sample_weight[factor.perm])
     W = np.ascontiguousarray(model.coef_.T)  # (n, n_models), permuted order
     A_perm = factor.solve_Lt(W)
     A = np.empty_like(A_perm)
