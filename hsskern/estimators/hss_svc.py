@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
+                         hss_options, kernel_of, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -31,9 +32,10 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _hss_backend(est, width, for_path):
-    """The backend of an HSSSVC-like estimator ``est`` at one kernel width."""
-    kernel = kernel_of(est, width)
+def _hss_backend(est, X, width, for_path):
+    """The backend of an HSSSVC-like estimator ``est`` at one kernel width (X, the training
+    points, resolves gamma="scale" / "auto")."""
+    kernel = kernel_of(est, width, X)
     opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
@@ -56,12 +58,15 @@ class HSSSVC(WeightedPathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian"}, default "gaussian"
-        gaussian: exp(-|x - y|^2 / (2 h^2)); laplacian: exp(-|x - y| / h).
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+        gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
+        (accepted as a synonym); laplacian: exp(-|x - y| / h).
     h : float or None, default None
         Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
-    gamma : float or None, default None
-        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    gamma : float, "scale", "auto" or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian). As SVC,
+        "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the training X
+        (Gaussian only). Give ``h`` or ``gamma``, not both (a ValueError).
     C : float, default 1.0
         Box constraint of the dual, > 0.
     beta : float or None, default None
@@ -149,8 +154,7 @@ class HSSSVC(WeightedPathClassifier):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        "h": [Interval(Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        **WIDTH_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -182,7 +186,7 @@ class HSSSVC(WeightedPathClassifier):
         self.random_state = random_state
 
     def _make_backend(self, X, for_path):
-        return _hss_backend(self, None, for_path)
+        return _hss_backend(self, X, None, for_path)
 
     def _set_backend_attributes(self, prepared, solution, model):
         self.support_ = model.support
@@ -214,8 +218,10 @@ class HSSSVCCV(WeightedPathClassifierCV):
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
         Kernel width(s) to try (None with ``gamma`` None: h = 1).
-    gamma : float, sequence of float or None
-        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    gamma : float, sequence of float, "scale", "auto" or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)); "scale" / "auto" as in
+        :class:`HSSSVC`, computed once on all of ``fit``'s X (every fold and the refit use
+        that value, reported in ``gamma_`` and ``cv_results_``).
     cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
         A float holds out that fraction once (stratified); an int runs stratified K-fold; a
         splitter or an iterable of (train, test) pairs is used as given.
@@ -251,9 +257,8 @@ class HSSSVCCV(WeightedPathClassifierCV):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **WIDTH_GRID_CONSTRAINTS,
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
         "refit": ["boolean"],
@@ -290,7 +295,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.random_state = random_state
 
     def _grid(self, X, Y):
-        return width_grid(self)
+        return width_grid(self, X)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it

@@ -12,12 +12,13 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import make_kernel
+from ..kernels import KERNELS, make_kernel
 from ..lowrank.nystrom import NystromFeatures
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
 from .base import PathClassifier
 from .cv import PathClassifierCV
+from .hss_params import GAMMA_STRINGS, kernel_name, resolve_gamma
 
 __all__ = ["NystromSVC", "NystromSVCCV"]
 
@@ -27,6 +28,9 @@ _FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "l", "n_c
 
 _COMMON_CONSTRAINTS = {
     **NystromFeatures._parameter_constraints,
+    # SVC's spellings, resolved to hsskern's in _kernel_params
+    "kernel": [StrOptions(set(KERNELS) | {"rbf"})],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS)), None],
     "loss": [StrOptions(set(LOSSES))],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -37,10 +41,20 @@ _COMMON_CONSTRAINTS = {
 }
 
 
+def _kernel_params(est, X):
+    """The feature parameters of ``est`` with SVC's spellings resolved on the training X
+    ("rbf" is the Gaussian; gamma "scale" / "auto" become numbers)."""
+    params = {p: getattr(est, p) for p in _FEATURE_PARAMS}
+    params["gamma"] = resolve_gamma(est.gamma, X, est.kernel)
+    params["kernel"] = kernel_name(est.kernel)
+    return params
+
+
 def _nystrom_backend(est, X):
     """The backend of a NystromSVC-like estimator ``est`` for the training points X; a fit
     that cannot fit the memory budget is refused here, before any work."""
-    kernel = make_kernel(est.kernel, h=est.h, gamma=est.gamma, degree=est.degree,
+    p = _kernel_params(est, X)
+    kernel = make_kernel(p["kernel"], h=est.h, gamma=p["gamma"], degree=est.degree,
                          coef0=est.coef0, sigma=est.sigma, l=est.l, n_features=X.shape[1])
     backend = NystromBackend(
         kernel, n_components=est.n_components, landmarks=est.landmarks,
@@ -58,9 +72,12 @@ class NystromSVC(PathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"
+    kernel : {"gaussian", "rbf", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"
+        "rbf" (SVC's name) is the Gaussian.
     h, gamma : float, optional
         Gaussian width: ``exp(-|x-y|^2 / (2 h^2)) = exp(-gamma |x-y|^2)``; give one (default h=1).
+        ``gamma`` may also be "scale" (1 / (n_features X.var())) or "auto" (1 / n_features),
+        SVC's rules on the training X (Gaussian only).
     degree, coef0, sigma, l
         Other kernels' parameters (see :func:`hsskern.make_kernel`).
     n_components : int, default 100
@@ -162,8 +179,11 @@ class NystromSVC(PathClassifier):
         return _nystrom_backend(self, X)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        self.features_ = NystromFeatures.from_map(
-            prepared.feature_map, **{p: getattr(self, p) for p in _FEATURE_PARAMS})
+        params = {p: getattr(self, p) for p in _FEATURE_PARAMS}
+        params["kernel"] = kernel_name(self.kernel)
+        if isinstance(self.gamma, str):  # the number it resolved to, in the map's kernel
+            params["gamma"] = prepared.feature_map.kernel.gamma
+        self.features_ = NystromFeatures.from_map(prepared.feature_map, **params)
         self.coef_ = solution.coef.copy()
 
 
