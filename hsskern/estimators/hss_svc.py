@@ -29,6 +29,7 @@ _COMMON_CONSTRAINTS = {
     "refine": ["boolean", StrOptions({"auto"})],
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "class_weight": [StrOptions({"balanced"}), dict, None],
+    "probability": ["boolean"],
 }
 
 
@@ -118,27 +119,49 @@ class HSSSVC(WeightedPathClassifier):
         ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
         One weight per point, shared by every one-vs-rest model (the point's own class
         sets it), so column k is SVC's binary "k vs rest" problem with those weights.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`, as SVC:
+        the decision values of 5 stratified internal folds (drawn with ``random_state``;
+        each fold compressed, factored and solved at this C like ``fit``) fit one sigmoid
+        per decision column. ``fit`` then costs about five more fits on 4/5 of the data.
+        See :meth:`predict_proba` for how its argmax relates to :meth:`predict`.
     verbose : int, default 0
         1: a line per phase and per C; 2: also per decomposition round.
     random_state : int, RandomState or None
-        Seeds the randomized compression.
+        Seeds the randomized compression (and the probability folds).
 
     Attributes
     ----------
+    SVC's attributes, with its shapes for two classes. Several classes are one-vs-rest here
+    (SVC: one-vs-one), so there are n_models = n_classes binary models instead of SVC's
+    n_classes (n_classes - 1) / 2, and ``dual_coef_`` has one row per class over the union
+    of the support vectors (SVC: n_classes - 1 rows in its one-vs-one layout).
+
     classes_ : ndarray of shape (n_classes,)
     class_weight_ : ndarray of shape (n_classes,)
         The weight of each class (ones without ``class_weight``), as SVC's.
     support_ : ndarray of shape (n_SV,)
         Indices of the training points with a nonzero coefficient for some class (points
-        of weight 0 never are).
+        of weight 0 never are), grouped by class in the order of ``classes_`` and by index
+        within a class, as SVC's.
     support_vectors_ : ndarray of shape (n_SV, n_features)
+    n_support_ : ndarray of int32, shape (n_classes,)
+        Support vectors per class (of the point's own label).
     dual_coef_ : ndarray of shape (n_models, n_SV)
-        ``y_i alpha_i`` per one-vs-rest model (n_models = 1 for binary problems, else
-        n_classes).
+        ``y_i alpha_i`` per model (n_models = 1 for two classes, with y_i = +1 for
+        ``classes_[1]``: SVC's sign, so ``decision_function`` is ``dual_coef_ @ K(SV, X) +
+        intercept_``), else one row per one-vs-rest model (class k against the rest).
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         ADMM iterations (the classes run together, so the entries are equal); with
         ``refine``, summed over the continuation C / 1000, C / 100, C / 10, C of ``fit``.
+    fit_status_ : int
+        0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (n_models,)
+        Platt's sigmoid per model, P = 1 / (1 + exp(probA_ f + probB_)) (``probability=True``
+        only).
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
     fit_time_ : dict
@@ -162,7 +185,7 @@ class HSSSVC(WeightedPathClassifier):
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, verbose=0, random_state=None):
+                 class_weight=None, probability=False, verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -182,6 +205,7 @@ class HSSSVC(WeightedPathClassifier):
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
         self.class_weight = class_weight
+        self.probability = probability
         self.verbose = verbose
         self.random_state = random_state
 
@@ -189,9 +213,6 @@ class HSSSVC(WeightedPathClassifier):
         return _hss_backend(self, X, None, for_path)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        self.support_ = model.support
-        self.support_vectors_ = model.support_vectors
-        self.dual_coef_ = model.dual_coef
         info = solution.info
         self.beta_ = info["beta"]
         self.hss_ = dict(prepared.stats)
@@ -228,9 +249,10 @@ class HSSSVCCV(WeightedPathClassifierCV):
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, verbose,
-    random_state
-        As in :class:`HSSSVC`. ``random_state`` also shuffles the folds. ``class_weight``
+    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
+    verbose, random_state
+        As in :class:`HSSSVC`. ``probability`` fits the sigmoids of the refitted model only
+        (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
         is weighted by the test rows' weights) and the refit.
@@ -269,7 +291,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, verbose=0, random_state=None):
+                 class_weight=None, probability=False, verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs
         self.h = h
@@ -291,6 +313,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
         self.class_weight = class_weight
+        self.probability = probability
         self.verbose = verbose
         self.random_state = random_state
 

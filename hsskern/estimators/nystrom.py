@@ -37,6 +37,7 @@ _COMMON_CONSTRAINTS = {
     "intercept_scaling": [Interval(Real, 0, None, closed="left")],
     "newton_solver": [StrOptions(set(NEWTON_SOLVERS))],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "probability": ["boolean"],
     "verbose": ["verbose"],
 }
 
@@ -113,8 +114,12 @@ class NystromSVC(PathClassifier):
         and the solver's arrays are estimated and checked before any work
         (:func:`~hsskern.solvers.nystrom_path.nystrom_memory`); default 80% of the memory
         available.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5
+        stratified internal folds drawn with ``random_state``, each with its own landmarks
+        and features, solved at this C; one sigmoid per decision column).
     random_state : int, RandomState or None
-        Landmark selection (and LIBLINEAR's sweep order).
+        Landmark selection (and LIBLINEAR's sweep order, and the probability folds).
     verbose : int, default 0
         1: a line when the features are built; 2: also the Newton solver's steps.
 
@@ -130,9 +135,23 @@ class NystromSVC(PathClassifier):
     n_iter_ : ndarray of shape (1,) or (n_classes,)
         Newton steps (or LIBLINEAR iterations) per binary problem.
     fit_time_ : dict
-        Seconds: ``landmarks``, ``features`` (the map and F) and ``solve``. In
-        :meth:`fit_path` the shared landmarks and features count in the first model only.
-    n_features_in_ : int
+        Seconds: ``landmarks``, ``features`` (the map and F) and ``solve`` (and
+        ``probability``). In :meth:`fit_path` the shared landmarks and features count in
+        the first model only.
+    class_weight_ : ndarray of shape (n_classes,)
+        Ones (no class weights yet), SVC's attribute.
+    fit_status_ : int
+        0 when every binary problem met ``tol``, else 1 (SVC's meaning).
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (1,) or (n_classes,)
+        Platt's sigmoids (``probability=True`` only), as in :class:`~hsskern.HSSSVC`.
+    n_features_in_, feature_names_in_
+
+    The model is primal (weights on the landmark features), so SVC's ``support_``,
+    ``support_vectors_``, ``n_support_`` and ``dual_coef_`` do not exist: every training
+    point would be a "support vector" of the expansion ``K(x, Z) (M coef_)``, whose
+    centres are the landmarks ``features_.components_``.
 
     Examples
     --------
@@ -152,7 +171,7 @@ class NystromSVC(PathClassifier):
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
                  newton_solver="auto", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
-                 memory_budget=None, random_state=None, verbose=0):
+                 memory_budget=None, probability=False, random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -172,6 +191,7 @@ class NystromSVC(PathClassifier):
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.verbose = verbose
 
@@ -206,8 +226,9 @@ class NystromSVCCV(PathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, h, gamma, degree, coef0, sigma, l, n_components, landmarks, loss, tol, max_iter,
     intercept_scaling, newton_solver, eig_cutoff, max_kmeans_samples, kmeans_iter,
-    memory_budget, random_state, verbose
+    memory_budget, probability, random_state, verbose
         As in :class:`NystromSVC`. ``random_state`` also shuffles the folds.
+        ``probability`` fits the sigmoids of the refitted model only.
 
     Attributes
     ----------
@@ -243,7 +264,7 @@ class NystromSVCCV(PathClassifierCV):
                  loss="squared_hinge", Cs=6, cv=3, refit=True, tol=1e-4, max_iter=1000,
                  intercept_scaling=1.0, newton_solver="auto", eig_cutoff=1e-6,
                  max_kmeans_samples=20000, kmeans_iter=5, memory_budget=None,
-                 random_state=None, verbose=0):
+                 probability=False, random_state=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -265,5 +286,6 @@ class NystromSVCCV(PathClassifierCV):
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.verbose = verbose
