@@ -385,6 +385,8 @@ class PathClassifier(ClassifierBase):
             AB = np.array([sigmoid_fit(Ds[:, k], Y[:, k], sw) for k in range(Y.shape[1])])
             out.append((AB[:, 0], AB[:, 1]))
         seconds = (time.perf_counter() - t0) / len(Cs)
+        self._log(1, f"probability: {len(splits)} internal folds, sigmoid A "
+                     f"{np.round(out[-1][0], 4).tolist()}, B {np.round(out[-1][1], 4).tolist()}")
         return [(A, B, seconds) for A, B in out]
 
     def _set_sigmoids(self, A, B, seconds):
