@@ -10,7 +10,6 @@ The machine is shared: every timing carries the load average before and after it
 import argparse
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 

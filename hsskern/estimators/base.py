@@ -358,8 +358,8 @@ class PathClassifier(ClassifierBase):
             models.append(m)
         self._set_fitted(classes, backend, prepared, solutions[-1], shared=len(models) == 1,
                          rows=rows, Y=Y)
-        if getattr(self, "probability", False):  # the folds solve the whole path once, every C calibrated
-            del prepared, solutions
+        if getattr(self, "probability", False):
+            del prepared, solutions  # each fold solves the whole path once: every C calibrated
             sigmoids = self._fit_sigmoids(backend, X, Y, w, Cs)
             for m, (A, B, seconds) in zip(models, sigmoids):
                 m._set_sigmoids(A, B, seconds)
