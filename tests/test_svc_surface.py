@@ -191,6 +191,12 @@ def test_calibrated_classifier_cv_wraps_hsssvc():
     P = ours.predict_proba(Xt)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_allclose(P, ref.predict_proba(Xt), atol=2e-3)
+    # with every default (the HSS approximation), and sample weights passed through
+    sw = np.ones(len(y))
+    default = CalibratedClassifierCV(HSSSVC(), cv=cv).fit(X, y, sample_weight=sw)
+    Pd = default.predict_proba(Xt)
+    np.testing.assert_allclose(Pd.sum(axis=1), 1.0)
+    assert log_loss(y, default.predict_proba(X)) < log_loss(y, np.full((len(y), 2), 0.5))
 
 
 def test_predict_proba_only_with_probability():
