@@ -177,6 +177,12 @@ def test_log_loss_matches_svc_on_shared_data(shared_dataset):
     ref = _svc(m, probability=True, random_state=0).fit(X, y)
     ours, theirs = log_loss(yt, m.predict_proba(Xt)), log_loss(yt, ref.predict_proba(Xt))
     assert ours <= 1.05 * theirs, (ours, theirs)
+    # LIBSVM passes its sigmoid through a pairwise-coupling iteration stopped at 0.0025,
+    # which costs it some log-loss on confident points; against its sigmoid itself (in
+    # scikit-learn's orientation: A f - B) ours is within 5 % both ways
+    p = 1 / (1 + np.exp(ref.probA_[0] * ref.decision_function(Xt) - ref.probB_[0]))
+    sigmoid = log_loss(yt, np.column_stack([1 - p, p]))
+    assert abs(ours - sigmoid) <= 0.05 * sigmoid, (ours, sigmoid)
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) > 0.99
 
 
