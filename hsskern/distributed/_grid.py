@@ -75,16 +75,16 @@ class DaskHSSSVCCV(HSSSVCCV):
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, verbose=0, random_state=None, scheduler=None,
-                 threads_per_task=1):
+                 class_weight=None, probability=False, verbose=0, random_state=None,
+                 scheduler=None, threads_per_task=1):
         super().__init__(kernel, Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
                          leaf_size=leaf_size, n_neighbors=n_neighbors,
                          approximation=approximation, max_iter=max_iter, tol=tol,
                          relaxation=relaxation, adaptive_beta=adaptive_beta, refine=refine,
                          max_chunk=max_chunk, memory_budget=memory_budget,
-                         class_weight=class_weight, verbose=verbose,
-                         random_state=random_state)
+                         class_weight=class_weight, probability=probability,
+                         verbose=verbose, random_state=random_state)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task
 

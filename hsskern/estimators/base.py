@@ -11,9 +11,12 @@ cost no compression or factor work, and fitting with them is fitting without the
 :class:`WeightedPathClassifier` is the base of the estimators whose backend takes weights;
 the others keep ``fit(X, y)`` and raise a clear error when given weights.
 """
+import time
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -21,6 +24,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..solvers.path import check_Cs, check_weights
 from ..utils._memory import check_memory, format_bytes
+from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
+                          sigmoid_proba)
 
 __all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathClassifier",
            "encode_labels", "labels_from_decision", "check_sample_weight",
@@ -192,9 +197,62 @@ class FitStateMixin:
             print(f"[{type(self).__name__}] {msg}", flush=True)
 
 
+def _check_probability(self):
+    """``predict_proba`` exists only with ``probability=True`` (SVC's rule)."""
+    if not getattr(self, "probability", False):
+        raise AttributeError("predict_proba is not available when probability=False")
+    return True
+
+
+def label_index(Y):
+    """The class index of each point from its one-vs-rest label columns."""
+    return (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+
+
 class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
     """What every classifier here shares: validation and label encoding on top of
-    :class:`FitStateMixin`."""
+    :class:`FitStateMixin`, and the probability outputs (``probability=True``)."""
+
+    @available_if(_check_probability)
+    def predict_proba(self, X):
+        """Class probabilities by Platt scaling (``probability=True`` only).
+
+        Two classes: ``proba[:, 1] = 1 / (1 + exp(probA_ f + probB_))`` with f the decision
+        value. Several classes: each one-vs-rest decision column through its own sigmoid,
+        the results normalised to sum to 1.
+
+        The argmax need not agree with :meth:`predict`, as in SVC: with two classes
+        ``proba[:, 1] > 0.5`` exactly when ``probA_ f + probB_ < 0``, i.e. (``probA_ < 0``,
+        the usual case) when ``f > -probB_ / probA_``, while ``predict`` thresholds f at 0;
+        the two disagree on the points with f between 0 and ``-probB_ / probA_``. With
+        several classes the argmax is the class of the smallest ``probA_[k] f_k +
+        probB_[k]``, ``predict`` the class of the largest f_k.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; entries in [0, 1], rows summing to 1.
+        """
+        return self._platt_output(X, log=False)
+
+    @available_if(_check_probability)
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, computed in log space (no log of an underflowed
+        probability)."""
+        return self._platt_output(X, log=True)
+
+    def _platt_output(self, X, log):
+        """The sigmoids applied to the decision values of X."""
+        check_is_fitted(self)
+        if not hasattr(self, "probA_"):
+            raise NotFittedError(f"{type(self).__name__} was fitted with probability=False: "
+                                 "refit with probability=True for predict_proba")
+        D = self.decision_function(X)
+        return (sigmoid_log_proba if log else sigmoid_proba)(D, self.probA_, self.probB_)
 
     def _validate_xy(self, X, y):
         self._reset()
@@ -295,6 +353,7 @@ class PathClassifier(ClassifierBase):
         ``rows`` indexes the kept points in the given X (None when all are kept).
         """
         X, y, classes, Y = self._validate_xy(X, y)
+        self.shape_fit_ = X.shape  # SVC's: the X given to fit, rows of weight 0 included
         w = self._validate_weights(X, y, classes, sample_weight)
         rows = None
         if w is not None and not np.all(w > 0):
@@ -308,8 +367,12 @@ class PathClassifier(ClassifierBase):
         backend = self._make_backend(X, for_path=False)
         prepared = backend.prepare(X, Y)
         solutions = solve_path(backend, prepared, Y, self._fit_Cs(), w)
-        self._set_fitted(classes, backend, prepared, solutions[-1], shared=True, rows=rows)
+        self._set_fitted(classes, backend, prepared, solutions[-1], shared=True, rows=rows, Y=Y)
         self.n_iter_ = np.maximum(self.n_iter_, 1)  # a fit ran its solver (scikit-learn's rule)
+        if getattr(self, "probability", False):
+            del prepared, solutions  # the folds' preparations need the memory
+            [(A, B, seconds)] = self._fit_sigmoids(backend, X, Y, w, self._fit_Cs())
+            self._set_sigmoids(A, B, seconds)
         return self
 
     def _fit_path(self, X, y, Cs, sample_weight):
@@ -323,16 +386,50 @@ class PathClassifier(ClassifierBase):
         models = []
         for i, sol in enumerate(solutions):
             m = clone(self).set_params(**{self._C_param: float(sol.C)})
-            for attr in ("n_features_in_", "feature_names_in_", "class_weight_"):
+            for attr in ("n_features_in_", "feature_names_in_", "class_weight_",
+                         "shape_fit_"):
                 if hasattr(self, attr):
                     setattr(m, attr, getattr(self, attr))
-            m._set_fitted(classes, backend, prepared, sol, shared=(i == 0), rows=rows)
+            m._set_fitted(classes, backend, prepared, sol, shared=(i == 0), rows=rows, Y=Y)
             models.append(m)
         self._set_fitted(classes, backend, prepared, solutions[-1], shared=len(models) == 1,
-                         rows=rows)
+                         rows=rows, Y=Y)
+        if getattr(self, "probability", False):
+            del prepared, solutions  # each fold solves the whole path once: every C calibrated
+            sigmoids = self._fit_sigmoids(backend, X, Y, w, Cs)
+            for m, (A, B, seconds) in zip(models, sigmoids):
+                m._set_sigmoids(A, B, seconds)
+            self._set_sigmoids(*sigmoids[-1])
         return models
 
-    def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None):
+    def _fit_sigmoids(self, backend, X, Y, w, Cs):
+        """Platt's sigmoids of every C, on decision values cross-validated over
+        ``N_FOLDS`` stratified folds drawn with ``random_state``: [(A, B, seconds)] per C.
+
+        The folds solve the weighted problem of the fit (LIBSVM's weighted C); the sigmoid's
+        likelihood weighs each point by its ``sample_weight`` only, so that class weights move
+        the boundary but the probabilities stay calibrated to the data's frequencies.
+        """
+        from .cv import make_splits  # cv builds on this module
+        t0 = time.perf_counter()
+        labels = label_index(Y)
+        splits = make_splits(min(N_FOLDS, labels.size), X, labels, self.random_state)
+        D = cross_val_decision(backend, X, Y, Cs, splits, w)
+        sw = None if w is None else w / self.class_weight_[labels]
+        out = []
+        for Ds in D:
+            AB = np.array([sigmoid_fit(Ds[:, k], Y[:, k], sw) for k in range(Y.shape[1])])
+            out.append((AB[:, 0], AB[:, 1]))
+        seconds = (time.perf_counter() - t0) / len(Cs)
+        self._log(1, f"probability: {len(splits)} internal folds, sigmoid A "
+                     f"{np.round(out[-1][0], 4).tolist()}, B {np.round(out[-1][1], 4).tolist()}")
+        return [(A, B, seconds) for A, B in out]
+
+    def _set_sigmoids(self, A, B, seconds):
+        self.probA_, self.probB_ = np.asarray(A, float), np.asarray(B, float)
+        self.fit_time_ = {**getattr(self, "fit_time_", {}), "probability": seconds}
+
+    def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):
         model = backend.model(prepared, [solution])
         self.classes_ = classes
         self._model = model
@@ -342,9 +439,55 @@ class PathClassifier(ClassifierBase):
         self.fit_time_ = {**(dict(prepared.timings) if shared else zeros),
                           **solution.timings}
         self._set_backend_attributes(prepared, solution, model)
-        if rows is not None and hasattr(self, "support_"):
-            # the backend saw the points of positive weight only: index the rows given to fit
-            self.support_ = rows[self.support_]
+        self._set_svc_attributes(classes, model, solution, Y, rows)
+
+    def _set_svc_attributes(self, classes, model, solution, Y, rows=None):
+        """SVC's fitted attributes where they apply: ``fit_status_`` and ``class_weight_``
+        always; for a kernel expansion (a model with support vectors) ``support_``,
+        ``support_vectors_``, ``dual_coef_`` and ``n_support_`` in SVC's order — the support
+        vectors grouped by class in the order of ``classes_``, by index within a class."""
+        self.fit_status_ = int(not np.all(solution.converged))
+        if not hasattr(self, "class_weight_"):
+            self.class_weight_ = np.ones(classes.size)
+        if not all(hasattr(model, a) for a in ("support", "support_vectors", "dual_coef")):
+            return
+        sv_class = label_index(Y)[model.support]
+        order = np.argsort(sv_class, kind="stable")
+        support = model.support[order]
+        # the backend saw the points of positive weight only: index the rows given to fit
+        self.support_ = support if rows is None else rows[support]
+        self.n_support_ = np.bincount(sv_class, minlength=classes.size).astype(np.int32)
+        self._set_sv_arrays()
+
+    def _set_sv_arrays(self):
+        """``support_vectors_`` and ``dual_coef_``: the model's arrays in the order of
+        ``support_`` (the model's own arrays when that is the model's order).
+
+        The model keeps its support vectors by increasing row, and ``support_`` maps rows
+        monotonically, so the rank of ``support_[i]`` is its position in the model."""
+        model = self._model
+        if np.all(self.support_[1:] > self.support_[:-1]):
+            self.support_vectors_, self.dual_coef_ = model.support_vectors, model.dual_coef
+            return
+        order = np.empty(self.support_.size, dtype=np.intp)
+        order[np.argsort(self.support_)] = np.arange(self.support_.size)
+        self.support_vectors_ = model.support_vectors[order]
+        self.dual_coef_ = model.dual_coef[:, order]
+
+    def __getstate__(self):
+        # reordered support vectors are the model's, permuted: ship them once
+        state = super().__getstate__()
+        model = state.get("_model")
+        if "support_vectors_" in state and \
+                state["support_vectors_"] is not getattr(model, "support_vectors", None):
+            state = {k: v for k, v in state.items()
+                     if k not in ("support_vectors_", "dual_coef_")}
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "support_" in state and "support_vectors_" not in state:
+            self._set_sv_arrays()
 
     def decision_function(self, X):
         """Signed distance to the separating surface(s).

@@ -277,6 +277,12 @@ class PathClassifierCV(ClassifierBase):
         """Class labels from ``best_estimator_``, shape (n_samples,)."""
         return self._check_refit().predict(X)
 
+    def _platt_output(self, X, log):
+        """``predict_proba`` / ``predict_log_proba`` of ``best_estimator_`` (the refit
+        fitted the sigmoids)."""
+        best = self._check_refit()
+        return best.predict_log_proba(X) if log else best.predict_proba(X)
+
 
 class WeightedPathClassifierCV(PathClassifierCV):
     """Base of the ``*CV`` estimators whose refitted estimator takes per-point weights."""

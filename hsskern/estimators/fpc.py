@@ -43,6 +43,7 @@ _COMMON_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "beta": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "probability": ["boolean"],
     "random_state": ["random_state"],
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
@@ -83,8 +84,12 @@ class FPCClassifier(WeightedPathClassifier):
     memory_budget : float, optional
         Bytes allowed for the m x n features, Gram matrix and factor (default: 80% of the
         available memory). Checked before allocating; the error suggests a degree that fits.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5
+        stratified internal folds drawn with ``random_state``, each with its own features and
+        ADMM; one sigmoid per decision column).
     random_state : int, RandomState or None
-        Seeds the "random" and "uniform" center schemes.
+        Seeds the "random" and "uniform" center schemes (and the probability folds).
     class_weight : dict, "balanced" or None, default None
         As SVC: class c's points count ``class_weight[c]`` times in the hinge loss (times
         their ``sample_weight``); "balanced" uses ``n_samples / (n_classes *
@@ -111,7 +116,18 @@ class FPCClassifier(WeightedPathClassifier):
     converged_ : ndarray of bool, shape (n_problems,)
     intercept_ : ndarray of zeros, shape (n_problems,)
         FPC has no separate intercept (the constant is one of the polynomial features).
-    n_features_in_ : int
+    class_weight_ : ndarray of shape (n_classes,)
+        Ones (no class weights yet), SVC's attribute.
+    fit_status_ : int
+        0 when every problem met ``tol``, else 1 (SVC's meaning).
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (n_problems,)
+        Platt's sigmoids (``probability=True`` only), as in :class:`~hsskern.HSSSVC`.
+    n_features_in_, feature_names_in_
+
+    The model is primal (coefficients on polynomial-kernel centres), so SVC's ``support_``,
+    ``support_vectors_``, ``n_support_`` and ``dual_coef_`` do not exist.
 
     FPC has no C, so it has no ``fit_path``; its path is over the degree
     (:class:`FPCClassifierCV`).
@@ -131,8 +147,8 @@ class FPCClassifier(WeightedPathClassifier):
     _C_param = None
 
     def __init__(self, degree=3, *, centers="first", scaling="auto", tol=5e-4, max_iter=100,
-                 alpha="auto", beta="auto", memory_budget=None, random_state=None,
-                 class_weight=None, verbose=0):
+                 alpha="auto", beta="auto", memory_budget=None, probability=False,
+                 random_state=None, class_weight=None, verbose=0):
         self.degree = degree
         self.centers = centers
         self.scaling = scaling
@@ -141,6 +157,7 @@ class FPCClassifier(WeightedPathClassifier):
         self.alpha = alpha
         self.beta = beta
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.class_weight = class_weight
         self.verbose = verbose
@@ -214,9 +231,10 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         int: shuffled stratified k-fold; float in (0, 1): a single stratified hold-out of
         that fraction (the paper's validation split); or any scikit-learn splitter (the
         policy of every ``*CV`` estimator, :func:`hsskern.estimators.cv.make_splits`).
-    centers, scaling, tol, max_iter, alpha, beta, memory_budget, random_state, class_weight,
-    verbose
-        As in :class:`FPCClassifier`. ``random_state`` also shuffles the folds.
+    centers, scaling, tol, max_iter, alpha, beta, memory_budget, probability,
+    random_state, class_weight, verbose
+        As in :class:`FPCClassifier`. ``random_state`` also shuffles the folds;
+        ``probability`` fits the sigmoids of the refitted model only.
         ``class_weight`` applies in every fold ("balanced" over the fold's training labels)
         and the refit; ``fit``'s ``sample_weight`` follows its rows into the folds (the
         validation accuracy is weighted by the test rows' weights) and the refit. Rows whose
@@ -269,7 +287,8 @@ class FPCClassifierCV(WeightedPathClassifierCV):
 
     def __init__(self, degrees=None, *, cv=5, centers="first", scaling="auto", tol=5e-4,
                  max_iter=100, alpha="auto", beta="auto", memory_budget=None, refit=True,
-                 warm_degrees=True, random_state=None, class_weight=None, verbose=0):
+                 warm_degrees=True, probability=False, random_state=None, class_weight=None,
+                 verbose=0):
         self.degrees = degrees
         self.cv = cv
         self.centers = centers
@@ -279,6 +298,7 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         self.alpha = alpha
         self.beta = beta
         self.memory_budget = memory_budget
+        self.probability = probability
         self.refit = refit
         self.warm_degrees = warm_degrees
         self.random_state = random_state
@@ -379,4 +399,14 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         est._model = FeatureModel(fmap, [solution])
         est.intercept_ = solution.intercept.copy()
         est._set_solution(fmap, solution)
+        classes, Y = encode_labels(y)
+        est.shape_fit_ = X.shape
+        est._set_svc_attributes(classes, est._model, solution, Y)
+        if self.probability:  # the search's batched ADMM has no internal folds: fit them
+            w = point_weights(y, classes, self.class_weight, sample_weight)
+            if w is not None:  # the refit's rows: those of positive weight, as fit keeps
+                keep = w > 0
+                X, Y, w = X[keep], Y[keep], w[keep]
+            est._set_sigmoids(*est._fit_sigmoids(est._make_backend(X, for_path=False), X, Y,
+                                                 w, est._fit_Cs())[0])
         return est

@@ -1,5 +1,13 @@
 """The flat HSS parameters every HSS estimator shares (classifier and regressors): the kernel
-width in either spelling, the compression options, and the width grid of a ``*CV``."""
+width in either spelling, the compression options, and the width grid of a ``*CV``.
+
+The kernel spellings of scikit-learn's SVC resolve here, once: ``kernel="rbf"`` is the
+Gaussian, and ``gamma`` may be a float, ``"scale"`` (``1 / (n_features * X.var())``, 1 when
+X is constant) or ``"auto"`` (``1 / n_features``), computed on the training X. hsskern's
+Gaussian is ``exp(-|x - y|^2 / (2 h^2))`` and SVC's rbf ``exp(-gamma |x - y|^2)``, so
+``gamma = 1 / (2 h^2)``. Precedence: ``gamma=None`` uses ``h`` (1 when that is None too);
+both given is a ValueError.
+"""
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,8 +16,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import make_kernel
 from ..options import HSSOptions
 
-__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "width_name", "kernel_of", "hss_options",
-           "width_grid"]
+__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS", "WIDTH_GRID_CONSTRAINTS",
+           "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "width_name", "kernel_of",
+           "hss_options", "width_grid"]
 
 HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
 
@@ -28,6 +37,55 @@ HSS_CONSTRAINTS = {
 }
 
 
+#: SVC's data-dependent gamma spellings
+GAMMA_STRINGS = ("scale", "auto")
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+
+#: kernel and width of a single-model estimator (SVC's "rbf" and gamma strings included)
+WIDTH_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian"})],
+    "h": [_POSITIVE, None],
+    "gamma": [_POSITIVE, StrOptions(set(GAMMA_STRINGS)), None],
+}
+
+#: the same for a ``*CV``, whose h or gamma may be a grid
+WIDTH_GRID_CONSTRAINTS = {
+    "kernel": WIDTH_CONSTRAINTS["kernel"],
+    "h": [_POSITIVE, "array-like", None],
+    "gamma": [_POSITIVE, StrOptions(set(GAMMA_STRINGS)), "array-like", None],
+}
+
+
+def kernel_name(kernel):
+    """hsskern's name of a kernel spelling: "rbf" (scikit-learn's) is the Gaussian."""
+    return "gaussian" if kernel == "rbf" else kernel
+
+
+def resolve_gamma(gamma, X, kernel="gaussian"):
+    """gamma as a number: SVC's ``"scale"`` and ``"auto"`` computed on the training X.
+
+    ``"scale"`` is ``1 / (n_features * X.var())`` (1 when X.var() is 0, as SVC) and ``"auto"``
+    ``1 / n_features``. They are defined for the Gaussian (SVC's rbf) only: a clear
+    ValueError for another kernel. Numbers and None pass through.
+    """
+    if not isinstance(gamma, str):
+        return gamma
+    if gamma not in GAMMA_STRINGS:
+        raise ValueError(f"gamma must be a positive float, 'scale' or 'auto', got {gamma!r}")
+    if kernel_name(kernel) != "gaussian":
+        raise ValueError(f"gamma={gamma!r} is SVC's rule for the rbf (Gaussian) kernel; give "
+                         f"the {kernel!r} kernel a numeric h or gamma")
+    if X is None:
+        raise ValueError(f"gamma={gamma!r} is computed from the training data, which was "
+                         "not given")
+    d = X.shape[1]
+    if gamma == "auto":
+        return 1.0 / d
+    var = float(np.var(X))
+    return 1.0 / (d * var) if var != 0 else 1.0
+
+
 def width_name(est):
     """"h" or "gamma": the spelling of the kernel width the estimator was given."""
     if est.h is not None and est.gamma is not None:
@@ -35,11 +93,14 @@ def width_name(est):
     return "gamma" if est.gamma is not None else "h"
 
 
-def kernel_of(est, width=None):
-    """The Kernel of an estimator with ``kernel``, ``h``, ``gamma`` (h = 1 when neither)."""
+def kernel_of(est, width=None, X=None):
+    """The Kernel of an estimator with ``kernel``, ``h``, ``gamma`` (h = 1 when neither);
+    X, the training points, resolves ``gamma="scale"`` / ``"auto"``."""
     name = width_name(est)
     width = getattr(est, name) if width is None else width
-    return make_kernel(est.kernel, **{name: 1.0 if width is None else width})
+    if name == "gamma":
+        width = resolve_gamma(width, X, est.kernel)
+    return make_kernel(kernel_name(est.kernel), **{name: 1.0 if width is None else width})
 
 
 def hss_options(est, verbose_offset=1):
@@ -50,12 +111,19 @@ def hss_options(est, verbose_offset=1):
                       verbose=max(0, int(est.verbose) - verbose_offset))
 
 
-def width_grid(est):
-    """The widths a ``*CV`` searches, as a list of {"h" or "gamma": value}, checked."""
+def width_grid(est, X=None):
+    """The widths a ``*CV`` searches, as a list of {"h" or "gamma": value}, checked; a gamma
+    string is resolved on X (all of ``fit``'s rows: every fold and the refit share it)."""
     name = width_name(est)
     widths = getattr(est, name)
-    widths = [1.0] if widths is None else np.atleast_1d(
-        np.asarray(widths, dtype=np.float64)).tolist()
+    if isinstance(widths, str):
+        widths = resolve_gamma(widths, X, est.kernel)
+    try:
+        widths = [1.0] if widths is None else np.atleast_1d(
+            np.asarray(widths, dtype=np.float64)).tolist()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number or a sequence of them (a gamma "
+                         f"string only on its own), got {widths!r}") from None
     if not widths or not all(np.isfinite(v) and v > 0 for v in widths):
         raise ValueError(f"{name} must be positive and finite, got {widths!r}")
     return [{name: float(w)} for w in widths]

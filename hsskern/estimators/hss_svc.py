@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
+                         hss_options, kernel_of, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -28,12 +29,14 @@ _COMMON_CONSTRAINTS = {
     "refine": ["boolean", StrOptions({"auto"})],
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "class_weight": [StrOptions({"balanced"}), dict, None],
+    "probability": ["boolean"],
 }
 
 
-def _hss_backend(est, width, for_path):
-    """The backend of an HSSSVC-like estimator ``est`` at one kernel width."""
-    kernel = kernel_of(est, width)
+def _hss_backend(est, X, width, for_path):
+    """The backend of an HSSSVC-like estimator ``est`` at one kernel width (X, the training
+    points, resolves gamma="scale" / "auto")."""
+    kernel = kernel_of(est, width, X)
     opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
@@ -56,12 +59,15 @@ class HSSSVC(WeightedPathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian"}, default "gaussian"
-        gaussian: exp(-|x - y|^2 / (2 h^2)); laplacian: exp(-|x - y| / h).
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+        gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
+        (accepted as a synonym); laplacian: exp(-|x - y| / h).
     h : float or None, default None
         Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
-    gamma : float or None, default None
-        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    gamma : float, "scale", "auto" or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian). As SVC,
+        "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the training X
+        (Gaussian only). Give ``h`` or ``gamma``, not both (a ValueError).
     C : float, default 1.0
         Box constraint of the dual, > 0.
     beta : float or None, default None
@@ -113,27 +119,49 @@ class HSSSVC(WeightedPathClassifier):
         ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
         One weight per point, shared by every one-vs-rest model (the point's own class
         sets it), so column k is SVC's binary "k vs rest" problem with those weights.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`, as SVC:
+        the decision values of 5 stratified internal folds (drawn with ``random_state``;
+        each fold compressed, factored and solved at this C like ``fit``) fit one sigmoid
+        per decision column. ``fit`` then costs about five more fits on 4/5 of the data.
+        See :meth:`predict_proba` for how its argmax relates to :meth:`predict`.
     verbose : int, default 0
         1: a line per phase and per C; 2: also per decomposition round.
     random_state : int, RandomState or None
-        Seeds the randomized compression.
+        Seeds the randomized compression (and the probability folds).
 
     Attributes
     ----------
+    SVC's attributes, with its shapes for two classes. Several classes are one-vs-rest here
+    (SVC: one-vs-one), so there are n_models = n_classes binary models instead of SVC's
+    n_classes (n_classes - 1) / 2, and ``dual_coef_`` has one row per class over the union
+    of the support vectors (SVC: n_classes - 1 rows in its one-vs-one layout).
+
     classes_ : ndarray of shape (n_classes,)
     class_weight_ : ndarray of shape (n_classes,)
         The weight of each class (ones without ``class_weight``), as SVC's.
     support_ : ndarray of shape (n_SV,)
         Indices of the training points with a nonzero coefficient for some class (points
-        of weight 0 never are).
+        of weight 0 never are), grouped by class in the order of ``classes_`` and by index
+        within a class, as SVC's.
     support_vectors_ : ndarray of shape (n_SV, n_features)
+    n_support_ : ndarray of int32, shape (n_classes,)
+        Support vectors per class (of the point's own label).
     dual_coef_ : ndarray of shape (n_models, n_SV)
-        ``y_i alpha_i`` per one-vs-rest model (n_models = 1 for binary problems, else
-        n_classes).
+        ``y_i alpha_i`` per model (n_models = 1 for two classes, with y_i = +1 for
+        ``classes_[1]``: SVC's sign, so ``decision_function`` is ``dual_coef_ @ K(SV, X) +
+        intercept_``), else one row per one-vs-rest model (class k against the rest).
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         ADMM iterations (the classes run together, so the entries are equal); with
         ``refine``, summed over the continuation C / 1000, C / 100, C / 10, C of ``fit``.
+    fit_status_ : int
+        0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (n_models,)
+        Platt's sigmoid per model, P = 1 / (1 + exp(probA_ f + probB_)) (``probability=True``
+        only).
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
     fit_time_ : dict
@@ -149,8 +177,7 @@ class HSSSVC(WeightedPathClassifier):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        "h": [Interval(Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        **WIDTH_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -158,7 +185,7 @@ class HSSSVC(WeightedPathClassifier):
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, verbose=0, random_state=None):
+                 class_weight=None, probability=False, verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -178,16 +205,14 @@ class HSSSVC(WeightedPathClassifier):
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
         self.class_weight = class_weight
+        self.probability = probability
         self.verbose = verbose
         self.random_state = random_state
 
     def _make_backend(self, X, for_path):
-        return _hss_backend(self, None, for_path)
+        return _hss_backend(self, X, None, for_path)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        self.support_ = model.support
-        self.support_vectors_ = model.support_vectors
-        self.dual_coef_ = model.dual_coef
         info = solution.info
         self.beta_ = info["beta"]
         self.hss_ = dict(prepared.stats)
@@ -214,17 +239,20 @@ class HSSSVCCV(WeightedPathClassifierCV):
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
         Kernel width(s) to try (None with ``gamma`` None: h = 1).
-    gamma : float, sequence of float or None
-        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    gamma : float, sequence of float, "scale", "auto" or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)); "scale" / "auto" as in
+        :class:`HSSSVC`, computed once on all of ``fit``'s X (every fold and the refit use
+        that value, reported in ``gamma_`` and ``cv_results_``).
     cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
         A float holds out that fraction once (stratified); an int runs stratified K-fold; a
         splitter or an iterable of (train, test) pairs is used as given.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, verbose,
-    random_state
-        As in :class:`HSSSVC`. ``random_state`` also shuffles the folds. ``class_weight``
+    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
+    verbose, random_state
+        As in :class:`HSSSVC`. ``probability`` fits the sigmoids of the refitted model only
+        (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
         is weighted by the test rows' weights) and the refit.
@@ -251,9 +279,8 @@ class HSSSVCCV(WeightedPathClassifierCV):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **WIDTH_GRID_CONSTRAINTS,
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
         "refit": ["boolean"],
@@ -264,7 +291,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, verbose=0, random_state=None):
+                 class_weight=None, probability=False, verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs
         self.h = h
@@ -286,11 +313,12 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.max_chunk = max_chunk
         self.memory_budget = memory_budget
         self.class_weight = class_weight
+        self.probability = probability
         self.verbose = verbose
         self.random_state = random_state
 
     def _grid(self, X, Y):
-        return width_grid(self)
+        return width_grid(self, X)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it

@@ -12,7 +12,8 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers.ridge_path import RidgeBackend, check_alphas
-from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
+                         hss_options, kernel_of, width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
@@ -38,14 +39,16 @@ class HSSKernelRidge(PathRegressor):
     ----------
     alpha : float, default 1.0
         Regularization (the shift of K), > 0.
-    kernel : {"gaussian", "laplacian"}, default "gaussian"
-        gaussian: exp(-|x - y|^2 / (2 h^2)) (scikit-learn's "rbf" with gamma = 1 / (2 h^2));
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+        gaussian: exp(-|x - y|^2 / (2 h^2)) (scikit-learn's "rbf", a synonym here, with
+        gamma = 1 / (2 h^2));
         laplacian: exp(-|x - y| / h) (scikit-learn's "laplacian" uses the l1 distance, this
         one the Euclidean).
     h : float or None, default None
         Kernel width. When both ``h`` and ``gamma`` are None, h = 1.
-    gamma : float or None, default None
-        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    gamma : float, "scale", "auto" or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian); "scale"
+        (1 / (n_features X.var())) and "auto" (1 / n_features) as SVC, Gaussian only.
     solver : {"direct", "exact"}, default "direct"
         "direct": the HSS factor's solve, O(n r) per alpha after an O(n r^2) refactorization;
         the dual coefficients solve (H + alpha I) c = y, so their relative error against the
@@ -104,9 +107,8 @@ class HSSKernelRidge(PathRegressor):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **WIDTH_CONSTRAINTS,
         "alpha": [Interval(Real, 0, None, closed="neither")],
-        "h": [Interval(Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, alpha=1.0, kernel="gaussian", *, h=None, gamma=None, solver="direct",
@@ -133,7 +135,7 @@ class HSSKernelRidge(PathRegressor):
     def _make_backend(self, X, values, for_search=False, leave_one_out=False):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
-        return RidgeBackend(kernel_of(self), approximation=self.approximation,
+        return RidgeBackend(kernel_of(self, X=X), approximation=self.approximation,
                             hss_options=hss_options(self),
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
                             max_iter=self.max_iter, beta=float(np.min(values)),
@@ -186,11 +188,12 @@ class HSSKernelRidgeCV(PathRegressorCV):
     ----------
     alphas : sequence of float, default (0.1, 1.0, 10.0)
         Grid of alpha, each > 0.
-    kernel : {"gaussian", "laplacian"}, default "gaussian"
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
     h : float, sequence of float or None, default None
         Kernel width(s) to try (None with ``gamma`` None: h = 1).
-    gamma : float, sequence of float or None
-        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    gamma : float, sequence of float, "scale", "auto" or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)); a string is resolved once
+        on all of ``fit``'s X.
     cv : None, int >= 2, float in (0, 1) or a scikit-learn splitter, default None
         None: efficient leave-one-out from the factor (one "split" in ``cv_results_``);
         an int: shuffled k-fold; a float: one shuffled hold-out of that fraction; a splitter
@@ -225,9 +228,8 @@ class HSSKernelRidgeCV(PathRegressorCV):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **WIDTH_GRID_CONSTRAINTS,
         "alphas": ["array-like", Interval(Real, 0, None, closed="neither")],
-        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
         "cv": [None, Interval(Real, 0, 1, closed="neither"),
                Interval(Integral, 2, None, closed="left"), "cv_object"],
         "scoring": [StrOptions(set(SCORINGS))],
@@ -264,7 +266,7 @@ class HSSKernelRidgeCV(PathRegressorCV):
         return check_alphas(self.alphas)
 
     def _grid(self, X):
-        return width_grid(self)
+        return width_grid(self, X)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it

@@ -12,12 +12,13 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import make_kernel
+from ..kernels import KERNELS, make_kernel
 from ..lowrank.nystrom import NystromFeatures
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
+from .hss_params import GAMMA_STRINGS, kernel_name, resolve_gamma
 
 __all__ = ["NystromSVC", "NystromSVCCV"]
 
@@ -27,21 +28,35 @@ _FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "l", "n_c
 
 _COMMON_CONSTRAINTS = {
     **NystromFeatures._parameter_constraints,
+    # SVC's spellings, resolved to hsskern's in _kernel_params
+    "kernel": [StrOptions(set(KERNELS) | {"rbf"})],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS)), None],
     "loss": [StrOptions(set(LOSSES))],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "intercept_scaling": [Interval(Real, 0, None, closed="left")],
     "newton_solver": [StrOptions(set(NEWTON_SOLVERS))],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "probability": ["boolean"],
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
 }
 
 
+def _kernel_params(est, X):
+    """The feature parameters of ``est`` with SVC's spellings resolved on the training X
+    ("rbf" is the Gaussian; gamma "scale" / "auto" become numbers)."""
+    params = {p: getattr(est, p) for p in _FEATURE_PARAMS}
+    params["gamma"] = resolve_gamma(est.gamma, X, est.kernel)
+    params["kernel"] = kernel_name(est.kernel)
+    return params
+
+
 def _nystrom_backend(est, X):
     """The backend of a NystromSVC-like estimator ``est`` for the training points X; a fit
     that cannot fit the memory budget is refused here, before any work."""
-    kernel = make_kernel(est.kernel, h=est.h, gamma=est.gamma, degree=est.degree,
+    p = _kernel_params(est, X)
+    kernel = make_kernel(p["kernel"], h=est.h, gamma=p["gamma"], degree=est.degree,
                          coef0=est.coef0, sigma=est.sigma, l=est.l, n_features=X.shape[1])
     backend = NystromBackend(
         kernel, n_components=est.n_components, landmarks=est.landmarks,
@@ -59,9 +74,12 @@ class NystromSVC(WeightedPathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"
+    kernel : {"gaussian", "rbf", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"
+        "rbf" (SVC's name) is the Gaussian.
     h, gamma : float, optional
         Gaussian width: ``exp(-|x-y|^2 / (2 h^2)) = exp(-gamma |x-y|^2)``; give one (default h=1).
+        ``gamma`` may also be "scale" (1 / (n_features X.var())) or "auto" (1 / n_features),
+        SVC's rules on the training X (Gaussian only).
     degree, coef0, sigma, l
         Other kernels' parameters (see :func:`hsskern.make_kernel`).
     n_components : int, default 100
@@ -97,8 +115,12 @@ class NystromSVC(WeightedPathClassifier):
         and the solver's arrays are estimated and checked before any work
         (:func:`~hsskern.solvers.nystrom_path.nystrom_memory`); default 80% of the memory
         available.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5
+        stratified internal folds drawn with ``random_state``, each with its own landmarks
+        and features, solved at this C; one sigmoid per decision column).
     random_state : int, RandomState or None
-        Landmark selection (and LIBLINEAR's sweep order).
+        Landmark selection (and LIBLINEAR's sweep order, and the probability folds).
     class_weight : dict, "balanced" or None, default None
         As SVC: class c's points have their loss weighted by ``class_weight[c]`` (times their
         ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
@@ -122,9 +144,23 @@ class NystromSVC(WeightedPathClassifier):
     n_iter_ : ndarray of shape (1,) or (n_classes,)
         Newton steps (or LIBLINEAR iterations) per binary problem.
     fit_time_ : dict
-        Seconds: ``landmarks``, ``features`` (the map and F) and ``solve``. In
-        :meth:`fit_path` the shared landmarks and features count in the first model only.
-    n_features_in_ : int
+        Seconds: ``landmarks``, ``features`` (the map and F) and ``solve`` (and
+        ``probability``). In :meth:`fit_path` the shared landmarks and features count in
+        the first model only.
+    class_weight_ : ndarray of shape (n_classes,)
+        Ones (no class weights yet), SVC's attribute.
+    fit_status_ : int
+        0 when every binary problem met ``tol``, else 1 (SVC's meaning).
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (1,) or (n_classes,)
+        Platt's sigmoids (``probability=True`` only), as in :class:`~hsskern.HSSSVC`.
+    n_features_in_, feature_names_in_
+
+    The model is primal (weights on the landmark features), so SVC's ``support_``,
+    ``support_vectors_``, ``n_support_`` and ``dual_coef_`` do not exist: every training
+    point would be a "support vector" of the expansion ``K(x, Z) (M coef_)``, whose
+    centres are the landmarks ``features_.components_``.
 
     Examples
     --------
@@ -144,7 +180,8 @@ class NystromSVC(WeightedPathClassifier):
                  sigma=None, l=None, n_components=100, landmarks="kmeans",
                  loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
                  newton_solver="auto", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
-                 memory_budget=None, random_state=None, class_weight=None, verbose=0):
+                 memory_budget=None, probability=False, random_state=None,
+                 class_weight=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -164,6 +201,7 @@ class NystromSVC(WeightedPathClassifier):
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.class_weight = class_weight
         self.verbose = verbose
@@ -172,8 +210,11 @@ class NystromSVC(WeightedPathClassifier):
         return _nystrom_backend(self, X)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        self.features_ = NystromFeatures.from_map(
-            prepared.feature_map, **{p: getattr(self, p) for p in _FEATURE_PARAMS})
+        params = {p: getattr(self, p) for p in _FEATURE_PARAMS}
+        params["kernel"] = kernel_name(self.kernel)
+        if isinstance(self.gamma, str):  # the number it resolved to, in the map's kernel
+            params["gamma"] = prepared.feature_map.kernel.gamma
+        self.features_ = NystromFeatures.from_map(prepared.feature_map, **params)
         self.coef_ = solution.coef.copy()
 
 
@@ -196,8 +237,9 @@ class NystromSVCCV(WeightedPathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, h, gamma, degree, coef0, sigma, l, n_components, landmarks, loss, tol, max_iter,
     intercept_scaling, newton_solver, eig_cutoff, max_kmeans_samples, kmeans_iter,
-    memory_budget, random_state, class_weight, verbose
-        As in :class:`NystromSVC`. ``random_state`` also shuffles the folds. ``class_weight``
+    memory_budget, probability, random_state, class_weight, verbose
+        As in :class:`NystromSVC`. ``random_state`` also shuffles the folds.
+        ``probability`` fits the sigmoids of the refitted model only. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
         is weighted by the test rows' weights) and the refit.
@@ -236,7 +278,7 @@ class NystromSVCCV(WeightedPathClassifierCV):
                  loss="squared_hinge", Cs=6, cv=3, refit=True, tol=1e-4, max_iter=1000,
                  intercept_scaling=1.0, newton_solver="auto", eig_cutoff=1e-6,
                  max_kmeans_samples=20000, kmeans_iter=5, memory_budget=None,
-                 random_state=None, class_weight=None, verbose=0):
+                 probability=False, random_state=None, class_weight=None, verbose=0):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -258,6 +300,7 @@ class NystromSVCCV(WeightedPathClassifierCV):
         self.max_kmeans_samples = max_kmeans_samples
         self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.class_weight = class_weight
         self.verbose = verbose

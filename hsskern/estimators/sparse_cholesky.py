@@ -64,8 +64,13 @@ class SparseCholeskySVC(WeightedPathClassifier):
         Bytes the Gram assembly may use (checked on a sampled estimate before allocating) and,
         with CHOLMOD, the factor (checked on its exact symbolic size before the numeric
         factorization); default 80% of the available memory.
+    probability : bool, default False
+        Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5
+        stratified internal folds drawn with ``random_state``, each factored and solved at
+        this C; one sigmoid per decision column).
     random_state : int, RandomState or None, default None
-        Seeds LIBLINEAR's coordinate order and the memory estimate's row sample.
+        Seeds LIBLINEAR's coordinate order, the memory estimate's row sample and the
+        probability folds.
     class_weight : dict, "balanced" or None, default None
         As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
         ``sample_weight``; LIBLINEAR's per-instance C on the factor's rows); "balanced" uses
@@ -86,10 +91,16 @@ class SparseCholeskySVC(WeightedPathClassifier):
     beta_ : float
         Shift actually used (larger than ``beta`` if it had to grow).
     support_ : ndarray of shape (n_SV,)
-        Indices of the training points with a nonzero coefficient.
+        Indices of the training points with a nonzero coefficient, grouped by class in the
+        order of ``classes_`` (by index within a class), as SVC's.
     support_vectors_ : ndarray of shape (n_SV, n_features)
+    n_support_ : ndarray of int32, shape (n_classes,)
+        Support vectors per class.
     dual_coef_ : ndarray of shape (n_models, n_SV)
-        y_i * lambda_i per one-vs-rest model (one model for binary problems).
+        y_i * lambda_i per one-vs-rest model (one model for binary problems, y_i = +1 for
+        ``classes_[1]``; several classes: one row per class against the rest, where SVC's
+        one-vs-one has n_classes - 1 rows). With the squared hinge these are the dual
+        coefficients of that loss, not bounded by C.
     intercept_ : ndarray of shape (n_models,)
     nnz_K_, nnz_L_ : int
         Stored entries of the Gram matrix (both triangles) and of the factor.
@@ -99,6 +110,14 @@ class SparseCholeskySVC(WeightedPathClassifier):
         Factorization backend used.
     n_iter_ : ndarray of shape (n_models,)
         LIBLINEAR iterations per one-vs-rest model.
+    class_weight_ : ndarray of shape (n_classes,)
+        Ones (no class weights yet), SVC's attribute.
+    fit_status_ : int
+        0 when LIBLINEAR converged for every model, else 1.
+    shape_fit_ : tuple
+        Shape of the X given to ``fit``.
+    probA_, probB_ : ndarray of shape (n_models,)
+        Platt's sigmoids (``probability=True`` only), as in :class:`~hsskern.HSSSVC`.
     fit_time_ : dict
         Seconds per stage: gram, factor, features, svm_and_recover. In :meth:`fit_path` the
         shared gram, factor and features count in the first model only.
@@ -118,6 +137,7 @@ class SparseCholeskySVC(WeightedPathClassifier):
         "backend": [StrOptions(set(BACKENDS))],
         "ordering": [str],
         "memory_budget": [None, Interval(Real, 0, None, closed="neither")],
+        "probability": ["boolean"],
         "random_state": ["random_state"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "verbose": ["verbose"],
@@ -125,7 +145,8 @@ class SparseCholeskySVC(WeightedPathClassifier):
 
     def __init__(self, sigma=1.0, *, l=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
                  dual="auto", tol=1e-4, max_iter=1000, intercept_scaling=1.0, backend="auto",
-                 ordering="amd", memory_budget=None, random_state=None, class_weight=None,
+                 ordering="amd", memory_budget=None, probability=False, random_state=None,
+                 class_weight=None,
                  verbose=0):
         self.sigma = sigma
         self.l = l
@@ -139,6 +160,7 @@ class SparseCholeskySVC(WeightedPathClassifier):
         self.backend = backend
         self.ordering = ordering
         self.memory_budget = memory_budget
+        self.probability = probability
         self.random_state = random_state
         self.class_weight = class_weight
         self.verbose = verbose
@@ -161,6 +183,3 @@ class SparseCholeskySVC(WeightedPathClassifier):
         self.nnz_K_ = factor.nnz_K
         self.nnz_L_ = factor.nnz_L
         self.fill_in_ = factor.fill_in
-        self.support_ = model.support
-        self.support_vectors_ = model.support_vectors
-        self.dual_coef_ = model.dual_coef
