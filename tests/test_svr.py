@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
 from sklearn.svm import SVR
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern import DenseCholeskyFactor, HSSSVR, kernel_operator
+from hsskern import DenseCholeskyFactor, HSSSVR, HSSSVRCV, kernel_operator
 from hsskern.solvers import SVRBackend, hss_svr_path, svr_dual_admm
 from hsskern.solvers.hss_path import prepare_hss
 from hsskern.kernels import make_kernel
@@ -270,7 +271,27 @@ def test_fit_path_leaves_self_fitted_as_the_largest_C():
     assert models[0].fit_time_["factor"] > 0 and models[1].fit_time_["factor"] == 0
 
 
-@parametrize_with_checks([HSSSVR(leaf_size=16), HSSSVR(approximation="exact", epsilon=0.0)])
+def test_cv_scores_each_fold_as_a_separate_fit_would():
+    X, y = _data(12, n=150)
+    splits = list(KFold(3, shuffle=True, random_state=0).split(X))
+    Cs = [0.1, 1.0, 10.0]
+    cv = HSSSVRCV(Cs=Cs, h=1.0, cv=splits, approximation="exact").fit(X, y)
+    for i, C in enumerate(Cs):
+        # the path's solution and a fit's are both within 10 tol sqrt(C) of the exact one
+        delta = 20 * TOL * max(1.0, np.sqrt(C))
+        for s, (tr, te) in enumerate(splits):
+            resid = HSSSVR(h=1.0, C=C, approximation="exact").fit(X[tr], y[tr]).predict(
+                X[te]) - y[te]
+            score = cv.cv_results_[f"split{s}_test_score"][i]
+            assert abs(score + np.mean(resid ** 2)) <= 2 * delta * (np.abs(resid).max() + delta)
+    mean = cv.cv_results_["mean_test_score"]
+    assert cv.best_index_ == int(np.argmax(mean)) and cv.C_ == Cs[cv.best_index_]
+    assert cv.best_estimator_.C == cv.C_
+    np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
+
+
+@parametrize_with_checks([HSSSVR(leaf_size=16), HSSSVR(approximation="exact", epsilon=0.0),
+                          HSSSVRCV(Cs=[0.1, 10.0], leaf_size=16)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

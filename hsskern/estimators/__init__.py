@@ -5,8 +5,8 @@ from .hss_svc import HSSSVC, HSSSVCCV
 from .kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from .nystrom import NystromSVC, NystromSVCCV
 from .sparse_cholesky import SparseCholeskySVC
-from .svr import HSSSVR
+from .svr import HSSSVR, HSSSVRCV
 
 __all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
-           "HSSGaussianProcessRegressor", "HSSSVR"]
+           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV"]

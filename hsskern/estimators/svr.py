@@ -10,11 +10,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
-from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of
-from .regression import PathRegressor
+from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
-__all__ = ["HSSSVR"]
+__all__ = ["HSSSVR", "HSSSVRCV"]
 
 #: ``fit`` reaches its C from C / 10^3 through one C per decade when it refines (as HSSSVC):
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
@@ -218,4 +219,110 @@ class HSSSVR(PathRegressor):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False  # one target, as SVR
+        return tags
+
+
+class HSSSVRCV(PathRegressorCV):
+    """HSSSVR with C (and optionally the kernel width) chosen by cross-validation.
+
+    Per kernel width and per fold, K is compressed and factored once and the whole C grid is
+    solved on it (:meth:`HSSSVR.fit_path`'s path: the ADMM at the first C, then each exact
+    solution starting the next); every C is scored on the held-out points with one kernel
+    product for the whole grid. The best (width, C) is refitted on all data.
+
+    Parameters
+    ----------
+    Cs : int or sequence of float, default 10
+        Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
+    h : float, sequence of float or None, default None
+        Kernel width(s) to try (None with ``gamma`` None: h = 1).
+    gamma : float, sequence of float or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
+        A float holds out that fraction once (shuffled); an int runs shuffled k-fold; a
+        splitter or an iterable of (train, test) pairs is used as given.
+    scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
+    refit : bool, default True
+    kernel, epsilon, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
+    max_iter, tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, verbose,
+    random_state
+        As in :class:`HSSSVR`. ``random_state`` also shuffles the folds.
+
+    Attributes
+    ----------
+    C_ : float
+    h_ : float or None, gamma_ : float or None
+        The chosen width (in the spelling given).
+    cv_results_ : dict of arrays
+        ``GridSearchCV``'s format, one entry per (width, C) in grid order.
+    best_index_, best_params_, best_score_, best_estimator_, n_splits_, n_iter_, fit_time_
+    n_features_in_, feature_names_in_
+    """
+
+    _path_param = "C"
+    _parameter_constraints = {
+        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k != "C"},
+        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "cv": [Interval(Real, 0, 1, closed="neither"),
+               Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "refit": ["boolean"],
+    }
+    _estimator = HSSSVR
+
+    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, epsilon=0.1, cv=0.2,
+                 scoring="neg_mean_squared_error", refit=True, beta=None, rel_tol=1e-3,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
+                 approximation="hss", max_iter=100, tol=1e-3, relaxation=1.6,
+                 adaptive_beta=True, refine=True, max_chunk=16000, memory_budget=None,
+                 verbose=0, random_state=None):
+        self.kernel = kernel
+        self.Cs = Cs
+        self.h = h
+        self.gamma = gamma
+        self.epsilon = epsilon
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.beta = beta
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.approximation = approximation
+        self.max_iter = max_iter
+        self.tol = tol
+        self.relaxation = relaxation
+        self.adaptive_beta = adaptive_beta
+        self.refine = refine
+        self.max_chunk = max_chunk
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _validate_xy(self, X, y):
+        return HSSSVR._validate_xy(self, X, y)
+
+    def _values(self):
+        if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
+            return np.logspace(-2, 3, int(self.Cs))
+        return check_Cs(self.Cs)
+
+    def _grid(self, X):
+        return width_grid(self)
+
+    def _base_estimator(self, params):
+        # the grid's width replaces both spellings of it
+        return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def _set_best_attributes(self, params):
+        self.h_ = params.get("h")
+        self.gamma_ = params.get("gamma")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False
         return tags
