@@ -364,8 +364,8 @@ def _solution(C, rr, admm, beta, floor, scale=None):
 
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
-                 refine_tol=1e-3, max_chunk=16000, newton=True, continuation=0, warn=True,
-                 log=None):
+                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, continuation=0,
+                 warn=True, log=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
 
     Parameters
@@ -387,7 +387,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     refine_limit : float
     refine_tol : float, default 1e-3
         The decomposition's stopping gap (LIBSVM's ``tol``).
-    max_chunk : int
+    max_ws, max_chunk : int
+        Working-set sizes of the decomposition (:func:`~hsskern.solvers.refine.refine_exact`).
     newton : bool
         As in :func:`~hsskern.solvers.refine.refine_exact`.
     continuation : int, default 0
@@ -423,8 +424,9 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             C_prev, pr = prev
             s = _ray_scale(pr, p, C / C_prev)
             rr = refine_exact(problem.K, yv, C, s * pr.alpha, f=s * (pr.decision - pr.bias),
-                              p=p, index=index, tol=refine_tol, max_chunk=max_chunk,
-                              newton=newton, log=rlog(C), workspace=workspace)
+                              p=p, index=index, tol=refine_tol, max_ws=max_ws,
+                              max_chunk=max_chunk, newton=newton, log=rlog(C),
+                              workspace=workspace)
             sol = _solution(C, rr, None, factor.beta, floor, scale=s)
         else:
             admm, new_factor = svr_dual_admm(factor, K_apply, y, C, epsilon, max_iter=max_iter,
@@ -445,8 +447,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
                                               f"exceed {refine_limit:.0e} (refine='auto')")
                 else:
                     rr = refine_exact(problem.K, yv, C, a, p=p, index=index, tol=refine_tol,
-                                      max_chunk=max_chunk, newton=newton, log=rlog(C),
-                                      workspace=workspace)
+                                      max_ws=max_ws, max_chunk=max_chunk, newton=newton,
+                                      log=rlog(C), workspace=workspace)
             sol = _solution(C, rr, admm, factor.beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
@@ -510,6 +512,7 @@ class SVRBackend:
     refine: object = True
     refine_limit: float = DEFAULT_REFINE_LIMIT
     refine_tol: float = 1e-3
+    max_ws: int = 8000
     max_chunk: int = 16000
     newton: bool = True
     continuation: int = 0
@@ -536,7 +539,7 @@ class SVRBackend:
                             tol=self.tol, relaxation=self.relaxation,
                             adaptive_beta=self.adaptive_beta, refine=self.refine,
                             refine_limit=self.refine_limit, refine_tol=self.refine_tol,
-                            max_chunk=self.max_chunk, newton=self.newton,
+                            max_ws=self.max_ws, max_chunk=self.max_chunk, newton=self.newton,
                             continuation=self.continuation, log=self.log)
 
     def model(self, prepared, solutions):
