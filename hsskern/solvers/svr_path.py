@@ -231,7 +231,7 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     epsilon = check_epsilon(epsilon)
     if not 0.0 < relaxation < 2.0:
         raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
-    y = check_target(y, y.shape[0] if hasattr(y, "shape") else len(y))
+    y = check_target(y, np.shape(y)[0])
     n = y.shape[0]
     K_apply_ = K_apply if callable(K_apply) and not hasattr(K_apply, "shape") \
         else (lambda v: K_apply @ v)
