@@ -6,13 +6,14 @@ Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + d
 :class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM);
 regression on the same HSS factor: :class:`HSSKernelRidge`, :class:`HSSKernelRidgeCV` (kernel
 ridge, direct or exact by preconditioned CG), :class:`HSSGaussianProcessRegressor` (likelihood
-from the factor's logdet).
+from the factor's logdet), :class:`HSSSVR`, :class:`HSSSVRCV` (epsilon-SVR: dual ADMM, then LIBSVM's exact
+answer by decomposition).
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
 from .estimators import (FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
-                         HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, NystromSVC,
-                         NystromSVCCV, SparseCholeskySVC)
+                         HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
+                         NystromSVC, NystromSVCCV, SparseCholeskySVC)
 from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
-    "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor",
+    "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError",

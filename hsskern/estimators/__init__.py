@@ -1,11 +1,12 @@
-"""scikit-learn estimators, one per backend (classifiers, and kernel ridge / GP regressors)."""
+"""scikit-learn estimators, one per backend (classifiers, and kernel ridge / GP / SVR regressors)."""
 from .fpc import FPCClassifier, FPCClassifierCV
 from .gaussian_process import HSSGaussianProcessRegressor
 from .hss_svc import HSSSVC, HSSSVCCV
 from .kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from .nystrom import NystromSVC, NystromSVCCV
 from .sparse_cholesky import SparseCholeskySVC
+from .svr import HSSSVR, HSSSVRCV
 
 __all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
-           "HSSGaussianProcessRegressor"]
+           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV"]

@@ -10,6 +10,7 @@ from .path import FeatureModel, KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, refine_exact
 from .ridge_path import RidgeBackend, ridge_path
 from .sparse_path import SparseCholeskyBackend
+from .svr_path import SVRBackend, hss_svr_path, svr_dual_admm
 from .ssn import (NewtonPathResult, NewtonResult, l2svm_newton, l2svm_newton_path,
                   l2svm_objective)
 
@@ -19,4 +20,5 @@ __all__ = ["ADMMResult", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
            "l2svm_objective", "l1svm_liblinear", "RefineResult", "refine_exact",
            "PathSolution", "KernelExpansion", "FeatureModel", "check_Cs",
            "HSSBackend", "HSSProblem", "prepare_hss", "hss_svm_path", "NystromBackend",
-           "SparseCholeskyBackend", "FPCBackend", "RidgeBackend", "ridge_path"]
+           "SparseCholeskyBackend", "FPCBackend", "RidgeBackend", "ridge_path",
+           "SVRBackend", "hss_svr_path", "svr_dual_admm"]

@@ -37,6 +37,13 @@ the index sets, SMO's pair clipping, the Newton step's box and the bias rule all
 point's own bound, and a scaled solution stays feasible because every bound scales with C.
 Without weights the bound stays the scalar C, so that path does exactly what it did before
 weights existed.
+
+The same decomposition solves any dual of LIBSVM's form ``min 1/2 a^T Q a + p^T a``: a linear
+term ``p`` (default -e, the classifier) and an ``index`` from the variables to the points
+(default the identity). epsilon-SVR is the 2n-variable case: variable t sits on point
+``index[t] = t mod n`` with y_t = +1 (alpha) or -1 (alpha*), so the kernel block of W is
+K[index[W], index[W]], the decision values f = K (alpha - alpha*) stay on the n points, and
+SMO and the Newton step, which only read K_W, y_W and v = -y G = -f[index] - y p, run unchanged.
 """
 import time
 from dataclasses import dataclass, field
@@ -237,6 +244,12 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     return int(B.size)
 
 
+def _neg_grad(f, y, p, index):
+    """-y G = -y (Q a + p) = -f[index] - y p, per variable (f on the points)."""
+    fv = f if index is None else f[index]
+    return -fv - y * p if p is not None else y - fv
+
+
 def _update_decision(f, X, kern, W, KW, ch, c):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``.
 
@@ -255,9 +268,15 @@ def _update_decision(f, X, kern, W, KW, ch, c):
         f[rest] += cols.cross(X[rest]) @ c[ch]
 
 
+def _point_coef(y, alpha, index, n_points):
+    """The decision function's coefficient of each point: y o alpha, summed per point."""
+    c = y * alpha
+    return c if index is None else np.bincount(index, c, minlength=n_points)
+
+
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
-                 log=None, workspace=None):
+                 log=None, workspace=None, p=None, index=None):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -302,6 +321,13 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     workspace : dict or None
         Keeps the working-set block's buffer between calls (a C path): a fresh 2 GB array
         costs 0.2-1 s of page faults on its first touch, every round that allocates it.
+    p : ndarray of shape (n_variables,) or None
+        The dual's linear term (``min 1/2 a^T Q a + p^T a``); None: -e, the classifier.
+    index : ndarray of int, shape (n_variables,) or None
+        The point each variable sits on (``Q_st = y_s y_t k(x_index[s], x_index[t])``);
+        None: variable i is point i. With it, ``y``, ``alpha``, ``p`` and ``weights`` are per
+        variable, while ``f``, ``dual_coef`` and ``decision`` stay on the points
+        (``dual_coef`` = y o alpha summed per point). epsilon-SVR passes 2n variables.
 
     Returns
     -------
@@ -316,16 +342,27 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         max_chunk = max(2, min(max_chunk, int(np.sqrt(0.5 * avail / 8))))
         max_ws = min(max_ws, max_chunk)
     X, kern = K.points, K.kernel
-    n = X.shape[0]
+    n = n_points = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
+    if index is not None:  # the caller's variables sit on these points (SVR: 2n of them)
+        index = np.asarray(index, dtype=np.intp)
+        if index.shape != y.shape or index.min(initial=0) < 0 or index.max(initial=0) >= n:
+            raise ValueError(f"index must map each of the {y.size} variables to a point in "
+                             f"[0, {n}), got shape {index.shape}")
+        n = y.size
+    if p is not None:
+        p = np.asarray(p, dtype=np.float64)
+        if p.shape != (n,):
+            raise ValueError(f"p must have shape ({n},), one entry per variable, got {p.shape}")
     weights = check_weights(weights, n)
     # the upper bound: the scalar C unweighted (that path allocates no per-point array)
     ub = C if weights is None else C * weights
     alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, ub)
     if f is None:
-        sv = np.flatnonzero(alpha)
-        f = (KernelOperator(X[sv], kern).cross(X) @ (y[sv] * alpha[sv]) if sv.size
-             else np.zeros(n))
+        c = _point_coef(y, alpha, index, n_points)
+        sv = np.flatnonzero(c)
+        f = (KernelOperator(X[sv], kern).cross(X) @ c[sv] if sv.size
+             else np.zeros(n_points))
     else:
         f = np.array(f, dtype=np.float64)
     res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
@@ -333,7 +370,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
     newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
     while True:
-        v = y - f  # -y G: the bias that would put each point on its margin
+        # -y G: the bias that would put each variable on its margin
+        v = y - f if p is None and index is None else _neg_grad(f, y, p, index)
         up, low = kkt_sets(y, alpha, ub)
         if not up.any() or not low.any():  # cannot happen for two classes and C > 0
             break
@@ -352,7 +390,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         buf = workspace.get("block")
         if buf is None or buf.size < W.size ** 2:
             buf = workspace["block"] = np.empty(W.size ** 2)
-        KW = K.submatrix(W, W, out=buf[:W.size ** 2].reshape(W.size, W.size))
+        Wp = W if index is None else index[W]  # the working set's points
+        KW = K.submatrix(Wp, Wp, out=buf[:W.size ** 2].reshape(W.size, W.size))
         t_block = time.perf_counter() - tr
         aW = alpha[W].copy()
         vW = v[W]
@@ -392,7 +431,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         ch = np.flatnonzero(dW)
         if ch.size:
             alpha[W[ch]] = aW[ch]
-            _update_decision(f, X, kern, W, KW, ch, yW * dW)
+            _update_decision(f, X, kern, Wp, KW, ch, yW * dW)
         del KW
         t_update = time.perf_counter() - tu
         res.rounds += 1
@@ -407,10 +446,12 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in
     # kkt_sets, else an alpha a rounding error above 0 (outside both sets, so not in the gap)
     # would set the bias alone
-    bias = float(_bias(f[:, None], y[:, None], alpha[:, None],
+    # (_bias reads y - f as each variable's -y G: with p or index that is y - v)
+    fb = f if p is None and index is None else y - v
+    bias = float(_bias(fb[:, None], y[:, None], alpha[:, None],
                        ub if weights is None else ub[:, None], BOUND_EPS)[0][0])
     res.alpha = alpha
-    res.dual_coef = y * alpha
+    res.dual_coef = _point_coef(y, alpha, index, n_points)
     res.bias = bias
     res.decision = f + bias
     res.time = time.perf_counter() - t0

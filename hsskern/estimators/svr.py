@@ -1,0 +1,328 @@
+"""HSSSVR: epsilon-insensitive support vector regression on one factor of K + beta I.
+
+The solver layer is :mod:`hsskern.solvers.svr_path` (the classifier's compression and factor,
+a closed-form dual ADMM for the SVR dual, then LIBSVM's exact 2n-variable decomposition, and
+a C path on one preparation); this module holds the parameters and SVR's attributes.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from ..solvers.path import check_Cs
+from ..solvers.svr_path import SVRBackend
+from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .regression import SCORINGS, PathRegressor, PathRegressorCV
+
+__all__ = ["HSSSVR", "HSSSVRCV"]
+
+#: ``fit`` reaches its C from C / 10^3 through one C per decade when it refines (as HSSSVC):
+#: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
+#: quickly
+_FIT_CONTINUATION = 3
+
+
+class HSSSVR(PathRegressor):
+    """epsilon-SVR (scikit-learn's ``SVR``) with the dual solved on an HSS approximation of K,
+    then made exact.
+
+    ``fit`` compresses K once (HSS-ANN), factors K + beta I once (ULV), solves the SVR dual
+    ``min 1/2 b^T K b - y^T b + epsilon |b|_1, sum(b) = 0, -C <= b <= C`` (b = alpha -
+    alpha*) by closed-form ADMM on that factor (one solve per iteration; the other step a
+    soft-threshold and a clip), and with ``refine`` makes it LIBSVM's solution by
+    decomposition on the exact kernel (LIBSVM's 2n-variable form, the classifier's SMO and
+    Newton steps), to LIBSVM's stopping gap ``tol``. :meth:`fit_path` solves a whole C grid on
+    the one factor, each exact solution starting the next C.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "laplacian"}, default "gaussian"
+        gaussian: exp(-|x - y|^2 / (2 h^2)) (``SVR(kernel="rbf", gamma=1 / (2 h^2))``).
+    h : float or None, default None
+        Kernel width; h = 1 when both ``h`` and ``gamma`` are None.
+    gamma : float or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    C : float, default 1.0
+        Box bound of the dual (> 0), as SVR's.
+    epsilon : float, default 0.1
+        Half-width of the insensitive tube (>= 0), in the units of y, as SVR's.
+    beta : float or None, default None
+        Initial ADMM penalty (the shift of the factor); None: by n, then rebalanced.
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
+        HSS compression options (:class:`~hsskern.options.HSSOptions`), as HSSSVC.
+    approximation : {"hss", "exact"}, default "hss"
+        "exact": the dense kernel and its Cholesky factor (small n; memory checked first).
+    max_iter : int, default 100
+        ADMM iterations per C.
+    tol : float, default 1e-3
+        LIBSVM's stopping gap (max over I_up of -yG minus min over I_low, SVR's ``tol``),
+        reached on all points by the decomposition. The ADMM, which only starts it, stops at
+        ``max(tol, 1e-2)`` on the approximation (at ``tol`` when ``refine=False``).
+    relaxation : float in (0, 2), default 1.6
+        ADMM over-relaxation.
+    adaptive_beta : bool, default True
+        Rebalance the ADMM penalty by refactorization (never a recompression).
+    refine : bool or "auto", default True
+        Make each solution exact by decomposition; "auto" skips it when its first product,
+        n x (number of support vectors), exceeds 1e10 kernel entries; False keeps the ADMM's
+        solution on the approximation.
+    max_chunk : int, default 16000
+        Largest working set of the decomposition (8 max_chunk^2 bytes).
+    memory_budget : float or None, default None
+        Bytes the fit may use (default 80% of the available memory).
+    verbose : int, default 0
+    random_state : int, RandomState or None
+        Seeds the randomized compression.
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors (b_i != 0).
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+    dual_coef_ : ndarray of shape (1, n_SV)
+        alpha_i - alpha*_i of the support vectors, as SVR's.
+    intercept_ : ndarray of shape (1,)
+    n_support_ : ndarray of shape (1,), int32
+    n_iter_ : int
+        ADMM iterations plus decomposition rounds (at least 1).
+    fit_status_ : int
+        0 when the solution reached ``tol`` (the ADMM's on the approximation without
+        ``refine``), 1 otherwise (with a ``ConvergenceWarning``).
+    shape_fit_ : tuple
+        Shape of the training X.
+    gap_ : float
+        The KKT gap reached.
+    beta_ : float
+        ADMM penalty in force at the end.
+    hss_ : dict
+        Ranks and memory of the approximation and its factor.
+    fit_time_ : dict
+        Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, refine.
+    n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVR
+    >>> X = np.random.default_rng(0).normal(size=(500, 2))
+    >>> y = np.sin(X).sum(axis=1)
+    >>> model = HSSSVR(C=10.0, epsilon=0.05, gamma=0.5).fit(X, y)
+    >>> bool(model.gap_ < 1e-3)
+    True
+    """
+
+    _path_param = "C"
+    _parameter_constraints = {
+        **HSS_CONSTRAINTS,
+        "h": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "relaxation": [Interval(Real, 0, 2, closed="neither")],
+        "adaptive_beta": ["boolean"],
+        "refine": ["boolean", StrOptions({"auto"})],
+        "max_chunk": [Interval(Integral, 2, None, closed="left")],
+    }
+
+    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, epsilon=0.1,
+                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
+                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-3, relaxation=1.6,
+                 adaptive_beta=True, refine=True, max_chunk=16000, memory_budget=None,
+                 verbose=0, random_state=None):
+        self.kernel = kernel
+        self.h = h
+        self.gamma = gamma
+        self.C = C
+        self.epsilon = epsilon
+        self.beta = beta
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.approximation = approximation
+        self.max_iter = max_iter
+        self.tol = tol
+        self.relaxation = relaxation
+        self.adaptive_beta = adaptive_beta
+        self.refine = refine
+        self.max_chunk = max_chunk
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _validate_xy(self, X, y):
+        """X (n, d) and one finite target (a column vector is raveled with a warning, as
+        SVR); Y its (n, 1) column."""
+        self._reset()
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        return X, y, np.ascontiguousarray(y[:, None])
+
+    def _make_backend(self, X, values, for_search=False):
+        single = len(values) == 1
+        return SVRBackend(kernel_of(self), epsilon=float(self.epsilon),
+                          approximation=self.approximation,
+                          hss_options=hss_options(self, verbose_offset=0), beta=self.beta,
+                          max_iter=self.max_iter,
+                          tol=max(self.tol, 1e-2) if self.refine else self.tol,
+                          relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
+                          refine=self.refine, refine_tol=self.tol, max_chunk=self.max_chunk,
+                          continuation=_FIT_CONTINUATION if (self.refine and single) else 0,
+                          memory_budget=self.memory_budget,
+                          log=self._log if self.verbose >= 1 else None)
+
+    def _set_backend_attributes(self, prepared, solution):
+        model = self._model
+        self.support_ = model.support
+        self.support_vectors_ = model.support_vectors
+        self.dual_coef_ = model.dual_coef
+        self.intercept_ = solution.intercept.copy()
+        self.n_support_ = np.array([model.support.size], dtype=np.int32)
+        rr = solution.info["refinement"]
+        rounds = rr.rounds if rr is not None and rr.skipped is None else 0
+        self.n_iter_ = max(1, int(solution.n_iter[0]) + rounds)
+        self.fit_status_ = 0 if bool(solution.converged[0]) else 1
+        self.shape_fit_ = prepared.K.points.shape
+        self.gap_ = float(solution.gap[0])
+        self.beta_ = solution.info["beta"]
+        self.hss_ = dict(prepared.stats)
+
+    def fit_path(self, X, y, Cs):
+        """Fit one model per C on one compression and one factor.
+
+        The first C runs the ADMM and (with ``refine``) the decomposition; every later C
+        starts the decomposition from the previous C's exact solution, scaled by the
+        multiple that minimises the new dual objective (feasible, its decision values
+        scaled: no kernel product).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        Cs : sequence of float
+            Each finite and > 0, checked before any work; solved in increasing order.
+
+        Returns
+        -------
+        list of HSSSVR
+            Fitted copies with ``C`` set to each value, in increasing order; ``self`` is left
+            fitted as the last (the largest C). The compression's time is counted once, in
+            the first model's ``fit_time_``.
+        """
+        return super().fit_path(X, y, Cs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False  # one target, as SVR
+        return tags
+
+
+class HSSSVRCV(PathRegressorCV):
+    """HSSSVR with C (and optionally the kernel width) chosen by cross-validation.
+
+    Per kernel width and per fold, K is compressed and factored once and the whole C grid is
+    solved on it (:meth:`HSSSVR.fit_path`'s path: the ADMM at the first C, then each exact
+    solution starting the next); every C is scored on the held-out points with one kernel
+    product for the whole grid. The best (width, C) is refitted on all data.
+
+    Parameters
+    ----------
+    Cs : int or sequence of float, default 10
+        Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
+    h : float, sequence of float or None, default None
+        Kernel width(s) to try (None with ``gamma`` None: h = 1).
+    gamma : float, sequence of float or None
+        scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
+    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
+        A float holds out that fraction once (shuffled); an int runs shuffled k-fold; a
+        splitter or an iterable of (train, test) pairs is used as given.
+    scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
+    refit : bool, default True
+    kernel, epsilon, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
+    max_iter, tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, verbose,
+    random_state
+        As in :class:`HSSSVR`. ``random_state`` also shuffles the folds.
+
+    Attributes
+    ----------
+    C_ : float
+    h_ : float or None, gamma_ : float or None
+        The chosen width (in the spelling given).
+    cv_results_ : dict of arrays
+        ``GridSearchCV``'s format, one entry per (width, C) in grid order.
+    best_index_, best_params_, best_score_, best_estimator_, n_splits_, n_iter_, fit_time_
+    n_features_in_, feature_names_in_
+    """
+
+    _path_param = "C"
+    _parameter_constraints = {
+        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k != "C"},
+        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "cv": [Interval(Real, 0, 1, closed="neither"),
+               Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "refit": ["boolean"],
+    }
+    _estimator = HSSSVR
+
+    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, epsilon=0.1, cv=0.2,
+                 scoring="neg_mean_squared_error", refit=True, beta=None, rel_tol=1e-3,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
+                 approximation="hss", max_iter=100, tol=1e-3, relaxation=1.6,
+                 adaptive_beta=True, refine=True, max_chunk=16000, memory_budget=None,
+                 verbose=0, random_state=None):
+        self.kernel = kernel
+        self.Cs = Cs
+        self.h = h
+        self.gamma = gamma
+        self.epsilon = epsilon
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.beta = beta
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.approximation = approximation
+        self.max_iter = max_iter
+        self.tol = tol
+        self.relaxation = relaxation
+        self.adaptive_beta = adaptive_beta
+        self.refine = refine
+        self.max_chunk = max_chunk
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _validate_xy(self, X, y):
+        return HSSSVR._validate_xy(self, X, y)
+
+    def _values(self):
+        if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
+            return np.logspace(-2, 3, int(self.Cs))
+        return check_Cs(self.Cs)
+
+    def _grid(self, X):
+        return width_grid(self)
+
+    def _base_estimator(self, params):
+        # the grid's width replaces both spellings of it
+        return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def _set_best_attributes(self, params):
+        self.h_ = params.get("h")
+        self.gamma_ = params.get("gamma")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False
+        return tags

@@ -1,0 +1,546 @@
+"""epsilon-SVR on the HSS factor: the dual by closed-form ADMM, then LIBSVM's exact answer.
+
+With beta = alpha - alpha* the epsilon-SVR dual is
+
+    min_b  1/2 b^T K b - y^T b + eps ||b||_1    s.t.  1^T b = 0,  -C <= b <= C.
+
+The ADMM (:func:`svr_dual_admm`) splits it as x = z, x carrying the quadratic and the
+equality, z the l1 term and the box. Its x-step is the classifier's
+(:mod:`hsskern.solvers.admm`): with w = (K + rho I)^{-1} 1 and u = (K + rho I)^{-1} q,
+
+    x = u - (w^T q / 1^T w) w,      q = y + mu + rho z,
+
+one solve with the factor of :func:`~hsskern.solvers.hss_path.prepare_hss` per iteration;
+its z-step is the prox of eps |.| plus the box, separable and closed-form: soft-threshold
+at eps / rho, then clip to [-C, C] (the minimiser of a convex function of one variable on an
+interval is the clip of its free minimiser).
+
+The exact step is LIBSVM's 2n-variable form: variables (alpha, alpha*) with labels (+1, -1),
+linear term p = (eps - y, eps + y), Q_st = y_s y_t k(x_{s mod n}, x_{t mod n}). It is the
+classifier's decomposition (:func:`~hsskern.solvers.refine.refine_exact`) with that ``p`` and
+``index = t mod n``: the same SMO and Newton step, the decision values kept on the n points.
+
+Along an ascending C path an exact solution a at C stays exact for any multiple s a with
+0 <= s <= C'/C: it is feasible at C' (box C' >= s C, and 1^T b = 0 scales) and its decision
+values are s f, no kernel product. Unlike the classifier's, the SVR dual has a linear term
+that does not scale, so s = C'/C is not the natural choice (at large C the solution stops
+moving and s = 1 is right). The next C starts from the best point of that ray: the dual
+objective 1/2 s^2 b^T f + s p^T a is a parabola in s, minimised in closed form.
+"""
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import NotPositiveDefiniteError
+from ..options import HSSOptions
+from ..utils.validation import check_positive
+from .admm import BOUND_EPS, kkt_sets
+from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend
+from .path import KernelExpansion, PathSolution, check_Cs
+from .refine import RefineResult, refine_exact
+
+__all__ = ["SVRADMMResult", "SVRBackend", "hss_svr_path", "svr_dual_admm", "svr_variables",
+           "svr_kkt_gap", "check_epsilon", "check_target"]
+
+
+def check_epsilon(epsilon):
+    """epsilon as a float >= 0, or a clear ValueError."""
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"epsilon must be a real number >= 0, got {epsilon!r}") from None
+    if not np.isfinite(eps) or eps < 0:
+        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    return eps
+
+
+def check_target(y, n):
+    """y as a float array of shape (n,) of finite values ((n, 1) is accepted)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.shape != (n,):
+        raise ValueError(f"SVR takes one target: y must have shape ({n},), got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite (it holds NaN or infinity)")
+    return np.ascontiguousarray(y)
+
+
+def svr_variables(y, epsilon):
+    """LIBSVM's 2n-variable form of the SVR dual: labels, linear term and point index.
+
+    Variable t < n is alpha_t (label +1, linear term eps - y_t), variable n + t is alpha*_t
+    (label -1, eps + y_t); both sit on point t.
+    """
+    n = y.shape[0]
+    yv = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([epsilon - y, epsilon + y])
+    index = np.concatenate([np.arange(n), np.arange(n)])
+    return yv, p, index
+
+
+def _split(b):
+    """(alpha, alpha*) of b = alpha - alpha*, stacked: the 2n variables of least l1 norm."""
+    return np.concatenate([np.maximum(b, 0.0), np.maximum(-b, 0.0)])
+
+
+def _balance(b):
+    """b with sum(b) = 0 restored by shrinking its heavier side (the box is kept)."""
+    b = np.array(b, dtype=np.float64)
+    pos, neg = b > 0, b < 0
+    sp, sn = b[pos].sum(), -b[neg].sum()
+    if abs(sp - sn) > 1e-12 * max(sp, sn):
+        if sp > sn:
+            b[pos] *= sn / sp
+        else:
+            b[neg] *= sp / sn
+    return b
+
+
+def _neg_grad(f, y, epsilon):
+    """-y G of the 2n variables from f = K b: y - f - eps for alpha, y - f + eps for alpha*."""
+    r = y - f
+    return np.concatenate([r - epsilon, r + epsilon])
+
+
+def svr_kkt_gap(f, y, b, C, epsilon):
+    """LIBSVM's stopping measure max_{I_up} -yG - min_{I_low} -yG of the SVR dual at b.
+
+    Parameters
+    ----------
+    f : ndarray of shape (n,)
+        ``K b``.
+    y : ndarray of shape (n,)
+    b : ndarray of shape (n,)
+        alpha - alpha* (split into the 2n variables of least l1 norm).
+    C, epsilon : float
+
+    Returns
+    -------
+    float (>= 0; 0 at the optimum)
+    """
+    yv = np.concatenate([np.ones_like(y), -np.ones_like(y)])
+    up, low = kkt_sets(yv, _split(b), C)
+    v = _neg_grad(f, y, epsilon)
+    m = v[up].max() if up.any() else -np.inf
+    M = v[low].min() if low.any() else np.inf
+    return float(max(m - M, 0.0))
+
+
+def _svr_bias(f, y, b, C, epsilon):
+    """LIBSVM's intercept (-rho): the mean of -yG over the free variables, else the middle
+    of the interval the bounded ones allow."""
+    yv = np.concatenate([np.ones_like(y), -np.ones_like(y)])
+    a = _split(b)
+    up, low = kkt_sets(yv, a, C)
+    v = _neg_grad(f, y, epsilon)
+    free = up & low
+    if free.any():
+        return float(v[free].mean())
+    # none free: the intercept lies in [max_{I_up} v, min_{I_low} v] (the KKT conditions)
+    lo = v[up].max() if up.any() else -np.inf
+    hi = v[low].min() if low.any() else np.inf
+    if np.isfinite(hi) and np.isfinite(lo):
+        return float(0.5 * (hi + lo))
+    return float(hi if np.isfinite(hi) else (lo if np.isfinite(lo) else 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class SVRADMMResult:
+    """The outcome of :func:`svr_dual_admm` at one C.
+
+    Attributes
+    ----------
+    C, epsilon, beta : float
+        ``beta`` is the penalty in force at the end (residual balancing may move it).
+    dual_coef : ndarray of shape (n,)
+        alpha - alpha*: the z iterate (in the box by construction) with sum(b) = 0 restored
+        by shrinking its heavier side.
+    bias : float
+        LIBSVM's intercept for ``dual_coef`` on the approximation.
+    n_iter : int
+    converged : bool
+        The KKT gap (on the approximation) reached ``kkt_tol``.
+    gap : float
+        The last gap measured (NaN if none was).
+    primal_residuals, dual_residuals : ndarray of shape (n_iter,)
+    timings : mapping
+        Seconds: ``iterations``, ``refactor``, ``kkt``, ``bias``.
+    state : mapping
+        ``z``, ``mu``, ``w`` and ``beta_floor``: what warm-starts the next C.
+    """
+
+    C: float
+    epsilon: float
+    beta: float
+    dual_coef: np.ndarray
+    bias: float
+    n_iter: int
+    converged: bool
+    gap: float
+    primal_residuals: np.ndarray
+    dual_residuals: np.ndarray
+    timings: object = field(default_factory=dict)
+    state: object = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
+
+
+def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2, kkt_every=10,
+                  relaxation=1.6, warm_start=None, w=None, refactor=None, balance_ratio=10.0,
+                  balance_factor=10.0, max_refactor=2, beta_floor=0.0, return_factor=False):
+    """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (module docstring).
+
+    Parameters
+    ----------
+    factor : factor of K + rho I (``beta``, ``solve``)
+    K_apply : callable or object with ``@``
+        The unshifted kernel (approximation), for the KKT checks and the bias.
+    y : ndarray of shape (n,)
+    C : float > 0
+    epsilon : float >= 0
+    max_iter : int
+    kkt_tol : float or None
+        Stop when LIBSVM's gap (:func:`svr_kkt_gap`, on the approximation) is below it,
+        checked every ``kkt_every`` iterations with one product; None: ``max_iter``
+        iterations.
+    relaxation : float in (0, 2)
+    warm_start : mapping or None
+        ``state`` of a previous result (its z is clipped into the new box).
+    w : ndarray or None
+        ``factor.solve(ones)``, computed when None.
+    refactor : callable or None
+        ``refactor(rho)`` -> factor: residual balancing as in
+        :func:`~hsskern.solvers.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
+        residuals differ by more than ``balance_ratio``, at most ``max_refactor`` times, never
+        below ``beta_floor``, which rises when a refactorization is indefinite or the
+        iterates diverge).
+    return_factor : bool
+
+    Returns
+    -------
+    SVRADMMResult, or (SVRADMMResult, factor)
+    """
+    C = check_positive(C, "C")
+    epsilon = check_epsilon(epsilon)
+    if not 0.0 < relaxation < 2.0:
+        raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
+    y = check_target(y, np.shape(y)[0])
+    n = y.shape[0]
+    K_apply_ = K_apply if callable(K_apply) and not hasattr(K_apply, "shape") \
+        else (lambda v: K_apply @ v)
+    timings = {"iterations": 0.0, "refactor": 0.0, "kkt": 0.0, "bias": 0.0}
+    rho = float(factor.beta)
+    w = factor.solve(np.ones(n)) if w is None else w
+    w = np.asarray(w, dtype=np.float64).reshape(n)
+    ew = float(w.sum())
+    if warm_start is not None:
+        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64), -C, C)
+        mu = np.array(warm_start["mu"], dtype=np.float64)
+    else:
+        z, mu = np.zeros(n), np.zeros(n)
+    floor = float(beta_floor)
+    if warm_start is not None:
+        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
+    sqrt_n = np.sqrt(n)
+    pres, dres = [], []
+    converged, gap, n_refactor, snap = False, np.nan, 0, None
+
+    def _move(new_rho):
+        nonlocal factor, rho, w, ew, floor
+        try:
+            new_factor = refactor(new_rho)
+        except NotPositiveDefiniteError as exc:
+            floor = max(floor, 2.0 * (exc.suggested_beta or new_rho * balance_factor),
+                        new_rho * balance_factor ** 0.5)
+            return False
+        factor, rho = new_factor, float(new_factor.beta)
+        w = np.asarray(factor.solve(np.ones(n))).reshape(n)
+        ew = float(w.sum())
+        return True
+
+    t0 = time.perf_counter()
+    k = 0
+    for k in range(1, max_iter + 1):
+        q = y + mu + rho * z
+        u = np.asarray(factor.solve(q)).reshape(n)
+        x = u - (w @ q / ew) * w
+        xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
+        z_old = z
+        t = xh - mu / rho
+        z = np.clip(np.sign(t) * np.maximum(np.abs(t) - epsilon / rho, 0.0), -C, C)
+        mu = mu - rho * (xh - z)
+        nx, nz = np.linalg.norm(x), np.linalg.norm(z)
+        rp = np.linalg.norm(x - z) / max(nx, nz, 1e-12 * C * sqrt_n)
+        rd = rho * np.linalg.norm(z - z_old) / max(np.linalg.norm(mu), sqrt_n)
+        pres.append(rp)
+        dres.append(rd)
+        if kkt_tol is not None and k % kkt_every == 0:
+            t1 = time.perf_counter()
+            # measured at the balanced iterate (what is returned): the gap alone does not
+            # see sum(z) != 0, and z can be near-optimal for another sum long before x = z
+            zb = _balance(z)
+            gap = svr_kkt_gap(np.asarray(K_apply_(zb)).reshape(n), y, zb, C, epsilon)
+            timings["kkt"] += time.perf_counter() - t1
+            if gap <= kkt_tol:
+                converged = True
+                break
+            if snap is not None and not (np.isfinite(gap) and (gap <= 10.0 * snap[0]
+                                                               or gap <= 1.0)):
+                # diverging (an indefinite approximation): back to the best check, rho up
+                t1 = time.perf_counter()
+                _, z, mu, factor, w = snap
+                rho, ew = float(factor.beta), float(w.sum())
+                floor = max(floor, balance_factor * rho)
+                if refactor is not None:
+                    _move(floor)
+                n_refactor = max_refactor
+                timings["refactor"] += time.perf_counter() - t1
+                continue
+            if snap is None or gap <= snap[0]:
+                snap = (gap, z.copy(), mu.copy(), factor, w)
+        if refactor is not None and n_refactor < max_refactor and k < max_iter:
+            new_rho = None
+            if rp > balance_ratio * rd:
+                new_rho = rho * balance_factor
+            elif rd > balance_ratio * rp and rho > floor:
+                new_rho = max(rho / balance_factor, floor)
+            if new_rho is not None:
+                t1 = time.perf_counter()
+                n_refactor += 1
+                if not _move(new_rho):
+                    n_refactor = max_refactor
+                timings["refactor"] += time.perf_counter() - t1
+    timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
+    t0 = time.perf_counter()
+    zb = _balance(z)  # the iterate meets sum(b) = 0 only to the primal residual
+    f = np.asarray(K_apply_(zb)).reshape(n)
+    bias = _svr_bias(f, y, zb, C, epsilon)
+    if not converged:
+        gap = svr_kkt_gap(f, y, zb, C, epsilon)
+        converged = kkt_tol is not None and gap <= kkt_tol
+    timings["bias"] = time.perf_counter() - t0
+    res = SVRADMMResult(C=C, epsilon=epsilon, beta=rho, dual_coef=zb, bias=bias, n_iter=k,
+                        converged=converged, gap=gap, primal_residuals=np.array(pres),
+                        dual_residuals=np.array(dres), timings=timings,
+                        state={"z": z, "mu": mu, "w": w, "beta_floor": floor})
+    return (res, factor) if return_factor else res
+
+
+def _ray_scale(rr, p, s_max):
+    """The s in [0, s_max] minimising the exact dual objective along s * alpha (module
+    docstring): 1/2 s^2 b^T f + s p^T alpha, with f = K b from the decomposition."""
+    quad = float(rr.dual_coef @ (rr.decision - rr.bias))
+    lin = float(p @ rr.alpha)
+    if quad <= 0:
+        return s_max if lin < 0 else 0.0
+    return float(np.clip(-lin / quad, 0.0, s_max))
+
+
+def _solution(C, rr, admm, beta, floor, scale=None):
+    """A PathSolution from the decomposition's result and/or the ADMM's."""
+    if rr is not None and rr.skipped is None:
+        coef, bias, conv, gap = rr.dual_coef, rr.bias, rr.converged, rr.gap
+    else:
+        coef, bias, conv, gap = admm.dual_coef, admm.bias, admm.converged, admm.gap
+    timings = {"admm": 0.0, "refactor": 0.0, "bias": 0.0, "kkt": 0.0, "refine": 0.0}
+    if admm is not None:
+        timings.update(admm=admm.timings["iterations"], refactor=admm.timings["refactor"],
+                       bias=admm.timings["bias"], kkt=admm.timings["kkt"])
+    if rr is not None:
+        timings["refine"] = rr.time
+    info = {"beta": beta, "beta_floor": floor, "admm": admm, "refinement": rr,
+            "admm_converged": None if admm is None else admm.converged, "scale": scale}
+    return PathSolution(C=C, intercept=[bias], n_iter=0 if admm is None else admm.n_iter,
+                        converged=conv, gap=gap, dual_coef=np.asarray(coef)[:, None],
+                        timings=timings, info=info)
+
+
+def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
+                 adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
+                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, continuation=0,
+                 warn=True, log=None):
+    """epsilon-SVR for every C of an ascending grid on one prepared problem.
+
+    Parameters
+    ----------
+    problem : HSSProblem
+        From :func:`~hsskern.solvers.hss_path.prepare_hss` (the classifier's preparation:
+        the same compression and factor serve regression).
+    y : ndarray of shape (n,) or (n, 1)
+        Finite targets.
+    Cs : sequence of float
+        Sorted ascending here.
+    epsilon : float >= 0
+        Half-width of the insensitive tube.
+    max_iter, tol, relaxation, adaptive_beta
+        The ADMM's (:func:`svr_dual_admm`; ``tol`` is its KKT gap on the approximation).
+    refine : bool or "auto"
+        Make each C exact by decomposition (LIBSVM's 2n-variable form); "auto" skips it when
+        its first product, n x (number of support vectors), exceeds ``refine_limit``.
+    refine_limit : float
+    refine_tol : float, default 1e-3
+        The decomposition's stopping gap (LIBSVM's ``tol``).
+    max_ws, max_chunk : int
+        Working-set sizes of the decomposition (:func:`~hsskern.solvers.refine.refine_exact`).
+    newton : bool
+        As in :func:`~hsskern.solvers.refine.refine_exact`.
+    continuation : int, default 0
+        Reach the first C from C / 10^continuation, one C per decade (their cost counted in
+        the first solution).
+    warn : bool
+        A ``ConvergenceWarning`` for the C values whose solution misses its tolerance.
+    log : callable or None
+        ``log(level, line)``.
+
+    Returns
+    -------
+    tuple of PathSolution (``dual_coef`` of shape (n, 1): alpha - alpha*), ascending C.
+    """
+    n = problem.n_samples
+    y = check_target(y, n)
+    Cs = check_Cs(Cs)
+    epsilon = check_epsilon(epsilon)
+    yv, p, index = svr_variables(y, epsilon)
+    n_extra = int(continuation)
+    grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
+    refactor = problem.refactor if adaptive_beta else None
+    t0 = time.perf_counter()
+    factor, floor = problem.factor, problem.beta_floor
+    w = factor.solve(np.ones(n))
+    setup = time.perf_counter() - t0
+    K_apply = problem.approximation
+    solutions, state, prev, workspace = [], None, None, {}
+    rlog = (lambda C: None if log is None else (lambda line: log(2, f"refine C={C:g}:{line}")))
+    for C in grid:
+        t_c = time.perf_counter()
+        if prev is not None:
+            C_prev, pr = prev
+            s = _ray_scale(pr, p, C / C_prev)
+            rr = refine_exact(problem.K, yv, C, s * pr.alpha, f=s * (pr.decision - pr.bias),
+                              p=p, index=index, tol=refine_tol, max_ws=max_ws,
+                              max_chunk=max_chunk, newton=newton, log=rlog(C),
+                              workspace=workspace)
+            sol = _solution(C, rr, None, factor.beta, floor, scale=s)
+        else:
+            admm, new_factor = svr_dual_admm(factor, K_apply, y, C, epsilon, max_iter=max_iter,
+                                             kkt_tol=tol, relaxation=relaxation,
+                                             warm_start=state, w=w, refactor=refactor,
+                                             beta_floor=floor, return_factor=True)
+            if new_factor is not factor:  # a rebalanced rho carries over
+                factor, w = new_factor, admm.state["w"]
+            state, floor = admm.state, admm.state["beta_floor"]
+            rr = None
+            if refine:
+                a = _split(admm.dual_coef)
+                n_sv = int(np.count_nonzero(admm.dual_coef))
+                if refine == "auto" and n * n_sv > refine_limit:
+                    rr = RefineResult(alpha=a, dual_coef=admm.dual_coef.copy(), bias=np.nan,
+                                      decision=None, converged=False,
+                                      skipped=f"n x n_SV = {n} x {n_sv} kernel entries "
+                                              f"exceed {refine_limit:.0e} (refine='auto')")
+                else:
+                    rr = refine_exact(problem.K, yv, C, a, p=p, index=index, tol=refine_tol,
+                                      max_ws=max_ws, max_chunk=max_chunk, newton=newton,
+                                      log=rlog(C), workspace=workspace)
+            sol = _solution(C, rr, admm, factor.beta, floor)
+        if rr is not None and rr.skipped is None:
+            prev = (C, rr)
+        if not solutions:
+            sol = replace(sol, timings={**sol.timings, "admm": sol.timings["admm"] + setup})
+        solutions.append(sol)
+        if log is not None:
+            log(1, f"C={C:g}: {int(sol.n_iter[0])} ADMM iterations, gap {sol.gap[0]:.3g}, "
+                   f"{np.count_nonzero(sol.dual_coef)} support vectors, "
+                   f"{time.perf_counter() - t_c:.3g} s")
+    if n_extra:  # the continuation's C are part of the first requested C's cost
+        head, solutions = solutions[:n_extra + 1], solutions[n_extra:]
+        timings = {k: sum(s.timings[k] for s in head) for k in head[-1].timings}
+        solutions[0] = replace(head[-1], timings=timings,
+                               n_iter=sum(s.n_iter for s in head))
+    if warn:
+        _warn_unsolved(solutions, refine_tol if refine else tol, max_iter)
+    return tuple(solutions)
+
+
+def _warn_unsolved(solutions, tol, max_iter):
+    """One ConvergenceWarning for the C values whose solution missed ``tol``."""
+    bad = [s for s in solutions if not s.converged.all()]
+    if not bad:
+        return
+    why = []
+    for s in bad[:5]:
+        rr = s.info["refinement"]
+        if rr is None:
+            why.append(f"C={s.C:.3g}: ADMM gap {s.gap[0]:.3g} after {max_iter} iterations")
+        elif rr.skipped is not None:
+            why.append(f"C={s.C:.3g}: refinement skipped ({rr.skipped})")
+        else:
+            why.append(f"C={s.C:.3g}: decomposition gap {rr.gap:.3g} after {rr.rounds} rounds")
+    msg = (f"the SVR did not reach tol={tol:g} for {len(bad)} of {len(solutions)} C value(s): "
+           + "; ".join(why) + ("; ..." if len(bad) > 5 else ""))
+    if max(s.info["beta_floor"] for s in solutions) > 0:
+        msg += (" (the approximation is indefinite: tighten rel_tol or raise max_rank)")
+    warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+
+
+@dataclass(frozen=True)
+class SVRBackend:
+    """The path protocol for epsilon-SVR on the HSS (or dense) factor.
+
+    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend`: memory
+    checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`), ``path`` is
+    :func:`hss_svr_path` with these options (``Y`` one target column), ``model`` a
+    :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
+    """
+
+    kernel: object
+    epsilon: float = 0.1
+    approximation: str = "hss"
+    hss_options: HSSOptions = field(default_factory=HSSOptions)
+    beta: float = None
+    max_iter: int = 100
+    tol: float = 1e-2
+    relaxation: float = 1.6
+    adaptive_beta: bool = True
+    refine: object = True
+    refine_limit: float = DEFAULT_REFINE_LIMIT
+    refine_tol: float = 1e-3
+    max_ws: int = 8000
+    max_chunk: int = 16000
+    newton: bool = True
+    continuation: int = 0
+    memory_budget: float = None
+    log: object = None
+
+    def _hss_backend(self):
+        return HSSBackend(self.kernel, approximation=self.approximation,
+                          hss_options=self.hss_options, beta=self.beta,
+                          refine=bool(self.refine), max_chunk=self.max_chunk,
+                          memory_budget=self.memory_budget, log=self.log)
+
+    def memory_estimate(self, n, d, max_rank=None):
+        """Bytes by phase of a fit on n points (the classifier's estimate, one column)."""
+        return self._hss_backend().memory_estimate(n, d, 1, max_rank=max_rank)
+
+    def prepare(self, X, Y=None):
+        """The problem of the points X (the targets are not needed)."""
+        return self._hss_backend().prepare(X)
+
+    def path(self, prepared, Y, Cs):
+        """:func:`hss_svr_path` with these options for the one target column of ``Y``."""
+        return hss_svr_path(prepared, Y, Cs, self.epsilon, max_iter=self.max_iter,
+                            tol=self.tol, relaxation=self.relaxation,
+                            adaptive_beta=self.adaptive_beta, refine=self.refine,
+                            refine_limit=self.refine_limit, refine_tol=self.refine_tol,
+                            max_ws=self.max_ws, max_chunk=self.max_chunk, newton=self.newton,
+                            continuation=self.continuation, log=self.log)
+
+    def model(self, prepared, solutions):
+        return KernelExpansion(prepared.K.points, self.kernel, solutions)
