@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 from sklearn.svm import SVR
@@ -296,3 +297,19 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+@pytest.mark.parametrize("gamma", ["scale", "auto", 0.3])
+def test_svr_spellings_and_sparse_input_give_svrs_model(gamma):
+    """kernel="rbf" with SVR's gamma spellings is SVR's kernel; CSR input is the dense model."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) * [1.0, 3.0, 0.5]
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+    est = HSSSVR(kernel="rbf", gamma=gamma, C=2.0, approximation="exact", tol=1e-6)
+    ours = est.fit(X, y).predict(X)
+    ref = SVR(kernel="rbf", gamma=gamma, C=2.0, tol=1e-6).fit(X, y).predict(X)
+    np.testing.assert_allclose(ours, ref, atol=1e-4)
+    np.testing.assert_allclose(clone(est).fit(sp.csr_matrix(X), y).predict(sp.csc_matrix(X)),
+                               ours, rtol=1e-12, atol=1e-12)

@@ -8,11 +8,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
 from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
-from .hss_params import HSS_CONSTRAINTS, hss_options, kernel_of, width_grid
+from .base import validate_input
+from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS, hss_options,
+                         kernel_of, width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSSVR", "HSSSVRCV"]
@@ -37,12 +38,14 @@ class HSSSVR(PathRegressor):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian"}, default "gaussian"
-        gaussian: exp(-|x - y|^2 / (2 h^2)) (``SVR(kernel="rbf", gamma=1 / (2 h^2))``).
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+        gaussian (= "rbf"): exp(-|x - y|^2 / (2 h^2)) (``SVR(kernel="rbf",
+        gamma=1 / (2 h^2))``).
     h : float or None, default None
         Kernel width; h = 1 when both ``h`` and ``gamma`` are None.
-    gamma : float or None, default None
-        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian).
+    gamma : float, "scale", "auto" or None, default None
+        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian); "scale"
+        and "auto" as SVR's, on the training X.
     C : float, default 1.0
         Box bound of the dual (> 0), as SVR's.
     epsilon : float, default 0.1
@@ -115,8 +118,7 @@ class HSSSVR(PathRegressor):
     _path_param = "C"
     _parameter_constraints = {
         **HSS_CONSTRAINTS,
-        "h": [Interval(Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        **WIDTH_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="neither"), None],
@@ -159,13 +161,13 @@ class HSSSVR(PathRegressor):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
         SVR); Y its (n, 1) column."""
         self._reset()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        X, y = validate_input(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         return X, y, np.ascontiguousarray(y[:, None])
 
     def _make_backend(self, X, values, for_search=False):
         single = len(values) == 1
-        return SVRBackend(kernel_of(self), epsilon=float(self.epsilon),
+        return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
                           approximation=self.approximation,
                           hss_options=hss_options(self, verbose_offset=0), beta=self.beta,
                           max_iter=self.max_iter,
@@ -263,8 +265,7 @@ class HSSSVRCV(PathRegressorCV):
     _parameter_constraints = {
         **{k: v for k, v in HSSSVR._parameter_constraints.items() if k != "C"},
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "h": [Interval(Real, 0, None, closed="neither"), "array-like", None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        **WIDTH_GRID_CONSTRAINTS,
         "cv": [Interval(Real, 0, 1, closed="neither"),
                Interval(Integral, 2, None, closed="left"), "cv_object"],
         "scoring": [StrOptions(set(SCORINGS))],
@@ -312,7 +313,7 @@ class HSSSVRCV(PathRegressorCV):
         return check_Cs(self.Cs)
 
     def _grid(self, X):
-        return width_grid(self)
+        return width_grid(self, X)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it
