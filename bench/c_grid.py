@@ -75,7 +75,8 @@ def _ours(approximation):
                                    n_neighbors=args.n_neighbors, random_state=0,
                                    verbose=max(0, args.verbose - 1)),
             max_iter=args.max_iter, tol=args.tol, refine=refine, max_chunk=args.max_chunk,
-            newton=not args.no_newton, log=log if args.verbose else None)
+            newton=not args.no_newton, block_reuse=not args.no_block_reuse,
+            log=log if args.verbose else None)
 
         def per_fit(sol):
             ft, info, rf = sol.timings, sol.info, sol.info["refinement"]
@@ -85,7 +86,11 @@ def _ours(approximation):
                         "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
                         "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
                         "newton_steps": rf[0].newton_steps,
-                        "converged": rf[0].converged, "skipped": rf[0].skipped},
+                        "converged": rf[0].converged, "skipped": rf[0].skipped,
+                        "timings": rf[0].timings, "kernel_entries": rf[0].kernel_entries,
+                        # one exact decision-value pass at the solution: n x n_SV entries
+                        "lower_bound_entries": int(sol.dual_coef.shape[0]
+                                                   * np.count_nonzero(sol.dual_coef[:, 0]))},
                     "beta": float(info["beta"]),
                     "n_support": int(np.count_nonzero(sol.dual_coef[:, 0]))}
         return _protocol_run(backend, data, Cs, per_fit, args.class_weight)
@@ -418,6 +423,8 @@ def main(argv=None):
                    help="HSSSVC's refine: 'auto' (its default) or always (refine=True)")
     p.add_argument("--no-newton", action="store_true",
                    help="the decomposition without Newton steps on its free set (SMO only)")
+    p.add_argument("--no-block-reuse", action="store_true",
+                   help="the decomposition computes every working set's block afresh")
     p.add_argument("--max-chunk", type=int, default=16000)
     p.add_argument("--verbose", type=int, default=0, help="HSSSVC's verbose (2: per round)")
     p.add_argument("--exact-max-n", type=int, default=8000)

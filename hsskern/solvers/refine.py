@@ -46,7 +46,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
-from ._smo import smo_block
+from ._smo import compact_block, expand_rows, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -88,6 +88,13 @@ class RefineResult:
         Seconds.
     skipped : str or None
         Why the refinement did not run (the caller keeps its own solution then).
+    timings : dict
+        Seconds by phase: ``start`` (the first decision values), ``select``, ``block``
+        (the working sets' kernel blocks), ``smo``, ``newton``, ``update``.
+    kernel_entries : dict
+        Kernel entries evaluated by phase (``start``, ``block``, ``update``) and entries of
+        earlier blocks reused (``block_reused``): what the decomposition cost against, e.g.,
+        the n x n_SV of one exact decision-value pass.
     """
 
     alpha: np.ndarray
@@ -102,6 +109,8 @@ class RefineResult:
     newton_steps: int = 0
     time: float = 0.0
     skipped: object = None
+    timings: dict = field(default_factory=dict)
+    kernel_entries: dict = field(default_factory=dict)
 
 
 def feasible_start(alpha, y, C):
@@ -243,21 +252,78 @@ def _update_decision(f, X, kern, W, KW, ch, c):
     The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
     16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
     changes at d = 123), so the block is used once the change is large enough to pay for it.
+    Returns the number of kernel entries evaluated.
     """
     cols = KernelOperator(X[W[ch]], kern)
     if ch.size * (X.shape[1] + 10) < W.size:
         f += cols.cross(X) @ c[ch]
-        return
+        return f.size * ch.size
     f[W] += KW @ c  # c is zero off ch
     rest = np.ones(f.size, dtype=bool)
     rest[W] = False
     if rest.any():
         f[rest] += cols.cross(X[rest]) @ c[ch]
+    return (f.size - W.size) * ch.size
+
+
+_REUSE_NEW_FRACTION = 1 / 3  # above this share of new points a fresh block is cheaper
+_BAND_BYTES = 64 * 2 ** 20  # temporaries of the new points' kernel rows, per band
+
+
+def _working_block(K, W, workspace, cap):
+    """The kernel block of the working set W, reusing what the last block already holds.
+
+    Consecutive working sets (the rounds of one C) share most of their points. The block lives in one buffer of row stride S >= |W|:
+    the points of the last block that stay in W are moved to its leading corner in place
+    (:func:`~hsskern.solvers._smo.compact_block`: a read and a write per entry, no kernel
+    evaluation) and the new points are appended, only their rows evaluated:
+    k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2.
+
+    Returns ``(KW, W, entries, reused)``: KW the (|W|, S) C-contiguous rows whose first |W|
+    columns are K[W, W] (SMO reads it as is; ``KW[:, :|W|]`` for NumPy), W reordered as the
+    block holds it, the kernel entries evaluated and the entries taken from the last block.
+    """
+    q = W.size
+    buf, S = workspace.get("block"), workspace.get("stride", 0)
+    slots = workspace.get("slots")
+    if workspace.get("points") is not K.points:  # another kernel's block: nothing to reuse
+        slots = None
+    if buf is not None and slots is not None and q <= S:
+        pos = np.flatnonzero(np.isin(slots, W, assume_unique=True))
+        new = W[np.isin(W, slots, assume_unique=True, invert=True)]
+        if new.size <= _REUSE_NEW_FRACTION * q:
+            B = buf[:S * S].reshape(S, S)
+            c = pos.size
+            if c and pos[-1] != c - 1:  # not already the leading corner
+                compact_block(B, pos)
+            order = np.concatenate([slots[pos], new])
+            if new.size:
+                # the new points' rows against the kept ones in bands of bounded memory,
+                # mirrored as columns; the new x new square as one exactly symmetric block
+                band = max(1, int(_BAND_BYTES // (8 * max(1, c))))
+                for a in range(0, new.size, band):
+                    R = K.submatrix(new[a:a + band], order[:c])
+                    B[c + a:c + a + R.shape[0], :c] = R
+                    B[:c, c + a:c + a + R.shape[0]] = R.T
+                B[c:q, c:q] = K.submatrix(new, new)
+            workspace["slots"] = order
+            k = new.size
+            return B[:q], order, k * c + k * (k + 1) // 2, c * c
+    if buf is None or q > S:  # grown: a fresh buffer (a quarter more room, within cap)
+        S = max(q, min(cap, int(1.25 * q)))
+        buf = workspace["block"] = None  # the old buffer goes before the new one exists
+        buf = workspace["block"] = np.empty(S * S)
+        workspace["stride"] = S
+    K.submatrix(W, W, out=buf[:q * q].reshape(q, q))
+    if S > q:
+        expand_rows(buf, q, S)
+    workspace["slots"], workspace["points"] = W.copy(), K.points
+    return buf[:S * S].reshape(S, S)[:q], W, q * (q + 1) // 2, 0
 
 
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
-                 log=None, workspace=None):
+                 log=None, workspace=None, block_reuse=True):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -302,6 +368,14 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     workspace : dict or None
         Keeps the working-set block's buffer between calls (a C path): a fresh 2 GB array
         costs 0.2-1 s of page faults on its first touch, every round that allocates it.
+        With ``block_reuse`` it also keeps which points the block holds.
+    block_reuse : bool, default True
+        Take the entries of the new working set's block that the last round's block already
+        holds, and evaluate only the new points' rows (:func:`_working_block`). False
+        evaluates every block afresh (the same solution up to SMO's tie-breaking). A call
+        never starts from an earlier call's block: the order of the block steers SMO's
+        tie-breaking, and a class of a one-vs-rest problem must get what its binary problem
+        gets whatever was solved before it on the same workspace.
 
     Returns
     -------
@@ -315,6 +389,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         avail += workspace["block"].nbytes if "block" in workspace else 0  # reused, not new
         max_chunk = max(2, min(max_chunk, int(np.sqrt(0.5 * avail / 8))))
         max_ws = min(max_ws, max_chunk)
+    workspace.pop("slots", None)  # the buffer is kept, the entries it holds are not
     X, kern = K.points, K.kernel
     n = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
@@ -322,14 +397,20 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # the upper bound: the scalar C unweighted (that path allocates no per-point array)
     ub = C if weights is None else C * weights
     alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, ub)
+    res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
+                       converged=False,
+                       timings=dict.fromkeys(("start", "select", "block", "smo", "newton",
+                                              "update"), 0.0),
+                       kernel_entries=dict.fromkeys(("start", "block", "block_reused",
+                                                     "update"), 0))
     if f is None:
         sv = np.flatnonzero(alpha)
         f = (KernelOperator(X[sv], kern).cross(X) @ (y[sv] * alpha[sv]) if sv.size
              else np.zeros(n))
+        res.kernel_entries["start"] = n * sv.size
     else:
         f = np.array(f, dtype=np.float64)
-    res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
-                       converged=False)
+    res.timings["start"] = time.perf_counter() - t0
     # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
     newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
     while True:
@@ -348,12 +429,24 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         free = up & low
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
         W = _select(v, up, low, m, M, free, q)
+        tb = time.perf_counter()
+        if block_reuse:
+            KWrows, W, n_eval, n_reused = _working_block(K, W, workspace, max_chunk)
+            KW = KWrows[:, :W.size]
+        else:
+            workspace.pop("slots", None)
+            workspace.pop("stride", None)
+            buf = workspace.get("block")
+            if buf is None or buf.size < W.size ** 2:
+                buf = workspace["block"] = np.empty(W.size ** 2)
+            KW = KWrows = K.submatrix(W, W, out=buf[:W.size ** 2].reshape(W.size, W.size))
+            n_eval, n_reused = W.size * (W.size + 1) // 2, 0
         yW = y[W]
-        buf = workspace.get("block")
-        if buf is None or buf.size < W.size ** 2:
-            buf = workspace["block"] = np.empty(W.size ** 2)
-        KW = K.submatrix(W, W, out=buf[:W.size ** 2].reshape(W.size, W.size))
-        t_block = time.perf_counter() - tr
+        t_block = time.perf_counter() - tb
+        res.timings["select"] += tb - tr
+        res.timings["block"] += t_block
+        res.kernel_entries["block"] += n_eval
+        res.kernel_entries["block_reused"] += n_reused
         aW = alpha[W].copy()
         vW = v[W]
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
@@ -373,7 +466,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         ts = time.perf_counter()
         uW = None if weights is None else ub[W]
         bounds = {} if uW is None else {"upper": uW}
-        it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget, **bounds)
+        it, m_w, M_w = smo_block(KWrows, yW, aW, vW, C, target, budget, **bounds)
+        res.timings["smo"] += time.perf_counter() - ts
         if it:
             step_rate = (time.perf_counter() - ts) / (it * W.size)
         nt = ""
@@ -381,27 +475,32 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
             tn = time.perf_counter()
             fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
+            res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
             res.newton_steps += fixed >= 0
             nt = (f"Newton on {nf} free after {it} SMO steps "
                   f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
-            it2, _, _ = smo_block(KW, yW, aW, vW, C, target, iters - it, **bounds)
+            ts = time.perf_counter()
+            it2, _, _ = smo_block(KWrows, yW, aW, vW, C, target, iters - it, **bounds)
+            res.timings["smo"] += time.perf_counter() - ts
             it += it2
         tu = time.perf_counter()
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
         if ch.size:
             alpha[W[ch]] = aW[ch]
-            _update_decision(f, X, kern, W, KW, ch, yW * dW)
-        del KW
+            res.kernel_entries["update"] += _update_decision(f, X, kern, W, KW, ch, yW * dW)
+        del KW, KWrows
         t_update = time.perf_counter() - tu
+        res.timings["update"] += t_update
         res.rounds += 1
         res.ws_sizes.append(int(W.size))
         res.smo_iters.append(int(it))
         if log is not None:
             log(f"  round {res.rounds}: gap {gap:.3g}, |W| {W.size} ({free.sum()} free), "
                 f"{nt}{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s "
-                f"(block {t_block:.1f} s, update {t_update:.1f} s)")
+                f"(block {t_block:.1f} s: {n_eval:.3g} entries, {n_reused:.3g} reused; "
+                f"update {t_update:.1f} s)")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
     # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in
