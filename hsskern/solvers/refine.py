@@ -46,6 +46,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
+from ..utils._threads import one_blas_thread
 from ._smo import compact_block, expand_rows, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
@@ -473,7 +474,11 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         nt = ""
         if eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
-            fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
+            # one BLAS thread: its solves are small (|F| ~ 10^3, and a (k+1)^2 system per
+            # fixed batch), and OpenBLAS's spinning second thread made them 5-30x slower
+            # whenever the other core was busy (bench/results/ijcnn1_prof_*.log)
+            with one_blas_thread():
+                fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
             res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
