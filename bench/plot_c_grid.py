@@ -68,12 +68,13 @@ def plot(name, entry, path):
     ax_acc.set(xlabel="C", ylabel="test accuracy [%]", title=f"{name} (n={n:,}, d={d}), "
                f"h={float(entry['h']):g}")
     ax_t.set(xlabel="C", ylabel="fit time per C [s]", title="time per C")
-    ax_cum.set(xlabel="C", ylabel="cumulative [s]", title="grid time so far"
-               + (f"\nload average: {load}" if load else ""))
+    ax_cum.set(xlabel="C", ylabel="cumulative [s]", title="grid time so far")
     for ax in (ax_acc, ax_t, ax_cum):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
+    if load:  # the machine is shared: every figure says under what load it was measured
+        fig.text(0.5, 0.01, f"load average during the runs: {load}", ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
