@@ -4,6 +4,7 @@
     python bench/c_grid.py magic04 --standardize --h 0.5 1 2 --n-train 5000
     python bench/c_grid.py gmm8_100000 --h 1     # synthetic gmm8(n) of ../shared/tools/gen_gmm.py
     python bench/c_grid.py seismic_bumps --standardize --h 3 --class-weight balanced
+    python bench/c_grid.py ijcnn1 --h 1 --backends hss onedal libsvm   # a process per backend
 
 Writes ``bench/results/<dataset>.json`` (per fit: phase times, test accuracy, peak extra RSS,
 iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.png``
@@ -12,7 +13,9 @@ iterations, ranks) and, when matplotlib is installed, ``bench/results/<dataset>.
 Backends are plain callables in ``BACKENDS``; one takes ``(data, h, Cs, args)`` and returns
 ``{"setup": {...}, "fits": [{"C", "accuracy", "time", ...}, ...], "peak_rss": bytes}``.
 Registered: hss, exact, nystrom (NystromSVC's backend) and sparse (SparseCholeskySVC's,
-with sigma = h, a compactly supported kernel), these four through the path protocol; libsvm; fpc
+with sigma = h, a compactly supported kernel), these four through the path protocol; libsvm;
+onedal (scikit-learn-intelex's ``sklearnex.svm.SVC``, the bench extra: oneDAL's multi-threaded
+SVC, refitted per C as LIBSVM); fpc
 (FPCClassifierCV: its grid is over the polynomial degree s, not (h, C), so it runs once, for
 the first h, and reports its degree search; ``bench/fpc.py`` holds the full FPC-vs-SVC
 comparison). Register another with ``@backend("name")``.
@@ -21,14 +24,24 @@ LIBSVM (scikit-learn's SVC) uses gamma = 1 / (2 h^2) and is refitted from scratc
 no warm start across C); our backends compress and factor once per h and sweep the C grid.
 
 ``--class-weight balanced`` weights each class by n / (2 n_class) (SVC's formula): LIBSVM gets
-``class_weight="balanced"``, hss, exact, nystrom and sparse the same per-point weights in
-their path; fpc is skipped (its degree search is not a C grid). Every fit records its test accuracy
+``class_weight="balanced"`` (oneDAL too), hss, exact, nystrom and sparse the same per-point
+weights in their path; fpc is skipped (its degree search is not a C grid).
+
+With more than one backend each runs in a fresh interpreter of its own, one after the other
+(``--in-process`` runs them in this one): a library's thread pools, allocator state or
+environment must not slow the next peer (oneDAL's a9a grid once took 204 s instead of 131 s
+in a process that had run hsskern first). Every run records the load average before and
+after it; the summary prints a per-C table (time, accuracy, support vectors) for every backend
+and the ratio of each peer's grid time to hss's. ``bench/plot_c_grid.py`` draws the figure. Every fit records its test accuracy
 and balanced accuracy (the figure that matters on imbalanced data).
 """
 import argparse
+import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,7 +75,8 @@ def _ours(approximation):
                                    n_neighbors=args.n_neighbors, random_state=0,
                                    verbose=max(0, args.verbose - 1)),
             max_iter=args.max_iter, tol=args.tol, refine=refine, max_chunk=args.max_chunk,
-            newton=not args.no_newton, log=log if args.verbose else None)
+            newton=not args.no_newton, block_reuse=not args.no_block_reuse,
+            log=log if args.verbose else None)
 
         def per_fit(sol):
             ft, info, rf = sol.timings, sol.info, sol.info["refinement"]
@@ -72,7 +86,11 @@ def _ours(approximation):
                         "rounds": rf[0].rounds, "ws_sizes": rf[0].ws_sizes,
                         "smo_iters": rf[0].smo_iters, "gap": float(rf[0].gap),
                         "newton_steps": rf[0].newton_steps,
-                        "converged": rf[0].converged, "skipped": rf[0].skipped},
+                        "converged": rf[0].converged, "skipped": rf[0].skipped,
+                        "timings": rf[0].timings, "kernel_entries": rf[0].kernel_entries,
+                        # one exact decision-value pass at the solution: n x n_SV entries
+                        "lower_bound_entries": int(sol.dual_coef.shape[0]
+                                                   * np.count_nonzero(sol.dual_coef[:, 0]))},
                     "beta": float(info["beta"]),
                     "n_support": int(np.count_nonzero(sol.dual_coef[:, 0]))}
         return _protocol_run(backend, data, Cs, per_fit, args.class_weight)
@@ -118,20 +136,39 @@ def _exact(data, h, Cs, args):
 @backend("libsvm")
 def _libsvm(data, h, Cs, args):
     from sklearn.svm import SVC
+    return _svc_grid("libsvm", SVC, data, h, Cs, args, cache_size=args.libsvm_cache)
+
+
+def _svc_grid(name, SVC, data, h, Cs, args, **extra):
+    """An SVC class refitted from scratch per C (LIBSVM, oneDAL): no warm start across C."""
     Xtr, ytr, Xte, yte = data
     fits, peak_all = [], 0
     for C in Cs:
-        svc = SVC(C=C, gamma=1.0 / (2 * h * h), cache_size=args.libsvm_cache,
-                  class_weight=args.class_weight)
+        svc = SVC(C=C, gamma=1.0 / (2 * h * h), class_weight=args.class_weight, **extra)
         t, peak, svc = measure(lambda: svc.fit(Xtr, ytr), repeat=1)
         pred = svc.predict(Xte)
-        acc = float(np.mean(pred == yte))
-        fits.append({"C": float(C), "accuracy": acc, "time": t,
+        fits.append({"C": float(C), "accuracy": float(np.mean(pred == yte)), "time": t,
                      "balanced_accuracy": _balanced_accuracy(yte, pred),
-                     "n_support": int(svc.support_.size)})
+                     "n_support": int(np.sum(svc.n_support_))})
         peak_all = max(peak_all, peak)
-        _print_fits("libsvm", fits[-1:])
+        _print_fits(name, fits[-1:])
     return {"setup": {"total": 0.0}, "fits": fits, "peak_rss": int(peak_all)}
+
+
+@backend("onedal")
+def _onedal(data, h, Cs, args):
+    """oneDAL's SVC (scikit-learn-intelex, the bench extra), refitted per C as LIBSVM."""
+    try:
+        import sklearnex
+        from sklearnex.svm import SVC
+    except ImportError:
+        return {"skipped": "scikit-learn-intelex is not installed (pip install hsskern[bench])"}
+    from threadpoolctl import threadpool_info
+    r = _svc_grid("onedal", SVC, data, h, Cs, args)
+    r["version"] = getattr(sklearnex, "__version__", None)
+    r["threadpools"] = [{k: p.get(k) for k in ("prefix", "user_api", "num_threads")}
+                        for p in threadpool_info()]
+    return r
 
 
 def _protocol_run(backend, data, Cs, per_fit, class_weight=None):
@@ -276,6 +313,92 @@ def plot(dataset, payload, path):
     return path
 
 
+def run_backends(args, data, hs, Cs):
+    """Every backend of ``args.backends`` for every h, in this process."""
+    runs = {b: {} for b in args.backends}
+    for b in args.backends:
+        for h in hs:
+            print(f"  {b} h={h:g} ...", flush=True)
+            load_before = os.getloadavg()
+            t0 = time.perf_counter()
+            if args.class_weight and b == "fpc":
+                r = {"skipped": "fpc's degree search is not a C grid"}
+            else:
+                r = BACKENDS[b](data, h, Cs, args)
+            r["wall_time_with_scoring"] = time.perf_counter() - t0
+            r["loadavg_before"], r["loadavg_after"] = load_before, os.getloadavg()
+            if "fits" in r:  # training only: setup once per h + every C's fit
+                r["grid_time"] = r["setup"]["total"] + sum(f["time"] for f in r["fits"])
+            runs[b][str(h)] = r
+            if "skipped" in r:
+                print(f"    skipped: {r['skipped']}")
+                continue
+            if "search" in r:  # a search over another parameter (FPC's degree)
+                r["grid_time"] = r["time"]
+                continue
+            if args.class_weight and b not in ("libsvm", "onedal"):
+                _print_fits(b, r["fits"])
+            metric = "balanced_accuracy" if args.class_weight else "accuracy"
+            best = max(r["fits"], key=lambda f: f[metric])
+            print(f"    whole grid {r['grid_time']:.2f} s (setup {r['setup']['total']:.2f} s), "
+                  f"best {metric.replace('_', ' ')} {100 * best[metric]:.2f}% "
+                  f"at C={best['C']:.3g}, "
+                  f"peak RSS +{r['peak_rss'] / 2**20:.0f} MB", flush=True)
+    return runs
+
+
+def _run_child(argv, b):
+    """Backend ``b`` alone in a fresh interpreter (same arguments); its runs, with the load
+    average around it."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--backends" not in argv:
+        argv.append("--backends")
+    i = argv.index("--backends")
+    j = i + 1
+    while j < len(argv) and not argv[j].startswith("--"):
+        j += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "runs.json"
+        cmd = [sys.executable, str(Path(__file__).resolve())] + argv[:i] + [
+            "--backends", b] + argv[j:] + ["--child-out", str(out)]
+        print(f"  [{b}: fresh process, load {os.getloadavg()[0]:.2f}]", flush=True)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        runs = json.loads(out.read_text())[b]
+    for r in runs.values():
+        r["process_wall_time"] = time.perf_counter() - t0
+    return runs
+
+
+def _summary(runs, hs, backends):
+    """Per h: a per-C table (time, accuracy, support vectors) of every backend with fits,
+    and each one's grid time over hss's (> 1: hss faster). Returns the ratios."""
+    ratios = {}
+    for h in hs:
+        key = str(h)
+        with_fits = [b for b in backends if "fits" in runs[b].get(key, {})]
+        if not with_fits:
+            continue
+        print(f"\nh={h:g}: per C (time s / accuracy % / support vectors)")
+        print("  C         " + "".join(f"{b:>26}" for b in with_fits))
+        for k, f0 in enumerate(runs[with_fits[0]][key]["fits"]):
+            cells = []
+            for b in with_fits:
+                f = runs[b][key]["fits"][k]
+                nsv = f.get("n_support", -1)
+                cells.append(f"{f['time']:8.2f} {100 * f['accuracy']:6.2f} {nsv:8d}  ")
+            print(f"  {f0['C']:<10.3g}" + "".join(cells))
+        grid = {b: runs[b][key]["grid_time"] for b in with_fits}
+        print("  grid      " + "".join(f"{grid[b]:24.2f}  " for b in with_fits))
+        print("  load      " + "".join(
+            f"{runs[b][key]['loadavg_before'][0]:11.2f} -> {runs[b][key]['loadavg_after'][0]:5.2f}"
+            "       " for b in with_fits))
+        if "hss" in grid:
+            ratios[key] = {b: grid[b] / grid["hss"] for b in with_fits if b != "hss"}
+            print("  " + ", ".join(f"{b}/hss = {v:.2f}x" for b, v in ratios[key].items()))
+    return ratios
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("dataset")
@@ -301,14 +424,19 @@ def main(argv=None):
                    help="HSSSVC's refine: 'auto' (its default) or always (refine=True)")
     p.add_argument("--no-newton", action="store_true",
                    help="the decomposition without Newton steps on its free set (SMO only)")
+    p.add_argument("--no-block-reuse", action="store_true",
+                   help="the decomposition computes every working set's block afresh")
     p.add_argument("--max-chunk", type=int, default=16000)
     p.add_argument("--verbose", type=int, default=0, help="HSSSVC's verbose (2: per round)")
     p.add_argument("--exact-max-n", type=int, default=8000)
     p.add_argument("--libsvm-cache", type=float, default=1000.0)
     p.add_argument("--n-components", type=int, default=1000, help="Nystrom landmarks")
     p.add_argument("--class-weight", choices=["balanced"], default=None,
-                   help="SVC's class_weight (hss, exact and libsvm only)")
+                   help="SVC's class_weight (every backend but fpc)")
     p.add_argument("--tag", default="", help="suffix of the result file name")
+    p.add_argument("--in-process", action="store_true",
+                   help="run every backend in this process (default: a fresh one each)")
+    p.add_argument("--child-out", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args._fpc_done = False
     unknown = set(args.backends) - set(BACKENDS)
@@ -330,39 +458,20 @@ def main(argv=None):
     hs, Cs = _grid(args.h), _grid(args.C)
     print(f"{args.dataset}: n_train={len(ytr)} n_test={len(yte)} d={Xtr.shape[1]}; "
           f"h={hs}; C={[f'{c:.3g}' for c in Cs]}", flush=True)
-    runs = {b: {} for b in args.backends}
-    for b in args.backends:
-        for h in hs:
-            print(f"  {b} h={h:g} ...", flush=True)
-            t0 = time.perf_counter()
-            load_start = os.getloadavg()  # the machine is shared: timings need their load
-            if args.class_weight and b == "fpc":
-                r = {"skipped": "fpc's degree search is not a C grid"}
-            else:
-                r = BACKENDS[b](data, h, Cs, args)
-            r["wall_time_with_scoring"] = time.perf_counter() - t0
-            r["loadavg"] = {"start": list(load_start), "end": list(os.getloadavg())}
-            if "fits" in r:  # training only: setup once per h + every C's fit
-                r["grid_time"] = r["setup"]["total"] + sum(f["time"] for f in r["fits"])
-            runs[b][str(h)] = r
-            if "skipped" in r:
-                print(f"    skipped: {r['skipped']}")
-                continue
-            if "search" in r:  # a search over another parameter (FPC's degree)
-                r["grid_time"] = r["time"]
-                continue
-            if args.class_weight and b != "libsvm":
-                _print_fits(b, r["fits"])
-            metric = "balanced_accuracy" if args.class_weight else "accuracy"
-            best = max(r["fits"], key=lambda f: f[metric])
-            print(f"    whole grid {r['grid_time']:.2f} s (setup {r['setup']['total']:.2f} s), "
-                  f"best {metric.replace('_', ' ')} {100 * best[metric]:.2f}% "
-                  f"at C={best['C']:.3g}, "
-                  f"peak RSS +{r['peak_rss'] / 2**20:.0f} MB", flush=True)
+    if args.child_out:  # one backend of a parent's run: hand the runs back, write nothing else
+        runs = run_backends(args, data, hs, Cs)
+        Path(args.child_out).write_text(json.dumps(_jsonable(runs)))
+        return 0
+    if len(args.backends) > 1 and not args.in_process:
+        runs = {b: _run_child(argv, b) for b in args.backends}
+    else:
+        runs = run_backends(args, data, hs, Cs)
+    ratios = _summary(runs, hs, args.backends)
     payload = {"dataset": args.dataset, "n_train": len(ytr), "n_test": len(yte),
                "n_features": Xtr.shape[1], "standardize": args.standardize,
                "backends": args.backends, "h": hs, "C": Cs, "options": vars(args),
-               "runs": _jsonable(runs),
+               "runs": _jsonable(runs), "ratios_to_hss": ratios,
+               "process_per_backend": len(args.backends) > 1 and not args.in_process,
                "notes": "grid_time: ours = kernel+compress+factor once per h + ADMM for every C "
                         "(time to score the test set excluded); libsvm = sum of its fits. "
                         "peak_rss: extra resident memory during the fit(s)."}

@@ -14,6 +14,7 @@ once plus v twice. Serial on purpose: a step is two short passes over the workin
 an OpenMP fork/join per pass costs more than the passes.
 """
 from libc.math cimport INFINITY
+from libc.string cimport memmove
 
 import numpy as np
 
@@ -24,9 +25,10 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
 
     Parameters
     ----------
-    K : (q, q) float64, C-contiguous
-        The kernel block k(x_i, x_j) on the working set (symmetric); Q = diag(y) K diag(y)
-        is never formed.
+    K : (q, s) float64, C-contiguous, s >= q
+        The kernel block k(x_i, x_j) on the working set (symmetric) in its first q columns
+        (the rows of a buffer with a longer row stride, as the decomposition keeps it);
+        Q = diag(y) K diag(y) is never formed.
     y : (q,) labels in {-1, +1}
     alpha : (q,) feasible start (0 <= alpha <= C); overwritten with the solution
     v : (q,) -y G, G the gradient of the full dual at the working set; kept current
@@ -47,6 +49,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef double ai, aj, Kii, Gi, Gj, ci, cj, Ci = C, Cj = C
     cdef double TAU = 1e-12
     cdef bint weighted = upper is not None
+    if K.shape[1] < q or y.shape[0] != q or alpha.shape[0] != q or v.shape[0] != q:
+        raise ValueError(f"a ({K.shape[0]}, {K.shape[1]}) block for {y.shape[0]} labels")
     if q < 2:
         return 0, 0.0, 0.0
     # The passes work on v = -y G, whose update -(y_i dai) K_i. - (y_j daj) K_j. needs no
@@ -172,3 +176,34 @@ cdef inline void _set_masks(Py_ssize_t t, const double[::1] y, double[::1] alpha
     else:
         up_mask[t] = 0.0 if alpha[t] > 0 else -INFINITY
         low_mask[t] = 0.0 if alpha[t] < C else INFINITY
+
+
+def compact_block(double[:, ::1] B, const Py_ssize_t[::1] pos):
+    """Move the rows and columns ``pos`` (ascending) of B to its leading corner, in place.
+
+    ``B[a, b] = B[pos[a], pos[b]]`` for a, b < len(pos), the row stride unchanged: the
+    working-set block keeps the entries of the points that stay in W (``refine``'s
+    ``_working_block``), one read and one write per entry instead of a kernel evaluation.
+    In order a = 0, 1, ...: row pos[a] >= a is not yet overwritten, and within a row the
+    entry read, pos[b] >= b, is not yet either.
+    """
+    cdef Py_ssize_t c = pos.shape[0], a, b, pa
+    if c > B.shape[0] or c > B.shape[1]:
+        raise ValueError(f"{c} positions for a block of shape {B.shape[0]} x {B.shape[1]}")
+    with nogil:
+        for a in range(c):
+            pa = pos[a]
+            for b in range(c):
+                B[a, b] = B[pa, pos[b]]
+
+
+def expand_rows(double[::1] buf, Py_ssize_t q, Py_ssize_t stride):
+    """The q x q block stored with row stride q at the start of ``buf``, re-laid with row
+    stride ``stride`` >= q, in place: from the last row, whose new place never holds a row
+    still to be moved."""
+    cdef Py_ssize_t a
+    if stride < q or q * stride > buf.shape[0]:
+        raise ValueError(f"a {q} x {q} block with stride {stride} does not fit {buf.shape[0]}")
+    with nogil:
+        for a in range(q - 1, 0, -1):
+            memmove(&buf[a * stride], &buf[a * q], q * sizeof(double))

@@ -204,7 +204,7 @@ def _exact_solution(C, Y, out, beta, beta_floor):
 
 
 def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace,
-                    weights, tol):
+                    weights, tol, block_reuse=True):
     """The exact decomposition of every label column from the ADMM's dual coefficients."""
     n, r = Y.shape
     out = []
@@ -219,14 +219,15 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
             continue
         out.append(refine_exact(K, Y[:, j], C, alpha, weights=weights, tol=tol,
                                 max_chunk=max_chunk, newton=newton,
-                                log=_refine_log(log, C, j), workspace=workspace))
+                                log=_refine_log(log, C, j), workspace=workspace,
+                                block_reuse=block_reuse))
     return out
 
 
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_chunk=16000, newton=True, continuation=0, warn=True,
-                 log=None):
+                 log=None, block_reuse=True):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
     Parameters
@@ -260,6 +261,9 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         Largest working set of the decomposition.
     newton : bool
         Let the decomposition take Newton steps on its free face (see ``refine_exact``).
+    block_reuse : bool, default True
+        Let each working set's kernel block reuse the entries the last round's holds (see
+        ``refine_exact``).
     continuation : int, default 0
         Reach the first C from C / 10^continuation through one C per decade (not returned;
         their cost is counted in the first solution): a cold ADMM at a large C is a poor start
@@ -296,7 +300,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             out = [refine_exact(problem.K, Y[:, j], C, s * pr.alpha, weights=weights,
                                 f=s * (pr.decision - pr.bias), tol=refine_tol,
                                 max_chunk=max_chunk, newton=newton,
-                                log=_refine_log(log, C, j), workspace=workspace)
+                                log=_refine_log(log, C, j), workspace=workspace,
+                                block_reuse=block_reuse)
                    for j, pr in enumerate(prev_out)]
             sol = _exact_solution(C, Y, out, problem.factor.beta, floor)
         else:
@@ -312,7 +317,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             if refine:
                 coef = np.asarray(res.dual_coef).reshape(Y.shape)
                 out = _refine_columns(problem.K, Y, C, coef, refine, refine_limit, max_chunk,
-                                      newton, log, workspace, weights, refine_tol)
+                                      newton, log, workspace, weights, refine_tol,
+                                      block_reuse)
             sol = _admm_solution(res, Y, out)
         if out is not None and not any(rr.skipped for rr in out):
             prev = (C, out)
@@ -376,6 +382,7 @@ class HSSBackend:
     refine_tol: float = 1e-3
     max_chunk: int = 16000
     newton: bool = True
+    block_reuse: bool = True
     continuation: int = 0
     memory_budget: float = None
     log: object = None
@@ -444,7 +451,8 @@ class HSSBackend:
                             relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
                             refine=self.refine, refine_limit=self.refine_limit,
                             refine_tol=self.refine_tol, max_chunk=self.max_chunk,
-                            newton=self.newton, continuation=self.continuation, log=self.log)
+                            newton=self.newton, continuation=self.continuation, log=self.log,
+                            block_reuse=self.block_reuse)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)

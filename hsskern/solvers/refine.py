@@ -53,7 +53,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..kernels.operator import KernelOperator
 from ..utils._memory import available_memory
-from ._smo import smo_block
+from ..utils._threads import one_blas_thread
+from ._smo import compact_block, expand_rows, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -95,6 +96,13 @@ class RefineResult:
         Seconds.
     skipped : str or None
         Why the refinement did not run (the caller keeps its own solution then).
+    timings : dict
+        Seconds by phase: ``start`` (the first decision values), ``select``, ``block``
+        (the working sets' kernel blocks), ``smo``, ``newton``, ``update``.
+    kernel_entries : dict
+        Kernel entries evaluated by phase (``start``, ``block``, ``update``) and entries of
+        earlier blocks reused (``block_reused``): what the decomposition cost against, e.g.,
+        the n x n_SV of one exact decision-value pass.
     """
 
     alpha: np.ndarray
@@ -109,6 +117,8 @@ class RefineResult:
     newton_steps: int = 0
     time: float = 0.0
     skipped: object = None
+    timings: dict = field(default_factory=dict)
+    kernel_entries: dict = field(default_factory=dict)
 
 
 def feasible_start(alpha, y, C):
@@ -256,16 +266,81 @@ def _update_decision(f, X, kern, W, KW, ch, c):
     The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
     16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
     changes at d = 123), so the block is used once the change is large enough to pay for it.
+    Returns the number of kernel entries evaluated.
     """
     cols = KernelOperator(X[W[ch]], kern)
     if ch.size * (X.shape[1] + 10) < W.size:
         f += cols.cross(X) @ c[ch]
-        return
+        return f.size * ch.size
     f[W] += KW @ c  # c is zero off ch
     rest = np.ones(f.size, dtype=bool)
     rest[W] = False
     if rest.any():
         f[rest] += cols.cross(X[rest]) @ c[ch]
+    return (f.size - W.size) * ch.size
+
+
+# above this share of new points the block is computed afresh (conservative: compaction is
+# ~1 ns per kept entry against ~6 ns per evaluated one at d = 123); it also bounds the new x new
+# temporary to |W|^2 / 9 entries
+_REUSE_NEW_FRACTION = 1 / 3
+_BAND_BYTES = 64 * 2 ** 20  # temporaries of the new points' kernel rows, per band
+
+
+def _working_block(K, W, workspace, cap, index=None):
+    """The kernel block of the working set W, reusing what the last block already holds.
+
+    Consecutive working sets (the rounds of one C) share most of their points. The block
+    lives in one buffer of row stride S >= |W| (a quarter more than the |W| that allocated
+    it, within ``cap``, so a slightly larger W next round keeps the buffer): the points of
+    the last block that stay in W are moved to its leading corner in place
+    (:func:`~hsskern.solvers._smo.compact_block`: a read and a write per entry, no kernel
+    evaluation) and the new points are appended, only their rows evaluated:
+    k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2.
+
+    Returns ``(KW, W, entries, reused)``: KW the (|W|, S) C-contiguous rows whose first |W|
+    columns are K[W, W] (SMO reads it as is; ``KW[:, :|W|]`` for NumPy), W reordered as the
+    block holds it, the kernel entries evaluated and the entries taken from the last block.
+    With ``index`` (variables on points, SVR) W and the slots are variables and the entries
+    those of their points.
+    """
+    pt = (lambda V: V) if index is None else index.__getitem__
+    q = W.size
+    buf, S = workspace.get("block"), workspace.get("stride", 0)
+    slots = workspace.get("slots")
+    if workspace.get("points") is not K.points:  # another kernel's block: nothing to reuse
+        slots = None
+    if buf is not None and slots is not None and q <= S:
+        pos = np.flatnonzero(np.isin(slots, W, assume_unique=True))
+        new = W[np.isin(W, slots, assume_unique=True, invert=True)]
+        if new.size <= _REUSE_NEW_FRACTION * q:
+            B = buf[:S * S].reshape(S, S)
+            c = pos.size
+            if c and pos[-1] != c - 1:  # not already the leading corner
+                compact_block(B, pos)
+            order = np.concatenate([slots[pos], new])
+            if new.size:
+                # the new points' rows against the kept ones in bands of bounded memory,
+                # mirrored as columns; the new x new square as one exactly symmetric block
+                band = max(1, int(_BAND_BYTES // (8 * max(1, c))))
+                for a in range(0, new.size, band):
+                    R = K.submatrix(pt(new[a:a + band]), pt(order[:c]))
+                    B[c + a:c + a + R.shape[0], :c] = R
+                    B[:c, c + a:c + a + R.shape[0]] = R.T
+                B[c:q, c:q] = K.submatrix(pt(new), pt(new))
+            workspace["slots"] = order
+            k = new.size
+            return B[:q], order, k * c + k * (k + 1) // 2, c * c
+    if buf is None or q > S:  # grown: a fresh buffer (a quarter more room, within cap)
+        S = max(q, min(cap, int(1.25 * q)))
+        buf = workspace["block"] = None  # the old buffer goes before the new one exists
+        buf = workspace["block"] = np.empty(S * S)
+        workspace["stride"] = S
+    K.submatrix(pt(W), pt(W), out=buf[:q * q].reshape(q, q))
+    if S > q:
+        expand_rows(buf, q, S)
+    workspace["slots"], workspace["points"] = W.copy(), K.points
+    return buf[:S * S].reshape(S, S)[:q], W, q * (q + 1) // 2, 0
 
 
 def _point_coef(y, alpha, index, n_points):
@@ -276,7 +351,7 @@ def _point_coef(y, alpha, index, n_points):
 
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
-                 log=None, workspace=None, p=None, index=None):
+                 log=None, workspace=None, p=None, index=None, block_reuse=True):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -328,6 +403,14 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         None: variable i is point i. With it, ``y``, ``alpha``, ``p`` and ``weights`` are per
         variable, while ``f``, ``dual_coef`` and ``decision`` stay on the points
         (``dual_coef`` = y o alpha summed per point). epsilon-SVR passes 2n variables.
+        With ``block_reuse`` it also keeps which points the block holds.
+    block_reuse : bool, default True
+        Take the entries of the new working set's block that the last round's block already
+        holds, and evaluate only the new points' rows (:func:`_working_block`). False
+        evaluates every block afresh (the same solution up to SMO's tie-breaking). A call
+        never starts from an earlier call's block: the order of the block steers SMO's
+        tie-breaking, and a class of a one-vs-rest problem must get what its binary problem
+        gets whatever was solved before it on the same workspace.
 
     Returns
     -------
@@ -341,6 +424,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         avail += workspace["block"].nbytes if "block" in workspace else 0  # reused, not new
         max_chunk = max(2, min(max_chunk, int(np.sqrt(0.5 * avail / 8))))
         max_ws = min(max_ws, max_chunk)
+    workspace.pop("slots", None)  # the buffer is kept, the entries it holds are not
     X, kern = K.points, K.kernel
     n = n_points = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
@@ -358,15 +442,21 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # the upper bound: the scalar C unweighted (that path allocates no per-point array)
     ub = C if weights is None else C * weights
     alpha = np.zeros(n) if alpha is None else feasible_start(alpha, y, ub)
+    res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
+                       converged=False,
+                       timings=dict.fromkeys(("start", "select", "block", "smo", "newton",
+                                              "update"), 0.0),
+                       kernel_entries=dict.fromkeys(("start", "block", "block_reused",
+                                                     "update"), 0))
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
         f = (KernelOperator(X[sv], kern).cross(X) @ c[sv] if sv.size
              else np.zeros(n_points))
+        res.kernel_entries["start"] = n_points * sv.size
     else:
         f = np.array(f, dtype=np.float64)
-    res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
-                       converged=False)
+    res.timings["start"] = time.perf_counter() - t0
     # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
     newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
     while True:
@@ -386,13 +476,26 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         free = up & low
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
         W = _select(v, up, low, m, M, free, q)
+        tb = time.perf_counter()
+        if block_reuse:
+            KWrows, W, n_eval, n_reused = _working_block(K, W, workspace, max_chunk, index)
+            KW = KWrows[:, :W.size]
+        else:
+            workspace.pop("slots", None)
+            workspace.pop("stride", None)
+            buf = workspace.get("block")
+            if buf is None or buf.size < W.size ** 2:
+                buf = workspace["block"] = np.empty(W.size ** 2)
+            Wp = W if index is None else index[W]
+            KW = KWrows = K.submatrix(Wp, Wp, out=buf[:W.size ** 2].reshape(W.size, W.size))
+            n_eval, n_reused = W.size * (W.size + 1) // 2, 0
         yW = y[W]
-        buf = workspace.get("block")
-        if buf is None or buf.size < W.size ** 2:
-            buf = workspace["block"] = np.empty(W.size ** 2)
         Wp = W if index is None else index[W]  # the working set's points
-        KW = K.submatrix(Wp, Wp, out=buf[:W.size ** 2].reshape(W.size, W.size))
-        t_block = time.perf_counter() - tr
+        t_block = time.perf_counter() - tb
+        res.timings["select"] += tb - tr
+        res.timings["block"] += t_block
+        res.kernel_entries["block"] += n_eval
+        res.kernel_entries["block_reused"] += n_reused
         aW = alpha[W].copy()
         vW = v[W]
         iters = max_smo_iter if max_smo_iter is not None else max(10 ** 7, 100 * W.size)
@@ -412,35 +515,46 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         ts = time.perf_counter()
         uW = None if weights is None else ub[W]
         bounds = {} if uW is None else {"upper": uW}
-        it, m_w, M_w = smo_block(KW, yW, aW, vW, C, target, budget, **bounds)
+        it, m_w, M_w = smo_block(KWrows, yW, aW, vW, C, target, budget, **bounds)
+        res.timings["smo"] += time.perf_counter() - ts
         if it:
             step_rate = (time.perf_counter() - ts) / (it * W.size)
         nt = ""
         if eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
-            fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
+            # one BLAS thread: its solves are small (|F| ~ 10^3, and a (k+1)^2 system per
+            # fixed batch), and OpenBLAS's spinning second thread made them 5-30x slower
+            # whenever the other core was busy (bench/results/ijcnn1_prof_*.log)
+            with one_blas_thread():
+                fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
+            res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
             res.newton_steps += fixed >= 0
             nt = (f"Newton on {nf} free after {it} SMO steps "
                   f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
-            it2, _, _ = smo_block(KW, yW, aW, vW, C, target, iters - it, **bounds)
+            ts = time.perf_counter()
+            it2, _, _ = smo_block(KWrows, yW, aW, vW, C, target, iters - it, **bounds)
+            res.timings["smo"] += time.perf_counter() - ts
             it += it2
         tu = time.perf_counter()
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
         if ch.size:
             alpha[W[ch]] = aW[ch]
-            _update_decision(f, X, kern, Wp, KW, ch, yW * dW)
-        del KW
+            res.kernel_entries["update"] += _update_decision(f, X, kern, Wp, KW, ch,
+                                                             yW * dW)
+        del KW, KWrows
         t_update = time.perf_counter() - tu
+        res.timings["update"] += t_update
         res.rounds += 1
         res.ws_sizes.append(int(W.size))
         res.smo_iters.append(int(it))
         if log is not None:
             log(f"  round {res.rounds}: gap {gap:.3g}, |W| {W.size} ({free.sum()} free), "
                 f"{nt}{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s "
-                f"(block {t_block:.1f} s, update {t_update:.1f} s)")
+                f"(block {t_block:.1f} s: {n_eval:.3g} entries, {n_reused:.3g} reused; "
+                f"update {t_update:.1f} s)")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
     # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in

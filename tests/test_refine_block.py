@@ -1,0 +1,143 @@
+"""The decomposition's working-set block reused across rounds and C values
+(hsskern.solvers.refine: ``block_reuse``), and its phase timings and kernel-entry counts."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+
+from hsskern import kernel_operator
+from hsskern.solvers.admm import kkt_violation
+from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
+from hsskern.kernels import make_kernel
+from hsskern.solvers.refine import _working_block, refine_exact
+
+
+def _problem(seed, n=240, d=4):
+    X, y = make_classification(n, d, n_informative=3, n_redundant=0, random_state=seed,
+                               class_sep=0.8, flip_y=0.05)
+    return X, np.where(y == 1, 1.0, -1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), cap=st.integers(8, 60), steps=st.integers(2, 12))
+def test_reused_block_equals_the_kernel_of_every_working_set(seed, cap, steps):
+    # random sequences of working sets that shrink, grow, keep almost all or almost none of
+    # the last one's points: the block always holds K[W, W] for W's (reordered) points
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 3))
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Kd = K.to_dense()
+    ws, prev = {}, None
+    for _ in range(steps):
+        q = int(rng.integers(2, cap + 1))
+        if prev is not None and rng.random() < 0.6:  # mostly the last set, a few swapped
+            keep = rng.choice(prev, min(q, prev.size), replace=False)
+            pool = np.setdiff1d(np.arange(80), keep)
+            extra = rng.choice(pool, q - keep.size, replace=False)
+            swap = int(rng.integers(0, 3))
+            W = np.unique(np.concatenate([keep[swap:], extra, rng.choice(pool, swap)]))
+        else:
+            W = np.sort(rng.choice(80, q, replace=False))
+        KWrows, Wb, evaluated, reused = _working_block(K, W, ws, cap)
+        assert KWrows.flags.c_contiguous and KWrows.shape[0] == W.size
+        assert KWrows.shape[1] >= W.size and KWrows.shape[1] <= max(cap, W.size)
+        np.testing.assert_array_equal(np.sort(Wb), W)  # the same points, in slot order
+        np.testing.assert_allclose(KWrows[:, :W.size], Kd[np.ix_(Wb, Wb)], rtol=0,
+                                   atol=1e-14)
+        # every entry was either evaluated now (a symmetric pair counted once) or reused
+        assert reused + 2 * evaluated - W.size >= W.size ** 2 - W.size
+        assert evaluated <= W.size * (W.size + 1) // 2
+        prev = W
+
+
+def test_a_block_of_other_points_is_not_reused():
+    X, y = _problem(1)
+    K1 = kernel_operator(X, "gaussian", h=1.0)
+    K2 = kernel_operator(X + 0.5, "gaussian", h=1.0)
+    ws = {}
+    W = np.arange(40)
+    _working_block(K1, W, ws, 64)
+    KWrows, Wb, evaluated, reused = _working_block(K2, W, ws, 64)
+    assert reused == 0 and evaluated == 40 * 41 // 2
+    np.testing.assert_allclose(KWrows[:, :40], K2.to_dense()[np.ix_(Wb, Wb)], atol=1e-14)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.5), max_ws=st.sampled_from([4, 12, 40]))
+def test_decomposition_with_a_few_row_block_reaches_svc(seed, logC, max_ws):
+    # the block limited to a few rows (working sets of 4-40 points, reused across rounds):
+    # the optimum over all n points in float64, SVC's decision values to LIBSVM's tolerance,
+    # and the same optimum as fresh blocks every round
+    X, y = _problem(seed)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    r = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
+    fresh = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000,
+                         block_reuse=False)
+    assert r.converged and max(r.ws_sizes) <= max_ws
+    Kd = K.to_dense()
+    KYa = Kd @ (y * r.alpha)  # recomputed here in float64 over all n points
+    assert kkt_violation(KYa[:, None], y[:, None], r.alpha[:, None], C)[0] <= 1e-3 * (1 + 1e-6)
+    np.testing.assert_allclose(r.decision, KYa + r.bias, atol=1e-8 * max(1.0, C))
+    ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(r.decision, ref.decision_function(X),
+                               atol=5e-2 * max(1.0, C ** 0.5))
+    np.testing.assert_allclose(r.decision, fresh.decision, atol=5e-2 * max(1.0, C ** 0.5))
+
+
+def test_path_reuses_blocks_and_reports_what_it_computed():
+    # along a C path the rounds of each C find most of their block in the last round's; the
+    # solution is SVC's either way, with fewer kernel entries evaluated
+    X, y = _problem(3, n=400)
+    Y = y[:, None]
+    Cs = [0.1, 1.0, 10.0, 100.0]
+    problem = prepare_hss(X, make_kernel("gaussian", h=1.0), approximation="exact")
+    kw = dict(max_chunk=100, refine=True)
+    on = hss_svm_path(problem, Y, Cs, block_reuse=True, **kw)
+    off = hss_svm_path(problem, Y, Cs, block_reuse=False, **kw)
+    total = {True: 0, False: 0}
+    for s_on, s_off in zip(on, off):
+        r_on, r_off = s_on.info["refinement"][0], s_off.info["refinement"][0]
+        assert r_on.converged and r_off.converged
+        ref = SVC(C=s_on.C, gamma=0.5, tol=1e-6).fit(X, y).decision_function(X)
+        for r in (r_on, r_off):
+            np.testing.assert_allclose(r.decision, ref, atol=5e-2 * max(1.0, s_on.C ** 0.5))
+            assert set(r.timings) == {"start", "select", "block", "smo", "newton", "update"}
+            assert all(t >= 0 for t in r.timings.values())
+            assert sum(r.timings.values()) <= r.time * (1 + 1e-9) + 1e-6
+        assert r_off.kernel_entries["block_reused"] == 0
+        total[True] += r_on.kernel_entries["block"]
+        total[False] += r_off.kernel_entries["block"]
+    assert sum(s.info["refinement"][0].kernel_entries["block_reused"] for s in on) > 0
+    assert total[True] < total[False]
+
+
+def test_a_call_never_starts_from_an_earlier_calls_block():
+    # the same problem solved after another one on a shared workspace gives bit for bit what
+    # it gives on a fresh workspace (one-vs-rest classes are independent of each other)
+    X, y = _problem(5, n=300)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    ws = {}
+    refine_exact(K, -y[::-1].copy(), 3.0, max_ws=40, max_chunk=40, workspace=ws)
+    after = refine_exact(K, y, 3.0, max_ws=40, max_chunk=40, workspace=ws)
+    alone = refine_exact(K, y, 3.0, max_ws=40, max_chunk=40, workspace={})
+    np.testing.assert_array_equal(after.alpha, alone.alpha)
+    np.testing.assert_array_equal(after.kernel_entries["block"], alone.kernel_entries["block"])
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_kernel_entry_counts_match_the_rounds(reuse):
+    # fresh blocks: |W|(|W|+1)/2 per round; the start from zero evaluates nothing, from a
+    # given alpha n x n_SV
+    X, y = _problem(4)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    r = refine_exact(K, y, 1.0, max_ws=30, max_chunk=30, block_reuse=reuse)
+    fresh = sum(q * (q + 1) // 2 for q in r.ws_sizes)
+    if reuse:
+        assert r.kernel_entries["block"] < fresh
+    else:
+        assert r.kernel_entries["block"] == fresh
+    assert r.kernel_entries["start"] == 0
+    s = refine_exact(K, y, 2.0, 2 * r.alpha, max_ws=30, max_chunk=30, block_reuse=reuse)
+    assert s.kernel_entries["start"] == len(y) * np.count_nonzero(r.alpha)
