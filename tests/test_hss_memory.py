@@ -93,7 +93,7 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
 
     from hsskern.hss import HSSMatrix, HSSOptions
     from hsskern.kernels import make_kernel
-    from hsskern.solvers import hss_svm_path, prepare_hss
+    from hsskern.solvers import hss_svm_path, hss_svr_path, prepare_hss
 
     alive, most, builds = [], [0], []
     build = HSSMatrix.factor
@@ -118,3 +118,11 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     assert len(builds) >= 3, builds  # the first factor and at least two refactors
     assert most[0] <= 2
     assert problem.factor.beta == sols[-1].info["beta"]  # the path's last factor is the problem's
+    # the SVR path on the same kind of problem: its ADMM balances its shift the same way
+    builds.clear()
+    problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
+                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64))
+    hss_svr_path(problem, X[:, 0] + 0.1 * rng.normal(size=600), [0.1, 1.0, 10.0, 100.0],
+                 epsilon=0.1, refine=False, max_iter=60, warn=False)
+    assert len(builds) >= 3, builds
+    assert most[0] <= 2

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
@@ -106,13 +106,15 @@ def test_fit_at_one_C_is_libsvms_svr_and_says_how_it_got_there():
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 1.5),
        epsilon=st.sampled_from([0.0, 0.1, 0.3]))
+@example(seed=248, logC=0.43456663505311965, epsilon=0.1)
 def test_admm_alone_solves_the_svr_dual(seed, logC, epsilon):
     # the closed-form ADMM on the exact kernel's factor converges to the dual's optimum: the
-    # KKT gap of its iterate, measured independently on the dense kernel, goes below 1e-3
+    # KKT gap of its iterate, measured independently on the dense kernel, goes below 1e-4.
+    # Its tail can be long (seed 248, C = 2.72: 35,050 iterations, no rebalancing triggered)
     X, y = _data(seed, n=80)
     C = 10.0 ** logC
     Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
-    res = svr_dual_admm(DenseCholeskyFactor(Kd, 1.0), Kd, y, C, epsilon, max_iter=20000,
+    res = svr_dual_admm(DenseCholeskyFactor(Kd, 1.0), Kd, y, C, epsilon, max_iter=100_000,
                         kkt_tol=1e-4, refactor=lambda r: DenseCholeskyFactor(Kd, r))
     assert res.converged
     beta = res.dual_coef

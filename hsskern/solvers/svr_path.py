@@ -30,6 +30,7 @@ objective 1/2 s^2 b^T f + s p^T a is a parabola in s, minimised in closed form.
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import MappingProxyType
 
 import numpy as np
@@ -295,16 +296,15 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
                                                                or gap <= 1.0)):
                 # diverging (an indefinite approximation): back to the best check, rho up
                 t1 = time.perf_counter()
-                _, z, mu, factor, w = snap
-                rho, ew = float(factor.beta), float(w.sum())
-                floor = max(floor, balance_factor * rho)
+                _, z, mu, snap_rho = snap
+                floor = max(floor, balance_factor * snap_rho)
                 if refactor is not None:
                     _move(floor)
                 n_refactor = max_refactor
                 timings["refactor"] += time.perf_counter() - t1
                 continue
             if snap is None or gap <= snap[0]:
-                snap = (gap, z.copy(), mu.copy(), factor, w)
+                snap = (gap, z.copy(), mu.copy(), rho)  # no factor: see svm_dual_admm
         if refactor is not None and n_refactor < max_refactor and k < max_iter:
             new_rho = None
             if rp > balance_ratio * rd:
@@ -410,10 +410,12 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     yv, p, index = svr_variables(y, epsilon)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
-    refactor = problem.refactor if adaptive_beta else None
+    # as hss_svm_path: no Lanczos suggestion, and no local reference to a factor (a rebalanced
+    # rho replaces problem.factor; two factors alive at most)
+    refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
     t0 = time.perf_counter()
-    factor, floor = problem.factor, problem.beta_floor
-    w = factor.solve(np.ones(n))
+    floor = problem.beta_floor
+    w = problem.factor.solve(np.ones(n))
     setup = time.perf_counter() - t0
     K_apply = problem.approximation
     solutions, state, prev, workspace = [], None, None, {}
@@ -427,14 +429,12 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
                               p=p, index=index, tol=refine_tol, max_ws=max_ws,
                               max_chunk=max_chunk, newton=newton, log=rlog(C),
                               workspace=workspace)
-            sol = _solution(C, rr, None, factor.beta, floor, scale=s)
+            sol = _solution(C, rr, None, problem.factor.beta, floor, scale=s)
         else:
-            admm, new_factor = svr_dual_admm(factor, K_apply, y, C, epsilon, max_iter=max_iter,
-                                             kkt_tol=tol, relaxation=relaxation,
-                                             warm_start=state, w=w, refactor=refactor,
-                                             beta_floor=floor, return_factor=True)
-            if new_factor is not factor:  # a rebalanced rho carries over
-                factor, w = new_factor, admm.state["w"]
+            admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, max_iter=max_iter,
+                                 kkt_tol=tol, relaxation=relaxation, warm_start=state, w=w,
+                                 refactor=refactor, beta_floor=floor)
+            w = admm.state["w"]
             state, floor = admm.state, admm.state["beta_floor"]
             rr = None
             if refine:
@@ -449,7 +449,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
                     rr = refine_exact(problem.K, yv, C, a, p=p, index=index, tol=refine_tol,
                                       max_ws=max_ws, max_chunk=max_chunk, newton=newton,
                                       log=rlog(C), workspace=workspace)
-            sol = _solution(C, rr, admm, factor.beta, floor)
+            sol = _solution(C, rr, admm, problem.factor.beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
         if not solutions:
