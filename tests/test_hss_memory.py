@@ -112,7 +112,7 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=600) > 0, 1.0, -1.0)
     # a shift far from the balanced one: the ADMM rebalances beta at every C
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
-                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64))
+                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64, random_state=0))
     sols = hss_svm_path(problem, y[:, None], [0.1, 1.0, 10.0, 100.0], refine=False,
                         max_iter=60, warn=False)
     assert len(builds) >= 3, builds  # the first factor and at least two refactors
@@ -121,7 +121,7 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     # the SVR path on the same kind of problem: its ADMM balances its shift the same way
     builds.clear()
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
-                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64))
+                          hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64, random_state=0))
     hss_svr_path(problem, X[:, 0] + 0.1 * rng.normal(size=600), [0.1, 1.0, 10.0, 100.0],
                  epsilon=0.1, refine=False, max_iter=60, warn=False)
     assert len(builds) >= 3, builds

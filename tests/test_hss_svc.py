@@ -284,7 +284,7 @@ def test_admm_refactors_that_fail_run_no_lanczos(monkeypatch):
     with warnings.catch_warnings():  # the rank cap is the point here
         warnings.simplefilter("ignore", UserWarning)
         problem = prepare_hss(X, make_kernel("gaussian", h=0.3), hss_options=HSSOptions(
-            rel_tol=1e-1, abs_tol=1e-2, max_rank=20, leaf_size=64))
+            rel_tol=1e-1, abs_tol=1e-2, max_rank=20, leaf_size=64, random_state=0))
     suggested.clear()
     sols = hss_svm_path(problem, y[:, None], [1.0, 100.0, 1e4], refine=False, max_iter=100,
                         warn=False)

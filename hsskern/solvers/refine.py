@@ -126,8 +126,8 @@ def feasible_start(alpha, y, C):
 
     ``C`` is a scalar or one bound per point (shrinking keeps every point in its box).
 
-    An imbalance at rounding level is left alone, and values within a relative 1e-12 of C are
-    set to C: shrinking an exact solution's side by 1 - 1e-16 (or scaling it by C / C_prev)
+    An imbalance at rounding level is left alone, values within a relative 1e-12 of C are set
+    to C and those below 1e-12 C to 0: shrinking an exact solution's side by 1 - 1e-16 (or scaling it by C / C_prev)
     would put its bounded alphas an ulp below C, where they count as free and would swell
     the first working set with points that are really bounded.
     """
@@ -141,6 +141,7 @@ def feasible_start(alpha, y, C):
             a[neg] *= sp / sn
     top = a >= C * (1 - 1e-12)
     a[top] = C if np.ndim(C) == 0 else C[top]
+    a[a <= 1e-12 * C] = 0.0  # likewise at 0 (an approximate start's ~1e-16): not a support vector
     return a
 
 
@@ -249,7 +250,13 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     Ke = KW @ eW  # not KW[:, F] @ e: that would copy the block
     if -vF @ e + 0.5 * e @ Ke[F] >= 0:
         return -1
-    aW[F] = np.clip(aF + yF * e, 0.0, CF)
+    a = np.clip(aF + yF * e, 0.0, CF)
+    # a point the step puts at a bound up to rounding is at it (else ~1e-16 C would make it a
+    # support vector in name only, or leave it "free" at C)
+    a[a <= 1e-12 * CF] = 0.0
+    top = a >= CF * (1 - 1e-12)
+    a[top] = CF if np.ndim(CF) == 0 else CF[top]
+    aW[F] = a
     vW -= Ke
     return int(B.size)
 
