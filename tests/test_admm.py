@@ -232,3 +232,41 @@ def test_warm_start_carries_its_beta_floor():
     state = {**first.state, "beta_floor": 40.0}
     res = svm_dual_admm(F, K, y, 100.0, max_iter=60, warm_start=state, refactor=refactor)
     assert res.state["beta_floor"] >= 40.0 and res.beta >= 40.0
+
+
+def test_penalty_balancer_moves_beta_and_restarts_from_the_best_check():
+    """The balancing both dual ADMMs share: beta moves by balance_factor toward the smaller
+    residual, at most max_refactor times; an indefinite shift raises the floor instead; a
+    diverging gap brings back the best check's iterates and puts beta above it for good."""
+    from hsskern.exceptions import NotPositiveDefiniteError
+    from hsskern.solvers.admm import PenaltyBalancer
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 30))
+    K = A @ A.T / 30
+
+    def refactor(b):
+        if b < 0.05:
+            raise NotPositiveDefiniteError("indefinite", None)
+        return DenseCholeskyFactor(K, b)
+
+    bal = PenaltyBalancer(DenseCholeskyFactor(K, 1.0), refactor, 30, max_refactor=3)
+    bal.balance(1.0, 1e-3)  # primal residual large: beta up
+    assert bal.beta == 10.0 and bal.n_refactor == 1
+    np.testing.assert_allclose((K + 10.0 * np.eye(30)) @ bal.w, np.ones(30), atol=1e-10)
+    bal.balance(1e-3, 1.0)  # dual residual large: beta down
+    assert bal.beta == 1.0
+    bal.balance(0.5, 0.4)  # balanced: nothing moves
+    assert bal.beta == 1.0 and bal.n_refactor == 2
+    bal.move(0.01)  # indefinite: the floor rises past it, the factor stays
+    assert bal.beta == 1.0 and bal.floor >= 0.01 * 10 ** 0.5
+    z, mu = np.arange(30.0), -np.arange(30.0)
+    assert bal.check(0.5, z, mu) is None
+    assert bal.check(0.2, 2 * z, 2 * mu) is None  # the best check so far
+    z_best, mu_best = bal.check(50.0, 3 * z, 3 * mu)  # diverged
+    np.testing.assert_array_equal(z_best, 2 * z)
+    np.testing.assert_array_equal(mu_best, 2 * mu)
+    assert bal.floor >= 10.0 * 1.0 and bal.beta >= 10.0
+    assert bal.n_refactor == bal.max_refactor  # no more descent
+    bal.balance(1e-3, 1.0)
+    assert bal.beta >= 10.0

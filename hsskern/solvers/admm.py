@@ -38,8 +38,8 @@ from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
 from .path import check_weights
 
-__all__ = ["ADMMResult", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
-           "kkt_violation", "dual_objective"]
+__all__ = ["ADMMResult", "PenaltyBalancer", "default_beta", "svm_dual_admm",
+           "svm_dual_admm_path", "kkt_violation", "dual_objective"]
 
 
 def default_beta(n):
@@ -244,6 +244,79 @@ def _check_labels(y):
     return np.ascontiguousarray(Y), one
 
 
+class PenaltyBalancer:
+    """The penalty beta of a dual ADMM on a factor of K + beta I: residual balancing by
+    refactorizations and the guard against divergence, shared by both dual ADMMs
+    (:func:`svm_dual_admm`, :func:`~hsskern.solvers.svr_path.svr_dual_admm`).
+
+    It holds the factor in force (the caller keeps no reference of its own: after a
+    refactorization the old factor is freed, two alive at most), beta, w = (K + beta I)^-1 e
+    and e^T w, and the floor below which beta never moves (raised when a shift is indefinite
+    or the iterates diverge). ``refactor(beta) -> factor`` None: beta stays fixed.
+    """
+
+    def __init__(self, factor, refactor, n, *, w=None, floor=0.0, balance_ratio=10.0,
+                 balance_factor=10.0, max_refactor=2, timings=None):
+        self.factor, self.refactor = factor, refactor
+        self.beta = float(factor.beta)
+        self.w = np.asarray(factor.solve(np.ones(n)) if w is None else w,
+                            dtype=np.float64).reshape(n)
+        self.ew = float(self.w.sum())
+        self.floor = float(floor)
+        self.ratio, self.step, self.max_refactor = balance_ratio, balance_factor, max_refactor
+        self.n_refactor = 0
+        self.timings = timings if timings is not None else {"refactor": 0.0}
+        self._best = None  # (gap, z, mu, beta) at the best KKT check
+
+    def move(self, new_beta):
+        """Refactor at new_beta; on an indefinite matrix raise the floor instead (False)."""
+        t0 = time.perf_counter()
+        try:
+            # the ADMM moves past a failed shift by itself: no suggestion (a Lanczos run) needed
+            new = self.refactor(new_beta)
+        except NotPositiveDefiniteError as exc:
+            self.floor = max(self.floor,
+                             2.0 * (exc.suggested_beta or new_beta * self.step),
+                             new_beta * self.step ** 0.5)
+            return False
+        finally:
+            self.timings["refactor"] += time.perf_counter() - t0
+        self.factor, self.beta = new, float(new.beta)
+        self.w = np.asarray(new.solve(np.ones(self.w.size)), dtype=np.float64).reshape(-1)
+        self.ew = float(self.w.sum())
+        return True
+
+    def check(self, gap, z, mu):
+        """After a KKT check with gap ``gap``: None to go on, or the (z, mu) of the best check
+        to restart from when the gap diverged (an indefinite approximation: beta rises past
+        the best check's by ``balance_factor`` and stays there)."""
+        best = self._best
+        if best is not None and not (np.isfinite(gap) and (gap <= 10.0 * best[0] or gap <= 1.0)):
+            self.floor = max(self.floor, self.step * best[3])
+            if self.refactor is not None:
+                self.move(self.floor)
+            self.n_refactor = self.max_refactor
+            return best[1], best[2]
+        if best is None or gap <= best[0]:
+            self._best = (gap, z.copy(), mu.copy(), self.beta)
+        return None
+
+    def balance(self, rp, rd):
+        """Move beta by ``balance_factor`` when the primal residual ``rp`` and the dual one
+        ``rd`` differ by more than ``balance_ratio`` (at most ``max_refactor`` times)."""
+        if self.refactor is None or self.n_refactor >= self.max_refactor:
+            return
+        new_beta = None
+        if rp > self.ratio * rd:
+            new_beta = self.beta * self.step
+        elif rd > self.ratio * rp and self.beta > self.floor:
+            new_beta = max(self.beta / self.step, self.floor)
+        if new_beta is not None:
+            self.n_refactor += 1
+            if not self.move(new_beta):
+                self.n_refactor = self.max_refactor  # indefinite below: keep the factor we have
+
+
 def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
                   kkt_every=10, relaxation=1.0,
                   warm_start=None, w=None, margin_eps=1e-5, refactor=None,
@@ -325,11 +398,13 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     K_apply_ = _as_apply(K_apply)
     kkt_hist = []
     t0 = time.perf_counter()
-    beta = float(factor.beta)
-    if w is None:
-        w = factor.solve(np.ones(n))
-    w = np.asarray(w).reshape(n, 1)
-    ew = float(w.sum())
+    floor = float(beta_floor)
+    if warm_start is not None:
+        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
+    bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
+                          balance_factor=balance_factor, max_refactor=max_refactor,
+                          timings=timings)
+    del factor, w  # the balancer holds the factor in force (old ones must be freed)
     timings["setup"] = time.perf_counter() - t0
 
     if warm_start is not None:
@@ -341,35 +416,14 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     sqrt_n = np.sqrt(n)
     pres, dres = [], []
     converged = False
-    n_refactor = 0
-    floor = float(beta_floor)
-    if warm_start is not None:
-        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
-    # (gap, z, mu, beta) at the best KKT check, to come back to on divergence; no factor is
-    # kept for it: a refactor would then hold three (memory), and restoring moves beta anyway
-    snap = None
-
-    def _move_beta(new_beta):
-        """Refactor at new_beta; on an indefinite matrix raise the floor instead."""
-        nonlocal factor, beta, w, ew, floor
-        try:
-            new_factor = refactor(new_beta)
-        except NotPositiveDefiniteError as exc:
-            floor = max(floor, 2.0 * (exc.suggested_beta or new_beta * balance_factor),
-                        new_beta * balance_factor ** 0.5)
-            return False
-        factor = new_factor
-        beta = float(factor.beta)
-        w = np.asarray(factor.solve(np.ones(n))).reshape(n, 1)
-        ew = float(w.sum())
-        return True
     t0 = time.perf_counter()
     k = 0
     for k in range(1, max_iter + 1):
+        beta, w = bal.beta, bal.w[:, None]
         Yq = Y * (1.0 + mu + beta * z)
-        u = factor.solve(Yq)
+        u = bal.factor.solve(Yq)
         u = u.reshape(n, r)
-        lam = (w[:, 0] @ Yq) / ew                      # (r,)
+        lam = (w[:, 0] @ Yq) / bal.ew                  # (r,)
         x = Y * (u - w * lam)
         xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
         z_old = z
@@ -397,32 +451,12 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
             if np.all(gap <= kkt_tol):
                 converged = True
                 break
-            g = float(np.max(gap))
-            if snap is not None and not (np.isfinite(g) and (g <= 10.0 * snap[0] or g <= 1.0)):
-                # diverging (see beta_floor): back to the best check, beta up, no more descent
-                t1 = time.perf_counter()
-                _, z, mu, snap_beta = snap
-                floor = max(floor, balance_factor * snap_beta)
-                if refactor is not None:
-                    _move_beta(floor)
-                n_refactor = max_refactor
-                timings["refactor"] += time.perf_counter() - t1
+            restart = bal.check(float(np.max(gap)), z, mu)
+            if restart is not None:  # diverging (see beta_floor): back to the best check
+                z, mu = restart
                 continue
-            if snap is None or g <= snap[0]:
-                snap = (g, z.copy(), mu.copy(), beta)
-        if refactor is not None and n_refactor < max_refactor and k < max_iter:
-            rp_m, rd_m = float(rp.max()), float(rd.max())
-            new_beta = None
-            if rp_m > balance_ratio * rd_m:
-                new_beta = beta * balance_factor
-            elif rd_m > balance_ratio * rp_m and beta > floor:
-                new_beta = max(beta / balance_factor, floor)
-            if new_beta is not None:
-                t1 = time.perf_counter()
-                n_refactor += 1
-                if not _move_beta(new_beta):
-                    n_refactor = max_refactor  # indefinite below here: keep the factor we have
-                timings["refactor"] += time.perf_counter() - t1
+        if k < max_iter:
+            bal.balance(float(rp.max()), float(rd.max()))
     timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
 
     t0 = time.perf_counter()
@@ -434,7 +468,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     timings["bias"] = time.perf_counter() - t0
     eq = np.abs(np.einsum("ij,ij->j", Y, alpha)) / (C * sqrt_n)
     res = ADMMResult(
-        C=C, beta=beta, alpha=_squeeze(alpha, one), dual_coef=_squeeze(Ya, one),
+        C=C, beta=bal.beta, alpha=_squeeze(alpha, one), dual_coef=_squeeze(Ya, one),
         bias=float(bias[0]) if one else bias, n_iter=k, converged=converged,
         primal_residuals=_squeeze(np.array(pres).reshape(-1, r), one),
         dual_residuals=_squeeze(np.array(dres).reshape(-1, r), one),
@@ -442,8 +476,8 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         objective=float(obj[0]) if one else obj,
         n_margin=int(n_margin[0]) if one else n_margin, timings=timings,
         kkt_history=[(k_, float(g[0]) if one else g) for k_, g in kkt_hist],
-        state={"z": z, "mu": mu, "w": w[:, 0], "KYa": KYa, "beta_floor": floor})
-    return (res, factor) if return_factor else res
+        state={"z": z, "mu": mu, "w": bal.w, "KYa": KYa, "beta_floor": bal.floor})
+    return (res, bal.factor) if return_factor else res
 
 
 def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):

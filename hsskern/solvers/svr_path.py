@@ -36,10 +36,9 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import NotPositiveDefiniteError
 from ..options import HSSOptions
 from ..utils.validation import check_positive
-from .admm import BOUND_EPS, kkt_sets
+from .admm import PenaltyBalancer, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, refine_exact
@@ -237,10 +236,6 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     K_apply_ = K_apply if callable(K_apply) and not hasattr(K_apply, "shape") \
         else (lambda v: K_apply @ v)
     timings = {"iterations": 0.0, "refactor": 0.0, "kkt": 0.0, "bias": 0.0}
-    rho = float(factor.beta)
-    w = factor.solve(np.ones(n)) if w is None else w
-    w = np.asarray(w, dtype=np.float64).reshape(n)
-    ew = float(w.sum())
     if warm_start is not None:
         z = np.clip(np.asarray(warm_start["z"], dtype=np.float64), -C, C)
         mu = np.array(warm_start["mu"], dtype=np.float64)
@@ -249,29 +244,20 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     floor = float(beta_floor)
     if warm_start is not None:
         floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
+    bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
+                          balance_factor=balance_factor, max_refactor=max_refactor,
+                          timings=timings)
+    del factor, w  # the balancer holds the factor in force (old ones must be freed)
     sqrt_n = np.sqrt(n)
     pres, dres = [], []
-    converged, gap, n_refactor, snap = False, np.nan, 0, None
-
-    def _move(new_rho):
-        nonlocal factor, rho, w, ew, floor
-        try:
-            new_factor = refactor(new_rho)
-        except NotPositiveDefiniteError as exc:
-            floor = max(floor, 2.0 * (exc.suggested_beta or new_rho * balance_factor),
-                        new_rho * balance_factor ** 0.5)
-            return False
-        factor, rho = new_factor, float(new_factor.beta)
-        w = np.asarray(factor.solve(np.ones(n))).reshape(n)
-        ew = float(w.sum())
-        return True
-
+    converged, gap = False, np.nan
     t0 = time.perf_counter()
     k = 0
     for k in range(1, max_iter + 1):
+        rho, w = bal.beta, bal.w
         q = y + mu + rho * z
-        u = np.asarray(factor.solve(q)).reshape(n)
-        x = u - (w @ q / ew) * w
+        u = np.asarray(bal.factor.solve(q)).reshape(n)
+        x = u - (w @ q / bal.ew) * w
         xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
         z_old = z
         t = xh - mu / rho
@@ -292,31 +278,12 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
             if gap <= kkt_tol:
                 converged = True
                 break
-            if snap is not None and not (np.isfinite(gap) and (gap <= 10.0 * snap[0]
-                                                               or gap <= 1.0)):
-                # diverging (an indefinite approximation): back to the best check, rho up
-                t1 = time.perf_counter()
-                _, z, mu, snap_rho = snap
-                floor = max(floor, balance_factor * snap_rho)
-                if refactor is not None:
-                    _move(floor)
-                n_refactor = max_refactor
-                timings["refactor"] += time.perf_counter() - t1
+            restart = bal.check(gap, z, mu)
+            if restart is not None:  # diverging (an indefinite approximation)
+                z, mu = restart
                 continue
-            if snap is None or gap <= snap[0]:
-                snap = (gap, z.copy(), mu.copy(), rho)  # no factor: see svm_dual_admm
-        if refactor is not None and n_refactor < max_refactor and k < max_iter:
-            new_rho = None
-            if rp > balance_ratio * rd:
-                new_rho = rho * balance_factor
-            elif rd > balance_ratio * rp and rho > floor:
-                new_rho = max(rho / balance_factor, floor)
-            if new_rho is not None:
-                t1 = time.perf_counter()
-                n_refactor += 1
-                if not _move(new_rho):
-                    n_refactor = max_refactor
-                timings["refactor"] += time.perf_counter() - t1
+        if k < max_iter:
+            bal.balance(rp, rd)
     timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
     t0 = time.perf_counter()
     zb = _balance(z)  # the iterate meets sum(b) = 0 only to the primal residual
@@ -326,11 +293,11 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
         gap = svr_kkt_gap(f, y, zb, C, epsilon)
         converged = kkt_tol is not None and gap <= kkt_tol
     timings["bias"] = time.perf_counter() - t0
-    res = SVRADMMResult(C=C, epsilon=epsilon, beta=rho, dual_coef=zb, bias=bias, n_iter=k,
+    res = SVRADMMResult(C=C, epsilon=epsilon, beta=bal.beta, dual_coef=zb, bias=bias, n_iter=k,
                         converged=converged, gap=gap, primal_residuals=np.array(pres),
                         dual_residuals=np.array(dres), timings=timings,
-                        state={"z": z, "mu": mu, "w": w, "beta_floor": floor})
-    return (res, factor) if return_factor else res
+                        state={"z": z, "mu": mu, "w": bal.w, "beta_floor": bal.floor})
+    return (res, bal.factor) if return_factor else res
 
 
 def _ray_scale(rr, p, s_max):
