@@ -271,8 +271,7 @@ class PenaltyBalancer:
     def move(self, new_beta):
         """Refactor at new_beta; on an indefinite matrix raise the floor instead (False)."""
         t0 = time.perf_counter()
-        try:
-            # the ADMM moves past a failed shift by itself: no suggestion (a Lanczos run) needed
+        try:  # a failed shift only raises the floor: callers need not ask for a suggestion
             new = self.refactor(new_beta)
         except NotPositiveDefiniteError as exc:
             self.floor = max(self.floor,
@@ -398,9 +397,7 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
     K_apply_ = _as_apply(K_apply)
     kkt_hist = []
     t0 = time.perf_counter()
-    floor = float(beta_floor)
-    if warm_start is not None:
-        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
+    floor = max(float(beta_floor), float((warm_start or {}).get("beta_floor", 0.0)))
     bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
                           balance_factor=balance_factor, max_refactor=max_refactor,
                           timings=timings)

@@ -194,7 +194,7 @@ class SVRADMMResult:
 
 def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2, kkt_every=10,
                   relaxation=1.6, warm_start=None, w=None, refactor=None, balance_ratio=10.0,
-                  balance_factor=10.0, max_refactor=2, beta_floor=0.0, return_factor=False):
+                  balance_factor=10.0, max_refactor=2, beta_floor=0.0):
     """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (module docstring).
 
     Parameters
@@ -220,12 +220,12 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
         :func:`~hsskern.solvers.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
         residuals differ by more than ``balance_ratio``, at most ``max_refactor`` times, never
         below ``beta_floor``, which rises when a refactorization is indefinite or the
-        iterates diverge).
-    return_factor : bool
+        iterates diverge; :class:`~hsskern.solvers.admm.PenaltyBalancer`).
 
     Returns
     -------
-    SVRADMMResult, or (SVRADMMResult, factor)
+    SVRADMMResult
+        ``beta`` is the shift in force at the end (``refactor``'s last factor).
     """
     C = check_positive(C, "C")
     epsilon = check_epsilon(epsilon)
@@ -241,9 +241,7 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
         mu = np.array(warm_start["mu"], dtype=np.float64)
     else:
         z, mu = np.zeros(n), np.zeros(n)
-    floor = float(beta_floor)
-    if warm_start is not None:
-        floor = max(floor, float(warm_start.get("beta_floor", 0.0)))
+    floor = max(float(beta_floor), float((warm_start or {}).get("beta_floor", 0.0)))
     bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
                           balance_factor=balance_factor, max_refactor=max_refactor,
                           timings=timings)
@@ -297,7 +295,7 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
                         converged=converged, gap=gap, primal_residuals=np.array(pres),
                         dual_residuals=np.array(dres), timings=timings,
                         state={"z": z, "mu": mu, "w": bal.w, "beta_floor": bal.floor})
-    return (res, bal.factor) if return_factor else res
+    return res
 
 
 def _ray_scale(rr, p, s_max):
