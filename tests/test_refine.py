@@ -315,3 +315,75 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     after = [b for a, b in zip(events, events[1:] + ["end"]) if a == "due"]
     assert after == ["newton"] * events.count("due") and events.count("newton") == len(after)
     assert r.newton_steps <= len(after)
+
+
+def _true_gap(K, y, alpha, C):
+    KYa = K.to_dense() @ (y * alpha)
+    return kkt_violation(KYa[:, None], y[:, None], alpha[:, None], C)[0], KYa
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.5), stop_after=st.integers(0, 4))
+def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, logC, stop_after):
+    # stopped by its callback after a few rounds (small working sets, so it is far from done):
+    # the point is feasible, its reported gap is the one recomputed from the dense kernel, its
+    # decision values are exact, and every state the callback saw was exact too
+    X, y = _problem(seed)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    seen = []
+
+    def cb(state):
+        gap, KYa = _true_gap(K, y, state.alpha, C)
+        seen.append((state.gap, gap, np.max(np.abs(state.f - KYa))))
+        return state.rounds >= stop_after
+
+    r = refine_exact(K, y, C, max_ws=4, max_chunk=8, max_rounds=10_000, callback=cb)
+    assert np.all(r.alpha >= 0) and np.all(r.alpha <= C)
+    assert abs(y @ r.alpha) <= 1e-9 * C * len(y)
+    gap, KYa = _true_gap(K, y, r.alpha, C)
+    np.testing.assert_allclose(r.gap, gap, rtol=1e-9, atol=1e-9 * C)
+    np.testing.assert_allclose(r.decision, KYa + r.bias, atol=1e-9 * max(1.0, C))
+    for reported, true, f_err in seen:
+        np.testing.assert_allclose(reported, true, rtol=1e-9, atol=1e-9 * C)
+        assert f_err <= 1e-9 * max(1.0, C)
+    if not r.converged:
+        assert r.stopped == "callback" and r.rounds == stop_after
+        assert seen[-1][0] == r.gap  # the final call saw the returned point
+
+
+def test_max_time_stops_between_rounds_with_a_valid_point():
+    X, y = _problem(3, n=400)
+    K = kernel_operator(X, "gaussian", h=0.5)
+    r = refine_exact(K, y, 10.0, max_ws=4, max_chunk=8, max_rounds=10_000, max_time=0.0)
+    assert r.stopped == "max_time" and r.rounds == 0 and not r.converged
+    gap, _ = _true_gap(K, y, r.alpha, 10.0)
+    assert r.gap == pytest.approx(gap) and gap > 1e-3
+    full = refine_exact(K, y, 10.0, max_ws=4, max_chunk=8, max_rounds=10_000, max_time=1e9)
+    assert full.converged and full.stopped is None
+
+
+class _CountingProducts:
+    """The local products, counted: what a remote engine must reproduce call for call."""
+
+    def __init__(self, points, kernel):
+        from hsskern.solvers.refine import LocalProducts
+        self.inner, self.calls = LocalProducts(points, kernel), 0
+
+    def add(self, f, cols, c, skip=None):
+        self.calls += 1
+        return self.inner.add(f, cols, c, skip)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.0))
+def test_the_decision_products_go_through_the_given_engine(seed, logC):
+    X, y = _problem(seed)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    eng = _CountingProducts(X, make_kernel("gaussian", h=1.0))
+    a = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000)
+    b = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000, products=eng)
+    assert eng.calls == b.rounds + 1  # the start and one update per round
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    np.testing.assert_allclose(a.decision, b.decision, rtol=0, atol=1e-12)

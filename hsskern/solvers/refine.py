@@ -58,7 +58,7 @@ from ._smo import compact_block, expand_rows, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
-__all__ = ["RefineResult", "refine_exact", "feasible_start"]
+__all__ = ["RefineResult", "RoundState", "LocalProducts", "refine_exact", "feasible_start"]
 
 _NEWTON_FREE_FRACTION = 0.9  # Newton only once the working set is (nearly) all free
 _NEWTON_MIN_FREE = 500  # below this SMO's steps are too cheap to replace
@@ -96,6 +96,9 @@ class RefineResult:
         Seconds.
     skipped : str or None
         Why the refinement did not run (the caller keeps its own solution then).
+    stopped : str or None
+        Why it stopped before converging when that was asked for: ``"max_time"`` or
+        ``"callback"`` (None otherwise).
     timings : dict
         Seconds by phase: ``start`` (the first decision values), ``select``, ``block``
         (the working sets' kernel blocks), ``smo``, ``newton``, ``update``.
@@ -117,6 +120,7 @@ class RefineResult:
     newton_steps: int = 0
     time: float = 0.0
     skipped: object = None
+    stopped: object = None
     timings: dict = field(default_factory=dict)
     kernel_entries: dict = field(default_factory=dict)
 
@@ -267,7 +271,37 @@ def _neg_grad(f, y, p, index):
     return -fv - y * p if p is not None else y - fv
 
 
-def _update_decision(f, X, kern, W, KW, ch, c):
+class LocalProducts:
+    """Products of the exact kernel between the training points and a few of them, here.
+
+    The decomposition touches the n training points only through
+    ``add(f, cols, c, skip)``: ``f[i] += sum_j k(x_i, x_cols[j]) c[j]`` for every point i not
+    flagged in ``skip``. This one runs it in this process; :mod:`hsskern.distributed` runs the
+    same call on workers that hold row blocks of X.
+    """
+
+    def __init__(self, points, kernel):
+        self.points, self.kernel = points, kernel
+
+    @property
+    def n_points(self):
+        return self.points.shape[0]
+
+    def add(self, f, cols, c, skip=None):
+        """``f[~skip] += K[~skip, cols] @ c``; returns the kernel entries evaluated."""
+        if not cols.size:
+            return 0
+        K = KernelOperator(self.points[cols], self.kernel)
+        if skip is None:
+            f += K.cross(self.points) @ c
+            return f.size * cols.size
+        rows = np.flatnonzero(~skip)
+        if rows.size:
+            f[rows] += K.cross(self.points[rows]) @ c
+        return rows.size * cols.size
+
+
+def _update_decision(f, products, W, KW, ch, c, n_features):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``.
 
     The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
@@ -275,16 +309,12 @@ def _update_decision(f, X, kern, W, KW, ch, c):
     changes at d = 123), so the block is used once the change is large enough to pay for it.
     Returns the number of kernel entries evaluated.
     """
-    cols = KernelOperator(X[W[ch]], kern)
-    if ch.size * (X.shape[1] + 10) < W.size:
-        f += cols.cross(X) @ c[ch]
-        return f.size * ch.size
+    if ch.size * (n_features + 10) < W.size:
+        return products.add(f, W[ch], c[ch])
     f[W] += KW @ c  # c is zero off ch
-    rest = np.ones(f.size, dtype=bool)
-    rest[W] = False
-    if rest.any():
-        f[rest] += cols.cross(X[rest]) @ c[ch]
-    return (f.size - W.size) * ch.size
+    skip = np.zeros(f.size, dtype=bool)
+    skip[W] = True
+    return products.add(f, W[ch], c[ch], skip)
 
 
 # above this share of new points the block is computed afresh (conservative: compaction is
@@ -358,7 +388,8 @@ def _point_coef(y, alpha, index, n_points):
 
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
-                 log=None, workspace=None, p=None, index=None, block_reuse=True):
+                 log=None, workspace=None, p=None, index=None, block_reuse=True,
+                 products=None, max_time=None, callback=None):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -418,6 +449,19 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         never starts from an earlier call's block: the order of the block steers SMO's
         tie-breaking, and a class of a one-vs-rest problem must get what its binary problem
         gets whatever was solved before it on the same workspace.
+    products : LocalProducts-like or None
+        Computes the decision-value products ``add(f, cols, c, skip)`` (the first ``f`` and
+        every round's update, the bulk of the kernel entries at large n); None:
+        :class:`LocalProducts` on K's points. :mod:`hsskern.distributed` passes one that runs
+        them on Dask workers. The working set's block is always computed here.
+    max_time : float or None
+        Seconds: no new round starts after them (the result is then feasible, its ``gap`` the
+        true gap of the returned point, ``stopped == "max_time"``).
+    callback : callable or None
+        Called before every round and at the end as ``callback(state)`` with a
+        :class:`RoundState` (the current, feasible point and its exact gap); a true return
+        value stops the decomposition (``stopped == "callback"``). The arrays are the live
+        ones: copy what must outlive the call.
 
     Returns
     -------
@@ -455,12 +499,13 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                                               "update"), 0.0),
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
                                                      "update"), 0))
+    if products is None:
+        products = LocalProducts(X, kern)
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
-        f = (KernelOperator(X[sv], kern).cross(X) @ c[sv] if sv.size
-             else np.zeros(n_points))
-        res.kernel_entries["start"] = n_points * sv.size
+        f = np.zeros(n_points)
+        res.kernel_entries["start"] = products.add(f, sv, c[sv])
     else:
         f = np.array(f, dtype=np.float64)
     res.timings["start"] = time.perf_counter() - t0
@@ -478,6 +523,13 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
             res.converged = True
             break
         if res.rounds >= max_rounds:
+            break
+        if max_time is not None and time.perf_counter() - t0 >= max_time:
+            res.stopped = "max_time"
+            break
+        if callback is not None and callback(_round_state(res, alpha, f, v, y, ub, weights,
+                                                          p, index, n_points, t0)):
+            res.stopped = "callback"
             break
         tr = time.perf_counter()
         free = up & low
@@ -549,8 +601,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         ch = np.flatnonzero(dW)
         if ch.size:
             alpha[W[ch]] = aW[ch]
-            res.kernel_entries["update"] += _update_decision(f, X, kern, Wp, KW, ch,
-                                                             yW * dW)
+            res.kernel_entries["update"] += _update_decision(f, products, Wp, KW, ch,
+                                                             yW * dW, X.shape[1])
         del KW, KWrows
         t_update = time.perf_counter() - tu
         res.timings["update"] += t_update
@@ -564,16 +616,52 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                 f"update {t_update:.1f} s)")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
-    # LIBSVM's rho: the mean over the free points, which sit on their margins; "free" as in
-    # kkt_sets, else an alpha a rounding error above 0 (outside both sets, so not in the gap)
-    # would set the bias alone
-    # (_bias reads y - f as each variable's -y G: with p or index that is y - v)
-    fb = f if p is None and index is None else y - v
-    bias = float(_bias(fb[:, None], y[:, None], alpha[:, None],
-                       ub if weights is None else ub[:, None], BOUND_EPS)[0][0])
+    bias = _current_bias(f, v, y, alpha, ub, weights, p, index)
     res.alpha = alpha
     res.dual_coef = _point_coef(y, alpha, index, n_points)
     res.bias = bias
     res.decision = f + bias
     res.time = time.perf_counter() - t0
+    if callback is not None:  # the final point, for a caller that keeps the best one seen
+        callback(_round_state(res, alpha, f, v, y, ub, weights, p, index, n_points, t0,
+                              bias=bias))
     return res
+
+
+@dataclass(frozen=True)
+class RoundState:
+    """The decomposition's current point, passed to ``refine_exact``'s callback.
+
+    ``alpha`` (per variable), ``dual_coef`` (per point), ``f`` = K dual_coef (exact, per
+    point) and ``bias`` (LIBSVM's rule) give the decision function ``K(., X) dual_coef +
+    bias``; ``gap`` is its exact KKT gap over all points, ``rounds`` the rounds done,
+    ``elapsed`` the seconds since the call began, ``final`` whether the decomposition ended.
+    """
+
+    rounds: int
+    gap: float
+    alpha: np.ndarray
+    dual_coef: np.ndarray
+    f: np.ndarray
+    bias: float
+    elapsed: float
+    final: bool
+
+
+def _round_state(res, alpha, f, v, y, ub, weights, p, index, n_points, t0, bias=None):
+    final = bias is not None
+    if bias is None:
+        bias = _current_bias(f, v, y, alpha, ub, weights, p, index)
+    return RoundState(rounds=res.rounds, gap=res.gap, alpha=alpha,
+                      dual_coef=_point_coef(y, alpha, index, n_points), f=f, bias=bias,
+                      elapsed=time.perf_counter() - t0, final=final)
+
+
+def _current_bias(f, v, y, alpha, ub, weights, p, index):
+    """LIBSVM's rho: the mean over the free points, which sit on their margins."""
+    # "free" as in kkt_sets, else an alpha a rounding error above 0 (outside both sets, so not
+    # in the gap) would set the bias alone; _bias reads y - f as each variable's -y G: with p
+    # or index that is y - v
+    fb = f if p is None and index is None else y - v
+    return float(_bias(fb[:, None], y[:, None], alpha[:, None],
+                       ub if weights is None else ub[:, None], BOUND_EPS)[0][0])
