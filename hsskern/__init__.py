@@ -11,7 +11,7 @@ answer by decomposition).
 Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 :class:`DenseCholeskyFactor`, :class:`HSSOptions`.
 """
-from .estimators import (FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
+from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
                          NystromSVC, NystromSVCCV, SparseCholeskySVC)
 from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
@@ -24,7 +24,7 @@ from .sparse import SparseCholeskyFactor
 __version__ = "0.1.0"
 
 __all__ = [
-    "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "NystromFeatures",
+    "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",

@@ -1,4 +1,5 @@
 """scikit-learn estimators, one per backend (classifiers, and kernel ridge / GP / SVR regressors)."""
+from .exact_svc import ExactSVC
 from .fpc import FPCClassifier, FPCClassifierCV
 from .gaussian_process import HSSGaussianProcessRegressor
 from .hss_svc import HSSSVC, HSSSVCCV
@@ -7,6 +8,6 @@ from .nystrom import NystromSVC, NystromSVCCV
 from .sparse_cholesky import SparseCholeskySVC
 from .svr import HSSSVR, HSSSVRCV
 
-__all__ = ["HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
+__all__ = ["ExactSVC", "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
            "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV"]

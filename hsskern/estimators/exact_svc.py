@@ -1,0 +1,161 @@
+"""ExactSVC: LIBSVM's exact SVM at any n, anytime, from a subsample's exact solution.
+
+The backend (:mod:`hsskern.solvers.exact_path`) solves a random subsample exactly, then runs
+the decomposition on all points from there, within ``max_time``; this module holds the
+parameters and the fitted attributes that say how exact the answer is.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+
+from ..solvers.exact_path import ExactBackend
+from .base import WeightedPathClassifier
+from .hss_params import HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, hss_options, kernel_of
+
+__all__ = ["ExactSVC"]
+
+
+class ExactSVC(WeightedPathClassifier):
+    """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
+
+    ``fit`` holds out ``validation_fraction`` of the points, solves a random ``subsample`` of
+    the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), pads
+    its dual solution with zeros (a feasible point of the full problem) and runs the exact
+    decomposition on all training points from there. Every round keeps the point feasible and
+    knows its exact KKT gap over all points (LIBSVM's stopping measure), so the solver can
+    stop at any round: when ``max_time`` runs out first, the model returned is the one that
+    scores best on the validation points among the subsample's own model and every round's
+    point, so it is never worse there than subsampling. ``gap_`` and ``selected_`` say how
+    exact it is. Without ``max_time`` (or once the gap reaches ``tol``) the answer is LIBSVM's
+    exact SVM of the training points.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+    h, gamma : float or None
+        The kernel width, as in :class:`HSSSVC` (``gamma`` also "scale" / "auto").
+    C : float, default 1.0
+    tol : float, default 1e-3
+        The KKT gap at which the decomposition stops (LIBSVM's ``tol``).
+    max_time : float or None, default None
+        Seconds for the whole fit (``fit_path``: the whole path, shared among the remaining
+        (C, class) pairs as each starts, unused time carried on). None: run to ``tol``.
+    subsample : int or float, default 50000
+        Points of the exactly solved start (a float: that fraction of the training points);
+        all of them when it is at least their number (the fit is then :class:`HSSSVC`'s
+        exact answer).
+    validation_fraction : float in [0, 0.5), default 0.02
+        Points held out to choose among the subsample's model and the rounds' points when the
+        budget stops the decomposition; never trained on. 0: none held out, the last point
+        is returned.
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
+        The subsample's HSS compression, as in :class:`HSSSVC`.
+    max_chunk : int, default 16000
+        Largest working set of the decomposition.
+    memory_budget : float or None
+        Bytes the subsample's HSS fit may use (checked before it starts).
+    class_weight : dict, "balanced" or None
+    probability : bool, default False
+        Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit
+        of its own, with its share of ``max_time``: five times the fit's time at most).
+    verbose : int, default 0
+        1: the split, the subsample, each round of the decomposition (gap, working set, time)
+        and each C; 2 and more: the subsample's HSS phases too.
+    random_state : int, RandomState or None
+        The split, the subsample and the subsample's compression.
+
+    Attributes
+    ----------
+    gap_ : ndarray of shape (n_classifiers,)
+        The exact KKT gap of the returned model over all training points.
+    converged_ : ndarray of bool
+        ``gap_ < tol``: the exact SVM to LIBSVM's tolerance.
+    selected_ : tuple of str
+        Per classifier: ``"exact"`` (converged), ``"round k"`` (the point after k rounds was
+        best on the validation points), ``"subsample"`` (the subsample's own model was), or
+        ``"last"`` (no validation points: the last round's point).
+    history_ : tuple of tuple
+        Per classifier: ``(seconds, gap, validation score)`` of every round's point (empty
+        without validation points).
+    n_iter_ : ndarray of int
+        Rounds of the decomposition per classifier.
+    validation_indices_, subsample_indices_ : ndarray of int
+        Rows of ``fit``'s X held out for validation, and solved first.
+    subsample_size_, n_validation_ : int
+    classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, fit_status_,
+    class_weight_, shape_fit_, n_features_in_, feature_names_in_, fit_time_
+        As in :class:`HSSSVC` (validation points are never support vectors).
+    """
+
+    _parameter_constraints = {
+        **{k: HSS_CONSTRAINTS[k] for k in ("rel_tol", "abs_tol", "max_rank", "leaf_size",
+                                           "n_neighbors", "memory_budget", "verbose",
+                                           "random_state")},
+        **WIDTH_CONSTRAINTS,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_time": [Interval(Real, 0, None, closed="left"), None],
+        "subsample": [Interval(Integral, 2, None, closed="left"),
+                      Interval(RealNotInt, 0, 1, closed="right")],
+        "validation_fraction": [Interval(Real, 0, 0.5, closed="left")],
+        "max_chunk": [Interval(Integral, 2, None, closed="left")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "probability": ["boolean"],
+    }
+
+    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, tol=1e-3,
+                 max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=16000,
+                 memory_budget=None, class_weight=None, probability=False, verbose=0,
+                 random_state=None):
+        self.kernel = kernel
+        self.h = h
+        self.gamma = gamma
+        self.C = C
+        self.tol = tol
+        self.max_time = max_time
+        self.subsample = subsample
+        self.validation_fraction = validation_fraction
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.max_rank = max_rank
+        self.leaf_size = leaf_size
+        self.n_neighbors = n_neighbors
+        self.max_chunk = max_chunk
+        self.memory_budget = memory_budget
+        self.class_weight = class_weight
+        self.probability = probability
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _products(self):
+        """The factory of the decomposition's product engine (None: in this process)."""
+        return None
+
+    def _make_backend(self, X, for_path):
+        return ExactBackend(kernel_of(self, None, X), subsample=self.subsample,
+                            validation_fraction=self.validation_fraction,
+                            max_time=self.max_time, tol=self.tol,
+                            hss_options=hss_options(self, verbose_offset=1),
+                            max_chunk=self.max_chunk,
+                            continuation=0 if for_path else 3,
+                            memory_budget=self.memory_budget, random_state=self.random_state,
+                            products=self._products(),
+                            log=self._log if self.verbose >= 1 else None)
+
+    def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):
+        super()._set_fitted(classes, backend, prepared, solution, shared, rows, Y)
+        # the backend saw the rows of positive weight only: index the rows given to fit
+        take = (lambda i: i) if rows is None else rows.__getitem__
+        self.validation_indices_ = take(prepared.validation)
+        self.subsample_indices_ = take(prepared.train[prepared.subsample])
+
+    def _set_backend_attributes(self, prepared, solution, model):
+        info = solution.info
+        self.gap_ = solution.gap.copy()
+        self.converged_ = solution.converged.copy()
+        self.selected_ = info["selected"]
+        self.history_ = info["history"]
+        self.subsample_size_ = int(prepared.stats["subsample_size"])
+        self.n_validation_ = int(prepared.stats["n_validation"])

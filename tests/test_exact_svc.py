@@ -1,0 +1,128 @@
+"""ExactSVC: the exact SVM from a subsample's exact solution, anytime (hsskern.solvers.exact_path)."""
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from hsskern import ExactSVC, HSSSVC, kernel_operator
+from hsskern.solvers.admm import kkt_violation
+
+
+def _data(n, seed, d=4):
+    X, y = make_classification(n, d, n_informative=3, n_redundant=0, random_state=seed,
+                               class_sep=0.8, flip_y=0.05)
+    return X, y
+
+
+def _true_gap(X, y, m, C, h):
+    """The KKT gap of a fitted binary model's alpha over the training points (dense kernel)."""
+    yy = np.where(y == m.classes_[1], 1.0, -1.0)
+    coef = np.zeros(len(y))
+    coef[m.support_] = m.dual_coef_[0]
+    train = np.setdiff1d(np.arange(len(y)), m.validation_indices_)
+    Xt, yt, ct = X[train], yy[train], coef[train]
+    alpha = yt * ct
+    assert np.all(alpha >= -1e-12) and np.all(alpha <= C * (1 + 1e-12))
+    assert abs(yt @ alpha) <= 1e-9 * C * len(yt)
+    f = kernel_operator(Xt, "gaussian", h=h).to_dense() @ ct
+    return kkt_violation(f[:, None], yt[:, None], alpha[:, None], C)[0]
+
+
+@parametrize_with_checks([ExactSVC(tol=1e-10, validation_fraction=0.0, subsample=20)])
+def test_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.0), sub=st.sampled_from([10, 60, 400]))
+def test_any_subsample_start_reaches_svc(seed, logC, sub):
+    # no budget: whatever the subsample (10 points, a fifth, all), LIBSVM's exact SVM
+    X, y = _data(300, seed)
+    C, h = 10.0 ** logC, 1.0
+    m = ExactSVC(C=C, h=h, subsample=sub, validation_fraction=0.0, random_state=seed).fit(X, y)
+    assert m.converged_.all() and m.selected_ == ("exact",) and m.gap_[0] < 1e-3
+    assert _true_gap(X, y, m, C, h) < 1e-3 * (1 + 1e-6)
+    ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
+                               atol=5e-2 * max(1.0, C ** 0.5))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 2.5), frac=st.sampled_from([0.0, 0.1]))
+def test_a_budget_too_short_gives_a_valid_model_and_its_true_gap(seed, logC, frac):
+    # max_time=0: the decomposition runs no round; the model is valid (a feasible point) and
+    # its reported gap is the gap recomputed here from the dense kernel
+    X, y = _data(400, seed)
+    C, h = 10.0 ** logC, 0.7
+    m = ExactSVC(C=C, h=h, subsample=40, max_time=0.0, validation_fraction=frac,
+                 random_state=seed).fit(X, y)
+    assert m.fit_status_ == int(not m.converged_[0])
+    true = _true_gap(X, y, m, C, h)
+    np.testing.assert_allclose(m.gap_[0], true, rtol=1e-8, atol=1e-10 * C)
+    assert m.converged_[0] == (true < 1e-3)
+    assert np.isin(m.predict(X), np.unique(y)).all()
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 2.0))
+def test_a_stopped_fit_is_never_worse_than_its_subsample_on_validation(seed, logC):
+    X, y = _data(600, seed)
+    C, h = 10.0 ** logC, 0.7
+    m = ExactSVC(C=C, h=h, subsample=50, max_time=0.0, validation_fraction=0.25,
+                 random_state=seed).fit(X, y)
+    val, sub = m.validation_indices_, m.subsample_indices_
+    assert np.intersect1d(val, sub).size == 0 and val.size == 150 and sub.size == 50
+    # the subsample's model, fitted independently with the same options and seed
+    s = HSSSVC(C=C, h=h, refine=True, random_state=seed).fit(X[sub], y[sub])
+    acc = np.mean(m.predict(X[val]) == y[val])
+    assert acc >= np.mean(s.predict(X[val]) == y[val])
+    assert m.selected_[0] in ("subsample", "round 0") or m.converged_[0]
+    assert not np.isin(val, m.support_).any()  # validation points are never trained on
+
+
+def test_history_records_every_round_with_exact_gaps():
+    X, y = _data(1500, 1)
+    m = ExactSVC(C=10.0, h=0.5, subsample=50, max_chunk=64, validation_fraction=0.1,
+                 random_state=0).fit(X, y)
+    hist = np.array(m.history_[0])
+    assert m.converged_[0] and hist.shape[0] == m.n_iter_[0] + 1
+    assert np.all(np.diff(hist[:, 0]) >= 0) and hist[-1, 1] == m.gap_[0]
+    assert np.all((hist[:, 2] >= 0) & (hist[:, 2] <= 1))
+
+
+def test_path_multiclass_and_pickle():
+    X, y = make_blobs(300, centers=3, n_features=3, random_state=0, cluster_std=2.5)
+    est = ExactSVC(h=1.0, subsample=60, validation_fraction=0.0, random_state=0)
+    models = est.fit_path(X, y, [0.1, 1.0, 10.0])
+    for m in models:
+        assert m.converged_.all() and m.gap_.shape == (3,)
+        for k in range(3):
+            ref = SVC(C=m.C, gamma=0.5, tol=1e-6).fit(X, np.where(y == k, 1, -1))
+            np.testing.assert_allclose(m.decision_function(X)[:, k], ref.decision_function(X),
+                                       atol=5e-2 * max(1.0, m.C ** 0.5))
+    b = pickle.loads(pickle.dumps(models[1]))
+    np.testing.assert_array_equal(b.decision_function(X), models[1].decision_function(X))
+    a2 = ExactSVC(h=1.0, C=1.0, subsample=60, random_state=3).fit(X, y)
+    b2 = ExactSVC(h=1.0, C=1.0, subsample=60, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a2.decision_function(X), b2.decision_function(X))
+
+
+def test_verbose_reports_each_round(capsys):
+    X, y = _data(400, 2)
+    ExactSVC(C=10.0, h=0.5, subsample=40, max_chunk=32, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "subsample of 40" in out and "round 1: gap" in out and "class 0: exact" in out
+
+
+@pytest.mark.parametrize("kw, match", [({"subsample": 1}, "subsample"),
+                                       ({"max_time": -1.0}, "max_time"),
+                                       ({"validation_fraction": 0.5}, "validation_fraction"),
+                                       ({"C": 0.0}, "C")])
+def test_bad_parameters_are_clear_errors(kw, match):
+    X, y = _data(100, 0)
+    with pytest.raises(ValueError, match=match):
+        ExactSVC(**kw).fit(X, y)
