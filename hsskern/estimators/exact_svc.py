@@ -149,7 +149,8 @@ class ExactSVC(WeightedPathClassifier):
         # the backend saw the rows of positive weight only: index the rows given to fit
         take = (lambda i: i) if rows is None else rows.__getitem__
         self.validation_indices_ = take(prepared.validation)
-        self.subsample_indices_ = take(prepared.train[prepared.subsample])
+        self.subsample_indices_ = take(np.sort(
+            prepared.train[prepared.order[:prepared.stages[0]]]))
 
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info
@@ -158,4 +159,5 @@ class ExactSVC(WeightedPathClassifier):
         self.selected_ = info["selected"]
         self.history_ = info["history"]
         self.subsample_size_ = int(prepared.stats["subsample_size"])
+        self.stages_ = prepared.stages
         self.n_validation_ = int(prepared.stats["n_validation"])

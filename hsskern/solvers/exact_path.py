@@ -32,7 +32,7 @@ from .admm import kkt_violation
 from .hss_path import HSSBackend
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
-from .refine import LocalProducts, refine_exact
+from .refine import LocalProducts, RefineResult, refine_exact
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -51,21 +51,26 @@ class ExactProblem(PreparedProblem):
     validation : ndarray of int
         Indices of the held-out points that choose a stopped decomposition's model (their
         coefficients stay 0).
-    subsample : ndarray of int
-        Positions in ``train`` of the subsample solved first.
+    order : ndarray of int
+        Positions in ``train``, the subsample's first: stage k solves the first
+        ``stages[k]`` of them.
+    stages : tuple of int
+        The stages' sizes: the subsample's, growing by ``growth``, to all training points.
     """
 
     points: np.ndarray
     train: np.ndarray
     validation: np.ndarray
-    subsample: np.ndarray
+    order: np.ndarray
+    stages: tuple
     stats: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
 
 
 def split_points(n, validation_fraction, subsample, random_state):
-    """(train, validation, subsample positions in train) for n points, drawn with one
-    generator: the same ``random_state`` gives the same split."""
+    """(train, validation, order) for n points: ``order`` holds positions in train, the
+    subsample's first, all drawn with one generator (the same ``random_state``, the same
+    split); returns the subsample's size too."""
     rng = check_random_state(random_state)
     perm = rng.permutation(n)
     n_val = int(np.floor(validation_fraction * n))
@@ -73,8 +78,9 @@ def split_points(n, validation_fraction, subsample, random_state):
     val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     m = subsample if isinstance(subsample, (int, np.integer)) else int(np.ceil(subsample * n))
     m = int(min(max(m, 2), train.size))
-    sub = np.sort(rng.permutation(train.size)[:m])
-    return train, val, sub
+    order = rng.permutation(train.size)
+    order[:m].sort()  # the subsample, and each stage's new points, by position
+    return train, val, order, m
 
 
 class _ValidationTracker:
@@ -155,22 +161,27 @@ class ExactBackend:
     continuation: int = 0
     memory_budget: float = None
     random_state: object = None
+    growth: float = 2.0
     products: object = None
     log: object = None
 
     def prepare(self, X, Y=None):
         t0 = time.perf_counter()
-        train, val, sub = split_points(X.shape[0], self.validation_fraction, self.subsample,
-                                       self.random_state)
-        problem = ExactProblem(points=X, train=train, validation=val, subsample=sub,
+        train, val, order, m = split_points(X.shape[0], self.validation_fraction,
+                                            self.subsample, self.random_state)
+        stages = [m]
+        while stages[-1] < train.size:
+            stages.append(min(train.size, int(np.ceil(stages[-1] * self.growth))))
+        problem = ExactProblem(points=X, train=train, validation=val, order=order,
+                               stages=tuple(stages),
                                stats={"n_train": int(train.size), "n_validation": int(val.size),
-                                      "subsample_size": int(sub.size)},
+                                      "subsample_size": m, "stages": tuple(stages)},
                                timings={"split": time.perf_counter() - t0})
         return problem
 
     def _subsample_path(self, prepared, Y, Cs, weights):
         """The exact solutions of the subsample at every C (HSS path + its refinement)."""
-        X = prepared.points[prepared.train[prepared.subsample]]
+        X = prepared.points[prepared.train[prepared.order[:prepared.stages[0]]]]
         hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True,
                          refine_tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
                          continuation=self.continuation, memory_budget=self.memory_budget,
@@ -186,7 +197,8 @@ class ExactBackend:
         Y = check_labels(Y, n)
         Cs = check_Cs(Cs)
         weights = check_weights(weights, n)
-        tr, val, sub = prepared.train, prepared.validation, prepared.subsample
+        tr, val = prepared.train, prepared.validation
+        sub = prepared.order[:prepared.stages[0]]
         Ytr = Y[tr]
         wtr = None if weights is None else weights[tr]
         r = Y.shape[1]
@@ -200,87 +212,137 @@ class ExactBackend:
         if log is not None:
             log(1, f"subsample solved at {len(Cs)} C in {t_sub:.1f} s")
         Xtr = prepared.points[tr]
-        Ktr = KernelOperator(Xtr, self.kernel)
-        engine = (self.products or LocalProducts)(Xtr, self.kernel)
         solutions, prev = [], [None] * r
         workspace = {}
-        try:
-            pairs_left = len(Cs) * r
-            for C, ssol in zip(Cs, sub_sols):
-                tc = time.perf_counter()
-                coef = np.zeros((n, r))
-                bias, conv, gap = np.zeros(r), np.zeros(r, bool), np.zeros(r)
-                selected, history, results = [], [], []
-                for j in range(r):
-                    budget = None
-                    if self.max_time is not None:
-                        budget = max(0.0, (self.max_time - (time.perf_counter() - t0))
-                                     / pairs_left)
-                    pairs_left -= 1
-                    out = self._solve_column(prepared, engine, Ktr, Xtr, Ytr[:, j],
-                                             Y[val, j], C, ssol, j, wtr, weights, prev[j],
-                                             budget, workspace)
-                    rr, a, b, g, sel, hist = out
-                    prev[j] = (C, rr)
-                    coef[tr, j] = Ytr[:, j] * a
-                    bias[j], conv[j], gap[j] = b, sel == "exact", g
-                    selected.append(sel)
-                    history.append(hist)
-                    results.append(rr)
-                timings = {"decomposition": time.perf_counter() - tc,
-                           "subsample": t_sub if not solutions else 0.0}
-                info = {"selected": tuple(selected), "history": tuple(history),
-                        "refinement": tuple(results), "subsample_gap": tuple(ssol.gap),
-                        "subsample_time": t_sub, "subsample_setup": sub_setup}
-                solutions.append(PathSolution(C=C, intercept=bias,
-                                              n_iter=[rr.rounds for rr in results],
-                                              converged=conv, gap=gap, dual_coef=coef,
-                                              timings=timings, info=info))
-                if log is not None:
-                    log(1, f"C={C:g}: " + ", ".join(
-                        f"class {j}: {s} (gap {g:.3g}, {rr.rounds} rounds)"
-                        for j, (s, g, rr) in enumerate(zip(selected, gap, results)))
-                        + f", {time.perf_counter() - tc:.1f} s")
-        finally:
-            if hasattr(engine, "close"):
-                engine.close()
+        pairs_left = len(Cs) * r
+        for C, ssol in zip(Cs, sub_sols):
+            tc = time.perf_counter()
+            coef = np.zeros((n, r))
+            bias, conv, gap = np.zeros(r), np.zeros(r, bool), np.zeros(r)
+            selected, history, results = [], [], []
+            for j in range(r):
+                budget = None
+                if self.max_time is not None:
+                    budget = max(0.0, (self.max_time - (time.perf_counter() - t0))
+                                 / pairs_left)
+                pairs_left -= 1
+                if len(prepared.stages) == 1:  # the subsample is every training point
+                    out = self._subsample_only(ssol, j, Ytr[:, j])
+                else:
+                    out = self._solve_column(prepared, Xtr, Ytr[:, j], Y[val, j], C, ssol,
+                                             j, wtr, weights, prev[j], budget, workspace)
+                k, rr, a, b, g, sel, hist = out
+                prev[j] = (C, k, rr)
+                coef[tr, j] = Ytr[:, j] * a
+                bias[j], conv[j], gap[j] = b, sel == "exact", g
+                selected.append(sel)
+                history.append(hist)
+                results.append(rr)
+            timings = {"decomposition": time.perf_counter() - tc,
+                       "subsample": t_sub if not solutions else 0.0}
+            info = {"selected": tuple(selected), "history": tuple(history),
+                    "refinement": tuple(results), "subsample_gap": tuple(ssol.gap),
+                    "subsample_time": t_sub, "subsample_setup": sub_setup}
+            solutions.append(PathSolution(C=C, intercept=bias,
+                                          n_iter=[rr.rounds for rr in results],
+                                          converged=conv, gap=gap, dual_coef=coef,
+                                          timings=timings, info=info))
+            if log is not None:
+                log(1, f"C={C:g}: " + ", ".join(
+                    f"class {j}: {s} (gap {g:.3g}, {rr.rounds} rounds)"
+                    for j, (s, g, rr) in enumerate(zip(selected, gap, results)))
+                    + f", {time.perf_counter() - tc:.1f} s")
         return tuple(solutions)
 
-    def _solve_column(self, prepared, engine, Ktr, Xtr, y, yval, C, ssol, j, wtr, weights,
-                      prev, budget, workspace):
-        """One (C, class): (result, alpha, bias, gap, selected, history)."""
-        tr, val, sub = prepared.train, prepared.validation, prepared.subsample
+    @staticmethod
+    def _subsample_only(ssol, j, y):
+        """The subsample's exact solution when it holds every training point."""
+        coef = ssol.dual_coef[:, j]
+        rr = RefineResult(alpha=y * coef, dual_coef=coef, bias=float(ssol.intercept[j]),
+                          decision=None, converged=bool(ssol.converged[j]),
+                          gap=float(ssol.gap[j]))
+        return 0, rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
+
+    def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
+                      workspace):
+        """One (C, class) through the stages: (stage, result, alpha, bias, gap, selected,
+        history); alpha on the training points, gap over all of them."""
+        t0 = time.perf_counter()
+        tr, val, order = prepared.train, prepared.validation, prepared.order
+        sizes = prepared.stages
         ub = C if wtr is None else C * wtr
-        sub_alpha = np.zeros(tr.size)
-        sub_alpha[sub] = y[sub] * ssol.dual_coef[:, j]
+        sub = order[:sizes[0]]
+        sub_coef = np.zeros(tr.size)
+        sub_coef[sub] = ssol.dual_coef[:, j]  # the subsample's exact solution (stage 0)
         sub_bias = float(ssol.intercept[j])
-        if prev is None:
-            start, f = sub_alpha, None
+        if prev is None:  # stage 0 is solved: the next starts from its solution, padded
+            k0, start, f = 1, (y * sub_coef)[sub], None
         else:  # the previous C's last point, scaled: feasible, its decision values known
-            C_prev, pr = prev
+            C_prev, k0, pr = prev
             s = C / C_prev
             start, f = s * pr.alpha, s * (pr.decision - pr.bias)
-        tracker = None
+        candidates, history = [], []
         if val.size:
+            Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
-            tracker = _ValidationTracker(Xtr, prepared.points[val], self.kernel, yval, wval)
-        log = None if self.log is None else (lambda line: self.log(1, f"C={C:g} class {j}:"
-                                                                   f"{line}"))
-        rr = refine_exact(Ktr, y, C, start, weights=wtr, f=f, tol=self.tol,
-                          max_chunk=self.max_chunk, newton=self.newton, log=log,
-                          max_rounds=_NO_ROUND_LIMIT,
-                          workspace=workspace, products=engine, max_time=budget,
-                          callback=tracker)
-        history = () if tracker is None else tuple(tracker.history)
-        if rr.converged or tracker is None:
-            return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", history
-        best = tracker.best
-        sub_score = tracker.score(tracker.decision(y * sub_alpha), sub_bias)
-        if sub_score > best["score"]:
-            # started there, the first round saw its gap; else one product measures it
-            gap = history[0][1] if prev is None else _gap_of(engine, y, sub_alpha, ub)
-            return rr, sub_alpha, sub_bias, gap, "subsample", history
-        return rr, best["alpha"], best["bias"], best["gap"], f"round {best['rounds']}", history
+            probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval)
+            candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
+                               y * sub_coef, sub_bias, "subsample"))
+        k, rr = k0, None
+        for k in range(k0, len(sizes)):
+            pts = order[:sizes[k]]
+            if start.size < pts.size:  # the last stage's point, padded with zeros
+                start = np.concatenate([start, np.zeros(pts.size - start.size)])
+            tracker = None
+            if val.size:
+                tracker = _ValidationTracker(Xtr[pts], Xval, self.kernel, yval, wval)
+            log = None if self.log is None else (
+                lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
+            remaining = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+            engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
+            offset = time.perf_counter() - t0
+            try:
+                rr = refine_exact(KernelOperator(Xtr[pts], self.kernel), y[pts], C, start,
+                                  weights=None if wtr is None else wtr[pts], f=f,
+                                  tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
+                                  log=log, max_rounds=_NO_ROUND_LIMIT, workspace=workspace,
+                                  products=engine, max_time=remaining, callback=tracker)
+            finally:
+                if hasattr(engine, "close"):
+                    engine.close()
+            if tracker is not None:
+                history += [(offset + t, pts.size, g, sc) for t, g, sc in tracker.history]
+                b = tracker.best
+                alpha = np.zeros(tr.size)
+                alpha[pts] = b["alpha"]
+                candidates.append((b["score"], k, alpha, b["bias"],
+                                   f"{pts.size} points, round {b['rounds']}", b["gap"]))
+            if not rr.converged:
+                break
+            start, f = rr.alpha, None
+        last = len(sizes) - 1
+        if rr.converged and k == last:  # LIBSVM's exact SVM of the training points
+            alpha = np.empty(tr.size)
+            alpha[order] = rr.alpha  # the stage holds the points in the order of ``order``
+            return k, rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
+        if candidates:
+            score, kc, alpha, bias, label, *gap = max(candidates, key=lambda c: (c[0], c[1]))
+        else:  # no validation points: the last point
+            kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
+            alpha[order[:sizes[k]]] = rr.alpha
+            gap = [rr.gap]
+        # a model of an earlier stage is a feasible point of the full dual: one product
+        # measures its gap over all training points
+        if kc == last:
+            gap = gap[0]
+        else:
+            engine = (self.products or LocalProducts)(Xtr, self.kernel)
+            try:
+                gap = _gap_of(engine, y, alpha, ub)
+            finally:
+                if hasattr(engine, "close"):
+                    engine.close()
+        return k, rr, alpha, bias, gap, label, tuple(history)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.points, self.kernel, solutions)
