@@ -1,24 +1,27 @@
-"""The exact SVM at any n, anytime: a subsample's exact solution, then the decomposition on all
-points under a time budget.
+"""The exact SVM at any n, anytime: a subsample's exact solution, grown in stages to all
+points, under a time budget.
 
 At large n the exact decomposition (:func:`~hsskern.solvers.refine.refine_exact`) costs one
 n x |changed| kernel product per round, and an HSS compression of all n points (the HSS
-path's start) is what the machine cannot afford. A random subsample of m points is cheap
-to solve exactly (the HSS path with its refinement), and its solution padded with zeros is a
-*feasible* point of the full dual: the decomposition starts there, every round keeps the
-point feasible and its exact KKT gap over all n points known. So the solver can stop at any
-round and say exactly how far from LIBSVM's answer it is.
+path's start) is what the machine cannot afford. A random subsample of m points is cheap to
+solve exactly (the HSS path with its refinement). Its solution padded with zeros is a
+*feasible* point of a larger problem's dual, so the problem grows in stages (m, 2m, 4m, ...,
+all training points), each decomposition started from the last stage's exact solution: every
+finished stage is the exact SVM of a larger random subsample, and every round keeps its point
+feasible and its exact KKT gap known. Started on all points at once, the decomposition spends
+its early rounds on iterates worse than the subsample; the stages cost about as much in all
+and pass through exact models on the way.
 
-When it stops before converging (``max_time``), the model returned is the best, on held-out
-validation points (a ``validation_fraction`` of the data, trained on by neither), among the
+When the budget (``max_time``) stops it, the model returned is the best, on held-out
+validation points (a ``validation_fraction`` of the data, trained on by no stage), among the
 subsample's own model and every round's point: never worse there than subsampling. Each
 round's validation decision values cost n_val x |changed| entries, updated from the
-coefficients that changed. A converged decomposition returns the exact SVM of the training
+coefficients that changed. A converged last stage returns the exact SVM of the training
 points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
-Along a C path the last point of the previous C, scaled by C'/C, starts the next (feasible,
-its decision values scaled: no kernel product), as in the HSS path.
+Along a C path the last point of the previous C, scaled by C'/C, starts the next at the stage
+where it stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
 from dataclasses import dataclass, field
@@ -138,16 +141,17 @@ def _gap_of(products, y, alpha, ub):
 class ExactBackend:
     """The path protocol for the exact SVM from a subsample's exact solution.
 
-    ``prepare`` splits the points (validation, training, subsample); ``path`` solves the
-    subsample's whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with
-    its refinement), then each (C, class) by the decomposition on all training points within
-    its share of ``max_time``; ``model`` is a
-    :class:`~hsskern.solvers.path.KernelExpansion`.
+    ``prepare`` splits the points (validation, training, subsample) and sizes the stages
+    (``growth`` times the last, up to all training points); ``path`` solves the subsample's
+    whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with its
+    refinement), then each (C, class) by the decomposition through the stages within its
+    share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.path.KernelExpansion`.
 
     ``products`` is a factory ``products(points, kernel)`` of the engine that computes the
     decomposition's kernel products (None: :class:`~hsskern.solvers.refine.LocalProducts`;
-    :mod:`hsskern.distributed` passes one running on Dask workers); an engine with a
-    ``close()`` is closed at the end of ``path``.
+    :mod:`hsskern.distributed` passes one running on Dask workers), called once per stage
+    (and once more to measure an earlier stage's model on all points); an engine with a
+    ``close()`` is closed when its stage ends.
     """
 
     kernel: object
