@@ -129,3 +129,16 @@ def test_bad_parameters_are_clear_errors(kw, match):
     X, y = _data(100, 0)
     with pytest.raises(ValueError, match=match):
         ExactSVC(**kw).fit(X, y)
+
+
+def test_probabilities_and_sparse_input_through_the_shared_base():
+    import scipy.sparse as sp
+    X, y = _data(300, 4)
+    m = ExactSVC(C=1.0, h=1.0, subsample=40, probability=True, random_state=0).fit(X, y)
+    P = m.predict_proba(X)
+    assert P.shape == (300, 2) and np.all((P >= 0) & (P <= 1))
+    np.testing.assert_allclose(P.sum(1), 1.0)
+    a = ExactSVC(C=1.0, h=1.0, subsample=40, validation_fraction=0.0, random_state=0)
+    d_dense = a.fit(X, y).decision_function(X)
+    d_sparse = a.fit(sp.csr_matrix(X), y).decision_function(sp.csr_matrix(X))
+    np.testing.assert_allclose(d_sparse, d_dense, rtol=1e-9, atol=1e-9)
