@@ -142,3 +142,21 @@ def test_probabilities_and_sparse_input_through_the_shared_base():
     d_dense = a.fit(X, y).decision_function(X)
     d_sparse = a.fit(sp.csr_matrix(X), y).decision_function(sp.csr_matrix(X))
     np.testing.assert_allclose(d_sparse, d_dense, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 60), weighted=st.booleans())
+def test_hinge_bias_minimizes_the_hinge_loss(seed, n, weighted):
+    from hsskern.solvers.exact_path import hinge_bias
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    f = rng.normal(scale=2.0, size=n)
+    w = rng.uniform(0, 3, n) if weighted else None
+    c = np.ones(n) if w is None else w
+
+    def loss(b):
+        return c @ np.maximum(0, 1 - y * (f + b))
+
+    b = hinge_bias(f, y, w)
+    grid = np.concatenate([y - f, np.linspace(-10, 10, 201)])  # the kinks hold a minimizer
+    assert loss(b) <= min(map(loss, grid)) + 1e-9

@@ -82,20 +82,43 @@ def split_points(n, validation_fraction, subsample, random_state):
     m = subsample if isinstance(subsample, (int, np.integer)) else int(np.ceil(subsample * n))
     m = int(min(max(m, 2), train.size))
     order = rng.permutation(train.size)
-    order[:m].sort()  # the subsample, and each stage's new points, by position
+    order[:m].sort()  # the subsample by position
     return train, val, order, m
+
+
+def hinge_bias(f, y, w=None):
+    """The b minimizing the weighted hinge loss sum_i w_i max(0, 1 - y_i (f_i + b)).
+
+    The loss is convex and piecewise linear in b with its kinks at t_i = y_i - f_i; its slope
+    sum_{y=-1, t<b} w - sum_{y=+1, t>b} w rises through 0 at a kink, found after one sort.
+    At the SVM's optimum this is its bias (the primal's optimal offset for the optimal f); for
+    a point short of the optimum it is the best offset of its f under the SVM's own loss,
+    where LIBSVM's rule (the mean over the free points, which are not yet on their margins)
+    swings by the size of the gap.
+    """
+    t = y - f
+    c = np.ones_like(t) if w is None else w
+    order = np.argsort(t, kind="stable")
+    ts, ys, cs = t[order], y[order], c[order]
+    neg = np.cumsum(np.where(ys < 0, cs, 0.0))  # negatives' mass at t <= ts[k]
+    pos_above = cs[ys > 0].sum() - np.cumsum(np.where(ys > 0, cs, 0.0))
+    k = int(np.searchsorted(neg - pos_above, 0.0, side="left"))
+    return float(ts[min(k, ts.size - 1)])
 
 
 class _ValidationTracker:
     """Scores every round's point on the validation points; keeps the best one seen.
 
     The validation decision values follow the coefficients that changed since the last call
-    (n_val x |changed| kernel entries a round). Ties go to the later point (more exact).
+    (n_val x |changed| kernel entries a round). A point short of ``tol`` is scored with the
+    bias that minimizes its training hinge loss (:func:`hinge_bias`), a converged one with
+    LIBSVM's. Ties go to the later point (more exact).
     """
 
-    def __init__(self, Xtr, Xval, kernel, yval, wval):
+    def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0):
         self.Xtr, self.Xval, self.kernel = Xtr, Xval, kernel
         self.y, self.w = yval, wval
+        self.ytr, self.wtr, self.tol = ytr, wtr, tol
         self.fval = np.zeros(Xval.shape[0])
         self.last = np.zeros(Xtr.shape[0])
         self.best = None
@@ -120,10 +143,13 @@ class _ValidationTracker:
             self.fval += (KernelOperator(self.Xtr[ch], self.kernel).cross(self.Xval)
                           @ delta[ch])
             self.last = state.dual_coef.copy()
-        s = self.score(self.fval, state.bias)
+        bias = state.bias
+        if self.ytr is not None and not state.gap < self.tol:
+            bias = hinge_bias(state.f, self.ytr, self.wtr)
+        s = self.score(self.fval, bias)
         self.history.append((state.elapsed, state.gap, s))
         if self.best is None or s >= self.best["score"]:
-            self.best = {"score": s, "alpha": state.alpha.copy(), "bias": state.bias,
+            self.best = {"score": s, "alpha": state.alpha.copy(), "bias": bias,
                          "gap": state.gap, "rounds": state.rounds}
         return False
 
@@ -299,7 +325,8 @@ class ExactBackend:
                 start = np.concatenate([start, np.zeros(pts.size - start.size)])
             tracker = None
             if val.size:
-                tracker = _ValidationTracker(Xtr[pts], Xval, self.kernel, yval, wval)
+                tracker = _ValidationTracker(Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
+                                             None if wtr is None else wtr[pts], self.tol)
             log = None if self.log is None else (
                 lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
             remaining = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
@@ -332,8 +359,12 @@ class ExactBackend:
         if candidates:
             score, kc, alpha, bias, label, *gap = max(candidates, key=lambda c: (c[0], c[1]))
         else:  # no validation points: the last point
+            pts = order[:sizes[k]]
             kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
-            alpha[order[:sizes[k]]] = rr.alpha
+            alpha[pts] = rr.alpha
+            if not rr.converged:  # the best offset of an unfinished point (see hinge_bias)
+                bias = hinge_bias(rr.decision - rr.bias, y[pts],
+                                  None if wtr is None else wtr[pts])
             gap = [rr.gap]
         # a model of an earlier stage is a feasible point of the full dual: one product
         # measures its gap over all training points
