@@ -13,14 +13,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
-                         hss_options, kernel_of, width_grid)
+from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
+                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
 
 _COMMON_CONSTRAINTS = {
     **HSS_CONSTRAINTS,
+    **START_CONSTRAINTS,
     "beta": [Interval(Real, 0, None, closed="neither"), None],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither"), None],
@@ -44,7 +45,8 @@ def _hss_backend(est, X, width, for_path):
     continuation = 3 if (est.refine and not for_path) else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
-    return HSSBackend(kernel, approximation=est.approximation, hss_options=opts,
+    return HSSBackend(kernel, approximation=est.approximation, start=est.start,
+                      hss_options=opts,
                       beta=est.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=est.relaxation, adaptive_beta=est.adaptive_beta,
                       refine=est.refine, refine_tol=refine_tol, max_chunk=est.max_chunk,
@@ -80,6 +82,14 @@ class HSSSVC(WeightedPathClassifier):
     approximation : {"hss", "exact"}, default "hss"
         "exact": the dense kernel matrix and a dense Cholesky factor (small n only, memory is
         checked first) — the reference the HSS path is tested against.
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        How the first C is reached. "admm": the approximation, one factor of it and the
+        ADMM, then the exact decomposition from the ADMM's point. "decomposition": the exact
+        decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
+        solved exactly, so it needs ``refine``; the working sets are capped to what
+        ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
+        ``approximation="hss"`` and n <= 20,000 (there the setup costs more than it saves;
+        README, "Small problems"), "admm" otherwise.
     max_iter : int, default 100
         Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
         stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).
@@ -183,9 +193,10 @@ class HSSSVC(WeightedPathClassifier):
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, beta=None,
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
-                 approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, verbose=0, random_state=None):
+                 approximation="hss", start="auto", max_iter=100, tol=1e-2,
+                 relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
+                 memory_budget=None, class_weight=None, probability=False, verbose=0,
+                 random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -197,6 +208,7 @@ class HSSSVC(WeightedPathClassifier):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.start = start
         self.max_iter = max_iter
         self.tol = tol
         self.relaxation = relaxation
@@ -248,9 +260,9 @@ class HSSSVCCV(WeightedPathClassifierCV):
         splitter or an iterable of (train, test) pairs is used as given.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
-    kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
-    verbose, random_state
+    kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, start,
+    max_iter, tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight,
+    probability, verbose, random_state
         As in :class:`HSSSVC`. ``probability`` fits the sigmoids of the refitted model only
         (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
@@ -289,9 +301,10 @@ class HSSSVCCV(WeightedPathClassifierCV):
 
     def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, verbose=0, random_state=None):
+                 n_neighbors=64, approximation="hss", start="auto", max_iter=100, tol=1e-2,
+                 relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
+                 memory_budget=None, class_weight=None, probability=False, verbose=0,
+                 random_state=None):
         self.kernel = kernel
         self.Cs = Cs
         self.h = h
@@ -305,6 +318,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.start = start
         self.max_iter = max_iter
         self.tol = tol
         self.relaxation = relaxation
