@@ -88,8 +88,8 @@ class HSSSVC(WeightedPathClassifier):
         decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
         solved exactly, so it needs ``refine``; the working sets are capped to what
         ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
-        ``approximation="hss"`` and n <= 20,000 (there the setup costs more than it saves;
-        README, "Small problems"), "admm" otherwise.
+        ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
+        than it saves; README, "Small problems"), "admm" otherwise.
     max_iter : int, default 100
         Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
         stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).

@@ -19,7 +19,7 @@ ADMM cost more than they save, and ``start="decomposition"`` skips all three: th
 solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
-:data:`SMALL_N` when its working-set block fits the memory budget, the ADMM route otherwise.
+:data:`SMALL_N`, the ADMM route otherwise; the memory budget caps its working sets.
 """
 import time
 import warnings
@@ -47,9 +47,10 @@ __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
 DEFAULT_REFINE_LIMIT = 1e10
 
 #: ``start="auto"`` solves the first C by the exact decomposition from zero (no compression,
-#: factor or ADMM) up to this many points: the setup does not pay for itself below it
-#: (README, "Small problems"), and the first C from zero costs ~n^2 kernel entries.
-SMALL_N = 20000
+#: factor or ADMM) up to this many points: measured faster up to here (README, "Small
+#: problems"); beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
+#: ADMM's solution may have to stand in for the exact one.
+SMALL_N = 100_000
 
 #: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
 #: below it every round is a kernel product over all n points for a handful of pair steps.
@@ -509,13 +510,16 @@ class HSSBackend:
         "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
         the approximation would be the HSS one (``approximation="exact"`` asks for the dense
         ADMM by name), n <= :data:`SMALL_N`, and (with ``refine="auto"``) n^2 is within
-        ``refine_limit``, so the ADMM route would have refined too. Measured on this
-        project's data (README, "Small problems"): below ~2*10^4 points the compression,
-        factor and first ADMM cost more than the first C from zero (~n^2 kernel entries),
-        at 5*10^4 (ijcnn1) less. d does not move the choice (kernel entries and the
-        compression's samples both cost ~d each). The memory budget does not either: the
-        route takes less memory than the ADMM route (no HSS, no factor; the same working-set
-        block), and ``prepare`` caps its working sets to what the budget holds.
+        ``refine_limit``, so the ADMM route would have refined every column too. Both
+        routes then pay about n x n_SV kernel entries for the first C (the decomposition
+        from zero over more rounds: measured 1.2x the ADMM route's entries on ijcnn1, 0.8x on
+        gmm8 at 10^5), but this one skips the compression, the factor and the ADMM, and was
+        faster on every set measured, from 3*10^3 points to 10^5 (README, "Small
+        problems"). d does not move
+        the choice (kernel entries and the compression's samples both cost ~d each). The
+        memory budget does not either: the route takes less memory than the ADMM route (no
+        HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
+        to what the budget holds.
         """
         if self.start not in _STARTS:
             raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
