@@ -237,3 +237,26 @@ def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
         prepare_decomposition(X, kern, memory_budget=small)
     with pytest.raises(MemoryBudgetError, match="more than the"):
         HSSSVC(start="decomposition", memory_budget=small).fit(X, y)
+
+
+def test_small_problems_run_on_one_thread_and_give_the_threads_back():
+    # below SERIAL_N the decomposition's products run serially (a waiting second thread
+    # cost more than it saved); the caller's thread pools are as they were afterwards
+    from threadpoolctl import threadpool_info
+
+    import hsskern.solvers.hss_path as hp
+    seen = []
+    real = hp.refine_exact
+
+    def spy(*a, **kw):
+        seen.append(sorted({p["num_threads"] for p in threadpool_info()}))
+        return real(*a, **kw)
+    X, y, _ = _binary(4, 200)
+    before = [(p["prefix"], p["num_threads"]) for p in threadpool_info()]
+    hp.refine_exact = spy
+    try:
+        HSSSVC(start="decomposition").fit_path(X, y, CS[:3])
+    finally:
+        hp.refine_exact = real
+    assert seen and all(s == [1] for s in seen)
+    assert [(p["prefix"], p["num_threads"]) for p in threadpool_info()] == before

@@ -23,17 +23,20 @@ continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n
 """
 import time
 import warnings
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes, resolve_budget
+from ..utils._threads import one_blas_thread
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
@@ -61,6 +64,22 @@ _MIN_DECOMPOSITION_CHUNK = 256
 _DECOMPOSITION_VECTORS = 24
 
 _STARTS = ("auto", "admm", "decomposition")
+
+#: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
+#: products are then at most n^2 = 2.5e7 entries a round (~0.1 s serial), and a parallel
+#: region whose second thread waits for a busy core cost more than it saved (svmguide1's
+#: grid, load 5: 1.7-2.0 s on two threads, 0.35-0.5 s on one; bench/results/*_smalln*).
+SERIAL_N = 5000
+
+
+def _threads_for(problem):
+    """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
+    if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(threadpool_limits(1, user_api="openmp"))  # this thread's ICV only
+    stack.enter_context(one_blas_thread())
+    return stack
 
 
 @dataclass(frozen=True, eq=False)
@@ -390,11 +409,12 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             starts = ([(None, None)] * Y.shape[1] if prev is None else
                       [(C / prev[0] * pr.alpha, C / prev[0] * (pr.decision - pr.bias))
                        for pr in prev[1]])
-            out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                tol=refine_tol, max_chunk=max_chunk, newton=newton,
-                                log=_refine_log(log, C, j), workspace=workspace,
-                                block_reuse=block_reuse)
-                   for j, (a, f) in enumerate(starts)]
+            with _threads_for(problem):
+                out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
+                                    tol=refine_tol, max_chunk=max_chunk, newton=newton,
+                                    log=_refine_log(log, C, j), workspace=workspace,
+                                    block_reuse=block_reuse)
+                       for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor)
         else:
