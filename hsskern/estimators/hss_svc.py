@@ -173,12 +173,14 @@ class HSSSVC(WeightedPathClassifier):
         Platt's sigmoid per model, P = 1 / (1 + exp(probA_ f + probB_)) (``probability=True``
         only).
     hss_ : dict
-        Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
+        Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
+        ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
+        the working-set cap ``max_chunk``.
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit``,
         summed over its continuation C values).
     beta_ : float
-        The ADMM penalty used.
+        The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran).
     admm_ : dict
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per class, or None without ``refine``).
