@@ -198,10 +198,9 @@ def test_explicit_options_keep_working():
         hss_svm_path(prob, np.where(y == 1, 1.0, -1.0)[:, None], [1.0], refine=False)
     with pytest.raises(ValueError, match="no approximation to factor"):
         prob.refactor(1.0)
-    # the CV passes start to every fold and to the refit
-    cv = HSSSVCCV(Cs=[0.1, 10.0], start="admm", random_state=0).fit(X, y)
-    assert cv.best_estimator_.start == "admm"
-    assert cv.best_estimator_.hss_["start"] == "admm"
+    # the CV's folds and refit take the rule too
+    cv = HSSSVCCV(Cs=[0.1, 10.0], random_state=0).fit(X, y)
+    assert cv.best_estimator_.hss_["start"] == "decomposition"
 
 
 def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():

@@ -21,7 +21,6 @@ __all__ = ["HSSSVC", "HSSSVCCV"]
 
 _COMMON_CONSTRAINTS = {
     **HSS_CONSTRAINTS,
-    **START_CONSTRAINTS,
     "beta": [Interval(Real, 0, None, closed="neither"), None],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither"), None],
@@ -189,6 +188,7 @@ class HSSSVC(WeightedPathClassifier):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **START_CONSTRAINTS,
         **WIDTH_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
@@ -262,10 +262,10 @@ class HSSSVCCV(WeightedPathClassifierCV):
         splitter or an iterable of (train, test) pairs is used as given.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
-    kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, start,
-    max_iter, tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight,
-    probability, verbose, random_state
-        As in :class:`HSSSVC`. ``probability`` fits the sigmoids of the refitted model only
+    kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
+    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
+    verbose, random_state
+        As in :class:`HSSSVC`. Every fold and the refit take HSSSVC's ``start="auto"``. ``probability`` fits the sigmoids of the refitted model only
         (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
@@ -303,10 +303,9 @@ class HSSSVCCV(WeightedPathClassifierCV):
 
     def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", start="auto", max_iter=100, tol=1e-2,
-                 relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
-                 memory_budget=None, class_weight=None, probability=False, verbose=0,
-                 random_state=None):
+                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
+                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
+                 class_weight=None, probability=False, verbose=0, random_state=None):
         self.kernel = kernel
         self.Cs = Cs
         self.h = h
@@ -320,7 +319,6 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
-        self.start = start
         self.max_iter = max_iter
         self.tol = tol
         self.relaxation = relaxation

@@ -23,13 +23,13 @@ continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n
 """
 import time
 import warnings
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
@@ -72,13 +72,34 @@ _STARTS = ("auto", "admm", "decomposition")
 SERIAL_N = 5000
 
 
+_OPENMP_LIBS = []
+
+
+@contextmanager
+def _one_openmp_thread():
+    """This thread's OpenMP regions on one thread (the count is a per-thread ICV, so other
+    threads are untouched). Not threadpoolctl's ``threadpool_limits``: it restores *every*
+    library, BLAS included, to the count it saw on entry, which a concurrent fit's BLAS
+    limit could have lowered for good."""
+    if not _OPENMP_LIBS:  # the handles once (threadpoolctl rebuilds its view per call)
+        _OPENMP_LIBS.append(ThreadpoolController().select(user_api="openmp").lib_controllers)
+    saved = [(lib, lib.get_num_threads()) for lib in _OPENMP_LIBS[0]]
+    for lib, _ in saved:
+        lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, k in saved:
+            lib.set_num_threads(k)
+
+
 def _threads_for(problem):
     """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
     if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
         return nullcontext()
     stack = ExitStack()
-    stack.enter_context(threadpool_limits(1, user_api="openmp"))  # this thread's ICV only
-    stack.enter_context(one_blas_thread())
+    stack.enter_context(_one_openmp_thread())
+    stack.enter_context(one_blas_thread())  # composes with concurrent limits (utils._threads)
     return stack
 
 
