@@ -8,8 +8,8 @@ after it on the kernel operator (what ``start="decomposition"`` does); ``cache``
 the dense n x n kernel (8 n^2 bytes) and serves the working sets' blocks and the decision-value
 updates from it by NumPy gathers (the operator's ``submatrix`` and the ``products`` hook of
 ``refine_exact``). Prints per-C phase times and the grid's total, with the load average.
-Measured 2026-11-27 (README, "Small problems"): the cache was slower on magic04 (31.4 vs 20.8 s)
-and phishing (8.5 vs 4.8 s), so the library evaluates.
+Measured 2026-11-27 (README, "Small problems"): the cache was slower on magic04 (54.5 vs 22.3 s,
+load 5) and phishing (8.5 vs 4.8 s, load 1.8), so the library evaluates.
 """
 import argparse
 import os
