@@ -158,6 +158,11 @@ class DaskProducts:
     def n_blocks(self):
         return len(self._blocks)
 
+    def placement(self):
+        """The worker address(es) holding each block now (empty for a block being lost)."""
+        who = self.client.who_has(self._blocks)
+        return [tuple(who.get(fut.key, ())) for fut in self._blocks]
+
     def _place(self, b, worker=None):
         """Send block b to ``worker`` (None: where the scheduler likes), from the client's X."""
         lo, hi = self.bounds[b], self.bounds[b + 1]
@@ -204,6 +209,8 @@ class DaskProducts:
             tasks[b] = (code, rows)
             sent += (Xc.nbytes + c.nbytes + self._kernel_bytes
                      + (0 if code is None else code[1].nbytes))
+        if not tasks:  # every row skipped
+            return 0
         attempts = dict.fromkeys(tasks, 0)
         for b in tasks:  # a block lost since the last call is placed before it is used
             if self._blocks[b].status != "finished":
