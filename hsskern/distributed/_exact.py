@@ -32,6 +32,13 @@ __all__ = ["DaskProducts", "DaskExactSVC"]
 _INFO_KEYS = ("worker", "seconds", "cpu_seconds")
 
 
+def _live_workers(client):
+    """The workers' addresses, sorted, asked of the scheduler now. (Not scheduler_info():
+    the client's periodic refresh, which carries no per-worker entries, can overwrite its
+    answer before it returns, and then it lists no workers.)"""
+    return sorted(client.nthreads())
+
+
 def _decode_skip(code, size):
     """The rows of a block to compute, from its share of ``skip`` (see ``_encode_skip``)."""
     if code is None:
@@ -135,7 +142,7 @@ class DaskProducts:
                                  "(distributed.Client(...)) or pass client=") from None
         self.points, self.kernel, self.client = X, kernel, client
         self.threads_per_task, self.max_retries = threads_per_task, int(max_retries)
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = _live_workers(client)
         if not workers:
             raise ValueError("the Dask cluster has no workers")
         n = X.shape[0]
@@ -146,7 +153,7 @@ class DaskProducts:
         self.calls = self.bytes_sent = self.bytes_received = self.bytes_placed = 0
         self.entries = self.resubmitted = self.replaced = 0
         self.log, self.worker_stats = [], {}
-        self._blocks = [None] * P
+        self._blocks, self._where = [None] * P, [None] * P
         for b in range(P):  # round-robin over the workers, in address order
             self._place(b, workers[b % len(workers)])
 
@@ -164,17 +171,31 @@ class DaskProducts:
         return [tuple(who.get(fut.key, ())) for fut in self._blocks]
 
     def _place(self, b, worker=None):
-        """Send block b to ``worker`` (None: where the scheduler likes), from the client's X."""
+        """Send block b to ``worker`` (None: the live worker holding the fewest blocks),
+        from the client's X."""
+        if worker is None:
+            live = _live_workers(self.client)
+            if not live:
+                raise RuntimeError("the Dask cluster has no workers left to hold the blocks")
+            held = {w: 0 for w in live}
+            for i, w in enumerate(self._where):
+                if i != b and w in held:
+                    held[w] += 1
+            worker = min(live, key=held.__getitem__)
         lo, hi = self.bounds[b], self.bounds[b + 1]
         block = self.points[lo:hi]
         # hash=False: a fresh key, never one of a block that is being forgotten
-        self._blocks[b] = self.client.scatter(block, workers=None if worker is None
-                                              else [worker], hash=False)
+        self._blocks[b] = self.client.scatter(block, workers=[worker], hash=False)
+        self._where[b] = worker
         self.bytes_placed += block.nbytes
 
     def _submit(self, b, Xc, c, code, call, attempt):
+        # run where the block is: the scheduler would otherwise, now and then, run a task on
+        # an idle worker and copy the block there (1/P of X per move). Loose, so that a
+        # dead holder does not leave the task waiting for it
         return self.client.submit(_block_task, self._blocks[b], Xc, c, code, self.kernel,
                                   self.threads_per_task, pure=False,
+                                  workers=[self._where[b]], allow_other_workers=True,
                                   key=f"hsskern-exact-{self._token}-{call}-{b}-{attempt}")
 
     def add(self, f, cols, c, skip=None):
