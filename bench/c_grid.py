@@ -69,7 +69,7 @@ def _ours(approximation):
         log = (lambda level, msg: print(f"[hss] {msg}", flush=True)
                if level <= args.verbose else None)
         backend = HSSBackend(
-            make_kernel("gaussian", h=h), approximation=approximation,
+            make_kernel("gaussian", h=h), approximation=approximation, start=args.start,
             hss_options=HSSOptions(rel_tol=args.rel_tol, abs_tol=args.abs_tol,
                                    max_rank=args.max_rank, leaf_size=args.leaf_size,
                                    n_neighbors=args.n_neighbors, random_state=0,
@@ -427,6 +427,10 @@ def main(argv=None):
     p.add_argument("--no-block-reuse", action="store_true",
                    help="the decomposition computes every working set's block afresh")
     p.add_argument("--max-chunk", type=int, default=16000)
+    p.add_argument("--start", choices=["auto", "admm", "decomposition"], default="auto",
+                   help="how hss/exact reach the first C (HSSSVC's start): 'auto' (its "
+                        "default), 'admm' (approximation, factor, ADMM) or 'decomposition' "
+                        "(the exact decomposition from zero)")
     p.add_argument("--verbose", type=int, default=0, help="HSSSVC's verbose (2: per round)")
     p.add_argument("--exact-max-n", type=int, default=8000)
     p.add_argument("--libsvm-cache", type=float, default=1000.0)

@@ -292,12 +292,13 @@ def test_every_classifier_has_probabilities(make, k):
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(20, 80),
        C=st.sampled_from([0.1, 1.0, 10.0]), weighted=st.booleans())
 @example(seed=0, n=29, C=0.1, weighted=False)  # a ~1e-16 coefficient from the Newton step
+@example(seed=8845057, n=77, C=1.0, weighted=False)  # ... and one from an SMO pair step
 def test_attributes_match_svc_binary(seed, n, C, weighted):
     X, y = _problem(seed, n=n)
     cw = {0: 2.0} if weighted else None
     m = HSSSVC(h=1.0, C=C, tol=1e-8, class_weight=cw, **EXACT).fit(X, y)
     ref = SVC(C=C, gamma=0.5, tol=1e-8, class_weight=cw).fit(X, y)
-    # no support vector in name only: the Newton step puts a coefficient of rounding size
+    # no support vector in name only: the decomposition puts a coefficient of rounding size
     # (~1e-16 C) at its bound, where LIBSVM's is exactly 0
     real = np.ones(m.support_.size, dtype=bool)
     # the same set in the same order (grouped by class, as SVC)

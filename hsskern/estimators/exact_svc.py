@@ -20,15 +20,16 @@ class ExactSVC(WeightedPathClassifier):
     """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
 
     ``fit`` holds out ``validation_fraction`` of the points, solves a random ``subsample`` of
-    the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), pads
-    its dual solution with zeros (a feasible point of the full problem) and runs the exact
-    decomposition on all training points from there. Every round keeps the point feasible and
-    knows its exact KKT gap over all points (LIBSVM's stopping measure), so the solver can
+    the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), then
+    grows the problem in stages (doubling, up to all training points), each stage the exact
+    decomposition started from the last one's solution padded with zeros (a feasible point):
+    every finished stage is the exact SVM of a larger random subsample. Every round keeps its
+    point feasible and knows its exact KKT gap (LIBSVM's stopping measure), so the solver can
     stop at any round: when ``max_time`` runs out first, the model returned is the one that
     scores best on the validation points among the subsample's own model and every round's
-    point, so it is never worse there than subsampling. ``gap_`` and ``selected_`` say how
-    exact it is. Without ``max_time`` (or once the gap reaches ``tol``) the answer is LIBSVM's
-    exact SVM of the training points.
+    point, so it is never worse there than subsampling. ``gap_`` (over all training points)
+    and ``selected_`` say how exact it is. Without ``max_time`` (or once the last stage's gap
+    reaches ``tol``) the answer is LIBSVM's exact SVM of the training points.
 
     Parameters
     ----------
@@ -72,12 +73,15 @@ class ExactSVC(WeightedPathClassifier):
     converged_ : ndarray of bool
         ``gap_ < tol``: the exact SVM to LIBSVM's tolerance.
     selected_ : tuple of str
-        Per classifier: ``"exact"`` (converged), ``"round k"`` (the point after k rounds was
-        best on the validation points), ``"subsample"`` (the subsample's own model was), or
-        ``"last"`` (no validation points: the last round's point).
+        Per classifier: ``"exact"`` (converged), ``"<m> points, round <k>"`` (the point after
+        k rounds of the stage of m points was best on the validation points),
+        ``"subsample"`` (the subsample's own model was), or ``"last"`` (no validation points:
+        the last round's point).
     history_ : tuple of tuple
-        Per classifier: ``(seconds, gap, validation score)`` of every round's point (empty
-        without validation points).
+        Per classifier: ``(seconds, stage size, gap, validation score)`` of every round's
+        point (empty without validation points); the gap is over the stage's points.
+    stages_ : tuple of int
+        The stages' sizes, the subsample's first.
     n_iter_ : ndarray of int
         Rounds of the decomposition per classifier.
     validation_indices_, subsample_indices_ : ndarray of int
@@ -149,7 +153,8 @@ class ExactSVC(WeightedPathClassifier):
         # the backend saw the rows of positive weight only: index the rows given to fit
         take = (lambda i: i) if rows is None else rows.__getitem__
         self.validation_indices_ = take(prepared.validation)
-        self.subsample_indices_ = take(prepared.train[prepared.subsample])
+        self.subsample_indices_ = take(np.sort(
+            prepared.train[prepared.order[:prepared.stages[0]]]))
 
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info
@@ -158,4 +163,5 @@ class ExactSVC(WeightedPathClassifier):
         self.selected_ = info["selected"]
         self.history_ = info["history"]
         self.subsample_size_ = int(prepared.stats["subsample_size"])
+        self.stages_ = prepared.stages
         self.n_validation_ = int(prepared.stats["n_validation"])

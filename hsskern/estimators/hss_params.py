@@ -16,7 +16,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import make_kernel
 from ..options import HSSOptions
 
-__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS", "WIDTH_GRID_CONSTRAINTS",
+__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
+           "WIDTH_GRID_CONSTRAINTS",
            "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "width_name", "kernel_of",
            "hss_options", "width_grid"]
 
@@ -35,6 +36,10 @@ HSS_CONSTRAINTS = {
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
+
+#: How a classifier's path reaches its first C (:class:`~hsskern.solvers.hss_path.HSSBackend`'s
+#: ``start``): the classifiers only, the regressors' paths need the factor
+START_CONSTRAINTS = {"start": [StrOptions({"auto", "admm", "decomposition"})]}
 
 
 #: SVC's data-dependent gamma spellings

@@ -13,8 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
-                         hss_options, kernel_of, width_grid)
+from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
+                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -44,7 +44,8 @@ def _hss_backend(est, X, width, for_path):
     continuation = 3 if (est.refine and not for_path) else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
-    return HSSBackend(kernel, approximation=est.approximation, hss_options=opts,
+    return HSSBackend(kernel, approximation=est.approximation, start=est.start,
+                      hss_options=opts,
                       beta=est.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=est.relaxation, adaptive_beta=est.adaptive_beta,
                       refine=est.refine, refine_tol=refine_tol, max_chunk=est.max_chunk,
@@ -80,6 +81,14 @@ class HSSSVC(WeightedPathClassifier):
     approximation : {"hss", "exact"}, default "hss"
         "exact": the dense kernel matrix and a dense Cholesky factor (small n only, memory is
         checked first) — the reference the HSS path is tested against.
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        How the first C is reached. "admm": the approximation, one factor of it and the
+        ADMM, then the exact decomposition from the ADMM's point. "decomposition": the exact
+        decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
+        solved exactly, so it needs ``refine``; the working sets are capped to what
+        ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
+        ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
+        than it saves; README, "Small problems"), "admm" otherwise.
     max_iter : int, default 100
         Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
         stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).
@@ -163,12 +172,14 @@ class HSSSVC(WeightedPathClassifier):
         Platt's sigmoid per model, P = 1 / (1 + exp(probA_ f + probB_)) (``probability=True``
         only).
     hss_ : dict
-        Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``).
+        Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
+        ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
+        the working-set cap ``max_chunk``.
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit``,
         summed over its continuation C values).
     beta_ : float
-        The ADMM penalty used.
+        The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran).
     admm_ : dict
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per class, or None without ``refine``).
@@ -177,15 +188,17 @@ class HSSSVC(WeightedPathClassifier):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        **START_CONSTRAINTS,
         **WIDTH_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, beta=None,
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
-                 approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, verbose=0, random_state=None):
+                 approximation="hss", start="auto", max_iter=100, tol=1e-2,
+                 relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
+                 memory_budget=None, class_weight=None, probability=False, verbose=0,
+                 random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -197,6 +210,7 @@ class HSSSVC(WeightedPathClassifier):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.start = start
         self.max_iter = max_iter
         self.tol = tol
         self.relaxation = relaxation
@@ -251,7 +265,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
     tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
     verbose, random_state
-        As in :class:`HSSSVC`. ``probability`` fits the sigmoids of the refitted model only
+        As in :class:`HSSSVC`. Every fold and the refit take HSSSVC's ``start="auto"``. ``probability`` fits the sigmoids of the refitted model only
         (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy

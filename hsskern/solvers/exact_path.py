@@ -1,24 +1,27 @@
-"""The exact SVM at any n, anytime: a subsample's exact solution, then the decomposition on all
-points under a time budget.
+"""The exact SVM at any n, anytime: a subsample's exact solution, grown in stages to all
+points, under a time budget.
 
 At large n the exact decomposition (:func:`~hsskern.solvers.refine.refine_exact`) costs one
 n x |changed| kernel product per round, and an HSS compression of all n points (the HSS
-path's start) is what the machine cannot afford. A random subsample of m points is cheap
-to solve exactly (the HSS path with its refinement), and its solution padded with zeros is a
-*feasible* point of the full dual: the decomposition starts there, every round keeps the
-point feasible and its exact KKT gap over all n points known. So the solver can stop at any
-round and say exactly how far from LIBSVM's answer it is.
+path's start) is what the machine cannot afford. A random subsample of m points is cheap to
+solve exactly (the HSS path with its refinement). Its solution padded with zeros is a
+*feasible* point of a larger problem's dual, so the problem grows in stages (m, 2m, 4m, ...,
+all training points), each decomposition started from the last stage's exact solution: every
+finished stage is the exact SVM of a larger random subsample, and every round keeps its point
+feasible and its exact KKT gap known. Started on all points at once, the decomposition spends
+its early rounds on iterates worse than the subsample; the stages cost about as much in all
+and pass through exact models on the way.
 
-When it stops before converging (``max_time``), the model returned is the best, on held-out
-validation points (a ``validation_fraction`` of the data, trained on by neither), among the
+When the budget (``max_time``) stops it, the model returned is the best, on held-out
+validation points (a ``validation_fraction`` of the data, trained on by no stage), among the
 subsample's own model and every round's point: never worse there than subsampling. Each
 round's validation decision values cost n_val x |changed| entries, updated from the
-coefficients that changed. A converged decomposition returns the exact SVM of the training
+coefficients that changed. A converged last stage returns the exact SVM of the training
 points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
-Along a C path the last point of the previous C, scaled by C'/C, starts the next (feasible,
-its decision values scaled: no kernel product), as in the HSS path.
+Along a C path the last point of the previous C, scaled by C'/C, starts the next at the stage
+where it stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
 from dataclasses import dataclass, field
@@ -32,7 +35,7 @@ from .admm import kkt_violation
 from .hss_path import HSSBackend
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
-from .refine import LocalProducts, refine_exact
+from .refine import LocalProducts, RefineResult, refine_exact
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -51,21 +54,26 @@ class ExactProblem(PreparedProblem):
     validation : ndarray of int
         Indices of the held-out points that choose a stopped decomposition's model (their
         coefficients stay 0).
-    subsample : ndarray of int
-        Positions in ``train`` of the subsample solved first.
+    order : ndarray of int
+        Positions in ``train``, the subsample's first: stage k solves the first
+        ``stages[k]`` of them.
+    stages : tuple of int
+        The stages' sizes: the subsample's, growing by ``growth``, to all training points.
     """
 
     points: np.ndarray
     train: np.ndarray
     validation: np.ndarray
-    subsample: np.ndarray
+    order: np.ndarray
+    stages: tuple
     stats: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
 
 
 def split_points(n, validation_fraction, subsample, random_state):
-    """(train, validation, subsample positions in train) for n points, drawn with one
-    generator: the same ``random_state`` gives the same split."""
+    """(train, validation, order) for n points: ``order`` holds positions in train, the
+    subsample's first, all drawn with one generator (the same ``random_state``, the same
+    split); returns the subsample's size too."""
     rng = check_random_state(random_state)
     perm = rng.permutation(n)
     n_val = int(np.floor(validation_fraction * n))
@@ -73,20 +81,44 @@ def split_points(n, validation_fraction, subsample, random_state):
     val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     m = subsample if isinstance(subsample, (int, np.integer)) else int(np.ceil(subsample * n))
     m = int(min(max(m, 2), train.size))
-    sub = np.sort(rng.permutation(train.size)[:m])
-    return train, val, sub
+    order = rng.permutation(train.size)
+    order[:m].sort()  # the subsample by position
+    return train, val, order, m
+
+
+def hinge_bias(f, y, w=None):
+    """The b minimizing the weighted hinge loss sum_i w_i max(0, 1 - y_i (f_i + b)).
+
+    The loss is convex and piecewise linear in b with its kinks at t_i = y_i - f_i; its slope
+    sum_{y=-1, t<b} w - sum_{y=+1, t>b} w rises through 0 at a kink, found after one sort.
+    At the SVM's optimum this is its bias (the primal's optimal offset for the optimal f); for
+    a point short of the optimum it is the best offset of its f under the SVM's own loss,
+    where LIBSVM's rule (the mean over the free points, which are not yet on their margins)
+    swings by the size of the gap.
+    """
+    t = y - f
+    c = np.ones_like(t) if w is None else w
+    order = np.argsort(t, kind="stable")
+    ts, ys, cs = t[order], y[order], c[order]
+    neg = np.cumsum(np.where(ys < 0, cs, 0.0))  # negatives' mass at t <= ts[k]
+    pos_above = cs[ys > 0].sum() - np.cumsum(np.where(ys > 0, cs, 0.0))
+    k = int(np.searchsorted(neg - pos_above, 0.0, side="left"))
+    return float(ts[min(k, ts.size - 1)])
 
 
 class _ValidationTracker:
     """Scores every round's point on the validation points; keeps the best one seen.
 
     The validation decision values follow the coefficients that changed since the last call
-    (n_val x |changed| kernel entries a round). Ties go to the later point (more exact).
+    (n_val x |changed| kernel entries a round). A point short of ``tol`` is scored with the
+    bias that minimizes its training hinge loss (:func:`hinge_bias`), a converged one with
+    LIBSVM's. Ties go to the later point (more exact).
     """
 
-    def __init__(self, Xtr, Xval, kernel, yval, wval):
+    def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0):
         self.Xtr, self.Xval, self.kernel = Xtr, Xval, kernel
         self.y, self.w = yval, wval
+        self.ytr, self.wtr, self.tol = ytr, wtr, tol
         self.fval = np.zeros(Xval.shape[0])
         self.last = np.zeros(Xtr.shape[0])
         self.best = None
@@ -111,10 +143,13 @@ class _ValidationTracker:
             self.fval += (KernelOperator(self.Xtr[ch], self.kernel).cross(self.Xval)
                           @ delta[ch])
             self.last = state.dual_coef.copy()
-        s = self.score(self.fval, state.bias)
+        bias = state.bias
+        if self.ytr is not None and not state.gap < self.tol:
+            bias = hinge_bias(state.f, self.ytr, self.wtr)
+        s = self.score(self.fval, bias)
         self.history.append((state.elapsed, state.gap, s))
         if self.best is None or s >= self.best["score"]:
-            self.best = {"score": s, "alpha": state.alpha.copy(), "bias": state.bias,
+            self.best = {"score": s, "alpha": state.alpha.copy(), "bias": bias,
                          "gap": state.gap, "rounds": state.rounds}
         return False
 
@@ -132,16 +167,17 @@ def _gap_of(products, y, alpha, ub):
 class ExactBackend:
     """The path protocol for the exact SVM from a subsample's exact solution.
 
-    ``prepare`` splits the points (validation, training, subsample); ``path`` solves the
-    subsample's whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with
-    its refinement), then each (C, class) by the decomposition on all training points within
-    its share of ``max_time``; ``model`` is a
-    :class:`~hsskern.solvers.path.KernelExpansion`.
+    ``prepare`` splits the points (validation, training, subsample) and sizes the stages
+    (``growth`` times the last, up to all training points); ``path`` solves the subsample's
+    whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with its
+    refinement), then each (C, class) by the decomposition through the stages within its
+    share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.path.KernelExpansion`.
 
     ``products`` is a factory ``products(points, kernel)`` of the engine that computes the
     decomposition's kernel products (None: :class:`~hsskern.solvers.refine.LocalProducts`;
-    :mod:`hsskern.distributed` passes one running on Dask workers); an engine with a
-    ``close()`` is closed at the end of ``path``.
+    :mod:`hsskern.distributed` passes one running on Dask workers), called once per stage
+    (and once more to measure an earlier stage's model on all points); an engine with a
+    ``close()`` is closed when its stage ends.
     """
 
     kernel: object
@@ -155,23 +191,29 @@ class ExactBackend:
     continuation: int = 0
     memory_budget: float = None
     random_state: object = None
+    growth: float = 2.0
     products: object = None
     log: object = None
 
     def prepare(self, X, Y=None):
         t0 = time.perf_counter()
-        train, val, sub = split_points(X.shape[0], self.validation_fraction, self.subsample,
-                                       self.random_state)
-        problem = ExactProblem(points=X, train=train, validation=val, subsample=sub,
+        train, val, order, m = split_points(X.shape[0], self.validation_fraction,
+                                            self.subsample, self.random_state)
+        stages = [m]
+        while stages[-1] < train.size:
+            stages.append(min(train.size, int(np.ceil(stages[-1] * self.growth))))
+        problem = ExactProblem(points=X, train=train, validation=val, order=order,
+                               stages=tuple(stages),
                                stats={"n_train": int(train.size), "n_validation": int(val.size),
-                                      "subsample_size": int(sub.size)},
+                                      "subsample_size": m, "stages": tuple(stages)},
                                timings={"split": time.perf_counter() - t0})
         return problem
 
     def _subsample_path(self, prepared, Y, Cs, weights):
-        """The exact solutions of the subsample at every C (HSS path + its refinement)."""
-        X = prepared.points[prepared.train[prepared.subsample]]
-        hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True,
+        """The exact solutions of the subsample at every C (the HSS path, refined)."""
+        X = prepared.points[prepared.train[prepared.order[:prepared.stages[0]]]]
+        # start="auto": up to 10^5 points the exact decomposition from zero beats compression
+        hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True, start="auto",
                          refine_tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
                          continuation=self.continuation, memory_budget=self.memory_budget,
                          log=self.log)
@@ -186,7 +228,8 @@ class ExactBackend:
         Y = check_labels(Y, n)
         Cs = check_Cs(Cs)
         weights = check_weights(weights, n)
-        tr, val, sub = prepared.train, prepared.validation, prepared.subsample
+        tr, val = prepared.train, prepared.validation
+        sub = prepared.order[:prepared.stages[0]]
         Ytr = Y[tr]
         wtr = None if weights is None else weights[tr]
         r = Y.shape[1]
@@ -200,87 +243,142 @@ class ExactBackend:
         if log is not None:
             log(1, f"subsample solved at {len(Cs)} C in {t_sub:.1f} s")
         Xtr = prepared.points[tr]
-        Ktr = KernelOperator(Xtr, self.kernel)
-        engine = (self.products or LocalProducts)(Xtr, self.kernel)
         solutions, prev = [], [None] * r
         workspace = {}
-        try:
-            pairs_left = len(Cs) * r
-            for C, ssol in zip(Cs, sub_sols):
-                tc = time.perf_counter()
-                coef = np.zeros((n, r))
-                bias, conv, gap = np.zeros(r), np.zeros(r, bool), np.zeros(r)
-                selected, history, results = [], [], []
-                for j in range(r):
-                    budget = None
-                    if self.max_time is not None:
-                        budget = max(0.0, (self.max_time - (time.perf_counter() - t0))
-                                     / pairs_left)
-                    pairs_left -= 1
-                    out = self._solve_column(prepared, engine, Ktr, Xtr, Ytr[:, j],
-                                             Y[val, j], C, ssol, j, wtr, weights, prev[j],
-                                             budget, workspace)
-                    rr, a, b, g, sel, hist = out
-                    prev[j] = (C, rr)
-                    coef[tr, j] = Ytr[:, j] * a
-                    bias[j], conv[j], gap[j] = b, sel == "exact", g
-                    selected.append(sel)
-                    history.append(hist)
-                    results.append(rr)
-                timings = {"decomposition": time.perf_counter() - tc,
-                           "subsample": t_sub if not solutions else 0.0}
-                info = {"selected": tuple(selected), "history": tuple(history),
-                        "refinement": tuple(results), "subsample_gap": tuple(ssol.gap),
-                        "subsample_time": t_sub, "subsample_setup": sub_setup}
-                solutions.append(PathSolution(C=C, intercept=bias,
-                                              n_iter=[rr.rounds for rr in results],
-                                              converged=conv, gap=gap, dual_coef=coef,
-                                              timings=timings, info=info))
-                if log is not None:
-                    log(1, f"C={C:g}: " + ", ".join(
-                        f"class {j}: {s} (gap {g:.3g}, {rr.rounds} rounds)"
-                        for j, (s, g, rr) in enumerate(zip(selected, gap, results)))
-                        + f", {time.perf_counter() - tc:.1f} s")
-        finally:
-            if hasattr(engine, "close"):
-                engine.close()
+        pairs_left = len(Cs) * r
+        for C, ssol in zip(Cs, sub_sols):
+            tc = time.perf_counter()
+            coef = np.zeros((n, r))
+            bias, conv, gap = np.zeros(r), np.zeros(r, bool), np.zeros(r)
+            selected, history, results = [], [], []
+            for j in range(r):
+                budget = None
+                if self.max_time is not None:
+                    budget = max(0.0, (self.max_time - (time.perf_counter() - t0))
+                                 / pairs_left)
+                pairs_left -= 1
+                if len(prepared.stages) == 1:  # the subsample is every training point
+                    out = self._subsample_only(ssol, j, Ytr[:, j])
+                else:
+                    out = self._solve_column(prepared, Xtr, Ytr[:, j], Y[val, j], C, ssol,
+                                             j, wtr, weights, prev[j], budget, workspace)
+                k, rr, a, b, g, sel, hist = out
+                prev[j] = (C, k, rr)
+                coef[tr, j] = Ytr[:, j] * a
+                bias[j], conv[j], gap[j] = b, sel == "exact", g
+                selected.append(sel)
+                history.append(hist)
+                results.append(rr)
+            timings = {"decomposition": time.perf_counter() - tc,
+                       "subsample": t_sub if not solutions else 0.0}
+            info = {"selected": tuple(selected), "history": tuple(history),
+                    "refinement": tuple(results), "subsample_gap": tuple(ssol.gap),
+                    "subsample_time": t_sub, "subsample_setup": sub_setup}
+            solutions.append(PathSolution(C=C, intercept=bias,
+                                          n_iter=[rr.rounds for rr in results],
+                                          converged=conv, gap=gap, dual_coef=coef,
+                                          timings=timings, info=info))
+            if log is not None:
+                log(1, f"C={C:g}: " + ", ".join(
+                    f"class {j}: {s} (gap {g:.3g}, {rr.rounds} rounds)"
+                    for j, (s, g, rr) in enumerate(zip(selected, gap, results)))
+                    + f", {time.perf_counter() - tc:.1f} s")
         return tuple(solutions)
 
-    def _solve_column(self, prepared, engine, Ktr, Xtr, y, yval, C, ssol, j, wtr, weights,
-                      prev, budget, workspace):
-        """One (C, class): (result, alpha, bias, gap, selected, history)."""
-        tr, val, sub = prepared.train, prepared.validation, prepared.subsample
+    @staticmethod
+    def _subsample_only(ssol, j, y):
+        """The subsample's exact solution when it holds every training point."""
+        coef = ssol.dual_coef[:, j]
+        rr = RefineResult(alpha=y * coef, dual_coef=coef, bias=float(ssol.intercept[j]),
+                          decision=None, converged=bool(ssol.converged[j]),
+                          gap=float(ssol.gap[j]))
+        return 0, rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
+
+    def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
+                      workspace):
+        """One (C, class) through the stages: (stage, result, alpha, bias, gap, selected,
+        history); alpha on the training points, gap over all of them."""
+        t0 = time.perf_counter()
+        tr, val, order = prepared.train, prepared.validation, prepared.order
+        sizes = prepared.stages
         ub = C if wtr is None else C * wtr
-        sub_alpha = np.zeros(tr.size)
-        sub_alpha[sub] = y[sub] * ssol.dual_coef[:, j]
+        sub = order[:sizes[0]]
+        sub_coef = np.zeros(tr.size)
+        sub_coef[sub] = ssol.dual_coef[:, j]  # the subsample's exact solution (stage 0)
         sub_bias = float(ssol.intercept[j])
-        if prev is None:
-            start, f = sub_alpha, None
+        if prev is None:  # stage 0 is solved: the next starts from its solution, padded
+            k0, start, f = 1, (y * sub_coef)[sub], None
         else:  # the previous C's last point, scaled: feasible, its decision values known
-            C_prev, pr = prev
+            C_prev, k0, pr = prev
             s = C / C_prev
             start, f = s * pr.alpha, s * (pr.decision - pr.bias)
-        tracker = None
+        candidates, history = [], []
         if val.size:
+            Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
-            tracker = _ValidationTracker(Xtr, prepared.points[val], self.kernel, yval, wval)
-        log = None if self.log is None else (lambda line: self.log(1, f"C={C:g} class {j}:"
-                                                                   f"{line}"))
-        rr = refine_exact(Ktr, y, C, start, weights=wtr, f=f, tol=self.tol,
-                          max_chunk=self.max_chunk, newton=self.newton, log=log,
-                          max_rounds=_NO_ROUND_LIMIT,
-                          workspace=workspace, products=engine, max_time=budget,
-                          callback=tracker)
-        history = () if tracker is None else tuple(tracker.history)
-        if rr.converged or tracker is None:
-            return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", history
-        best = tracker.best
-        sub_score = tracker.score(tracker.decision(y * sub_alpha), sub_bias)
-        if sub_score > best["score"]:
-            # started there, the first round saw its gap; else one product measures it
-            gap = history[0][1] if prev is None else _gap_of(engine, y, sub_alpha, ub)
-            return rr, sub_alpha, sub_bias, gap, "subsample", history
-        return rr, best["alpha"], best["bias"], best["gap"], f"round {best['rounds']}", history
+            probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval)
+            candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
+                               y * sub_coef, sub_bias, "subsample"))
+        k, rr = k0, None
+        for k in range(k0, len(sizes)):
+            pts = order[:sizes[k]]
+            if start.size < pts.size:  # the last stage's point, padded with zeros
+                start = np.concatenate([start, np.zeros(pts.size - start.size)])
+            tracker = None
+            if val.size:
+                tracker = _ValidationTracker(Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
+                                             None if wtr is None else wtr[pts], self.tol)
+            log = None if self.log is None else (
+                lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
+            remaining = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+            engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
+            offset = time.perf_counter() - t0
+            try:
+                rr = refine_exact(KernelOperator(Xtr[pts], self.kernel), y[pts], C, start,
+                                  weights=None if wtr is None else wtr[pts], f=f,
+                                  tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
+                                  log=log, max_rounds=_NO_ROUND_LIMIT, workspace=workspace,
+                                  products=engine, max_time=remaining, callback=tracker)
+            finally:
+                if hasattr(engine, "close"):
+                    engine.close()
+            if tracker is not None:
+                history += [(offset + t, pts.size, g, sc) for t, g, sc in tracker.history]
+                b = tracker.best
+                alpha = np.zeros(tr.size)
+                alpha[pts] = b["alpha"]
+                candidates.append((b["score"], k, alpha, b["bias"],
+                                   f"{pts.size} points, round {b['rounds']}", b["gap"]))
+            if not rr.converged:
+                break
+            start, f = rr.alpha, None
+        last = len(sizes) - 1
+        if rr.converged and k == last:  # LIBSVM's exact SVM of the training points
+            alpha = np.empty(tr.size)
+            alpha[order] = rr.alpha  # the stage holds the points in the order of ``order``
+            return k, rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
+        if candidates:
+            score, kc, alpha, bias, label, *gap = max(candidates, key=lambda c: (c[0], c[1]))
+        else:  # no validation points: the last point
+            pts = order[:sizes[k]]
+            kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
+            alpha[pts] = rr.alpha
+            if not rr.converged:  # the best offset of an unfinished point (see hinge_bias)
+                bias = hinge_bias(rr.decision - rr.bias, y[pts],
+                                  None if wtr is None else wtr[pts])
+            gap = [rr.gap]
+        # a model of an earlier stage is a feasible point of the full dual: one product
+        # measures its gap over all training points
+        if kc == last:
+            gap = gap[0]
+        else:
+            engine = (self.products or LocalProducts)(Xtr, self.kernel)
+            try:
+                gap = _gap_of(engine, y, alpha, ub)
+            finally:
+                if hasattr(engine, "close"):
+                    engine.close()
+        return k, rr, alpha, bias, gap, label, tuple(history)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.points, self.kernel, solutions)

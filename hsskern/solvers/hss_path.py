@@ -13,30 +13,94 @@ HSS approximation (or the dense kernel for small n) and one factor of K + beta I
 
 Per-point ``weights`` (LIBSVM's weighted C) turn the box into 0 <= alpha_i <= C w_i in both
 steps; the bounds scale with C, so the continuation stays feasible.
+
+The first C's start (``start``): on a small problem the compression, the factor and the
+ADMM cost more than they save, and ``start="decomposition"`` skips all three: the first C is
+solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
+worst violators, its memory only their kernel block), the later C by the same scaled
+continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
+:data:`SMALL_N`, the ADMM route otherwise; the memory budget caps its working sets.
 """
 import time
 import warnings
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes, resolve_budget
+from ..utils._threads import one_blas_thread
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .refine import RefineResult, refine_exact
 
-__all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "hss_svm_path"]
+__all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
+           "decomposition_memory", "hss_svm_path", "SMALL_N"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
 DEFAULT_REFINE_LIMIT = 1e10
+
+#: ``start="auto"`` solves the first C by the exact decomposition from zero (no compression,
+#: factor or ADMM) up to this many points: measured faster up to here (README, "Small
+#: problems"); beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
+#: ADMM's solution may have to stand in for the exact one.
+SMALL_N = 100_000
+
+#: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
+#: below it every round is a kernel product over all n points for a handful of pair steps.
+_MIN_DECOMPOSITION_CHUNK = 256
+
+#: float64 vectors of length n the decomposition route keeps per label column (alpha, decision
+#: values, gradients, index sets, the solutions of the path), for its memory estimate
+_DECOMPOSITION_VECTORS = 24
+
+_STARTS = ("auto", "admm", "decomposition")
+
+#: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
+#: products are then at most n^2 = 2.5e7 entries a round (~0.1 s serial), and a parallel
+#: region whose second thread waits for a busy core cost more than it saved (svmguide1's
+#: grid, load 5: 1.7-2.0 s on two threads, 0.35-0.5 s on one; bench/results/*_smalln*).
+SERIAL_N = 5000
+
+
+_OPENMP_LIBS = []
+
+
+@contextmanager
+def _one_openmp_thread():
+    """This thread's OpenMP regions on one thread (the count is a per-thread ICV, so other
+    threads are untouched). Not threadpoolctl's ``threadpool_limits``: it restores *every*
+    library, BLAS included, to the count it saw on entry, which a concurrent fit's BLAS
+    limit could have lowered for good."""
+    if not _OPENMP_LIBS:  # the handles once (threadpoolctl rebuilds its view per call)
+        _OPENMP_LIBS.append(ThreadpoolController().select(user_api="openmp").lib_controllers)
+    saved = [(lib, lib.get_num_threads()) for lib in _OPENMP_LIBS[0]]
+    for lib, _ in saved:
+        lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, k in saved:
+            lib.set_num_threads(k)
+
+
+def _threads_for(problem):
+    """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
+    if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(_one_openmp_thread())
+    stack.enter_context(one_blas_thread())  # composes with concurrent limits (utils._threads)
+    return stack
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,9 +111,10 @@ class HSSProblem(PreparedProblem):
     ----------
     K : KernelOperator
         The exact kernel on the training points (the decomposition evaluates it).
-    approximation : HSSMatrix or ndarray
-        What the ADMM applies for its bias and objective (the dense K when exact).
-    factor : factor of ``approximation + beta I``
+    approximation : HSSMatrix, ndarray or None
+        What the ADMM applies for its bias and objective (the dense K when exact); None for
+        ``start="decomposition"`` (no ADMM: the first C is solved exactly from zero).
+    factor : factor of ``approximation + beta I``, or None with the approximation
         The current one: :meth:`refactor` replaces it. A path that reads it from here and
         keeps no reference of its own holds at most two factors at once (the old one while
         the new one is built), which is what :func:`~hsskern.hss.estimate_memory` counts; a
@@ -57,7 +122,8 @@ class HSSProblem(PreparedProblem):
     beta_floor : float
         > 0 when K + beta I was indefinite below it (the factor was retried at this beta).
     stats : mapping
-        Ranks and memory of the approximation and its factor.
+        Ranks and memory of the approximation and its factor; for ``start="decomposition"``
+        its ``max_chunk`` (the working-set cap the memory budget allows) and memory estimate.
     timings : mapping
         Seconds: ``kernel``, ``compress`` (HSS), ``factor``.
     """
@@ -73,11 +139,19 @@ class HSSProblem(PreparedProblem):
     def n_samples(self):
         return self.K.shape[0]
 
+    @property
+    def start(self):
+        """"admm" (an approximation and its factor) or "decomposition" (the exact kernel only)."""
+        return "admm" if self.factor is not None else "decomposition"
+
     def refactor(self, beta, *, suggest=True):
         """A factor of ``approximation + beta I`` (never a recompression), which becomes the
         problem's :attr:`factor`; on failure (an indefinite matrix) the current one stays and
         the error suggests a working shift unless ``suggest`` is False (for HSS that takes a
         Lanczos run)."""
+        if self.approximation is None:
+            raise ValueError('a problem prepared with start="decomposition" has no '
+                             'approximation to factor')
         if isinstance(self.approximation, np.ndarray):
             factor = DenseCholeskyFactor(self.approximation, beta)
         else:
@@ -125,7 +199,8 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
         t0 = time.perf_counter()
         factor = DenseCholeskyFactor(Kd, beta)
         timings["factor"] = time.perf_counter() - t0
-        stats = {"approximation": "exact", "n": n, "memory_bytes": int(Kd.nbytes),
+        stats = {"approximation": "exact", "start": "admm", "n": n,
+                 "memory_bytes": int(Kd.nbytes),
                  "factor_memory_bytes": factor.memory_bytes()}
         return HSSProblem(K, Kd, factor, 0.0, stats, timings)
     from ..hss import compress
@@ -147,8 +222,52 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     timings["factor"] = time.perf_counter() - t0
     stats = dict(H.stats())
     stats["approximation"] = "hss"
+    stats["start"] = "admm"
     stats["factor_memory_bytes"] = int(factor.memory_bytes())
     return HSSProblem(K, H, factor, floor, stats, timings)
+
+
+def decomposition_memory(n, d, q, n_rhs=1):
+    """Bytes the ``start="decomposition"`` route takes on n points of d features with working
+    sets of at most q points: the points, the decomposition's vectors per label column and
+    the working set's kernel block (8 q^2, held across rounds and C), twice that while a
+    Newton step factors a nearly all-free block."""
+    return 8 * (n * d + _DECOMPOSITION_VECTORS * n * n_rhs) + 16 * q * q
+
+
+def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
+                          log=None):
+    """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
+
+    No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
+    decomposition from zero. Its memory is the working set's block, so ``memory_budget``
+    caps the working set: the largest q <= min(n, max_chunk) with
+    :func:`decomposition_memory` within the budget (``stats["max_chunk"]``).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the budget does not hold working sets of min(n, 256) points.
+    """
+    n, d = X.shape
+    t0 = time.perf_counter()
+    K = kernel_operator(X, kernel)
+    q = min(n, int(max_chunk))
+    budget = resolve_budget(memory_budget)
+    if budget is not None and decomposition_memory(n, d, q, n_rhs) > budget:
+        room = (budget - decomposition_memory(n, d, 0, n_rhs)) / 16
+        q = int(np.sqrt(max(room, 0.0)))
+        q_min = min(n, _MIN_DECOMPOSITION_CHUNK)
+        check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs),
+                     f'start="decomposition" on {n} points x {d} features (working sets of '
+                     f'{q_min} points)', memory_budget,
+                     hint="raise memory_budget")
+        log = log or (lambda level, msg: None)
+        log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
+    stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
+             "memory_bytes": 0, "memory_estimate": {"peak": decomposition_memory(n, d, q, n_rhs),
+                                                    "peak_phase": "exact"}}
+    return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
 
 
 def _refine_log(log, C, j):
@@ -233,6 +352,9 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     Parameters
     ----------
     problem : HSSProblem
+        From :func:`prepare_hss` (the ADMM reaches the first C) or
+        :func:`prepare_decomposition` (the exact decomposition from zero does, for every
+        label column; ``refine`` must then be true, and the ADMM options do not apply).
     Y : ndarray of shape (n, r)
         Label columns in {-1, +1} (one-vs-rest classes are solved together).
     Cs : sequence of float
@@ -280,6 +402,14 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     Y = check_labels(Y, problem.n_samples)
     Cs = check_Cs(Cs)
     weights = check_weights(weights, problem.n_samples)
+    exact_start = problem.start == "decomposition"
+    if exact_start:
+        if not refine:
+            raise ValueError('refine=False needs the ADMM: a problem prepared with '
+                             'start="decomposition" has no approximation to run it on '
+                             '(prepare it with start="admm")')
+        # the working sets the memory budget allowed when the problem was prepared
+        max_chunk = min(max_chunk, problem.stats.get("max_chunk", max_chunk))
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
@@ -288,22 +418,26 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     floor = problem.beta_floor
     # no local reference to a factor: a rebalanced beta replaces problem.factor, and the old
     # one must be freed then (two factors alive at most, as the memory estimate counts)
-    w = problem.factor.solve(np.ones(Y.shape[0]))
+    w = None if exact_start else problem.factor.solve(np.ones(Y.shape[0]))
     setup = time.perf_counter() - t0
     solutions, state, prev = [], None, None
     workspace = {}  # the decomposition's block buffer, shared by every C
     for C in grid:
         t_c = time.perf_counter()
-        if prev is not None:
-            C_prev, prev_out = prev
-            s = C / C_prev
-            out = [refine_exact(problem.K, Y[:, j], C, s * pr.alpha, weights=weights,
-                                f=s * (pr.decision - pr.bias), tol=refine_tol,
-                                max_chunk=max_chunk, newton=newton,
-                                log=_refine_log(log, C, j), workspace=workspace,
-                                block_reuse=block_reuse)
-                   for j, pr in enumerate(prev_out)]
-            sol = _exact_solution(C, Y, out, problem.factor.beta, floor)
+        if prev is not None or exact_start:
+            # a scaled exact solution of the previous C, or (no approximation) alpha = 0,
+            # with its decision values: the first C's decomposition computes none
+            starts = ([(None, None)] * Y.shape[1] if prev is None else
+                      [(C / prev[0] * pr.alpha, C / prev[0] * (pr.decision - pr.bias))
+                       for pr in prev[1]])
+            with _threads_for(problem):
+                out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
+                                    tol=refine_tol, max_chunk=max_chunk, newton=newton,
+                                    log=_refine_log(log, C, j), workspace=workspace,
+                                    block_reuse=block_reuse)
+                       for j, (a, f) in enumerate(starts)]
+            sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
+                                  floor)
         else:
             # with refactor=problem.refactor every factor the ADMM moves to is the problem's.
             # Plain keywords: a ** call would pin the first factor in its argument tuple
@@ -367,10 +501,18 @@ class HSSBackend:
 
     ``prepare`` is :func:`prepare_hss`, ``path`` is :func:`hss_svm_path` with these options,
     ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
+
+    ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
+    ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
+    decomposition from zero, no approximation: :func:`prepare_decomposition`) or "auto"
+    (:meth:`resolve_start`). The default here is "admm", which every other user of this
+    backend's ``prepare`` (the SVR's, which needs the factor) relies on; the classifier
+    estimators pass "auto".
     """
 
     kernel: object
     approximation: str = "hss"
+    start: str = "admm"
     hss_options: HSSOptions = field(default_factory=HSSOptions)
     beta: float = None
     max_iter: int = 100
@@ -403,9 +545,38 @@ class HSSBackend:
                                adaptive_beta=self.adaptive_beta, refine=bool(self.refine),
                                max_chunk=self.max_chunk)
 
+    def resolve_start(self, n, d):
+        """The start ``prepare`` takes on n points of d features: "admm" or "decomposition".
+
+        "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
+        the approximation would be the HSS one (``approximation="exact"`` asks for the dense
+        ADMM by name), n <= :data:`SMALL_N`, and (with ``refine="auto"``) n^2 is within
+        ``refine_limit``, so the ADMM route would have refined every column too. Both
+        routes then pay about n x n_SV kernel entries for the first C (the decomposition
+        from zero over more rounds: measured 1.2x the ADMM route's entries on ijcnn1, 0.8x on
+        gmm8 at 10^5), but this one skips the compression, the factor and the ADMM, and was
+        faster on every set measured, from 3*10^3 points to 10^5 (README, "Small
+        problems"). d does not move
+        the choice (kernel entries and the compression's samples both cost ~d each). The
+        memory budget does not either: the route takes less memory than the ADMM route (no
+        HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
+        to what the budget holds.
+        """
+        if self.start not in _STARTS:
+            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
+        if self.start != "auto":
+            return self.start
+        small = (bool(self.refine) and self.approximation == "hss" and n <= SMALL_N
+                 and (self.refine != "auto" or float(n) * n <= self.refine_limit))
+        return "decomposition" if small else "admm"
+
     def prepare(self, X, Y=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
         every class; their count sizes the memory estimate).
+
+        With :meth:`resolve_start` "decomposition": :func:`prepare_decomposition` (its
+        working sets capped by ``memory_budget``; a ValueError with ``refine=False``, which
+        needs the ADMM). Otherwise:
 
         Memory is checked before any work. The ranks the compression reaches depend on the
         tolerances and the data, so the estimate is a range: at rank 1 (what the points, the
@@ -415,6 +586,16 @@ class HSSBackend:
         """
         n, d = X.shape
         n_rhs = 1 if Y is None else np.shape(Y)[-1]
+        if self.resolve_start(n, d) == "decomposition":
+            if not self.refine:
+                raise ValueError('start="decomposition" solves every C exactly: it needs '
+                                 'refine=True or "auto" (refine=False needs start="admm")')
+            if self.log is not None:
+                self.log(1, f"start: exact decomposition from zero on {n} points (no "
+                            "compression, factor or ADMM)")
+            return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
+                                         n_rhs=n_rhs, memory_budget=self.memory_budget,
+                                         log=self.log)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options

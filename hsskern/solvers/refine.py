@@ -143,9 +143,15 @@ def feasible_start(alpha, y, C):
             a[pos] *= sn / sp
         else:
             a[neg] *= sp / sn
+    return _snap_to_bounds(a, C)
+
+
+def _snap_to_bounds(a, C):
+    """``a`` (in place) with values within a relative 1e-12 of C set to C and those below
+    1e-12 C to 0 (an approximate start's or an SMO pair step's ~1e-16: not a support vector)."""
     top = a >= C * (1 - 1e-12)
     a[top] = C if np.ndim(C) == 0 else C[top]
-    a[a <= 1e-12 * C] = 0.0  # likewise at 0 (an approximate start's ~1e-16): not a support vector
+    a[a <= 1e-12 * C] = 0.0
     return a
 
 
@@ -616,6 +622,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                 f"update {t_update:.1f} s)")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
             break
+    # a pair step's rounding can leave ~1e-16 where LIBSVM's has 0 (a support vector in name
+    # only); the change to f is below the rounding of f itself
+    _snap_to_bounds(alpha, ub)
     bias = _current_bias(f, v, y, alpha, ub, weights, p, index)
     res.alpha = alpha
     res.dual_coef = _point_coef(y, alpha, index, n_points)

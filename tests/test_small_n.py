@@ -1,0 +1,261 @@
+"""Small problems start at the exact decomposition (HSSSVC's ``start``, issue 22).
+
+``start="decomposition"`` (what ``"auto"`` picks for n <= SMALL_N) builds no approximation,
+no factor and runs no ADMM: the first C is solved by the exact decomposition from alpha = 0,
+every later C from the previous solution scaled. The reference is scikit-learn's SVC
+(LIBSVM): both stop at a KKT gap eps = 1e-10, and two feasible points at gap eps differ in
+the kernel part of their decision values by at most 2 * 2 sqrt(eps sum_i C w_i) (the bound
+of tests/test_weights.py's module docstring), asserted at every C of a path, weighted and
+one-vs-rest. The working sets' block is the route's only large buffer: the memory budget
+caps it, and refuses the route when not even small working sets fit.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_blobs
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import InvalidParameterError
+
+from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
+from hsskern.exceptions import MemoryBudgetError
+from hsskern.kernels import kernel_operator, make_kernel
+from hsskern.solvers.hss_path import (SMALL_N, HSSBackend, decomposition_memory,
+                                      hss_svm_path, prepare_decomposition)
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # tiny matrices: threaded BLAS only adds spin-wait on a shared machine
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+EPS = 1e-10
+CS = np.logspace(-2, 3, 6)
+
+
+def _tol(C, w):
+    """Kernel-part tolerance between two solutions at KKT gap EPS (module docstring)."""
+    return 4 * 2 * np.sqrt(EPS * C * np.sum(w))
+
+
+def _svc(C, h, **kw):
+    return SVC(C=C, gamma=1 / (2 * h * h), tol=EPS, **kw)
+
+
+def _binary(seed, n, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0.4, 1, 0)
+    y[:2] = [0, 1]
+    return X, y, rng
+
+
+def _b_interval(g, y, alpha, bound):
+    """[lb, ub]: the intercepts optimal with this alpha (g = y - f, f without intercept)."""
+    e = 1e-9 * bound
+    live = bound > 0
+    lo, hi = live & (alpha <= e), live & (alpha >= bound - e)
+    free, pos = live & ~lo & ~hi, y > 0
+    lower = np.concatenate([g[free], g[lo & pos], g[hi & ~pos]])
+    upper = np.concatenate([g[free], g[lo & ~pos], g[hi & pos]])
+    return lower.max(), upper.min()
+
+
+def _assert_svc(m, ref, X, Zs, y_pm, bound, tol, k=0):
+    """Column k of ``m`` is SVC ``ref``'s SVM: kernel parts of the decision values within tol
+    on every Z, and both intercepts optimal for m's alpha (the intercept is an interval when
+    no point is free)."""
+    b, b_ref = m.intercept_[k], ref.intercept_[0]
+
+    def dec(est, Z):
+        D = est.decision_function(Z)
+        return D[:, k] if D.ndim == 2 else D
+    for Z in Zs:
+        np.testing.assert_allclose(dec(m, Z) - b, ref.decision_function(Z) - b_ref, atol=tol)
+    coef = np.zeros(X.shape[0])
+    coef[m.support_] = m.dual_coef_[k]
+    lb, ub = _b_interval(y_pm - (dec(m, X) - b), y_pm, np.abs(coef), bound)
+    assert lb - tol <= b <= ub + tol
+    assert lb - tol <= b_ref <= ub + tol
+
+
+def _decomposition_route(m):
+    # no approximation was built and no ADMM iteration ran
+    assert m.hss_["start"] == "decomposition" and m.hss_["approximation"] is None
+    assert "compress" not in m.fit_time_ and "factor" not in m.fit_time_
+    assert np.all(m.admm_["objective"] != m.admm_["objective"])  # NaN: no ADMM objective
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(40, 160), h=st.sampled_from([0.7, 1.5]),
+       start=st.sampled_from(["auto", "decomposition"]))
+def test_every_C_of_the_path_is_svcs_svm(seed, n, h, start):
+    X, y, rng = _binary(seed, n)
+    Xt = rng.normal(size=(40, 3))
+    models = HSSSVC(h=h, start=start, tol=EPS).fit_path(X, y, CS)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for m, C in zip(models, CS):
+        assert m.C == C
+        _decomposition_route(m)
+        ref = _svc(C, h).fit(X, y)
+        _assert_svc(m, ref, X, (X, Xt), y_pm, C * np.ones(n), _tol(C, np.ones(n)))
+        np.testing.assert_array_equal(m.predict(Xt), np.where(m.decision_function(Xt) > 0,
+                                                              m.classes_[1], m.classes_[0]))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["sample", "balanced", "both"]))
+def test_weighted_path_is_svcs_weighted_svm_at_every_C(seed, kind):
+    # LIBSVM's weighted C: point i's bound C w_i, zeros included (never a support vector)
+    X, y, rng = _binary(seed, 90)
+    sw = None
+    if kind in ("sample", "both"):
+        sw = rng.uniform(0.2, 3.0, 90)
+        sw[rng.choice(90, 18, replace=False)] = 0.0
+        sw[:2] = 1.0
+    cw = "balanced" if kind in ("balanced", "both") else None
+    models = HSSSVC(class_weight=cw, start="decomposition", tol=EPS).fit_path(
+        X, y, CS, sample_weight=sw)
+    w = (np.ones(90) if sw is None else sw) * models[0].class_weight_[y]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for m, C in zip(models, CS):
+        _decomposition_route(m)
+        ref = _svc(C, 1.0).fit(X, y, sample_weight=w)
+        _assert_svc(m, ref, X, (X,), y_pm, C * w, _tol(C, w))
+        assert not np.any(w[m.support_] == 0)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), weighted=st.booleans())
+def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
+    X, y = make_blobs(100, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
+    labels = np.array(["x", "y", "z"])[y]
+    cw = {"x": 2.0, "z": 0.5} if weighted else None
+    models = HSSSVC(class_weight=cw, tol=EPS).fit_path(X, labels, CS[:4])
+    w = models[0].class_weight_[y]
+    for m, C in zip(models, CS[:4]):
+        _decomposition_route(m)
+        assert m.decision_function(X).shape == (100, 3)
+        for k, c in enumerate(m.classes_):
+            ref = _svc(C, 1.0).fit(X, labels == c, sample_weight=w)
+            _assert_svc(m, ref, X, (X,), np.where(labels == c, 1.0, -1.0), C * w,
+                        _tol(C, w), k=k)
+
+
+@pytest.mark.parametrize("C", [0.05, 3.0, 300.0])
+def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
+    # fit's continuation (C / 1000, ..., C) starts from zero too; the ADMM route solves the
+    # same SVM, so the two routes agree to the tolerance
+    X, y, rng = _binary(5, 150)
+    Xt = rng.normal(size=(50, 3))
+    dec = HSSSVC(C=C, tol=EPS).fit(X, y)
+    _decomposition_route(dec)
+    adm = HSSSVC(C=C, tol=EPS, start="admm", random_state=0).fit(X, y)
+    assert adm.hss_["start"] == "admm" and adm.hss_["approximation"] == "hss"
+    tol = _tol(C, np.ones(150))
+    np.testing.assert_allclose(dec.decision_function(Xt) - dec.intercept_[0],
+                               adm.decision_function(Xt) - adm.intercept_[0], atol=2 * tol)
+    _assert_svc(dec, _svc(C, 1.0).fit(X, y), X, (Xt,), np.where(y == 1, 1.0, -1.0),
+                C * np.ones(150), tol)
+
+
+def test_auto_rule():
+    kern = make_kernel("gaussian", h=1.0)
+    b = HSSBackend(kern, start="auto")
+    assert b.resolve_start(SMALL_N, 10) == "decomposition"
+    assert b.resolve_start(SMALL_N + 1, 10) == "admm"
+    assert b.resolve_start(100, 1000) == "decomposition"
+    # the explicit options win, and auto keeps the ADMM where the user asked for its pieces
+    assert HSSBackend(kern, start="admm").resolve_start(100, 3) == "admm"
+    assert HSSBackend(kern, start="decomposition").resolve_start(10 ** 6, 3) == "decomposition"
+    assert HSSBackend(kern, start="auto", refine=False).resolve_start(100, 3) == "admm"
+    assert HSSBackend(kern, start="auto", approximation="exact").resolve_start(100, 3) == "admm"
+    # refine="auto" would skip a start above refine_limit: auto keeps the ADMM there
+    assert HSSBackend(kern, start="auto", refine_limit=100.0 ** 2 - 1).resolve_start(
+        100, 3) == "admm"
+    # the backend's own default is the ADMM route (the SVR's prepare needs the factor)
+    assert HSSBackend(kern).resolve_start(100, 3) == "admm"
+    with pytest.raises(ValueError, match="start must be one of"):
+        HSSBackend(kern, start="zero").resolve_start(100, 3)
+
+
+def test_explicit_options_keep_working():
+    X, y, _ = _binary(3, 120)
+    m = HSSSVC(refine=False, random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
+    assert m.hss_["start"] == "admm" and m.n_iter_[0] >= 1
+    m = HSSSVC(approximation="exact").fit(X, y)
+    assert m.hss_["start"] == "admm" and m.hss_["approximation"] == "exact"
+    with pytest.raises(ValueError, match="refine=False needs start=.admm."):
+        HSSSVC(start="decomposition", refine=False).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="start"):
+        HSSSVC(start="zero").fit(X, y)
+    # the path function refuses to run the ADMM on a problem without an approximation
+    prob = prepare_decomposition(X, make_kernel("gaussian", h=1.0))
+    with pytest.raises(ValueError, match="refine=False needs the ADMM"):
+        hss_svm_path(prob, np.where(y == 1, 1.0, -1.0)[:, None], [1.0], refine=False)
+    with pytest.raises(ValueError, match="no approximation to factor"):
+        prob.refactor(1.0)
+    # the CV's folds and refit take the rule too
+    cv = HSSSVCCV(Cs=[0.1, 10.0], random_state=0).fit(X, y)
+    assert cv.best_estimator_.hss_["start"] == "decomposition"
+
+
+def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
+    n, d = 600, 3
+    X, y, rng = _binary(8, n, d)
+    kern = make_kernel("gaussian", h=1.0)
+    full = decomposition_memory(n, d, n)
+    assert prepare_decomposition(X, kern, memory_budget=full).stats["max_chunk"] == n
+    # a budget for 300-point working sets: the cap, within the budget, and still the exact SVM
+    budget = decomposition_memory(n, d, 300) + 100
+    prob = prepare_decomposition(X, kern, memory_budget=budget)
+    q = prob.stats["max_chunk"]
+    assert q == 300 and decomposition_memory(n, d, q) <= budget
+    assert prob.stats["memory_estimate"]["peak"] <= budget
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    sols = hss_svm_path(prob, y_pm[:, None], CS, refine_tol=EPS)
+    Kd = kernel_operator(X, kern).to_dense()
+    for sol, C in zip(sols, CS):
+        rr = sol.info["refinement"][0]
+        assert rr.converged and max(rr.ws_sizes) <= q
+        ref = _svc(C, 1.0).fit(X, y)
+        ref_coef = np.zeros(n)
+        ref_coef[ref.support_] = ref.dual_coef_[0]
+        # the kernel parts of the decision values at the training points
+        np.testing.assert_allclose(Kd @ sol.dual_coef[:, 0], Kd @ ref_coef,
+                                   atol=_tol(C, np.ones(n)))
+    # the estimator passes its budget: the same cap
+    m = HSSSVC(start="decomposition", memory_budget=budget).fit(X, y)
+    assert m.hss_["max_chunk"] == 300
+    # too small for working sets of 256 points: refused before any work, with the numbers
+    small = decomposition_memory(n, d, 255)
+    with pytest.raises(MemoryBudgetError, match="600 points x 3 features.*256 points"):
+        prepare_decomposition(X, kern, memory_budget=small)
+    with pytest.raises(MemoryBudgetError, match="more than the"):
+        HSSSVC(start="decomposition", memory_budget=small).fit(X, y)
+
+
+def test_small_problems_run_on_one_thread_and_give_the_threads_back():
+    # below SERIAL_N the decomposition's products run serially (a waiting second thread
+    # cost more than it saved); the caller's thread pools are as they were afterwards
+    from threadpoolctl import threadpool_info
+
+    import hsskern.solvers.hss_path as hp
+    seen = []
+    real = hp.refine_exact
+
+    def spy(*a, **kw):
+        seen.append(sorted({p["num_threads"] for p in threadpool_info()}))
+        return real(*a, **kw)
+    X, y, _ = _binary(4, 200)
+    before = [(p["prefix"], p["num_threads"]) for p in threadpool_info()]
+    hp.refine_exact = spy
+    try:
+        HSSSVC(start="decomposition").fit_path(X, y, CS[:3])
+    finally:
+        hp.refine_exact = real
+    assert seen and all(s == [1] for s in seen)
+    assert [(p["prefix"], p["num_threads"]) for p in threadpool_info()] == before
