@@ -22,6 +22,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.solvers.hss_path import (SMALL_N, HSSBackend, decomposition_memory,
                                       hss_svm_path, prepare_decomposition)
+from svm_reference import assert_same_svm
 
 
 @pytest.fixture(autouse=True)
@@ -53,35 +54,6 @@ def _binary(seed, n, d=3):
     return X, y, rng
 
 
-def _b_interval(g, y, alpha, bound):
-    """[lb, ub]: the intercepts optimal with this alpha (g = y - f, f without intercept)."""
-    e = 1e-9 * bound
-    live = bound > 0
-    lo, hi = live & (alpha <= e), live & (alpha >= bound - e)
-    free, pos = live & ~lo & ~hi, y > 0
-    lower = np.concatenate([g[free], g[lo & pos], g[hi & ~pos]])
-    upper = np.concatenate([g[free], g[lo & ~pos], g[hi & pos]])
-    return lower.max(), upper.min()
-
-
-def _assert_svc(m, ref, X, Zs, y_pm, bound, tol, k=0):
-    """Column k of ``m`` is SVC ``ref``'s SVM: kernel parts of the decision values within tol
-    on every Z, and both intercepts optimal for m's alpha (the intercept is an interval when
-    no point is free)."""
-    b, b_ref = m.intercept_[k], ref.intercept_[0]
-
-    def dec(est, Z):
-        D = est.decision_function(Z)
-        return D[:, k] if D.ndim == 2 else D
-    for Z in Zs:
-        np.testing.assert_allclose(dec(m, Z) - b, ref.decision_function(Z) - b_ref, atol=tol)
-    coef = np.zeros(X.shape[0])
-    coef[m.support_] = m.dual_coef_[k]
-    lb, ub = _b_interval(y_pm - (dec(m, X) - b), y_pm, np.abs(coef), bound)
-    assert lb - tol <= b <= ub + tol
-    assert lb - tol <= b_ref <= ub + tol
-
-
 def _decomposition_route(m):
     # no approximation was built and no ADMM iteration ran
     assert m.hss_["start"] == "decomposition" and m.hss_["approximation"] is None
@@ -101,7 +73,7 @@ def test_every_C_of_the_path_is_svcs_svm(seed, n, h, start):
         assert m.C == C
         _decomposition_route(m)
         ref = _svc(C, h).fit(X, y)
-        _assert_svc(m, ref, X, (X, Xt), y_pm, C * np.ones(n), _tol(C, np.ones(n)))
+        assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n), _tol(C, np.ones(n)))
         np.testing.assert_array_equal(m.predict(Xt), np.where(m.decision_function(Xt) > 0,
                                                               m.classes_[1], m.classes_[0]))
 
@@ -124,7 +96,7 @@ def test_weighted_path_is_svcs_weighted_svm_at_every_C(seed, kind):
     for m, C in zip(models, CS):
         _decomposition_route(m)
         ref = _svc(C, 1.0).fit(X, y, sample_weight=w)
-        _assert_svc(m, ref, X, (X,), y_pm, C * w, _tol(C, w))
+        assert_same_svm(m, ref, X, (X,), y_pm, C * w, _tol(C, w))
         assert not np.any(w[m.support_] == 0)
 
 
@@ -141,7 +113,7 @@ def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
         assert m.decision_function(X).shape == (100, 3)
         for k, c in enumerate(m.classes_):
             ref = _svc(C, 1.0).fit(X, labels == c, sample_weight=w)
-            _assert_svc(m, ref, X, (X,), np.where(labels == c, 1.0, -1.0), C * w,
+            assert_same_svm(m, ref, X, (X,), np.where(labels == c, 1.0, -1.0), C * w,
                         _tol(C, w), k=k)
 
 
@@ -158,7 +130,7 @@ def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
     tol = _tol(C, np.ones(150))
     np.testing.assert_allclose(dec.decision_function(Xt) - dec.intercept_[0],
                                adm.decision_function(Xt) - adm.intercept_[0], atol=2 * tol)
-    _assert_svc(dec, _svc(C, 1.0).fit(X, y), X, (Xt,), np.where(y == 1, 1.0, -1.0),
+    assert_same_svm(dec, _svc(C, 1.0).fit(X, y), X, (Xt,), np.where(y == 1, 1.0, -1.0),
                 C * np.ones(150), tol)
 
 

@@ -41,6 +41,7 @@ from hsskern.solvers.ssn import l2svm_newton, l2svm_objective
 from hsskern.sparse.gram import compact_kernel
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
+from svm_reference import assert_same_svm
 
 
 @pytest.fixture(autouse=True)
@@ -83,38 +84,6 @@ def _weights(rng, n, kind):
     return w
 
 
-def _b_interval(g, y, alpha, bound):
-    """[lb, ub]: the intercepts optimal with this alpha (g = y - f, f without intercept):
-    a free point's g bounds b on both sides, a bounded point's on one."""
-    e = 1e-9 * bound
-    live = bound > 0
-    lo, hi = live & (alpha <= e), live & (alpha >= bound - e)
-    free, pos = live & ~lo & ~hi, y > 0
-    lower = np.concatenate([g[free], g[lo & pos], g[hi & ~pos]])
-    upper = np.concatenate([g[free], g[lo & ~pos], g[hi & pos]])
-    return lower.max(), upper.min()
-
-
-def _assert_same_svm(m, ref, X, Zs, y_pm, bound, tol, k=0, b_ref=None):
-    """Column k of HSSSVC ``m`` is the SVM of SVC ``ref`` (module docstring): the kernel
-    parts of the decision values within ``tol`` on every Z, both intercepts optimal."""
-    b = m.intercept_[k]
-    b_ref = ref.intercept_[0] if b_ref is None else b_ref
-
-    def dec(est, Z):
-        D = est.decision_function(Z)
-        return D[:, k] if D.ndim == 2 else D
-    for Z in Zs:
-        np.testing.assert_allclose(dec(m, Z) - b, ref.decision_function(Z) - b_ref,
-                                   atol=tol)
-    coef = np.zeros(X.shape[0])
-    coef[m.support_] = m.dual_coef_[k]
-    lb, ub = _b_interval(y_pm - (dec(m, X) - b), y_pm, np.abs(coef), bound)
-    assert lb - tol <= b <= ub + tol
-    assert lb - tol <= b_ref <= ub + tol
-    return coef
-
-
 def _kkt(K, y, alpha, bound, b, tol):
     """The weighted dual's optimality conditions at (alpha, b) on the dense kernel."""
     assert np.all(alpha >= 0) and np.all(alpha <= bound * (1 + 1e-12))
@@ -147,7 +116,7 @@ def test_weighted_binary_equals_svc(seed, n, logC, h, kind):
     ref = _svc(C, h, class_weight=cw).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(m.class_weight_, ref.class_weight_, rtol=1e-15)
     w = (np.ones(n) if sw is None else sw) * m.class_weight_[y]
-    coef = _assert_same_svm(m, ref, X, (X, Xt), np.where(y == 1, 1.0, -1.0), C * w,
+    coef = assert_same_svm(m, ref, X, (X, Xt), np.where(y == 1, 1.0, -1.0), C * w,
                             _tol(C, w))
     # points of weight 0 are never support vectors (support_ indexes the rows given to fit)
     assert not np.any(w[m.support_] == 0)
@@ -175,7 +144,7 @@ def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed,
     w = (np.ones(90) if sw is None else sw) * m.class_weight_[y]
     for k, c in enumerate(m.classes_):
         ref = _svc(C, h).fit(X, labels == c, sample_weight=w)  # classes [False, True]
-        _assert_same_svm(m, ref, X, (X,), np.where(labels == c, 1.0, -1.0), C * w,
+        assert_same_svm(m, ref, X, (X,), np.where(labels == c, 1.0, -1.0), C * w,
                          _tol(C, w), k=k)
 
 
