@@ -322,8 +322,9 @@ class ExactBackend:
             Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
             probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval)
+            # (score, stage, alpha, bias, label, gap over the stage's points or None)
             candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
-                               y * sub_coef, sub_bias, "subsample"))
+                               y * sub_coef, sub_bias, "subsample", None))
         k, rr = k0, None
         for k in range(k0, len(sizes)):
             pts = order[:sizes[k]]
@@ -364,7 +365,7 @@ class ExactBackend:
             alpha[order] = rr.alpha  # the stage holds the points in the order of ``order``
             return k, rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
         if candidates:
-            score, kc, alpha, bias, label, *gap = max(candidates, key=lambda c: (c[0], c[1]))
+            _, kc, alpha, bias, label, gap = max(candidates, key=lambda c: (c[0], c[1]))
         else:  # no validation points: the last point
             pts = order[:sizes[k]]
             kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
@@ -372,12 +373,10 @@ class ExactBackend:
             if not rr.converged:  # the best offset of an unfinished point (see hinge_bias)
                 bias = hinge_bias(rr.decision - rr.bias, y[pts],
                                   None if wtr is None else wtr[pts])
-            gap = [rr.gap]
+            gap = rr.gap
         # a model of an earlier stage is a feasible point of the full dual: one product
         # measures its gap over all training points
-        if kc == last:
-            gap = gap[0]
-        else:
+        if kc != last:
             engine = (self.products or LocalProducts)(Xtr, self.kernel)
             try:
                 gap = _gap_of(engine, y, alpha, ub)
