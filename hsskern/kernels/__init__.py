@@ -1,7 +1,7 @@
 """Kernel functions and the matrix-free :class:`KernelOperator`."""
 from .functions import KERNELS, Kernel, make_kernel
 from .operator import (CrossKernelOperator, KernelOperator, ShiftedKernelOperator,
-                       kernel_operator)
+                       StoredKernelOperator, kernel_operator)
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "KernelOperator", "ShiftedKernelOperator",
-           "CrossKernelOperator", "kernel_operator"]
+           "CrossKernelOperator", "StoredKernelOperator", "kernel_operator"]

@@ -387,3 +387,58 @@ def mirror_upper(double[:, ::1] out):
                 for i in range(i0, i1):
                     for j in range(j0 if j0 > i else i + 1, j1):
                         out[j, i] = out[i, j]
+
+
+# Reads from a stored kernel (CachedKernelOperator) are memory-bound: threads pay only on
+# blocks past this many entries (a parallel region's wait for a busy core costs more below)
+DEF TAKE_PARALLEL_ENTRIES = 1000000
+# columns of the running sum per thread in add_rows: 16 KB, it stays in L1 while rows stream
+DEF ADD_CHUNK = 2048
+
+
+def take_block(const double[:, ::1] Kd, const Py_ssize_t[::1] I, const Py_ssize_t[::1] J,
+               double[:, ::1] out):
+    """out[a, b] = Kd[I[a], J[b]]: a block gathered from a stored kernel matrix."""
+    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b
+    cdef const double* row
+    if m == 0 or n == 0:
+        return
+    if m * n > TAKE_PARALLEL_ENTRIES:
+        for a in prange(m, nogil=True, schedule="static"):
+            row = &Kd[I[a], 0]
+            for b in range(n):
+                out[a, b] = row[J[b]]
+    else:
+        with nogil:
+            for a in range(m):
+                row = &Kd[I[a], 0]
+                for b in range(n):
+                    out[a, b] = row[J[b]]
+
+
+def add_rows(const double[:, ::1] Kd, const Py_ssize_t[::1] rows, const double[::1] c,
+             double[::1] t):
+    """t += sum_j c[j] Kd[rows[j], :]: for a symmetric Kd, t += Kd[:, rows] @ c, reading
+    whole rows (contiguous) rather than gathering columns. Threads split t's entries."""
+    cdef Py_ssize_t n = Kd.shape[1], k = rows.shape[0], nchunk, ch, lo, hi, i, j
+    cdef double cj
+    cdef const double* row
+    if n == 0 or k == 0:
+        return
+    nchunk = (n + ADD_CHUNK - 1) // ADD_CHUNK
+    if n * k > TAKE_PARALLEL_ENTRIES and nchunk > 1:
+        for ch in prange(nchunk, nogil=True, schedule="static"):
+            lo = ch * ADD_CHUNK
+            hi = lo + ADD_CHUNK if lo + ADD_CHUNK < n else n
+            for j in range(k):
+                cj = c[j]
+                row = &Kd[rows[j], 0]
+                for i in range(lo, hi):
+                    t[i] += cj * row[i]
+    else:
+        with nogil:
+            for j in range(k):
+                cj = c[j]
+                row = &Kd[rows[j], 0]
+                for i in range(n):
+                    t[i] += cj * row[i]

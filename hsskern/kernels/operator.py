@@ -369,9 +369,80 @@ class KernelOperator(_KernelLinearOperator):
         _eval.mirror_upper(out)  # exactly symmetric (see _submatrix)
         return out
 
+    def stored(self, max_bytes=None):
+        """This operator with K evaluated once and kept: a :class:`StoredKernelOperator`.
+
+        For solvers that read the same entries many times (the exact decomposition over a C
+        path reads several n^2 of them): 8 n^2 bytes, refused above ``max_bytes`` (default:
+        80% of the available memory) with the estimate.
+        """
+        n = self.shape[0]
+        check_memory(8 * n * n, f"storing the {n} x {n} kernel matrix", budget=max_bytes,
+                     hint="keep the matrix-free operator")
+        return StoredKernelOperator(self)
+
     def __repr__(self):
         n, d = self._rows.shape
         return f"<KernelOperator n={n} d={d} {self._kernel!r}>"
+
+
+class StoredKernelOperator(KernelOperator):
+    """A :class:`KernelOperator` whose n x n matrix is evaluated once and kept (8 n^2 bytes).
+
+    Made by :meth:`KernelOperator.stored`. Entries, blocks and products read the stored
+    matrix (``submatrix`` gathers, ``matmat`` is one dgemm) and give the same values as the
+    matrix-free operator: the matrix is its ``submatrix`` of all points, exactly symmetric.
+    It is also an exact decomposition's product engine (``add``, the contract of
+    :class:`~hsskern.solvers.refine.LocalProducts`). Pickles as the plain operator: the
+    stored matrix is a cache, not state.
+    """
+
+    def __init__(self, base):
+        super().__init__(base.points, base.kernel, base._block_memory)
+        n = self.shape[0]
+        self._dense = np.empty((n, n))
+        idx = np.arange(n, dtype=np.intp)
+        super()._submatrix(idx, idx, self._dense)
+        self._dense.flags.writeable = False
+        #: entries evaluated to store the matrix (its upper triangle)
+        self.entries_evaluated = n * (n + 1) // 2
+
+    @classmethod
+    def _rebuild(cls, points, kernel, block_memory):
+        return KernelOperator(points, kernel, block_memory)
+
+    @property
+    def memory_bytes(self):
+        return self._dense.nbytes
+
+    def _submatrix(self, I, J, out):
+        _eval.take_block(self._dense, I, J, out)
+        return out
+
+    def _matmat(self, V):
+        return self._dense @ np.asarray(V, dtype=np.float64)
+
+    def to_dense(self, max_bytes=None):
+        self._check_dense(max_bytes)
+        return self._dense.copy()
+
+    def add(self, f, cols, c, skip=None):
+        """``f[~skip] += K[~skip, cols] @ c`` from the stored rows; returns the entries read."""
+        if not cols.size:
+            return 0
+        t = np.zeros(self.shape[0])
+        _eval.add_rows(self._dense, np.ascontiguousarray(cols, dtype=np.intp),
+                       np.ascontiguousarray(c, dtype=np.float64), t)
+        if skip is None:
+            f += t
+            return t.size * cols.size
+        keep = ~np.asarray(skip, dtype=bool)
+        f[keep] += t[keep]
+        return int(np.count_nonzero(keep)) * cols.size
+
+    def __repr__(self):
+        n, d = self._rows.shape
+        return f"<StoredKernelOperator n={n} d={d} {self._kernel!r}>"
 
 
 def _equal_pairs(I, J):

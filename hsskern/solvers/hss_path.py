@@ -71,6 +71,13 @@ _STARTS = ("auto", "admm", "decomposition")
 #: grid, load 5: 1.7-2.0 s on two threads, 0.35-0.5 s on one; bench/results/*_smalln*).
 SERIAL_N = 5000
 
+#: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the
+#: working sets) from this many features on: a C path reads several n^2 entries, and from a
+#: stored K they cost a gather (~1 ns) where evaluating costs ~2d flops and an exp. Measured
+#: (README, "Small problems"): a9a (d = 123) grid 2x faster; phishing (d = 30) and magic04
+#: (d = 10) no faster, the storing not paid back.
+STORE_MIN_FEATURES = 64
+
 
 _OPENMP_LIBS = []
 
@@ -242,7 +249,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
     decomposition from zero. Its memory is the working set's block, so ``memory_budget``
     caps the working set: the largest q <= min(n, max_chunk) with
-    :func:`decomposition_memory` within the budget (``stats["max_chunk"]``).
+    :func:`decomposition_memory` within the budget (``stats["max_chunk"]``). With at least
+    :data:`STORE_MIN_FEATURES` features, and room for 8 n^2 more bytes within the budget, the
+    operator is a :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``).
 
     Raises
     ------
@@ -250,6 +259,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
         When the budget does not hold working sets of min(n, 256) points.
     """
     n, d = X.shape
+    log = log or (lambda level, msg: None)
     t0 = time.perf_counter()
     K = kernel_operator(X, kernel)
     q = min(n, int(max_chunk))
@@ -262,11 +272,18 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                      f'start="decomposition" on {n} points x {d} features (working sets of '
                      f'{q_min} points)', memory_budget,
                      hint="raise memory_budget")
-        log = log or (lambda level, msg: None)
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
+    peak = decomposition_memory(n, d, q, n_rhs)
+    store = (d >= STORE_MIN_FEATURES
+             and (budget is None or peak + 8 * n * n <= budget))
+    if store:
+        K = K.stored(max_bytes=None if budget is None else budget - peak)
+        peak += K.memory_bytes
+        log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
+               f"({time.perf_counter() - t0:.1f} s)")
     stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
-             "memory_bytes": 0, "memory_estimate": {"peak": decomposition_memory(n, d, q, n_rhs),
-                                                    "peak_phase": "exact"}}
+             "stored_kernel": store, "memory_bytes": K.memory_bytes if store else 0,
+             "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
     return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import KernelOperator
+from ..kernels.operator import KernelOperator, StoredKernelOperator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import compact_block, expand_rows, smo_block
@@ -505,8 +505,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                                               "update"), 0.0),
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
                                                      "update"), 0))
-    if products is None:
-        products = LocalProducts(X, kern)
+    if products is None:  # a stored kernel serves its own products
+        products = K if isinstance(K, StoredKernelOperator) else LocalProducts(X, kern)
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)

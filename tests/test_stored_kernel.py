@@ -1,0 +1,125 @@
+"""The stored kernel (``KernelOperator.stored()``, issue 22): K evaluated once and kept, for
+the exact decomposition's many reads of the same entries. It must be the matrix-free
+operator's K exactly (the same entries, blocks, products and decomposition result), refuse
+what does not fit with the estimate, and be what the decomposition route takes only where it
+pays (many features) and fits the budget beside the working sets.
+"""
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.svm import SVC
+
+from hsskern.estimators.hss_svc import HSSSVC
+from hsskern.exceptions import MemoryBudgetError
+from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
+from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, decomposition_memory,
+                                      prepare_decomposition)
+from hsskern.solvers.refine import LocalProducts, refine_exact
+from svm_reference import assert_same_svm
+
+KINDS = [("gaussian", dict(h=1.3)), ("laplacian", dict(h=2.0)),
+         ("polynomial", dict(degree=2, gamma=0.3))]
+
+
+def _points(seed, n, d):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 120), d=st.integers(1, 80),
+       kind=st.sampled_from(range(len(KINDS))))
+def test_stored_operator_is_the_matrix_free_one(seed, n, d, kind):
+    name, params = KINDS[kind]
+    K = kernel_operator(_points(seed, n, d), name, **params)
+    S = K.stored()
+    assert isinstance(S, StoredKernelOperator) and S.memory_bytes == 8 * n * n
+    Kd = K.to_dense()
+    # the stored matrix is the operator's own blocks: symmetric to the bit, entries to rounding
+    Sd = S.to_dense()
+    np.testing.assert_array_equal(Sd, Sd.T)
+    np.testing.assert_allclose(Sd, Kd, rtol=1e-12, atol=1e-14)
+    rng = np.random.default_rng(seed + 1)
+    I, J = rng.integers(0, n, rng.integers(0, 2 * n + 1)), rng.integers(0, n, 7)
+    np.testing.assert_array_equal(S.submatrix(I, J), Sd[np.ix_(I, J)])
+    mask = rng.random(n) < 0.5
+    np.testing.assert_array_equal(S.submatrix(mask, mask), Sd[np.ix_(mask, mask)])
+    V = rng.normal(size=(n, 3))
+    np.testing.assert_allclose(S @ V, Kd @ V, rtol=1e-10, atol=1e-10 * np.abs(V).sum())
+    # the decomposition's products: f[~skip] += K[~skip, cols] @ c, skipped rows untouched
+    cols = np.sort(rng.choice(n, size=rng.integers(0, n + 1), replace=False))
+    c = rng.normal(size=cols.size)
+    skip = None if seed % 3 == 0 else rng.random(n) < 0.3
+    f0 = rng.normal(size=n)
+    ref, out = f0.copy(), f0.copy()
+    e_ref = LocalProducts(K.points, K.kernel).add(ref, cols, c, skip)
+    assert S.add(out, cols, c, skip) == e_ref
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(c).sum()))
+    if skip is not None:
+        np.testing.assert_array_equal(out[skip], f0[skip])
+
+
+def test_stored_pickles_as_the_plain_operator_and_refuses_over_the_budget():
+    K = kernel_operator(_points(0, 50, 4), "gaussian", h=1.0)
+    S = K.stored()
+    back = pickle.loads(pickle.dumps(S))
+    assert type(back) is KernelOperator  # the stored matrix is a cache, not state
+    np.testing.assert_allclose(back.to_dense(), S.to_dense(), rtol=1e-12, atol=1e-14)
+    with pytest.raises(MemoryBudgetError, match="50 x 50 kernel matrix.*19.5 KB"):
+        K.stored(max_bytes=8 * 50 * 50 - 1)
+    assert K.stored(max_bytes=8 * 50 * 50).memory_bytes == 8 * 50 * 50
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1, 2.5), ws=st.sampled_from([50, 400]))
+def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws):
+    rng = np.random.default_rng(seed)
+    n = 150
+    X = rng.normal(size=(n, 5))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    eps = 1e-10
+    kw = dict(tol=eps, max_ws=ws, max_chunk=ws, max_rounds=100_000)
+    a = refine_exact(K, y, C, **kw)
+    b = refine_exact(K.stored(), y, C, **kw)
+    assert a.converged and b.converged
+    # entries equal to rounding, so the rounds may part ways; two points at gap eps have
+    # kernel parts of their decision values within 2 * 2 sqrt(eps C n) (svm_reference)
+    Kd = K.to_dense()
+    np.testing.assert_allclose(Kd @ b.dual_coef, Kd @ a.dual_coef,
+                               atol=4 * 2 * np.sqrt(eps * C * n))
+    # and the decision values it returns are the exact ones of its coefficients
+    np.testing.assert_allclose(b.decision - b.bias, Kd @ b.dual_coef, rtol=1e-9, atol=1e-9)
+
+
+def test_the_decomposition_route_stores_k_with_many_features_within_the_budget():
+    d = STORE_MIN_FEATURES
+    rng = np.random.default_rng(3)
+    n = 150
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.where(X[:, :3].sum(1) + 0.3 * rng.normal(size=n) > 0, 1, 0)
+    kern = make_kernel("gaussian", h=1.0)
+    prob = prepare_decomposition(X, kern)
+    assert prob.stats["stored_kernel"] and isinstance(prob.K, StoredKernelOperator)
+    assert prob.stats["memory_estimate"]["peak"] == decomposition_memory(n, d, n) + 8 * n * n
+    # no room for K beside the working sets: matrix-free, same working sets
+    tight = decomposition_memory(n, d, n) + 8 * n * n - 1
+    prob = prepare_decomposition(X, kern, memory_budget=tight)
+    assert not prob.stats["stored_kernel"] and type(prob.K) is KernelOperator
+    assert prob.stats["max_chunk"] == n
+    # few features: not stored (no faster, README)
+    prob = prepare_decomposition(X[:, :d - 1], kern)
+    assert not prob.stats["stored_kernel"] and type(prob.K) is KernelOperator
+    # the estimator on the stored kernel is SVC's SVM at every C of a path
+    eps, Cs = 1e-10, [0.1, 3.0, 100.0]
+    models = HSSSVC(h=1.0, start="decomposition", tol=eps).fit_path(X, y, Cs)
+    Xt = rng.normal(size=(30, d)) / np.sqrt(d)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for m, C in zip(models, Cs):
+        assert m.hss_["stored_kernel"]
+        ref = SVC(C=C, gamma=0.5, tol=eps).fit(X, y)
+        assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n),
+                        4 * 2 * np.sqrt(eps * C * n))
