@@ -2,6 +2,7 @@
 
     python bench/small_n_dense_cache.py magic04 --standardize --h 1 --mode cache
     python bench/small_n_dense_cache.py magic04 --standardize --h 1 --mode evaluate
+    python bench/small_n_dense_cache.py a9a --h 1 --mode stored
 
 ``evaluate`` runs ``refine_exact`` from alpha = 0 at the first C and the scaled continuation
 after it on the kernel operator (what ``start="decomposition"`` does); ``cache`` first holds
@@ -9,7 +10,9 @@ the dense n x n kernel (8 n^2 bytes) and serves the working sets' blocks and the
 updates from it by NumPy gathers (the operator's ``submatrix`` and the ``products`` hook of
 ``refine_exact``). Prints per-C phase times and the grid's total, with the load average.
 Measured 2026-11-27 (README, "Small problems"): the cache was slower on magic04 (54.5 vs 22.3 s,
-load 5) and phishing (8.5 vs 4.8 s, load 1.8), so the library evaluates.
+load 5) and phishing (8.5 vs 4.8 s, load 1.8), so the library evaluates. ``stored`` is what
+the library does from 64 features on (``KernelOperator.stored()``: compiled gathers and row
+streaming instead of NumPy's fancy indexing).
 """
 import argparse
 import os
@@ -61,7 +64,7 @@ def main(argv=None):
     p.add_argument("dataset")
     p.add_argument("--h", type=float, default=1.0)
     p.add_argument("--standardize", action="store_true")
-    p.add_argument("--mode", choices=["cache", "evaluate"], default="evaluate")
+    p.add_argument("--mode", choices=["cache", "stored", "evaluate"], default="evaluate")
     args = p.parse_args(argv)
     X, y = load_shared(args.dataset)[:2]
     if args.standardize:
@@ -76,6 +79,9 @@ def main(argv=None):
         Kd = K.submatrix(idx, idx)
         KK, kw = CachedKernel(K, Kd), {"products": CachedProducts(Kd)}
         print(f"dense kernel {time.perf_counter() - t0:.3f} s ({8 * n * n / 2**30:.2f} GiB)")
+    elif args.mode == "stored":
+        KK = K.stored()
+        print(f"stored kernel {time.perf_counter() - t0:.3f} s ({8 * n * n / 2**30:.2f} GiB)")
     total, ws, prev = time.perf_counter() - t0, {}, None
     for C in np.logspace(-2, 3, 10):
         t = time.perf_counter()
