@@ -85,6 +85,47 @@ def test_a_stopped_fit_is_never_worse_than_its_subsample_on_validation(seed, log
     assert not np.isin(val, m.support_).any()  # validation points are never trained on
 
 
+def test_the_budget_keeps_room_for_the_certifying_product(monkeypatch):
+    # the rounds stop once the time left would not hold the product that certifies the
+    # point to be returned; with that product estimated at 1e9 s, no round of a stage ever
+    # runs, whatever the budget, and the answer is the subsample's model or a stage's start,
+    # its reported gap still the true one
+    from hsskern.solvers import exact_path
+    X, y = _data(400, 3)
+    C, h = 3.0, 0.7
+    kw = dict(C=C, h=h, subsample=40, validation_fraction=0.2, random_state=0)
+    free = ExactSVC(max_time=1e6, **kw).fit(X, y)
+    assert free.converged_[0] and free.selected_ == ("exact",)
+    monkeypatch.setattr(exact_path._Rate, "seconds_for", lambda self, e: 1e9 * (e > 0))
+    m = ExactSVC(max_time=1e6, **kw).fit(X, y)
+    assert not m.converged_[0]
+    assert m.selected_[0] == "subsample" or m.selected_[0].endswith(", round 0")
+    assert all(row[1] == m.stages_[1] for row in m.history_[0])  # no stage after the first
+    np.testing.assert_allclose(m.gap_[0], _true_gap(X, y, m, C, h), rtol=1e-8, atol=1e-10 * C)
+
+
+def test_the_reserve_is_the_certifying_product_of_the_point_to_be_returned():
+    from hsskern.solvers.exact_path import _Rate, _ValidationTracker
+    rate = _Rate()
+    rate.add(2 * 10 ** 6, 1.0)  # 2e6 entries a second
+    assert _Rate().seconds_for(10 ** 9) is None  # nothing measured: no estimate
+    rng = np.random.default_rng(0)
+    Xtr, Xval = rng.normal(size=(30, 2)), rng.normal(size=(10, 2))
+    yval = np.where(rng.random(10) < 0.5, 1.0, -1.0)
+    from hsskern.kernels import make_kernel
+    kern = make_kernel("gaussian", h=1.0)
+
+    def tracker(rival, final):
+        t = _ValidationTracker(Xtr, Xval, kern, yval, None, rate=rate, deadline=None,
+                               n_certify=1000, rival=rival, final_stage=final)
+        t.best = {"score": 0.5, "alpha": np.r_[np.ones(7), np.zeros(23)]}
+        return t
+    assert tracker((0.6, 40), False).reserve() == pytest.approx(1000 * 40 / 2e6)  # rival wins
+    assert tracker((0.6, 40), True).reserve() == pytest.approx(1000 * 40 / 2e6)
+    assert tracker((0.5, 40), False).reserve() == pytest.approx(1000 * 7 / 2e6)  # tie: ours
+    assert tracker((0.4, 40), True).reserve() == 0.0  # the last stage's gap is already known
+
+
 def test_stages_grow_to_all_points_and_the_history_records_every_round():
     X, y = _data(1500, 1)
     m = ExactSVC(C=10.0, h=0.5, subsample=50, max_chunk=64, validation_fraction=0.1,

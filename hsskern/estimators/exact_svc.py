@@ -41,7 +41,10 @@ class ExactSVC(WeightedPathClassifier):
         The KKT gap at which the decomposition stops (LIBSVM's ``tol``).
     max_time : float or None, default None
         Seconds for the whole fit (``fit_path``: the whole path, shared among the remaining
-        (C, class) pairs as each starts, unused time carried on). None: run to ``tol``.
+        (C, class) pairs as each starts, unused time carried on), the last product included:
+        when an earlier stage's point would be returned, its gap over all training points
+        takes one more product, whose time (estimated from the products measured so far) the
+        rounds leave free. The subsample's solve is not interrupted. None: run to ``tol``.
     subsample : int or float, default 50000
         Points of the exactly solved start (a float: that fraction of the training points);
         all of them when it is at least their number (the fit is then :class:`HSSSVC`'s

@@ -111,6 +111,28 @@ def hinge_bias(f, y, w=None):
     return float(ts[min(k, ts.size - 1)])
 
 
+class _Rate:
+    """Kernel entries per second of this process's products, as measured so far (the
+    certifying product of :meth:`ExactBackend._solve_column` is estimated from it)."""
+
+    def __init__(self):
+        self.entries, self.seconds = 0, 0.0
+
+    def add(self, entries, seconds):
+        self.entries += entries
+        self.seconds += seconds
+
+    def seconds_for(self, entries):
+        """Seconds for ``entries`` more at the measured rate; None before a measurement."""
+        if self.entries < _RATE_MIN_ENTRIES or self.seconds <= 0:
+            return None
+        return entries * self.seconds / self.entries
+
+
+#: entries the rate must have seen before it estimates anything (a few ms of products)
+_RATE_MIN_ENTRIES = 10 ** 6
+
+
 class _ValidationTracker:
     """Scores every round's point on the validation points; keeps the best one seen.
 
@@ -118,12 +140,22 @@ class _ValidationTracker:
     (n_val x |changed| kernel entries a round). A point short of ``tol`` is scored with the
     bias that minimizes its training hinge loss (:func:`hinge_bias`), a converged one with
     LIBSVM's. Ties go to the later point (more exact).
+
+    With a ``deadline``, it also stops the rounds (returns True) once the time left would not
+    hold the product that certifies the model to be returned: ``n_certify`` entries per
+    support vector of the best point, unless that point is of the ``final_stage`` (its gap is
+    already over all points); ``rival`` is (score, support vectors) of the best point of the
+    earlier stages. The time comes from ``rate``, which this tracker's products feed.
     """
 
-    def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0):
+    def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0, *,
+                 rate=None, deadline=None, n_certify=0, rival=None, final_stage=False):
         self.Xtr, self.Xval, self.kernel = Xtr, Xval, kernel
         self.y, self.w = yval, wval
         self.ytr, self.wtr, self.tol = ytr, wtr, tol
+        self.rate = _Rate() if rate is None else rate
+        self.deadline, self.n_certify = deadline, n_certify
+        self.rival, self.final_stage = rival, final_stage
         self.fval = np.zeros(Xval.shape[0])
         self.last = np.zeros(Xtr.shape[0])
         self.best = None
@@ -133,20 +165,25 @@ class _ValidationTracker:
         pred = np.where(fval + bias > 0, 1.0, -1.0)
         return float(np.average(pred == self.y, weights=self.w))
 
+    def _product(self, coef, cols):
+        t = time.perf_counter()
+        out = KernelOperator(self.Xtr[cols], self.kernel).cross(self.Xval) @ coef[cols]
+        self.rate.add(cols.size * self.Xval.shape[0], time.perf_counter() - t)
+        return out
+
     def decision(self, coef):
         """K(X_val, X_train) coef, from scratch (a candidate the rounds did not produce)."""
         sv = np.flatnonzero(coef)
         out = np.zeros(self.Xval.shape[0])
         if sv.size:
-            out += KernelOperator(self.Xtr[sv], self.kernel).cross(self.Xval) @ coef[sv]
+            out += self._product(coef, sv)
         return out
 
     def __call__(self, state):
         delta = state.dual_coef - self.last
         ch = np.flatnonzero(delta)
         if ch.size:
-            self.fval += (KernelOperator(self.Xtr[ch], self.kernel).cross(self.Xval)
-                          @ delta[ch])
+            self.fval += self._product(delta, ch)
             self.last = state.dual_coef.copy()
         bias = state.bias
         if self.ytr is not None and not state.gap < self.tol:
@@ -156,7 +193,18 @@ class _ValidationTracker:
         if self.best is None or s >= self.best["score"]:
             self.best = {"score": s, "alpha": state.alpha.copy(), "bias": bias,
                          "gap": state.gap, "rounds": state.rounds}
-        return False
+        return self.deadline is not None and time.perf_counter() + self.reserve() >= self.deadline
+
+    def reserve(self):
+        """Seconds the certifying product of the model now to be returned would take."""
+        if self.rival is not None and self.rival[0] > self.best["score"]:
+            n_sv = self.rival[1]  # an earlier stage's point wins (ties go to this stage)
+        elif self.final_stage:
+            return 0.0
+        else:
+            n_sv = np.count_nonzero(self.best["alpha"])
+        t = self.rate.seconds_for(self.n_certify * n_sv)
+        return 0.0 if t is None else t
 
 
 def _gap_of(products, y, alpha, ub):
@@ -318,10 +366,14 @@ class ExactBackend:
             s = C / C_prev
             start, f = s * pr.alpha, s * (pr.decision - pr.bias)
         candidates, history = [], []
+        # the budget holds the stages and, when an earlier stage's point wins, the product
+        # that certifies it over all training points (its time estimated by the trackers)
+        deadline = None if budget is None else t0 + budget
+        rate = _Rate()
         if val.size:
             Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
-            probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval)
+            probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval, rate=rate)
             # (score, stage, alpha, bias, label, gap over the stage's points or None)
             candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
                                y * sub_coef, sub_bias, "subsample", None))
@@ -332,8 +384,12 @@ class ExactBackend:
                 start = np.concatenate([start, np.zeros(pts.size - start.size)])
             tracker = None
             if val.size:
-                tracker = _ValidationTracker(Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
-                                             None if wtr is None else wtr[pts], self.tol)
+                top = max(candidates, key=lambda c: (c[0], c[1]))
+                tracker = _ValidationTracker(
+                    Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
+                    None if wtr is None else wtr[pts], self.tol, rate=rate, deadline=deadline,
+                    n_certify=tr.size, rival=(top[0], int(np.count_nonzero(top[2]))),
+                    final_stage=k == len(sizes) - 1)
             log = None if self.log is None else (
                 lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
             remaining = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
