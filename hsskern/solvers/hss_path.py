@@ -73,9 +73,8 @@ SERIAL_N = 5000
 
 #: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the
 #: working sets) from this many features on: a C path reads several n^2 entries, and from a
-#: stored K they cost a gather (~1 ns) where evaluating costs ~2d flops and an exp. Measured
-#: (README, "Small problems"): a9a (d = 123) grid 2x faster; phishing (d = 30) and magic04
-#: (d = 10) no faster, the storing not paid back.
+#: stored K they cost a gather where evaluating costs ~2d flops and an exp; at d <= 30 the
+#: storing was not paid back (README, "Many features").
 STORE_MIN_FEATURES = 64
 
 
@@ -274,10 +273,10 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     peak = decomposition_memory(n, d, q, n_rhs)
-    store = (d >= STORE_MIN_FEATURES
-             and (budget is None or peak + 8 * n * n <= budget))
+    # never when the OS does not say how much memory there is
+    store = d >= STORE_MIN_FEATURES and budget is not None and peak + 8 * n * n <= budget
     if store:
-        K = K.stored(max_bytes=None if budget is None else budget - peak)
+        K = K.stored(max_bytes=budget - peak)
         peak += K.memory_bytes
         log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
                f"({time.perf_counter() - t0:.1f} s)")
