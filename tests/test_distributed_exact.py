@@ -78,6 +78,30 @@ def test_add_is_local_products_add(client, seed, n, d, n_blocks, skip):
     assert eng.calls == (1 if e else 0)
 
 
+def test_an_engine_on_another_client_waits_on_that_client(client, monkeypatch):
+    # DaskExactSVC(scheduler=...) inside a `with Client(...)`: the engine's client is not the
+    # current one. Waiting through the current client's event loop (another thread) now and
+    # then never saw a finished task: the engine must never consult the current client
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((90, 3))
+    f, ref = np.zeros(90), np.zeros(90)
+    LocalProducts(X, KERNEL).add(ref, np.arange(0, 90, 4), np.ones(23))
+    other = distributed.Client(client.scheduler.address, set_as_default=False)
+    try:
+        eng = DaskProducts(X, KERNEL, client=other, n_blocks=3)
+
+        def no_default(c=None):
+            raise AssertionError("the engine asked for the current client")
+
+        with monkeypatch.context() as m:
+            m.setattr(distributed.client, "default_client", no_default)
+            eng.add(f, np.arange(0, 90, 4), np.ones(23))
+        eng.close()
+    finally:
+        other.close()
+    np.testing.assert_allclose(f, ref, rtol=1e-12, atol=1e-12)
+
+
 class _Counting(LocalProducts):
     """LocalProducts counting the calls that computed something."""
 

@@ -239,7 +239,12 @@ class DaskProducts:
                 self.replaced += 1
         futures = {self._submit(b, Xc, c, tasks[b][0], call, 0): b for b in tasks}
         received, entries, longest = 0, 0, 0.0
-        done = as_completed(list(futures), with_results=True, raise_errors=False)
+        # loop=: as_completed otherwise runs on default_client()'s event loop, which is not
+        # this client's when another client is current (DaskExactSVC(scheduler=...) inside
+        # a `with Client(...)`); its waits and gathers then cross threads and now and then
+        # never return (a finished task never seen) or corrupt the client's connections
+        done = as_completed(list(futures), loop=self.client.loop, with_results=True,
+                            raise_errors=False)
         for fut, out in done:
             b = futures.pop(fut)
             if isinstance(out, BaseException):
