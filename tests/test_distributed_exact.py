@@ -16,6 +16,7 @@ from sklearn.datasets import make_classification  # noqa: E402
 
 from hsskern import ExactSVC, kernel_operator  # noqa: E402
 from hsskern.distributed import DaskExactSVC, DaskProducts, limit_worker_threads  # noqa: E402
+from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
 from hsskern.solvers.refine import LocalProducts, refine_exact  # noqa: E402
 
@@ -245,6 +246,80 @@ def test_worker_killed_between_rounds_changes_nothing(client):
     client.wait_for_workers(2, timeout=60)
 
 
+def _never():
+    return None
+
+
+def _after(gate, *args):
+    return _block_task(*args)
+
+
+def _slow_block_task(release, *args):
+    # a task that does not finish until the test says so (a hung BLAS call, a stuck worker
+    # thread): polls a file, never longer than 60 s
+    import time
+    stop = time.monotonic() + 60
+    while not os.path.exists(release) and time.monotonic() < stop:
+        time.sleep(0.02)
+    return _block_task(*args)
+
+
+class _Stuck(DaskProducts):
+    """The first try of block ``block`` in call ``call`` never finishes: ``"lost"``, it waits
+    for a task that no worker may run (a task the cluster has lost without telling the
+    client); ``"hung"``, it runs on its block's worker until the file ``release`` exists."""
+
+    def _submit(self, b, Xc, c, code, call, attempt):
+        if (b, call, attempt) != (self.block, self.call, 0):
+            return super()._submit(b, Xc, c, code, call, attempt)
+        args = (self._blocks[b], Xc, c, code, self.kernel, self.threads_per_task)
+        if self.mode == "lost":
+            self.gate = self.client.submit(_never, pure=False, workers=["tcp://127.0.0.1:9"],
+                                           allow_other_workers=False)
+            return self.client.submit(_after, self.gate, *args, pure=False)
+        return self.client.submit(_slow_block_task, self.release, *args, pure=False,
+                                  workers=[self._where[b]])
+
+
+def _stuck_engine(client, X, mode, **kw):
+    eng = _Stuck(X, KERNEL, client=client, n_blocks=2, task_timeout=1.0, **kw)
+    eng.block, eng.call, eng.mode = 1, 1, mode
+    return eng
+
+
+def test_a_task_lost_without_notice_is_resubmitted_after_task_timeout(client):
+    X, y, K, C, kw, ref = _reference()
+    eng = _stuck_engine(client, X, "lost")
+    try:
+        res = refine_exact(K, y, C, products=eng, **kw)
+    finally:
+        client.cancel([eng.gate])
+        eng.close()
+    assert_same_solution(ref, res, C)
+    # one loss, noticed by the timeout; the block itself was never lost
+    assert eng.resubmitted == 1 and eng.replaced == 0
+    assert eng.log[1]["seconds"] >= eng.task_timeout
+
+
+def test_a_task_that_does_not_finish_raises_a_timeout_naming_it(client, tmp_path):
+    X, y, K, C, kw, ref = _reference()
+    release = str(tmp_path / "release")
+    eng = _stuck_engine(client, X, "hung", max_retries=3)
+    eng.release = release
+    holder = eng.placement()[eng.block][0]
+    try:
+        with pytest.raises(TimeoutError, match="does not answer") as err:
+            refine_exact(K, y, C, products=eng, **kw)
+        assert f"block {eng.block} on {holder}" in str(err.value)
+        assert "block 0" not in str(err.value)
+        assert eng.calls == 1 and eng.resubmitted == 0  # a running task is not lost
+    finally:
+        open(release, "w").close()  # the worker thread comes back
+        eng.close()
+    with pytest.raises(ValueError, match="task_timeout"):
+        DaskProducts(X, KERNEL, client=client, task_timeout=0)
+
+
 EST = dict(C=5.0, h=1.0, subsample=60, random_state=0, max_chunk=40, leaf_size=32)
 
 
@@ -281,7 +356,7 @@ def test_estimator_path_and_scheduler_address(client):
 
 
 def test_parameters_and_validation(client):
-    own = {"scheduler", "n_blocks", "threads_per_task"}
+    own = {"scheduler", "n_blocks", "threads_per_task", "task_timeout"}
     assert set(DaskExactSVC().get_params()) == set(ExactSVC().get_params()) | own
     X = np.zeros((5, 2))
     with pytest.raises(ValueError, match="n_blocks"):

@@ -14,11 +14,12 @@ block is placed again from the client's copy of X, and the round's tasks that di
 are resubmitted: the result is the same as if nothing had happened.
 """
 import pickle
+import queue
 import time
 import uuid
 from contextlib import contextmanager
 from functools import partial
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -95,6 +96,14 @@ class DaskProducts:
     max_retries : int, default 3
         Times one block's task of one call may be lost (worker died, block lost) before the
         call fails; a task that raises an error of its own is never retried.
+    task_timeout : float, default 600
+        Seconds :meth:`add` waits for the next task to finish. When none finishes in that
+        time, the pending tasks are checked: a task that is not running on a live worker
+        holding its block (worker or block gone, task lost) is resubmitted, counted as a loss
+        (see ``max_retries``); a task running where it should but not finishing means the
+        cluster does not answer, and the call raises TimeoutError naming the blocks and
+        workers. Set it well above the longest task (a block's rows times the changed
+        points).
 
     Attributes
     ----------
@@ -119,7 +128,7 @@ class DaskProducts:
     """
 
     def __init__(self, X, kernel, *, client=None, n_blocks=None, threads_per_task=1,
-                 max_retries=3):
+                 max_retries=3, task_timeout=600.0):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] < 1:
             raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
@@ -133,6 +142,10 @@ class DaskProducts:
                              f"got {threads_per_task!r}")
         if not isinstance(max_retries, Integral) or max_retries < 0:
             raise ValueError(f"max_retries must be an int >= 0, got {max_retries!r}")
+        if (not isinstance(task_timeout, Real) or isinstance(task_timeout, bool)
+                or not task_timeout > 0 or not np.isfinite(task_timeout)):
+            raise ValueError(f"task_timeout must be a finite number of seconds > 0, "
+                             f"got {task_timeout!r}")
         if client is None:
             from distributed import default_client
             try:
@@ -142,6 +155,7 @@ class DaskProducts:
                                  "(distributed.Client(...)) or pass client=") from None
         self.points, self.kernel, self.client = X, kernel, client
         self.threads_per_task, self.max_retries = threads_per_task, int(max_retries)
+        self.task_timeout = float(task_timeout)
         workers = _live_workers(client)
         if not workers:
             raise ValueError("the Dask cluster has no workers")
@@ -201,7 +215,6 @@ class DaskProducts:
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` on the workers; returns the kernel entries
         evaluated."""
-        from distributed import as_completed
         cols = np.asarray(cols, dtype=np.intp)
         c = np.asarray(c, dtype=np.float64)
         n = self.n_points
@@ -237,46 +250,72 @@ class DaskProducts:
             if self._blocks[b].status != "finished":
                 self._place(b)
                 self.replaced += 1
-        futures = {self._submit(b, Xc, c, tasks[b][0], call, 0): b for b in tasks}
+        # each finished (erred, cancelled) task's future lands in `ready`. The callbacks run
+        # in the engine's client's event loop: never wait through the current client's
+        # (DaskExactSVC(scheduler=...) inside a `with Client(...)`): its waits then cross
+        # threads and now and then never return
+        ready = queue.SimpleQueue()
+        futures = {}  # pending task -> block
+
+        def submit(b):
+            fut = self._submit(b, Xc, c, tasks[b][0], call, attempts[b])
+            futures[fut] = b
+            fut.add_done_callback(ready.put)
+
+        def lose(b, cause):
+            """Task b died with its worker or block: place the block again if needed and
+            resubmit, within max_retries."""
+            nonlocal sent
+            attempts[b] += 1
+            if attempts[b] > self.max_retries:
+                raise RuntimeError(f"block {b} of the kernel products was lost "
+                                   f"{attempts[b]} times in one call (workers dying?)"
+                                   ) from cause
+            if self._blocks[b].status != "finished":
+                self._place(b)
+                self.replaced += 1
+            submit(b)
+            self.resubmitted += 1
+            sent += Xc.nbytes + c.nbytes + self._kernel_bytes
+
         received, entries, longest = 0, 0, 0.0
-        # loop=: as_completed otherwise runs on default_client()'s event loop, which is not
-        # this client's when another client is current (DaskExactSVC(scheduler=...) inside
-        # a `with Client(...)`); its waits and gathers then cross threads and now and then
-        # never return (a finished task never seen) or corrupt the client's connections
-        done = as_completed(list(futures), loop=self.client.loop, with_results=True,
-                            raise_errors=False)
-        for fut, out in done:
-            b = futures.pop(fut)
-            if isinstance(out, BaseException):
-                if not self._lost(b, fut):
-                    raise out
-                attempts[b] += 1
-                if attempts[b] > self.max_retries:
-                    raise RuntimeError(f"block {b} of the kernel products was lost "
-                                       f"{attempts[b]} times in one call (workers dying?)"
-                                       ) from out
-                if self._blocks[b].status != "finished":
-                    self._place(b)
-                    self.replaced += 1
-                new = self._submit(b, Xc, c, tasks[b][0], call, attempts[b])
-                futures[new] = b
-                done.add(new)
-                self.resubmitted += 1
-                sent += Xc.nbytes + c.nbytes + self._kernel_bytes
-                continue
-            u, info = out
-            code, rows = tasks[b]
-            f[rows] += u
-            e = u.size * cols.size
-            entries += e
-            received += u.nbytes + len(pickle.dumps(info))
-            longest = max(longest, info["seconds"])
-            st = self.worker_stats.setdefault(info["worker"], {"entries": 0, "seconds": 0.0,
-                                                               "cpu_seconds": 0.0, "tasks": 0})
-            st["entries"] += e
-            st["seconds"] += info["seconds"]
-            st["cpu_seconds"] += info["cpu_seconds"]
-            st["tasks"] += 1
+        try:
+            for b in tasks:
+                submit(b)
+            while futures:
+                try:
+                    fut = ready.get(timeout=self.task_timeout)
+                except queue.Empty:
+                    for fut in self._stalled(futures):  # raises if the cluster does not answer
+                        b = futures.pop(fut)
+                        self.client.cancel([fut])
+                        lose(b, None)
+                    continue
+                b = futures.pop(fut, None)
+                if b is None:  # a task given up on after a timeout
+                    continue
+                out = self._outcome(fut)
+                if isinstance(out, BaseException):
+                    if not self._lost(b, fut, out):
+                        raise out
+                    lose(b, out)
+                    continue
+                u, info = out
+                code, rows = tasks[b]
+                f[rows] += u
+                e = u.size * cols.size
+                entries += e
+                received += u.nbytes + len(pickle.dumps(info))
+                longest = max(longest, info["seconds"])
+                st = self.worker_stats.setdefault(info["worker"], {
+                    "entries": 0, "seconds": 0.0, "cpu_seconds": 0.0, "tasks": 0})
+                st["entries"] += e
+                st["seconds"] += info["seconds"]
+                st["cpu_seconds"] += info["cpu_seconds"]
+                st["tasks"] += 1
+        finally:  # a call that raises leaves no task of its own running
+            if futures:
+                self.client.cancel(list(futures))
         self.calls += 1
         self.bytes_sent += sent
         self.bytes_received += received
@@ -286,17 +325,45 @@ class DaskProducts:
                          "task_seconds": longest})
         return entries
 
-    def _lost(self, b, fut):
+    def _outcome(self, fut):
+        """A finished task's result, or the exception it ended with (cancelled included)."""
+        try:
+            return fut.result(timeout=self.task_timeout)
+        except Exception as exc:
+            return exc
+
+    def _lost(self, b, fut, exc):
         """Whether a task failed because a worker or its block was lost (then it is rerun),
         rather than by an error of its own (then the call raises it)."""
         from distributed import KilledWorker
+        from distributed.utils import CancelledError, TimeoutError
         if fut.status == "cancelled" or self._blocks[b].status != "finished":
             return True
-        try:
-            exc = fut.exception()
-        except Exception:  # cancelled while asked: lost
-            return True
-        return isinstance(exc, KilledWorker)
+        # a finished task whose result could not be fetched in task_timeout: its worker
+        # was lost while the result travelled
+        return isinstance(exc, (KilledWorker, CancelledError, TimeoutError))
+
+    def _stalled(self, pending):
+        """No task of ``pending`` (future -> block) finished in task_timeout: the ones that
+        are lost (not running on a live worker holding their block: resubmit them), or
+        TimeoutError when some run where they should and do not finish."""
+        live = set(_live_workers(self.client))
+        running = {key: w for w, keys in self.client.processing().items() for key in keys}
+        blocks = sorted(set(pending.values()))
+        held = self.client.who_has([self._blocks[b] for b in blocks])
+        lost, hung = [], []
+        for fut, b in pending.items():
+            w = running.get(fut.key)
+            if w in live and w in held.get(self._blocks[b].key, ()):
+                hung.append((b, w))
+            else:
+                lost.append(fut)
+        if hung:
+            which = ", ".join(f"block {b} on {w}" for b, w in sorted(hung))
+            raise TimeoutError(f"the Dask cluster does not answer: no task of the kernel "
+                               f"products finished in {self.task_timeout:g} s (task_timeout), "
+                               f"and these run on live workers: {which}")
+        return lost
 
     def close(self):
         """Release the blocks on the workers (the engine cannot compute afterwards)."""
@@ -332,6 +399,10 @@ class DaskExactSVC(ExactSVC):
         Row blocks of the training points (None: one per worker at the start of the fit).
     threads_per_task : int or None, default 1
         BLAS/OpenMP threads of each block's task (None: the worker's own setting).
+    task_timeout : float, default 600
+        Seconds to wait for the next block's task before checking the cluster: lost tasks
+        are resubmitted, tasks that run and do not finish raise TimeoutError (see
+        :class:`DaskProducts`).
     **other parameters
         As in :class:`~hsskern.ExactSVC`.
 
@@ -350,13 +421,15 @@ class DaskExactSVC(ExactSVC):
         "scheduler": [str, None],
         "n_blocks": [Interval(Integral, 1, None, closed="left"), None],
         "threads_per_task": [Interval(Integral, 1, None, closed="left"), None],
+        "task_timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, tol=1e-3,
                  max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
                  abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=16000,
                  memory_budget=None, class_weight=None, probability=False, verbose=0,
-                 random_state=None, scheduler=None, n_blocks=None, threads_per_task=1):
+                 random_state=None, scheduler=None, n_blocks=None, threads_per_task=1,
+                 task_timeout=600.0):
         super().__init__(kernel, h=h, gamma=gamma, C=C, tol=tol, max_time=max_time,
                          subsample=subsample, validation_fraction=validation_fraction,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
@@ -366,6 +439,7 @@ class DaskExactSVC(ExactSVC):
         self.scheduler = scheduler
         self.n_blocks = n_blocks
         self.threads_per_task = threads_per_task
+        self.task_timeout = task_timeout
 
     def fit(self, X, y, sample_weight=None):
         """As :meth:`ExactSVC.fit`, the decomposition's products on the Dask cluster."""
@@ -403,16 +477,16 @@ class DaskExactSVC(ExactSVC):
 
     def _products(self):
         return partial(_engine, self._dask, self.n_blocks, self.threads_per_task,
-                       self._engines)
+                       self.task_timeout, self._engines)
 
 
 _STAT_KEYS = ("calls", "entries", "bytes_sent", "bytes_received", "bytes_placed",
               "resubmitted", "replaced")
 
 
-def _engine(client, n_blocks, threads_per_task, engines, X, kernel):
+def _engine(client, n_blocks, threads_per_task, task_timeout, engines, X, kernel):
     """The products factory of :class:`DaskExactSVC` (engines kept for the fit's stats)."""
     engine = DaskProducts(X, kernel, client=client, n_blocks=n_blocks,
-                          threads_per_task=threads_per_task)
+                          threads_per_task=threads_per_task, task_timeout=task_timeout)
     engines.append(engine)
     return engine
