@@ -456,8 +456,8 @@ class DaskExactSVC(ExactSVC):
         from distributed import Client, default_client
         self._validate_params()
         own = self.scheduler is not None
-        if own:
-            client = Client(self.scheduler)
+        if own:  # a private connection: the caller's current client stays the default
+            client = Client(self.scheduler, set_as_default=False)
         else:
             try:
                 client = default_client()
