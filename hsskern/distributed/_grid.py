@@ -153,7 +153,9 @@ class DaskHSSSVCCV(HSSSVCCV):
                                     key=f"hsskern-cv-{ig}-{s}-{_token()}")
                 futures[fut] = (ig, s)
         results, self.task_info_ = {}, []
-        for fut in as_completed(futures):
+        # the fit's own client's loop: as_completed defaults to the current client's, and a
+        # scheduler= connection inside 'with Client()' would be waited on across threads
+        for fut in as_completed(futures, loop=client.loop):
             ig, s = futures[fut]
             results[ig, s], info = fut.result()
             self.task_info_.append({"width": widths[ig], "fold": s, **info})
