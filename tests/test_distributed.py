@@ -18,8 +18,9 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from hsskern import HSSSVC, HSSSVCCV  # noqa: E402
 from hsskern.distributed import (DaskHSSSVCCV, ThreadCap, decision_function,  # noqa: E402
-                                 limit_worker_threads, predict)
+                                 predict)
 from hsskern.estimators.cv import score_fold  # noqa: E402
+from dask_cluster import two_worker_client  # noqa: E402
 
 # the crash plugin below is defined here; workers cannot import this file, so ship it by value
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -31,12 +32,7 @@ TIMING_KEYS = ("mean_fit_time", "std_fit_time", "mean_setup_time", "mean_solve_t
 
 @pytest.fixture(scope="module")
 def client():
-    # one single-threaded worker process per core; OMP set before the workers load libgomp
-    env = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, env=env) as cluster, \
-            distributed.Client(cluster) as c:
-        limit_worker_threads(c, 1)
+    with two_worker_client() as c:
         yield c
 
 

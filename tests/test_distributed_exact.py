@@ -15,10 +15,11 @@ from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
 from hsskern import ExactSVC, kernel_operator  # noqa: E402
-from hsskern.distributed import DaskExactSVC, DaskProducts, limit_worker_threads  # noqa: E402
+from hsskern.distributed import DaskExactSVC, DaskProducts  # noqa: E402
 from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
 from hsskern.solvers.refine import LocalProducts, refine_exact  # noqa: E402
+from dask_cluster import two_worker_client  # noqa: E402
 
 # the crash plugin and the engine subclasses are defined here; workers cannot import this file
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -29,12 +30,7 @@ FIXTURE = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped
 
 @pytest.fixture(scope="module")
 def client():
-    # processes: a killed worker must take only itself down, not the test process
-    env = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, env=env) as cluster, \
-            distributed.Client(cluster) as c:
-        limit_worker_threads(c, 1)
+    with two_worker_client() as c:
         yield c
 
 
