@@ -457,9 +457,11 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         gets whatever was solved before it on the same workspace.
     products : LocalProducts-like or None
         Computes the decision-value products ``add(f, cols, c, skip)`` (the first ``f`` and
-        every round's update, the bulk of the kernel entries at large n); None:
+        every round's update, the bulk of the kernel entries at large n); None: K itself
+        when it is a :class:`~hsskern.kernels.StoredKernelOperator` (its stored rows), else
         :class:`LocalProducts` on K's points. :mod:`hsskern.distributed` passes one that runs
-        them on Dask workers. The working set's block is always computed here.
+        them on Dask workers. The working set's block is always computed here (from K).
+        Entry counts are of entries used: evaluated, or read from a stored K.
     max_time : float or None
         Seconds: no new round starts after them (the result is then feasible, its ``gap`` the
         true gap of the returned point, ``stopped == "max_time"``).
