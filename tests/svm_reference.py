@@ -1,5 +1,28 @@
-"""Checks that a fitted classifier holds SVC's SVM, shared by the weight and small-n tests."""
+"""Checks that a fitted classifier holds SVC's SVM, shared by the weight, small-n and
+stored-kernel tests."""
 import numpy as np
+from sklearn.svm import SVC
+
+
+def gap_tol(eps, C, w):
+    """Kernel-part tolerance between two solutions at KKT gap ``eps`` with bounds C w_i:
+    each is within 2 sqrt(eps sum_i C w_i) of the optimum (tests/test_weights.py), with a
+    factor 2 of margin."""
+    return 4 * 2 * np.sqrt(eps * C * np.sum(w))
+
+
+def svc(C, h, eps, **kw):
+    """LIBSVM's SVC with the Gaussian of width h, stopped at gap ``eps``."""
+    return SVC(C=C, gamma=1 / (2 * h * h), tol=eps, **kw)
+
+
+def binary_problem(seed, n, d=3, threshold=0.4):
+    """Overlapping two-class points (labels 0/1, both present): free SVs on both sides."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > threshold, 1, 0)
+    y[:2] = [0, 1]
+    return X, y, rng
 
 
 def b_interval(g, y, alpha, bound):

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_blobs
-from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
@@ -22,7 +21,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.solvers.hss_path import (SMALL_N, HSSBackend, decomposition_memory,
                                       hss_svm_path, prepare_decomposition)
-from svm_reference import assert_same_svm
+from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 
 
 @pytest.fixture(autouse=True)
@@ -38,20 +37,14 @@ CS = np.logspace(-2, 3, 6)
 
 
 def _tol(C, w):
-    """Kernel-part tolerance between two solutions at KKT gap EPS (module docstring)."""
-    return 4 * 2 * np.sqrt(EPS * C * np.sum(w))
+    return gap_tol(EPS, C, w)
 
 
 def _svc(C, h, **kw):
-    return SVC(C=C, gamma=1 / (2 * h * h), tol=EPS, **kw)
+    return svc(C, h, EPS, **kw)
 
 
-def _binary(seed, n, d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0.4, 1, 0)
-    y[:2] = [0, 1]
-    return X, y, rng
+_binary = binary_problem
 
 
 def _decomposition_route(m):

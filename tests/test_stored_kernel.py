@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.svm import SVC
 
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.exceptions import MemoryBudgetError
@@ -18,7 +17,7 @@ from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operato
 from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, decomposition_memory,
                                       prepare_decomposition)
 from hsskern.solvers.refine import LocalProducts, refine_exact
-from svm_reference import assert_same_svm
+from svm_reference import assert_same_svm, gap_tol, svc
 
 KINDS = [("gaussian", dict(h=1.3)), ("laplacian", dict(h=2.0)),
          ("polynomial", dict(degree=2, gamma=0.3))]
@@ -87,10 +86,10 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws):
     b = refine_exact(K.stored(), y, C, **kw)
     assert a.converged and b.converged
     # entries equal to rounding, so the rounds may part ways; two points at gap eps have
-    # kernel parts of their decision values within 2 * 2 sqrt(eps C n) (svm_reference)
+    # kernel parts of their decision values within svm_reference.gap_tol
     Kd = K.to_dense()
     np.testing.assert_allclose(Kd @ b.dual_coef, Kd @ a.dual_coef,
-                               atol=4 * 2 * np.sqrt(eps * C * n))
+                               atol=gap_tol(eps, C, np.ones(n)))
     # and the decision values it returns are the exact ones of its coefficients
     np.testing.assert_allclose(b.decision - b.bias, Kd @ b.dual_coef, rtol=1e-9, atol=1e-9)
 
@@ -120,6 +119,5 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     y_pm = np.where(y == 1, 1.0, -1.0)
     for m, C in zip(models, Cs):
         assert m.hss_["stored_kernel"]
-        ref = SVC(C=C, gamma=0.5, tol=eps).fit(X, y)
-        assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n),
-                        4 * 2 * np.sqrt(eps * C * n))
+        ref = svc(C, 1.0, eps).fit(X, y)
+        assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n), gap_tol(eps, C, np.ones(n)))

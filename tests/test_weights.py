@@ -41,7 +41,7 @@ from hsskern.solvers.ssn import l2svm_newton, l2svm_objective
 from hsskern.sparse.gram import compact_kernel
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
-from svm_reference import assert_same_svm
+from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 
 
 @pytest.fixture(autouse=True)
@@ -57,21 +57,16 @@ EXACT = dict(approximation="exact", refine=True, tol=EPS)
 
 
 def _tol(C, w):
-    """Decision-value tolerance for two solutions at KKT gap EPS (module docstring)."""
-    return 4 * 2 * np.sqrt(EPS * C * np.sum(w))
+    return gap_tol(EPS, C, w)
 
 
 def _svc(C, h, **kw):
-    return SVC(C=C, gamma=1 / (2 * h * h), tol=EPS, **kw)
+    return svc(C, h, EPS, **kw)
 
 
 def _binary(seed, n, d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
     # imbalanced and overlapping: weights move the boundary and leave free SVs on both sides
-    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0.6, 1, 0)
-    y[:2] = [0, 1]
-    return X, y, rng
+    return binary_problem(seed, n, d, threshold=0.6)
 
 
 def _weights(rng, n, kind):
