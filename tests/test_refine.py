@@ -9,7 +9,7 @@ from hsskern import HSSSVC, kernel_operator
 from hsskern.kernels import make_kernel
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
 from hsskern.solvers._smo import smo_block
-from hsskern.solvers.admm import kkt_violation
+from hsskern.solvers.admm import kkt_sets, kkt_violation
 from hsskern.solvers.refine import feasible_start, refine_exact
 
 
@@ -103,6 +103,37 @@ def test_smo_block_on_all_points_solves_the_dual(seed, logC):
     ref_alpha = np.zeros(len(y))
     ref_alpha[ref.support_] = np.abs(ref.dual_coef_[0])
     assert _dual_objective(Kd, y, alpha) <= _dual_objective(Kd, y, ref_alpha) + 1e-4 * C
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 3.0), stop=st.sampled_from([300, None]))
+def test_smo_block_shrinking_keeps_every_v_current(seed, logC, stop):
+    # a working set with a fixed rest (v offset by the rest's contribution): with shrinking
+    # the variables left out of the passes get their v rebuilt, so v = v_start - K (y o da)
+    # on all q whether SMO converged or stopped at max_iter; converged, the gap holds on all
+    # q (the returned extremes are all q's) and the subproblem's objective is the unshrunk
+    # solve's
+    X, y = _problem(seed, n=200)
+    C = 10.0 ** logC
+    Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    rng = np.random.default_rng(seed)
+    W = rng.permutation(len(y))[:150]
+    a_rest = rng.uniform(0, C, len(y))
+    a_rest[W] = 0.0
+    v_start = y[W] - Kd[W] @ (y * a_rest)
+    KW = np.ascontiguousarray(Kd[np.ix_(W, W)])
+    objective = {}
+    for shrink in (True, False):
+        aW, vW = np.zeros(W.size), v_start.copy()
+        it, m, M = smo_block(KW, y[W], aW, vW, C, 1e-4, stop or 10 ** 7, shrinking=shrink)
+        np.testing.assert_allclose(vW, v_start - KW @ (y[W] * aW), atol=1e-9 * max(1.0, C))
+        if stop is None:
+            up, low = kkt_sets(y[W], aW, C)
+            assert m == vW[up].max() and M == vW[low].min() and m - M < 1e-4
+            # 1/2 a^T Q a + G_start^T a, with G_start = -y v_start
+            objective[shrink] = _dual_objective(KW, y[W], aW) + aW.sum() - (y[W] * v_start) @ aW
+    if stop is None:
+        assert objective[True] == pytest.approx(objective[False], abs=1e-3 * max(1.0, C))
 
 
 def test_dual_objective_never_rises_over_rounds():

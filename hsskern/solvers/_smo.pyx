@@ -20,7 +20,8 @@ import numpy as np
 
 
 def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
-              double C, double tol, long max_iter, const double[::1] upper=None):
+              double C, double tol, long max_iter, const double[::1] upper=None,
+              bint shrinking=True):
     """Solve the working-set QP in place.
 
     Parameters
@@ -38,17 +39,24 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     upper : (q,) per-point upper bounds C_i >= 0, or None for C everywhere. Only the pair
         update and the set masks read it, never the two passes over q, so a weighted step
         costs what an unweighted one does.
+    shrinking : LIBSVM's shrinking: every min(q, 1000) steps the variables at a bound that
+        cannot be in a violating pair (one only in I_low above max_{I_up} v, one only in
+        I_up below min_{I_low} v) leave the passes; their v is rebuilt from the block when
+        the rest has converged (and once at 10 tol, as LIBSVM unshrinks), and the stopping
+        test is then repeated on all q. At large C most of a working set sits at a bound
+        and each step costs the active part only.
 
     Returns
     -------
-    (n_iter, m, M) : iterations and the final max over I_up / min over I_low of v
+    (n_iter, m, M) : iterations and the final max over I_up / min over I_low of v (over all
+    q variables)
     """
-    cdef Py_ssize_t q = K.shape[0], t, i = -1, j, i_next
-    cdef long it = 0
+    cdef Py_ssize_t q = K.shape[0], t, u, i = -1, j, i_next, qa, period
+    cdef long it = 0, counter
     cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
     cdef double ai, aj, Kii, Gi, Gj, ci, cj, Ci = C, Cj = C
     cdef double TAU = 1e-12
-    cdef bint weighted = upper is not None
+    cdef bint weighted = upper is not None, unshrunk = False
     if K.shape[1] < q or y.shape[0] != q or alpha.shape[0] != q or v.shape[0] != q:
         raise ValueError(f"a ({K.shape[0]}, {K.shape[1]}) block for {y.shape[0]} labels")
     if q < 2:
@@ -57,28 +65,32 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     # label per point, and on K itself (y_i y_t Q_it = K_it); the diagonal is read
     # contiguously (K[t, t] is a cache miss per point) and I_up / I_low are additive masks
     # (0 inside, -inf / +inf outside), so the passes have no branches on set membership.
-    # Per step they stream two kernel rows and four q-vectors.
+    # Per step they stream two kernel rows and four vectors over the active variables.
     cdef double[::1] Kd = np.empty(q)
     cdef double[::1] up_mask = np.empty(q)
     cdef double[::1] low_mask = np.empty(q)
+    # the active variables, ascending (the passes read kernel rows in order); v and alpha
+    # at entry rebuild the v of the shrunk ones
+    cdef Py_ssize_t[::1] act = np.arange(q, dtype=np.intp)
+    cdef double[::1] v0 = np.array(v, copy=True)
+    cdef double[::1] a0 = np.array(alpha, copy=True)
+    cdef double[::1] dya = np.empty(q)
+    qa = q
+    period = q if q < 1000 else 1000
+    counter = period
     with nogil:
         for t in range(q):
             Kd[t] = K[t, t]
             _set_masks(t, y, alpha, upper[t] if weighted else C, up_mask, low_mask)
-        # first index: the most violating point of I_up
-        Gmax = -INFINITY
-        for t in range(q):
-            vt = v[t] + up_mask[t]
-            if vt >= Gmax:
-                Gmax = vt
-                i = t
+        Gmax = _first_index(v, up_mask, act, qa, &i)
         while True:
             # second index over I_low by the second-order gain; also min over I_low of -y G
             Gmin_low = INFINITY
             j = -1
             best = INFINITY
             Kii = Kd[i]
-            for t in range(q):
+            for u in range(qa):
+                t = act[u]
                 vl = v[t] + low_mask[t]  # +inf outside I_low
                 Gmin_low = vl if vl < Gmin_low else Gmin_low
                 # computed for every t and masked after: a branch on b > 0 follows set
@@ -91,8 +103,26 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
                 if obj <= best:
                     best = obj
                     j = t
-            if Gmax - Gmin_low < tol or j < 0 or it >= max_iter:
+            if Gmax - Gmin_low < tol or j < 0:
+                if qa == q:
+                    break
+                # the active part has converged: every variable back, the test on all q
+                _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+                qa = q
+                Gmax = _first_index(v, up_mask, act, qa, &i)
+                continue
+            if it >= max_iter:
                 break
+            if shrinking:
+                counter -= 1
+                if counter == 0:
+                    counter = period
+                    if not unshrunk and Gmax - Gmin_low <= 10.0 * tol and qa < q:
+                        unshrunk = True
+                        _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+                        qa = q
+                    # i and j stay: v_i = Gmax >= Gmin_low, and v_j < Gmax
+                    qa = _shrink(v, up_mask, low_mask, act, qa, Gmax, Gmin_low)
             it += 1
             if weighted:
                 Ci = upper[i]
@@ -156,7 +186,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             # update fused with the next first index
             Gmax = -INFINITY
             i_next = -1
-            for t in range(q):
+            for u in range(qa):
+                t = act[u]
                 vt = v[t] - K[i, t] * ci - K[j, t] * cj
                 v[t] = vt
                 vt = vt + up_mask[t]
@@ -164,7 +195,72 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
                     Gmax = vt
                     i_next = t
             i = i_next
+        if qa < q:  # stopped by max_iter: the shrunk variables' v made current
+            _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+            qa = q
+            Gmax = _first_index(v, up_mask, act, qa, &i)
+            Gmin_low = INFINITY
+            for t in range(q):
+                vl = v[t] + low_mask[t]
+                Gmin_low = vl if vl < Gmin_low else Gmin_low
     return it, Gmax, Gmin_low
+
+
+cdef inline double _first_index(const double[::1] v, const double[::1] up_mask,
+                                const Py_ssize_t[::1] act, Py_ssize_t qa,
+                                Py_ssize_t* i) noexcept nogil:
+    # the most violating active variable of I_up, and its v
+    cdef Py_ssize_t u, t
+    cdef double Gmax = -INFINITY, vt
+    for u in range(qa):
+        t = act[u]
+        vt = v[t] + up_mask[t]
+        if vt >= Gmax:
+            Gmax = vt
+            i[0] = t
+    return Gmax
+
+
+cdef Py_ssize_t _shrink(const double[::1] v, const double[::1] up_mask,
+                        const double[::1] low_mask, Py_ssize_t[::1] act, Py_ssize_t qa,
+                        double m_up, double m_low) noexcept nogil:
+    # keeps the active variables that could still be in a violating pair (LIBSVM's
+    # be_shrunk, in -y G): free ones, and bounded ones on the violating side of the other
+    # set's extreme; the order of ``act`` is kept
+    cdef Py_ssize_t u, t, k = 0
+    cdef bint in_up, in_low
+    for u in range(qa):
+        t = act[u]
+        in_up = up_mask[t] == 0.0
+        in_low = low_mask[t] == 0.0
+        if in_up and not in_low and v[t] < m_low:
+            continue
+        if in_low and not in_up and v[t] > m_up:
+            continue
+        act[k] = t
+        k += 1
+    return k
+
+
+cdef void _unshrink(const double[:, ::1] K, const double[::1] y, const double[::1] alpha,
+                    double[::1] v, const double[::1] v0, const double[::1] a0,
+                    double[::1] dya, Py_ssize_t[::1] act, Py_ssize_t qa) noexcept nogil:
+    # v of the shrunk variables from v at entry and every change since, v_t = v0_t -
+    # sum_s K_ts y_s (alpha_s - a0_s) (one pass over their rows); then all active again
+    cdef Py_ssize_t q = v.shape[0], t, s, u = 0, nc = 0
+    cdef double acc
+    for s in range(q):
+        dya[s] = y[s] * (alpha[s] - a0[s])
+    for t in range(q):
+        if u < qa and act[u] == t:
+            u += 1
+            continue
+        acc = 0.0
+        for s in range(q):
+            acc = acc + K[t, s] * dya[s]
+        v[t] = v0[t] - acc
+    for t in range(q):
+        act[t] = t
 
 
 cdef inline void _set_masks(Py_ssize_t t, const double[::1] y, double[::1] alpha, double C,
