@@ -79,13 +79,20 @@ def _assert_exact_svr(model, X, y, h, epsilon, tol=TOL):
 @given(seed=st.integers(0, 10_000), n=st.integers(30, 160), d=st.integers(1, 3),
        logC=st.floats(-1.5, 1.5), h=st.sampled_from([0.5, 1.0, 3.0]),
        epsilon=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
-       approximation=st.sampled_from(["exact", "hss"]))
-def test_every_C_of_a_path_is_libsvms_svr(seed, n, d, logC, h, epsilon, approximation):
+       approximation=st.sampled_from(["exact", "hss"]),
+       start=st.sampled_from(["auto", "admm", "decomposition"]))
+def test_every_C_of_a_path_is_libsvms_svr(seed, n, d, logC, h, epsilon, approximation, start):
     X, y = _data(seed, n, d)
     Cs = 10.0 ** (logC + np.array([0.0, 0.7, 1.4]))
-    models = HSSSVR(h=h, epsilon=epsilon, approximation=approximation, leaf_size=16,
-                    rel_tol=1e-2, random_state=0).fit_path(X, y, Cs)
+    models = HSSSVR(h=h, epsilon=epsilon, approximation=approximation, start=start,
+                    leaf_size=16, rel_tol=1e-2, random_state=0).fit_path(X, y, Cs)
     assert [m.C for m in models] == sorted(Cs)
+    # "auto" solves the first C exactly from zero on these small n unless the dense ADMM is
+    # asked for by name
+    taken = start if start != "auto" else ("admm" if approximation == "exact" else
+                                           "decomposition")
+    assert models[0].hss_["start"] == taken
+    assert np.isnan(models[0].beta_) == (taken == "decomposition")
     for m in models:
         assert m.fit_status_ == 0
         _assert_exact_svr(m, X, y, h, epsilon)
@@ -200,6 +207,14 @@ def test_epsilon_zero_and_a_tube_wider_than_the_data():
     assert m.support_.size == 0 == ref.support_.size
     np.testing.assert_allclose(m.predict(X), 0.5 * (y.max() + y.min()), atol=1e-12)
     np.testing.assert_allclose(m.predict(X), ref.predict(X), atol=1e-12)
+
+
+def test_the_decomposition_start_needs_refine():
+    X, y = _data(9, n=120)
+    with pytest.raises(ValueError, match="needs refine"):
+        HSSSVR(start="decomposition", refine=False).fit(X, y)
+    # "auto" without refine takes the ADMM
+    assert HSSSVR(refine=False, max_iter=500).fit(X, y).hss_["start"] == "admm"
 
 
 def test_refine_false_keeps_the_admm_solution_and_warns_when_short():

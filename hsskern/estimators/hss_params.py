@@ -38,7 +38,7 @@ HSS_CONSTRAINTS = {
 }
 
 #: How a classifier's path reaches its first C (:class:`~hsskern.solvers.hss_path.HSSBackend`'s
-#: ``start``): the classifiers only, the regressors' paths need the factor
+#: ``start``): the classifiers and HSSSVR (kernel ridge and the GP need the factor)
 START_CONSTRAINTS = {"start": [StrOptions({"auto", "admm", "decomposition"})]}
 
 

@@ -12,8 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
 from .base import validate_input
-from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS, hss_options,
-                         kernel_of, width_grid)
+from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
+                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSSVR", "HSSSVRCV"]
@@ -56,6 +56,11 @@ class HSSSVR(PathRegressor):
         HSS compression options (:class:`~hsskern.options.HSSOptions`), as HSSSVC.
     approximation : {"hss", "exact"}, default "hss"
         "exact": the dense kernel and its Cholesky factor (small n; memory checked first).
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        How the first C is reached, as HSSSVC's: "admm" (compression, factor, ADMM, then
+        the decomposition from the ADMM's point), "decomposition" (the exact decomposition
+        from zero: no compression, factor or ADMM; needs ``refine``), "auto" takes
+        "decomposition" for n <= 10^5 with ``refine`` and ``approximation="hss"``.
     max_iter : int, default 100
         ADMM iterations per C.
     tol : float, default 1e-3
@@ -97,9 +102,10 @@ class HSSSVR(PathRegressor):
     gap_ : float
         The KKT gap reached.
     beta_ : float
-        ADMM penalty in force at the end.
+        ADMM penalty in force at the end (NaN with ``start="decomposition"``: no ADMM ran).
     hss_ : dict
-        Ranks and memory of the approximation and its factor.
+        Ranks and memory of the approximation and its factor; ``hss_["start"]`` the start
+        taken (with "decomposition" no approximation).
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, refine.
     n_features_in_, feature_names_in_
@@ -119,6 +125,7 @@ class HSSSVR(PathRegressor):
     _parameter_constraints = {
         **HSS_CONSTRAINTS,
         **WIDTH_CONSTRAINTS,
+        **START_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="neither"), None],
@@ -132,13 +139,14 @@ class HSSSVR(PathRegressor):
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, epsilon=0.1,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-3, relaxation=1.6,
-                 adaptive_beta=True, refine=True, max_chunk=16000, memory_budget=None,
-                 verbose=0, random_state=None):
+                 n_neighbors=64, approximation="hss", start="auto", max_iter=100, tol=1e-3,
+                 relaxation=1.6, adaptive_beta=True, refine=True, max_chunk=16000,
+                 memory_budget=None, verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
         self.C = C
+        self.start = start
         self.epsilon = epsilon
         self.beta = beta
         self.rel_tol = rel_tol
@@ -168,7 +176,7 @@ class HSSSVR(PathRegressor):
     def _make_backend(self, X, values, for_search=False):
         single = len(values) == 1
         return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
-                          approximation=self.approximation,
+                          approximation=self.approximation, start=self.start,
                           hss_options=hss_options(self, verbose_offset=0), beta=self.beta,
                           max_iter=self.max_iter,
                           tol=max(self.tol, 1e-2) if self.refine else self.tol,
@@ -263,7 +271,8 @@ class HSSSVRCV(PathRegressorCV):
 
     _path_param = "C"
     _parameter_constraints = {
-        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k != "C"},
+        # every fold and the refit take HSSSVR's start="auto", as HSSSVCCV's take HSSSVC's
+        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k not in ("C", "start")},
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
         **WIDTH_GRID_CONSTRAINTS,
         "cv": [Interval(Real, 0, 1, closed="neither"),

@@ -99,7 +99,7 @@ def _one_openmp_thread():
             lib.set_num_threads(k)
 
 
-def _threads_for(problem):
+def threads_for(problem):
     """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
     if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
         return nullcontext()
@@ -446,7 +446,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             starts = ([(None, None)] * Y.shape[1] if prev is None else
                       [(C / prev[0] * pr.alpha, C / prev[0] * (pr.decision - pr.bias))
                        for pr in prev[1]])
-            with _threads_for(problem):
+            with threads_for(problem):
                 out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                     tol=refine_tol, max_chunk=max_chunk, newton=newton,
                                     log=_refine_log(log, C, j), workspace=workspace,

@@ -39,7 +39,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..options import HSSOptions
 from ..utils.validation import check_positive
 from .admm import PenaltyBalancer, kkt_sets
-from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend
+from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, refine_exact
 
@@ -372,6 +372,13 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     y = check_target(y, n)
     Cs = check_Cs(Cs)
     epsilon = check_epsilon(epsilon)
+    exact_start = problem.start == "decomposition"
+    if exact_start:
+        if not refine:
+            raise ValueError('refine=False needs the ADMM: a problem prepared with '
+                             'start="decomposition" has no approximation to run it on '
+                             '(prepare it with start="admm")')
+        max_chunk = min(max_chunk, problem.stats.get("max_chunk", max_chunk))
     yv, p, index = svr_variables(y, epsilon)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
@@ -380,21 +387,26 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
     t0 = time.perf_counter()
     floor = problem.beta_floor
-    w = problem.factor.solve(np.ones(n))
+    w = None if exact_start else problem.factor.solve(np.ones(n))
+    beta = np.nan if exact_start else problem.factor.beta
     setup = time.perf_counter() - t0
     K_apply = problem.approximation
     solutions, state, prev, workspace = [], None, None, {}
     rlog = (lambda C: None if log is None else (lambda line: log(2, f"refine C={C:g}:{line}")))
     for C in grid:
         t_c = time.perf_counter()
-        if prev is not None:
-            C_prev, pr = prev
-            s = _ray_scale(pr, p, C / C_prev)
-            rr = refine_exact(problem.K, yv, C, s * pr.alpha, f=s * (pr.decision - pr.bias),
-                              p=p, index=index, tol=refine_tol, max_ws=max_ws,
-                              max_chunk=max_chunk, newton=newton, log=rlog(C),
-                              workspace=workspace)
-            sol = _solution(C, rr, None, problem.factor.beta, floor, scale=s)
+        if prev is not None or exact_start:
+            # the previous C's exact solution at its best scale, or (no approximation) zero
+            s, a, f = None, None, None
+            if prev is not None:
+                C_prev, pr = prev
+                s = _ray_scale(pr, p, C / C_prev)
+                a, f = s * pr.alpha, s * (pr.decision - pr.bias)
+            with threads_for(problem):
+                rr = refine_exact(problem.K, yv, C, a, f=f, p=p, index=index, tol=refine_tol,
+                                  max_ws=max_ws, max_chunk=max_chunk, newton=newton,
+                                  log=rlog(C), workspace=workspace)
+            sol = _solution(C, rr, None, beta, floor, scale=s)
         else:
             admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, max_iter=max_iter,
                                  kkt_tol=tol, relaxation=relaxation, warm_start=state, w=w,
@@ -414,7 +426,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
                     rr = refine_exact(problem.K, yv, C, a, p=p, index=index, tol=refine_tol,
                                       max_ws=max_ws, max_chunk=max_chunk, newton=newton,
                                       log=rlog(C), workspace=workspace)
-            sol = _solution(C, rr, admm, problem.factor.beta, floor)
+            sol = _solution(C, rr, admm, beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
         if not solutions:
@@ -468,6 +480,7 @@ class SVRBackend:
     kernel: object
     epsilon: float = 0.1
     approximation: str = "hss"
+    start: str = "admm"
     hss_options: HSSOptions = field(default_factory=HSSOptions)
     beta: float = None
     max_iter: int = 100
@@ -485,7 +498,7 @@ class SVRBackend:
     log: object = None
 
     def _hss_backend(self):
-        return HSSBackend(self.kernel, approximation=self.approximation,
+        return HSSBackend(self.kernel, approximation=self.approximation, start=self.start,
                           hss_options=self.hss_options, beta=self.beta,
                           refine=bool(self.refine), max_chunk=self.max_chunk,
                           memory_budget=self.memory_budget, log=self.log)
@@ -495,8 +508,9 @@ class SVRBackend:
         return self._hss_backend().memory_estimate(n, d, 1, max_rank=max_rank)
 
     def prepare(self, X, Y=None):
-        """The problem of the points X (the targets are not needed)."""
-        return self._hss_backend().prepare(X)
+        """The problem of the points X (the targets are not needed; the 2n-variable
+        decomposition keeps two label columns' worth of vectors, which sizes the estimate)."""
+        return self._hss_backend().prepare(X, np.empty((0, 2)))
 
     def path(self, prepared, Y, Cs):
         """:func:`hss_svr_path` with these options for the one target column of ``Y``."""
