@@ -337,7 +337,9 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     ----------
     problem : HSSProblem
         From :func:`~hsskern.solvers.hss_path.prepare_hss` (the classifier's preparation:
-        the same compression and factor serve regression).
+        the same compression and factor serve regression), or from
+        :func:`~hsskern.solvers.hss_path.prepare_decomposition`: then the first C is solved
+        by the decomposition from zero (no ADMM; ``refine`` must be true).
     y : ndarray of shape (n,) or (n, 1)
         Finite targets.
     Cs : sequence of float
@@ -471,8 +473,10 @@ def _warn_unsolved(solutions, tol, max_iter):
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
 
-    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend`: memory
-    checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`), ``path`` is
+    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend` with this
+    ``start``: memory checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`, or
+    :func:`~hsskern.solvers.hss_path.prepare_decomposition` for the start from zero; the
+    default "admm" is what the tests of the ADMM route build on), ``path`` is
     :func:`hss_svr_path` with these options (``Y`` one target column), ``model`` a
     :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
     """
