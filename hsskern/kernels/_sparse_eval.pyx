@@ -25,6 +25,7 @@ Inputs are trusted: float64 values, Py_ssize_t indices in range, norms of the sa
 same parameter layout and kind codes.
 """
 from cython.parallel cimport prange, parallel
+cimport openmp
 from libc.math cimport exp, sqrt, pow
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -286,6 +287,7 @@ def matmat(int kind, const double[::1] params, double tol,
 
     (cptr, cpos, cval) = ``columns(X, arange(n))``. Each thread owns one row buffer of n
     entries and whole output rows (no write conflicts): extra memory n_threads * n doubles.
+    Threads only above PARALLEL_ENTRIES entries.
     """
     cdef Py_ssize_t m = yptr.shape[0] - 1, n = xptr.shape[0] - 1, r = V.shape[1]
     cdef Py_ssize_t a, b, c
@@ -303,7 +305,9 @@ def matmat(int kind, const double[::1] params, double tol,
     nz_a = np.diff(np.asarray(xptr))
     cdef const Py_ssize_t[::1] J = J_a
     cdef const Py_ssize_t[::1] nz = nz_a
-    with nogil, parallel():
+    # small products (a few validation rows against the changed columns) on this thread
+    cdef int nt = 1 if m * n <= PARALLEL_ENTRIES else openmp.omp_get_max_threads()
+    with nogil, parallel(num_threads=nt):
         buf = <double*> malloc(n * sizeof(double))
         for a in prange(m, schedule="dynamic", chunksize=4):
             _row(kind, p, tol, &ydata[0], &yind[0], yptr[a], yptr[a + 1], ynorm[a], a,

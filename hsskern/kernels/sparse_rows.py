@@ -30,8 +30,8 @@ from .operator import (_MAX_EXTENT_LOG2, _MAX_POLY_LOG2, _ROW_TILE, DEFAULT_BLOC
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
-           "prefer_sparse_rows", "densify", "rows_nbytes", "SPARSE_ROWS_MAX_DENSITY",
-           "SPARSE_ROWS_MIN_FEATURES"]
+           "prefer_sparse_rows", "densify", "densify_fits", "rows_nbytes",
+           "sparse_kernel_operator", "SPARSE_ROWS_MAX_DENSITY", "SPARSE_ROWS_MIN_FEATURES"]
 
 #: Largest relative error of an entry computed from norms and inner products (the same bound
 #: as the dense Gaussian's dgemm route); pairs beyond it take the direct sum.
