@@ -51,6 +51,7 @@ NO_FMA = COMPILE + ([] if sys.platform == "win32" else ["-ffp-contract=off"])
 
 MODULES = {
     "hsskern.kernels._eval": FAST,
+    "hsskern.kernels._sparse_eval": FAST,
     "hsskern.cluster._ann": COMPILE,
     "hsskern.hss._ulv": COMPILE,
     # column norms summed as NumPy sums them, so the compression's thresholds on them

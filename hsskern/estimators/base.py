@@ -15,22 +15,22 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ..kernels.sparse_rows import check_sparse_rows, densify, densify_fits, prefer_sparse_rows
 from ..solvers.path import check_Cs, check_weights
-from ..utils._memory import check_memory, format_bytes
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
 __all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathClassifier",
            "encode_labels", "labels_from_decision", "check_sample_weight",
            "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path",
-           "validate_input"]
+           "validate_input", "sparse_or_dense"]
 
 
 #: scipy sparse formats taken as input (others are converted by scikit-learn's check_array)
@@ -41,10 +41,12 @@ def validate_input(est, X, y="no_validation", *, reset=True, **kwargs):
     """``validate_data`` for every estimator here: dense arrays and scipy sparse CSR/CSC.
 
     Sparse input is checked by scikit-learn (finite ``.data``, 2-D, the feature count of
-    the fit) and then densified, C-ordered: the kernels, trees and factors work on dense
-    rows. The dense copy (8 n d bytes) is estimated first and refused with a
-    MemoryBudgetError carrying the estimate when it exceeds the estimator's
-    ``memory_budget`` (default 80% of the available memory).
+    the fit); then the estimator decides (:func:`sparse_or_dense`): it stays sparse (canonical
+    CSR rows, kernel entries from them) where the estimator's route takes sparse rows and
+    the data is sparse and wide or its dense copy does not fit, else it is densified,
+    C-ordered, after the dense copy (8 n d bytes) is estimated: beyond the estimator's
+    ``memory_budget`` (default 80% of the available memory), a MemoryBudgetError carrying
+    the estimate.
 
     Returns X, or (X, y) when y is given (None included: scikit-learn's error), as
     ``validate_data``.
@@ -54,16 +56,33 @@ def validate_input(est, X, y="no_validation", *, reset=True, **kwargs):
                         accept_sparse=SPARSE_FORMATS, **kwargs)
     X, rest = (out, None) if only_x else out
     if sp.issparse(X):
-        n, d = X.shape
-        check_memory(8.0 * n * d,
-                     f"{type(est).__name__}: densifying the sparse input ({n} x {d}, "
-                     f"{X.nnz} stored entries, {format_bytes(X.data.nbytes)} of values)",
-                     getattr(est, "memory_budget", None),
-                     hint="pass fewer rows, or raise memory_budget")
-        X = X.toarray(order="C")
+        X = sparse_or_dense(est, X, fitting=reset)
     else:
         X = np.ascontiguousarray(X)
     return X if only_x else (X, rest)
+
+
+def sparse_or_dense(est, X, fitting):
+    """Validated sparse X as the estimator takes it: canonical CSR rows or a dense array.
+
+    ``est._sparse_rows(X, fitting)`` (absent: None) says what its route can take: "keep"
+    (a fitted model whose support vectors are sparse rows: X stays sparse), "when_wide"
+    (a fit whose route needs only kernel entries: X stays sparse when it is sparse and wide,
+    :func:`~hsskern.kernels.sparse_rows.prefer_sparse_rows`, or when its dense copy does not
+    fit ``memory_budget``) or None (dense coordinates needed: densified within the budget,
+    else a MemoryBudgetError with the estimate that names the routes taking sparse rows).
+    """
+    decide = getattr(est, "_sparse_rows", None)
+    route = decide(X, fitting) if decide is not None else None
+    budget = getattr(est, "memory_budget", None)
+    if route == "keep" or (route == "when_wide" and (prefer_sparse_rows(X) or
+                                                     not densify_fits(X, budget))):
+        return check_sparse_rows(X)
+    hint = "pass fewer rows, or raise memory_budget"
+    if is_classifier(est):
+        hint += ('; ExactSVC and HSSSVC(start="decomposition") take sparse rows as they are '
+                 '(kernel entries from the nonzeros)')
+    return densify(X, type(est).__name__, budget, hint=hint)
 
 
 def encode_labels(y):
@@ -254,6 +273,20 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
         D = self.decision_function(X)
         return (sigmoid_log_proba if log else sigmoid_proba)(D, self.probA_, self.probB_)
 
+    def _sparse_rows(self, X, fitting):
+        """How sparse X reaches this estimator (see :func:`sparse_or_dense`): a fit keeps it
+        sparse ("when_wide") where :meth:`_takes_sparse_rows`; a fitted model whose support
+        vectors are sparse rows evaluates sparse X as it is ("keep"); else densified."""
+        if fitting:
+            return "when_wide" if self._takes_sparse_rows(X.shape) else None
+        model = getattr(self, "_model", None)
+        return "keep" if sp.issparse(getattr(model, "support_vectors", None)) else None
+
+    def _takes_sparse_rows(self, shape):
+        """Whether a fit on data of this shape needs nothing but kernel entries, blocks and
+        products (the exact decomposition), so that it can read them from sparse rows."""
+        return False
+
     def _validate_xy(self, X, y):
         self._reset()
         X, y = validate_input(self, X, y)
@@ -296,7 +329,7 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # CSR/CSC, densified within the memory budget
+        tags.input_tags.sparse = True  # CSR/CSC: sparse rows or densified (sparse_or_dense)
         return tags
 
 

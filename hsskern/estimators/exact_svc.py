@@ -140,6 +140,11 @@ class ExactSVC(WeightedPathClassifier):
         """The factory of the decomposition's product engine (None: in this process)."""
         return None
 
+    def _takes_sparse_rows(self, shape):
+        # the decomposition reads kernel entries only; in this process they come from the
+        # sparse rows (a distributed engine's workers hold dense row blocks)
+        return self._products() is None
+
     def _make_backend(self, X, for_path):
         return ExactBackend(kernel_of(self, None, X), subsample=self.subsample,
                             validation_fraction=self.validation_fraction,

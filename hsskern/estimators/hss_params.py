@@ -11,6 +11,7 @@ both given is a ValueError.
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
@@ -87,7 +88,10 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
     d = X.shape[1]
     if gamma == "auto":
         return 1.0 / d
-    var = float(np.var(X))
+    if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
+        var = float(X.multiply(X).mean() - X.mean() ** 2)
+    else:
+        var = float(np.var(X))
     return 1.0 / (d * var) if var != 0 else 1.0
 
 

@@ -226,6 +226,12 @@ class HSSSVC(WeightedPathClassifier):
     def _make_backend(self, X, for_path):
         return _hss_backend(self, X, None, for_path)
 
+    def _takes_sparse_rows(self, shape):
+        # start="decomposition" (or "auto" resolving to it) needs kernel entries only
+        start = HSSBackend(None, approximation=self.approximation, start=self.start,
+                           refine=self.refine).resolve_start(*shape)
+        return start == "decomposition"
+
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info
         self.beta_ = info["beta"]

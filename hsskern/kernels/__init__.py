@@ -1,7 +1,12 @@
-"""Kernel functions and the matrix-free :class:`KernelOperator`."""
+"""Kernel functions and the matrix-free :class:`KernelOperator` (dense points) and
+:class:`SparseRowsKernelOperator` (scipy sparse rows)."""
 from .functions import KERNELS, Kernel, make_kernel
 from .operator import (CrossKernelOperator, KernelOperator, ShiftedKernelOperator,
                        StoredKernelOperator, kernel_operator)
+from .sparse_rows import (SparseRowsCrossKernelOperator, SparseRowsKernelOperator,
+                          StoredSparseRowsKernelOperator, rows_operator)
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "KernelOperator", "ShiftedKernelOperator",
-           "CrossKernelOperator", "StoredKernelOperator", "kernel_operator"]
+           "CrossKernelOperator", "StoredKernelOperator", "kernel_operator",
+           "SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
+           "StoredSparseRowsKernelOperator", "rows_operator"]

@@ -8,6 +8,7 @@ rectangular K(Y, X) used for prediction, Nystrom and FPC features.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory, format_bytes
@@ -587,9 +588,11 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
         Points. Copied once (C-contiguous float64); the caller's array is never reordered or modified,
-        and later changes to it do not affect the operator.
+        and later changes to it do not affect the operator. A scipy sparse X gives a
+        :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
+        copied as canonical CSR).
     kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"} or Kernel
     h, gamma, degree, coef0, sigma, l
         Kernel parameters, see :func:`hsskern.kernels.make_kernel`.
@@ -598,7 +601,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
 
     Returns
     -------
-    KernelOperator
+    KernelOperator or SparseRowsKernelOperator
 
     Examples
     --------
@@ -610,6 +613,10 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     >>> K.submatrix([0, 1], [2, 3]).shape
     (2, 2)
     """
+    if sp.issparse(X):  # kernel entries straight from the sparse rows
+        from .sparse_rows import sparse_kernel_operator
+        return sparse_kernel_operator(X, kernel, h=h, gamma=gamma, degree=degree, coef0=coef0,
+                                      sigma=sigma, l=l, block_memory=block_memory)
     X_in = X
     X = check_points(X, "X")
     if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in):

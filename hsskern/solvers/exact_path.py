@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..kernels.operator import KernelOperator
+from ..kernels.sparse_rows import rows_operator
 from ..options import HSSOptions
 from .admm import kkt_violation
 from .hss_path import HSSBackend
@@ -167,7 +167,7 @@ class _ValidationTracker:
 
     def _product(self, coef, cols):
         t = time.perf_counter()
-        out = KernelOperator(self.Xtr[cols], self.kernel).cross(self.Xval) @ coef[cols]
+        out = rows_operator(self.Xtr[cols], self.kernel).cross(self.Xval) @ coef[cols]
         self.rate.add(cols.size * self.Xval.shape[0], time.perf_counter() - t)
         return out
 
@@ -396,7 +396,7 @@ class ExactBackend:
             engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
             offset = time.perf_counter() - t0
             try:
-                rr = refine_exact(KernelOperator(Xtr[pts], self.kernel), y[pts], C, start,
+                rr = refine_exact(rows_operator(Xtr[pts], self.kernel), y[pts], C, start,
                                   weights=None if wtr is None else wtr[pts], f=f,
                                   tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
                                   max_ws=self.max_chunk, sub_tol=_STAGE_SUB_TOL,

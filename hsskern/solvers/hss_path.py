@@ -34,6 +34,7 @@ from threadpoolctl import ThreadpoolController
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
+from ..kernels.sparse_rows import densify, rows_nbytes
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread
@@ -64,6 +65,12 @@ _MIN_DECOMPOSITION_CHUNK = 256
 _DECOMPOSITION_VECTORS = 24
 
 _STARTS = ("auto", "admm", "decomposition")
+
+#: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
+#: that take the rows as they are
+SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
+                    'HSSSVC(start="decomposition") or ExactSVC (its subsample within '
+                    f'{SMALL_N} points), or raise memory_budget')
 
 #: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
 #: products are then at most n^2 = 2.5e7 entries a round (~0.1 s serial), and a parallel
@@ -173,7 +180,8 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        Validated training points.
+        Validated training points (scipy sparse rows are densified, their 8 n d bytes
+        checked against ``memory_budget`` first: the compression needs dense coordinates).
     kernel : Kernel
     approximation : {"hss", "exact"}
         "exact" keeps the dense K (n x n: small n only).
@@ -193,6 +201,8 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     log = log or (lambda level, msg: None)
     timings = {}
     t0 = time.perf_counter()
+    # the compression's trees and samples need dense coordinates
+    X = densify(X, "the HSS compression", memory_budget, hint=SPARSE_ROWS_HINT)
     K = kernel_operator(X, kernel)
     beta = float(beta) if beta is not None else default_beta(n)
     floor = 0.0
@@ -233,12 +243,14 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     return HSSProblem(K, H, factor, floor, stats, timings)
 
 
-def decomposition_memory(n, d, q, n_rhs=1):
+def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
     """Bytes the ``start="decomposition"`` route takes on n points of d features with working
-    sets of at most q points: the points, the decomposition's vectors per label column and
-    the working set's kernel block (8 q^2, held across rounds and C), twice that while a
-    Newton step factors a nearly all-free block."""
-    return 8 * (n * d + _DECOMPOSITION_VECTORS * n * n_rhs) + 16 * q * q
+    sets of at most q points: the points (8 n d bytes dense, or ``points_bytes``: sparse
+    rows' arrays), the decomposition's vectors per label column and the working set's kernel
+    block (8 q^2, held across rounds and C), twice that while a Newton step factors a nearly
+    all-free block."""
+    points = 8 * n * d if points_bytes is None else points_bytes
+    return points + 8 * _DECOMPOSITION_VECTORS * n * n_rhs + 16 * q * q
 
 
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
@@ -246,7 +258,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
-    decomposition from zero. Its memory is the working set's block, so ``memory_budget``
+    decomposition from zero. X may be scipy sparse: the operator then evaluates its entries
+    from the sparse rows (:class:`~hsskern.kernels.SparseRowsKernelOperator`), never
+    densified. Its memory is the working set's block, so ``memory_budget``
     caps the working set: the largest q <= min(n, max_chunk) with
     :func:`decomposition_memory` within the budget (``stats["max_chunk"]``). With at least
     :data:`STORE_MIN_FEATURES` features, and room for 8 n^2 more bytes within the budget, the
@@ -260,19 +274,20 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     n, d = X.shape
     log = log or (lambda level, msg: None)
     t0 = time.perf_counter()
-    K = kernel_operator(X, kernel)
+    K = kernel_operator(X, kernel)  # sparse X: kernel entries from its sparse rows
+    pb = rows_nbytes(K.points)
     q = min(n, int(max_chunk))
     budget = resolve_budget(memory_budget)
-    if budget is not None and decomposition_memory(n, d, q, n_rhs) > budget:
-        room = (budget - decomposition_memory(n, d, 0, n_rhs)) / 16
+    if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
+        room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
         q = int(np.sqrt(max(room, 0.0)))
         q_min = min(n, _MIN_DECOMPOSITION_CHUNK)
-        check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs),
+        check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs, pb),
                      f'start="decomposition" on {n} points x {d} features (working sets of '
                      f'{q_min} points)', memory_budget,
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
-    peak = decomposition_memory(n, d, q, n_rhs)
+    peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
     store = d >= STORE_MIN_FEATURES and budget is not None and peak + 8 * n * n <= budget
     if store:

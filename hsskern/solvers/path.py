@@ -32,6 +32,7 @@ from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["PathSolution", "PreparedProblem", "KernelExpansion", "FeatureModel", "check_grid",
            "check_Cs", "check_labels", "check_weights"]
@@ -198,8 +199,9 @@ class KernelExpansion:
 
     Parameters
     ----------
-    points : ndarray of shape (n, d)
-        The training points.
+    points : ndarray or scipy sparse CSR matrix of shape (n, d)
+        The training points (sparse rows: the support vectors are kept as CSR rows and the
+        decision values come from them, :class:`~hsskern.kernels.SparseRowsKernelOperator`).
     kernel : Kernel
     solutions : sequence of PathSolution with ``dual_coef``
     """
@@ -209,7 +211,8 @@ class KernelExpansion:
         support = np.flatnonzero(np.any(coef != 0, axis=0 if coef.ndim == 1 else 1))
         self.kernel = kernel
         self.support = support
-        self.support_vectors = np.ascontiguousarray(points[support])
+        sv = points[support]  # sparse rows stay sparse: the operator evaluates them as such
+        self.support_vectors = sv if sp.issparse(sv) else np.ascontiguousarray(sv)
         self.dual_coef = np.ascontiguousarray(coef[support].T)  # (S r, n_SV)
         self.intercept = np.concatenate([s.intercept for s in solutions])
         self.shape = (len(solutions), solutions[0].n_targets)

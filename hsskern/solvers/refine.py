@@ -49,9 +49,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import KernelOperator, StoredKernelOperator
+from ..kernels.operator import StoredKernelOperator
+from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import compact_block, expand_rows, smo_block
@@ -297,7 +299,7 @@ class LocalProducts:
         """``f[~skip] += K[~skip, cols] @ c``; returns the kernel entries evaluated."""
         if not cols.size:
             return 0
-        K = KernelOperator(self.points[cols], self.kernel)
+        K = rows_operator(self.points[cols], self.kernel)  # dense or sparse rows
         if skip is None:
             f += K.cross(self.points) @ c
             return f.size * cols.size
@@ -400,8 +402,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
 
     Parameters
     ----------
-    K : KernelOperator
-        The exact kernel on the training points (only its points and kernel are used).
+    K : KernelOperator or SparseRowsKernelOperator
+        The exact kernel on the training points (dense or sparse rows): its points, kernel
+        and blocks are used.
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     C : float
@@ -458,7 +461,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     products : LocalProducts-like or None
         Computes the decision-value products ``add(f, cols, c, skip)`` (the first ``f`` and
         every round's update, the bulk of the kernel entries at large n); None: K itself
-        when it is a :class:`~hsskern.kernels.StoredKernelOperator` (its stored rows), else
+        when it is a :class:`~hsskern.kernels.StoredKernelOperator` or
+        :class:`~hsskern.kernels.StoredSparseRowsKernelOperator` (its stored rows), else
         :class:`LocalProducts` on K's points. :mod:`hsskern.distributed` passes one that runs
         them on Dask workers. The working set's block is always computed here (from K).
         Entry counts are of entries used: evaluated, or read from a stored K.
@@ -486,6 +490,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     workspace.pop("slots", None)  # the buffer is kept, the entries it holds are not
     X, kern = K.points, K.kernel
     n = n_points = X.shape[0]
+    # an entry costs ~d flops from dense rows, ~its rows' nonzeros from sparse ones
+    entry_cost = X.shape[1] if not sp.issparse(X) else X.nnz // max(1, n) + 1
     y = np.asarray(y, dtype=np.float64)
     if index is not None:  # the caller's variables sit on these points (SVR: 2n of them)
         index = np.asarray(index, dtype=np.intp)
@@ -508,7 +514,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
                                                      "update"), 0))
     if products is None:  # a stored kernel serves its own products
-        products = K if isinstance(K, StoredKernelOperator) else LocalProducts(X, kern)
+        stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
+        products = K if isinstance(K, stored) else LocalProducts(X, kern)
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
@@ -610,7 +617,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         if ch.size:
             alpha[W[ch]] = aW[ch]
             res.kernel_entries["update"] += _update_decision(f, products, Wp, KW, ch,
-                                                             yW * dW, X.shape[1])
+                                                             yW * dW, entry_cost)
         del KW, KWrows
         t_update = time.perf_counter() - tu
         res.timings["update"] += t_update

@@ -1,0 +1,328 @@
+# cython: language_level=3
+"""Kernel entries straight from sparse (CSR) rows.
+
+A block K(Y[I], X[J]) is computed row by row: the inner products y_i . x_j of one row i with
+every column point come from an inverted index of X[J] (for each feature k, the positions b
+of the column points that have it, with their values, built once per block by
+:func:`columns`): row i walks its own nonzeros and, for each, the list of its feature.
+That costs sum_k nnz_k(Y[I]) nnz_k(X[J]) multiply-adds, never more than the
+|I| nnz(X[J]) of dotting every column row against a dense copy of row i, and as little as a
+fraction `density` of it on sparse data (only the pairs of nonzeros that meet are touched).
+
+The kernel is then a function of (|y_i|^2, |x_j|^2, y_i . x_j): the squared distance is
+|y|^2 + |x|^2 - 2 y.x (clamped at 0; exactly 0 for a point against itself). Its absolute
+rounding error is below e = (nnz_y + nnz_x + 4) u (|y|^2 + |x|^2) (u the unit roundoff;
+both norms and the dot are sums of at most that many terms). A pair whose entry that error
+could move by more than ``tol`` relatively -- gamma e for the Gaussian, gamma e / |y - x|
+for the Laplacian, both parts for the compact Gaussian: nearby points with large norms,
+narrow kernels -- is recomputed by the direct sum over the union of the two rows' features,
+whose terms are all >= 0 (no cancellation), as the dense evaluator computes every distance.
+Rows must be canonical: sorted column indices without duplicates (the Python layer makes
+them so).
+
+Inputs are trusted: float64 values, Py_ssize_t indices in range, norms of the same data
+(validated by the Python layer). The kernel formulas are those of :mod:`._eval`, with the
+same parameter layout and kind codes.
+"""
+from cython.parallel cimport prange, parallel
+cimport openmp
+from libc.math cimport exp, sqrt, pow
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+cdef enum:
+    GAUSSIAN = 0
+    LAPLACIAN = 1
+    POLYNOMIAL = 2
+    COMPACT = 3
+
+KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
+              "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT}
+
+DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
+DEF POW_CHUNK = 64
+# Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
+# thread): a parallel region waits for a busy core, which smaller blocks do not hide.
+DEF PARALLEL_ENTRIES = 200000
+
+
+cdef inline void _ipow_inplace(double* out, Py_ssize_t m, double c, int e) noexcept nogil:
+    """out[j] = (c + out[j])^e by exponentiation by squaring, as the dense evaluator
+    (``_eval._ipow_inplace``) does it: the same multiplies in the same order, so integer
+    degrees round alike on both routes."""
+    cdef double base[POW_CHUNK]
+    cdef Py_ssize_t j0, j, w
+    cdef int bits
+    j0 = 0
+    while j0 < m:
+        w = m - j0
+        if w > POW_CHUNK:
+            w = POW_CHUNK
+        for j in range(w):
+            base[j] = c + out[j0 + j]
+        bits = e
+        while not (bits & 1):
+            for j in range(w):
+                base[j] = base[j] * base[j]
+            bits >>= 1
+        for j in range(w):
+            out[j0 + j] = base[j]
+        bits >>= 1
+        while bits:
+            for j in range(w):
+                base[j] = base[j] * base[j]
+            if bits & 1:
+                for j in range(w):
+                    out[j0 + j] *= base[j]
+            bits >>= 1
+        j0 += w
+
+
+cdef inline double _merge_sq(const double* av, const Py_ssize_t* ai, Py_ssize_t na,
+                             const double* bv, const Py_ssize_t* bi,
+                             Py_ssize_t nb) noexcept nogil:
+    """|a - b|^2 summed over the union of two sorted index lists: every term >= 0."""
+    cdef Py_ssize_t i = 0, j = 0
+    cdef double s = 0.0, t
+    while i < na and j < nb:
+        if ai[i] == bi[j]:
+            t = av[i] - bv[j]
+            i += 1
+            j += 1
+        elif ai[i] < bi[j]:
+            t = av[i]
+            i += 1
+        else:
+            t = bv[j]
+            j += 1
+        s += t * t
+    while i < na:
+        s += av[i] * av[i]
+        i += 1
+    while j < nb:
+        s += bv[j] * bv[j]
+        j += 1
+    return s
+
+
+cdef void _row(int kind, const double* p, double tol,
+               const double* yd, const Py_ssize_t* yi, Py_ssize_t y0, Py_ssize_t y1,
+               double na, Py_ssize_t ia,
+               const Py_ssize_t* cptr, const Py_ssize_t* crow, const double* cval,
+               const double* xd, const Py_ssize_t* xi, const Py_ssize_t* xp,
+               const Py_ssize_t* J, const double* xnJ, const Py_ssize_t* nzJ,
+               Py_ssize_t s, Py_ssize_t n, bint same, double* row) noexcept nogil:
+    """row[b] = k(y, x_J[b]) for s <= b < n; y is the CSR row yd/yi[y0:y1] of squared norm
+    na (index ia among the column points' when ``same``)."""
+    cdef Py_ssize_t t, u, lo, b, jb, nza = y1 - y0
+    cdef double v, d2, nb, e, r, q, g
+    cdef bint sv
+    memset(row + s, 0, (n - s) * sizeof(double))
+    # inner products from the inverted index; the lists hold positions b in increasing
+    # order, walked from the end so that the upper triangle (b >= s) stops early
+    for t in range(y0, y1):
+        v = yd[t]
+        lo = cptr[yi[t]]
+        u = cptr[yi[t] + 1] - 1
+        while u >= lo:
+            b = crow[u]
+            if b < s:
+                break
+            row[b] += v * cval[u]
+            u -= 1
+    if kind == POLYNOMIAL:
+        if p[1] == 1.0:
+            for b in range(s, n):
+                row[b] = p[0] + row[b]
+        elif p[1] == 2.0:
+            for b in range(s, n):
+                q = p[0] + row[b]
+                row[b] = q * q
+        elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
+            _ipow_inplace(row + s, n - s, p[0], <int> p[1])
+        else:
+            for b in range(s, n):
+                row[b] = pow(p[0] + row[b], p[1])
+        return
+    g = p[0]
+    for b in range(s, n):
+        jb = J[b]
+        if same and jb == ia:
+            row[b] = 0.0
+            continue
+        nb = xnJ[b]
+        d2 = na + nb - 2.0 * row[b]
+        d2 = d2 if d2 > 0.0 else 0.0
+        e = (nza + nzJ[b] + 4) * UNIT_ROUNDOFF * (na + nb)
+        if kind == GAUSSIAN:
+            sv = g * e <= tol
+        elif kind == LAPLACIAN:
+            sv = g * g * e * e <= tol * tol * d2
+        else:  # COMPACT: the Gaussian factor and the support factor (1 - r / (3 sigma))^l
+            r = sqrt(d2)
+            q = 1.0 - r * p[1]
+            sv = (g * e <= 0.5 * tol and
+                  p[2] * p[1] * e <= 0.5 * tol * (q if q > 0.0 else -q) * r)
+        if not sv:
+            d2 = _merge_sq(yd + y0, yi + y0, nza, xd + xp[jb], xi + xp[jb], nzJ[b])
+        row[b] = d2
+    if kind == GAUSSIAN:
+        g = -g
+        for b in range(s, n):
+            row[b] = exp(g * row[b])
+    elif kind == LAPLACIAN:
+        g = -g
+        for b in range(s, n):
+            row[b] = exp(g * sqrt(row[b]))
+    else:
+        for b in range(s, n):
+            r = sqrt(row[b])
+            q = 1.0 - r * p[1]
+            if q > 0.0:
+                row[b] = pow(q, p[2]) * exp(-p[0] * row[b])
+            else:
+                row[b] = 0.0
+
+
+def row_norms(const double[::1] data, const Py_ssize_t[::1] indptr):
+    """Squared norms of the CSR rows, each summed in the order of its nonzeros."""
+    cdef Py_ssize_t m = indptr.shape[0] - 1, i, t
+    cdef double acc
+    out = np.empty(m)
+    cdef double[::1] o = out
+    with nogil:
+        for i in range(m):
+            acc = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                acc = acc + data[t] * data[t]
+            o[i] = acc
+    return out
+
+
+def columns(const double[::1] data, const Py_ssize_t[::1] indices,
+            const Py_ssize_t[::1] indptr, const Py_ssize_t[::1] J, Py_ssize_t d):
+    """The inverted index of the rows X[J]: (ptr, pos, val) with, for feature k, the
+    positions b (increasing) of the rows J[b] holding it in ``pos[ptr[k]:ptr[k + 1]]`` and
+    their values in ``val``. Costs O(nnz(X[J]) + d)."""
+    cdef Py_ssize_t n = J.shape[0], b, t, k, nnz = 0
+    for b in range(n):
+        nnz += indptr[J[b] + 1] - indptr[J[b]]
+    ptr_a = np.zeros(d + 1, dtype=np.intp)
+    pos_a = np.empty(nnz, dtype=np.intp)
+    val_a = np.empty(nnz)
+    cdef Py_ssize_t[::1] ptr = ptr_a, pos = pos_a
+    cdef double[::1] val = val_a
+    cdef Py_ssize_t* nxt
+    with nogil:
+        for b in range(n):
+            for t in range(indptr[J[b]], indptr[J[b] + 1]):
+                ptr[indices[t] + 1] += 1
+        for k in range(d):
+            ptr[k + 1] += ptr[k]
+        nxt = <Py_ssize_t*> malloc((d + 1) * sizeof(Py_ssize_t))
+        for k in range(d):
+            nxt[k] = ptr[k]
+        for b in range(n):
+            for t in range(indptr[J[b]], indptr[J[b] + 1]):
+                k = indices[t]
+                pos[nxt[k]] = b
+                val[nxt[k]] = data[t]
+                nxt[k] += 1
+        free(nxt)
+    return ptr_a, pos_a, val_a
+
+
+def block(int kind, const double[::1] params, double tol,
+          const double[::1] ydata, const Py_ssize_t[::1] yind, const Py_ssize_t[::1] yptr,
+          const double[::1] ynorm, const Py_ssize_t[::1] I,
+          const double[::1] xdata, const Py_ssize_t[::1] xind, const Py_ssize_t[::1] xptr,
+          const double[::1] xnorm, const Py_ssize_t[::1] J,
+          const Py_ssize_t[::1] cptr, const Py_ssize_t[::1] cpos, const double[::1] cval,
+          double[:, ::1] out, bint same=False, bint upper=False):
+    """out[a, b] = k(y_I[a], x_J[b]) for the CSR rows Y (ydata, yind, yptr) and X, with
+    (cptr, cpos, cval) = ``columns(X, J)``.
+
+    ``same``: Y is X (a point against itself is at distance exactly 0). ``upper`` (I and J
+    equal): only b >= a is written; the caller mirrors the rest.
+    """
+    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b, ia
+    cdef const double* p = &params[0]
+    cdef double* xnJ
+    cdef Py_ssize_t* nzJ
+    if m == 0 or n == 0:
+        return
+    xnJ = <double*> malloc(n * sizeof(double))
+    nzJ = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
+    with nogil:
+        for b in range(n):
+            xnJ[b] = xnorm[J[b]]
+            nzJ[b] = xptr[J[b] + 1] - xptr[J[b]]
+        if m * n > PARALLEL_ENTRIES:
+            # dynamic: with ``upper`` the rows shrink, so equal static shares would not balance
+            for a in prange(m, schedule="dynamic", chunksize=8):
+                ia = I[a]
+                _row(kind, p, tol, &ydata[0], &yind[0], yptr[ia], yptr[ia + 1], ynorm[ia], ia,
+                     &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
+                     xnJ, nzJ, a if upper else 0, n, same, &out[a, 0])
+        else:
+            for a in range(m):
+                ia = I[a]
+                _row(kind, p, tol, &ydata[0], &yind[0], yptr[ia], yptr[ia + 1], ynorm[ia], ia,
+                     &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
+                     xnJ, nzJ, a if upper else 0, n, same, &out[a, 0])
+    free(xnJ)
+    free(nzJ)
+
+
+def matmat(int kind, const double[::1] params, double tol,
+           const double[::1] ydata, const Py_ssize_t[::1] yind, const Py_ssize_t[::1] yptr,
+           const double[::1] ynorm,
+           const double[::1] xdata, const Py_ssize_t[::1] xind, const Py_ssize_t[::1] xptr,
+           const double[::1] xnorm,
+           const Py_ssize_t[::1] cptr, const Py_ssize_t[::1] cpos, const double[::1] cval,
+           const double[:, ::1] V, double[:, ::1] out, bint same=False):
+    """out = K(Y, X) @ V, one kernel row at a time; K is never formed.
+
+    (cptr, cpos, cval) = ``columns(X, arange(n))``. Each thread owns one row buffer of n
+    entries and whole output rows (no write conflicts): extra memory n_threads * n doubles.
+    Threads only above PARALLEL_ENTRIES entries.
+    """
+    cdef Py_ssize_t m = yptr.shape[0] - 1, n = xptr.shape[0] - 1, r = V.shape[1]
+    cdef Py_ssize_t a, b, c
+    cdef const double* p = &params[0]
+    cdef double* buf
+    cdef double* orow
+    cdef const double* vrow
+    cdef double acc, kab
+    if m == 0 or r == 0:
+        return
+    out[:, :] = 0.0
+    if n == 0:
+        return
+    J_a = np.arange(n, dtype=np.intp)
+    nz_a = np.diff(np.asarray(xptr))
+    cdef const Py_ssize_t[::1] J = J_a
+    cdef const Py_ssize_t[::1] nz = nz_a
+    # small products (a few validation rows against the changed columns) on this thread
+    cdef int nt = 1 if m * n <= PARALLEL_ENTRIES else openmp.omp_get_max_threads()
+    with nogil, parallel(num_threads=nt):
+        buf = <double*> malloc(n * sizeof(double))
+        for a in prange(m, schedule="dynamic", chunksize=4):
+            _row(kind, p, tol, &ydata[0], &yind[0], yptr[a], yptr[a + 1], ynorm[a], a,
+                 &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
+                 &xnorm[0], &nz[0], 0, n, same, buf)
+            if r == 1:
+                acc = 0.0
+                for b in range(n):
+                    acc = acc + buf[b] * V[b, 0]
+                out[a, 0] = acc
+            else:
+                orow = &out[a, 0]
+                for b in range(n):
+                    kab = buf[b]
+                    vrow = &V[b, 0]
+                    for c in range(r):
+                        orow[c] += kab * vrow[c]
+        free(buf)
