@@ -11,9 +11,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.svm import SVC
+from sklearn.svm import SVC, SVR
 
-from hsskern import HSSSVC, NystromSVC, kernel_operator
+from hsskern import HSSKernelRidge, HSSSVC, HSSSVR, NystromSVC, kernel_operator
 from hsskern.estimators.exact_svc import ExactSVC
 from hsskern.estimators.hss_params import resolve_gamma
 from hsskern.exceptions import MemoryBudgetError
@@ -467,3 +467,41 @@ def test_gamma_scale_on_sparse_rows_is_svcs():
     np.testing.assert_allclose(m.decision_function(X),
                                ExactSVC(gamma="scale", subsample=50, random_state=0)
                                .fit(A, y).decision_function(A), atol=1e-6)
+
+
+@pytest.mark.parametrize("C", [0.5, 20.0])
+def test_svr_from_sparse_rows_is_the_dense_model_and_libsvms(C):
+    # HSSSVR's start from zero is the same decomposition: sparse rows, sparse support
+    # vectors, the dense array's model and SVR's (which reads CSR itself), at every C of a
+    # path
+    A, X, _ = sparse_problem(6, 300, 500)
+    At, Xt, _ = sparse_problem(7, 80, 500)
+    y = A[:, :250].sum(1) - A[:, 250:].sum(1)
+    assert prefer_sparse_rows(X)
+    Cs = [C / 10, C]
+    sparse = HSSSVR(h=1.5, epsilon=0.05).fit_path(X, y, Cs)
+    dense = HSSSVR(h=1.5, epsilon=0.05).fit_path(A, y, Cs)
+    for s, d, c in zip(sparse, dense, Cs):
+        assert s.hss_["start"] == "decomposition" and s.fit_status_ == 0
+        assert sp.issparse(s.support_vectors_) and not sp.issparse(d.support_vectors_)
+        np.testing.assert_array_equal(s.support_, d.support_)
+        ps = s.predict(Xt)
+        np.testing.assert_allclose(ps, d.predict(At), atol=1e-9 * max(1.0, c))
+        ref = SVR(C=c, gamma=1 / (2 * 1.5 ** 2), epsilon=0.05, tol=1e-8).fit(X, y)
+        # two solutions at gap 1e-3 (as tests/test_svr.py)
+        np.testing.assert_allclose(ps, ref.predict(Xt), atol=10 * 1e-3 * max(1.0, np.sqrt(c)))
+        np.testing.assert_array_equal(s.predict(At), ps)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(s)).predict(Xt), ps)
+
+
+def test_regressors_needing_dense_coordinates_name_the_svr_that_takes_sparse_rows():
+    rng = np.random.default_rng(5)
+    A = np.where(rng.random((200, 1000)) < 0.15, rng.normal(size=(200, 1000)), 0.0)
+    X, y = sp.csr_matrix(A), A.sum(1)
+    budget = 0.9 * 8 * 200 * 1000
+    with pytest.raises(MemoryBudgetError,
+                       match=r"densifying the sparse input.*HSSSVR\(start=\"decomposition\"\) "
+                             r"take sparse rows"):
+        HSSKernelRidge(memory_budget=budget).fit(X, y)
+    m = HSSSVR(h=8.0, memory_budget=budget).fit(X, y)  # beyond the budget: sparse rows
+    assert sp.issparse(m.support_vectors_) and m.fit_status_ == 0

@@ -79,9 +79,10 @@ def sparse_or_dense(est, X, fitting):
                                                      not densify_fits(X, budget))):
         return check_sparse_rows(X)
     hint = "pass fewer rows, or raise memory_budget"
-    if is_classifier(est):
-        hint += ('; ExactSVC and HSSSVC(start="decomposition") take sparse rows as they are '
-                 '(kernel entries from the nonzeros)')
+    takers = ('ExactSVC and HSSSVC(start="decomposition")' if is_classifier(est) else
+              'HSSSVR(start="decomposition")')
+    hint += f"; {takers} take sparse rows as they are (kernel entries from the nonzeros)"
+
     return densify(X, type(est).__name__, budget, hint=hint)
 
 
@@ -203,7 +204,7 @@ def labels_from_decision(classes, D):
 
 class FitStateMixin:
     """What every estimator here shares, classifier or regressor: fit starts from nothing,
-    and one log format."""
+    one log format, and how sparse input reaches it."""
 
     def _reset(self):
         """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
@@ -214,6 +215,20 @@ class FitStateMixin:
     def _log(self, level, msg):
         if self.verbose >= level:
             print(f"[{type(self).__name__}] {msg}", flush=True)
+
+    def _sparse_rows(self, X, fitting):
+        """How sparse X reaches this estimator (see :func:`sparse_or_dense`): a fit keeps it
+        sparse ("when_wide") where :meth:`_takes_sparse_rows`; a fitted model whose support
+        vectors are sparse rows evaluates sparse X as it is ("keep"); else densified."""
+        if fitting:
+            return "when_wide" if self._takes_sparse_rows(X.shape) else None
+        model = getattr(self, "_model", None)
+        return "keep" if sp.issparse(getattr(model, "support_vectors", None)) else None
+
+    def _takes_sparse_rows(self, shape):
+        """Whether a fit on data of this shape needs nothing but kernel entries, blocks and
+        products (the exact decomposition), so that it can read them from sparse rows."""
+        return False
 
 
 def _check_probability(self):
@@ -272,20 +287,6 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
                                  "refit with probability=True for predict_proba")
         D = self.decision_function(X)
         return (sigmoid_log_proba if log else sigmoid_proba)(D, self.probA_, self.probB_)
-
-    def _sparse_rows(self, X, fitting):
-        """How sparse X reaches this estimator (see :func:`sparse_or_dense`): a fit keeps it
-        sparse ("when_wide") where :meth:`_takes_sparse_rows`; a fitted model whose support
-        vectors are sparse rows evaluates sparse X as it is ("keep"); else densified."""
-        if fitting:
-            return "when_wide" if self._takes_sparse_rows(X.shape) else None
-        model = getattr(self, "_model", None)
-        return "keep" if sp.issparse(getattr(model, "support_vectors", None)) else None
-
-    def _takes_sparse_rows(self, shape):
-        """Whether a fit on data of this shape needs nothing but kernel entries, blocks and
-        products (the exact decomposition), so that it can read them from sparse rows."""
-        return False
 
     def _validate_xy(self, X, y):
         self._reset()

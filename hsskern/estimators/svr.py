@@ -9,6 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..solvers.hss_path import HSSBackend
 from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
 from .base import validate_input
@@ -164,6 +165,12 @@ class HSSSVR(PathRegressor):
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state
+
+    def _takes_sparse_rows(self, shape):
+        # start="decomposition" (or "auto" resolving to it) needs kernel entries only
+        start = HSSBackend(None, approximation=self.approximation, start=self.start,
+                           refine=bool(self.refine)).resolve_start(*shape)
+        return start == "decomposition"
 
     def _validate_xy(self, X, y):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
