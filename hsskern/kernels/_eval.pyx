@@ -26,20 +26,13 @@ from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
-cdef enum:
-    GAUSSIAN = 0
-    LAPLACIAN = 1
-    POLYNOMIAL = 2
-    COMPACT = 3
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, ipow_inplace
 
 KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
               "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT}
 
 # rows per tile; columns per tile are chosen by the caller from the memory budget
 DEF ROW_TILE = 32
-
-
-DEF POW_CHUNK = 64
 
 # Gathered blocks (gather_block, gather_gauss) use OpenMP threads only above this much work,
 # entries x (d + 8): about 1e6 entries at d = 8, a few ms on one thread. A parallel region
@@ -48,43 +41,6 @@ DEF POW_CHUNK = 64
 # thousands of blocks of 1e3-1e6 entries one after another, so only blocks long enough to
 # hide that wait are split.
 DEF GATHER_PARALLEL_WORK = 16000000
-
-
-cdef inline void _ipow_inplace(double* out, Py_ssize_t m, double c, int e) noexcept nogil:
-    """out[j] = (c + out[j])^e for an integer e >= 1, by exponentiation by squaring.
-
-    Generic pow() costs ~20-40 ns an element and does not vectorize; squaring takes
-    floor(log2 e) + popcount(e) - 1 multiplies that do. The bit loop is outside the element loop,
-    over chunks held on the stack, so every inner loop is a plain vectorizable multiply. Results
-    differ from pow() by a few ulps (one rounding per multiply instead of one overall).
-    """
-    cdef double base[POW_CHUNK]
-    cdef Py_ssize_t j0, j, w
-    cdef int bits
-    j0 = 0
-    while j0 < m:
-        w = m - j0
-        if w > POW_CHUNK:
-            w = POW_CHUNK
-        for j in range(w):
-            base[j] = c + out[j0 + j]
-        bits = e
-        # lowest set bit: start the product from the right power of the base
-        while not (bits & 1):
-            for j in range(w):
-                base[j] = base[j] * base[j]
-            bits >>= 1
-        for j in range(w):
-            out[j0 + j] = base[j]
-        bits >>= 1
-        while bits:
-            for j in range(w):
-                base[j] = base[j] * base[j]
-            if bits & 1:
-                for j in range(w):
-                    out[j0 + j] *= base[j]
-            bits >>= 1
-        j0 += w
 
 
 cdef inline void _row(int kind, const double* p, const double* a, const double* bt,
@@ -108,7 +64,7 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
                 t = p[0] + out[j]
                 out[j] = t * t
         elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
-            _ipow_inplace(out, m, p[0], <int> p[1])
+            ipow_inplace(out, m, p[0], <int> p[1])
         else:
             for j in range(m):
                 out[j] = pow(p[0] + out[j], p[1])

@@ -32,52 +32,13 @@ from libc.string cimport memset
 
 import numpy as np
 
-cdef enum:
-    GAUSSIAN = 0
-    LAPLACIAN = 1
-    POLYNOMIAL = 2
-    COMPACT = 3
-
-KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
-              "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT}
+# the kernel codes are _eval's (``Kernel.code``), from the one shared definition
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, ipow_inplace
 
 DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
-DEF POW_CHUNK = 64
 # Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
 # thread): a parallel region waits for a busy core, which smaller blocks do not hide.
 DEF PARALLEL_ENTRIES = 200000
-
-
-cdef inline void _ipow_inplace(double* out, Py_ssize_t m, double c, int e) noexcept nogil:
-    """out[j] = (c + out[j])^e by exponentiation by squaring, as the dense evaluator
-    (``_eval._ipow_inplace``) does it: the same multiplies in the same order, so integer
-    degrees round alike on both routes."""
-    cdef double base[POW_CHUNK]
-    cdef Py_ssize_t j0, j, w
-    cdef int bits
-    j0 = 0
-    while j0 < m:
-        w = m - j0
-        if w > POW_CHUNK:
-            w = POW_CHUNK
-        for j in range(w):
-            base[j] = c + out[j0 + j]
-        bits = e
-        while not (bits & 1):
-            for j in range(w):
-                base[j] = base[j] * base[j]
-            bits >>= 1
-        for j in range(w):
-            out[j0 + j] = base[j]
-        bits >>= 1
-        while bits:
-            for j in range(w):
-                base[j] = base[j] * base[j]
-            if bits & 1:
-                for j in range(w):
-                    out[j0 + j] *= base[j]
-            bits >>= 1
-        j0 += w
 
 
 cdef inline double _merge_sq(const double* av, const Py_ssize_t* ai, Py_ssize_t na,
@@ -141,7 +102,7 @@ cdef void _row(int kind, const double* p, double tol,
                 q = p[0] + row[b]
                 row[b] = q * q
         elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
-            _ipow_inplace(row + s, n - s, p[0], <int> p[1])
+            ipow_inplace(row + s, n - s, p[0], <int> p[1])
         else:
             for b in range(s, n):
                 row[b] = pow(p[0] + row[b], p[1])

@@ -183,66 +183,24 @@ def _check_polynomial_range(kernel, rows, cols):
             f"or lower the degree")
 
 
-class _KernelLinearOperator(LinearOperator):
-    """Shared machinery: rows (m x d) against columns (d x n, stored transposed).
-
-    ``_rows``/``_cols`` are the points as given; the compiled evaluator reads ``_erows``/
-    ``_ecols`` with ``_ekernel`` (the same objects unless rescaled, see _evaluation_inputs).
-    """
-
-    def __init__(self, rows, cols, kernel, block_memory):
-        self._rows = rows
-        self._cols = cols
-        self._kernel = kernel
-        er, ec, ek, far = _evaluation_inputs(kernel, rows, cols)
-        self._erows, self._ecols, self._ekernel, self._far = er, ec, ek, far
-        self._colsT = np.ascontiguousarray(ec.T)
-        self._params = ek.params
-        self._block_memory = block_memory
-        self._col_tile = _col_tile(block_memory, cols.shape[0])
-        self._gemm_state = None
-        super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
-
-    def _gemm(self):
-        # computed on first use: many operators (e.g. over support vectors) see one product
-        if self._gemm_state is None:
-            self._gemm_state = (_gemm_route(self._ekernel, self._erows, self._ecols),)
-        return self._gemm_state[0]
+class _KernelSurface(LinearOperator):
+    """What every kernel operator has whatever holds its points (dense arrays here, sparse
+    rows in :mod:`.sparse_rows`): the kernel, matvec as a one-column matmat, the rows marked
+    ``_far`` zeroed, the dense-size check, and pickling by ``_rebuild(*_state())``."""
 
     @property
     def kernel(self):
         """The :class:`~hsskern.kernels.Kernel` this operator evaluates."""
         return self._kernel
 
-    def _matmat(self, V):
-        V = np.ascontiguousarray(V, dtype=np.float64)
-        out = np.empty((self.shape[0], V.shape[1]))
-        route = self._gemm()
-        if route is not None:
-            rc, rn, ccT, cn = route
-            with one_blas_thread():
-                _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
-                                   2048)
-        else:
-            _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
-                         self._col_tile)
-        return self._zero_far(out)
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
 
     def _zero_far(self, out, I=slice(None)):
         # rows too far from every column for their entries to be anything but 0.0 (only
         # rectangular operators have them, see _evaluation_inputs); ``I`` selects out's rows
         if self._far is not None:
             out[self._far[I]] = 0.0
-        return out
-
-    def _matvec(self, v):
-        return self._matmat(np.reshape(v, (-1, 1))).ravel()
-
-    def _dense_block(self, rows, cols, out=None):
-        if out is None:
-            out = np.empty((rows.shape[0], cols.shape[0]))
-        _eval.block(self._kernel.code, self._params, np.ascontiguousarray(rows),
-                    np.ascontiguousarray(cols.T), out)
         return out
 
     def _check_dense(self, max_bytes):
@@ -256,36 +214,15 @@ class _KernelLinearOperator(LinearOperator):
         return (self.__class__._rebuild, self._state())
 
 
-class KernelOperator(_KernelLinearOperator):
-    """Symmetric kernel matrix K with K[i, j] = k(x_i, x_j), never stored.
-
-    Build it with :func:`kernel_operator`. Immutable.
-
-    Parameters
-    ----------
-    points : ndarray of shape (n, d)
-        Finite float64 points (validated by the factory).
-    kernel : Kernel
-    block_memory : int
-        Bytes of scratch shared by the threads of one blocked product.
-    """
-
-    def __init__(self, points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
-        points = _readonly(points)
-        super().__init__(points, points, kernel, block_memory)
-        if self._erows is not points:
-            self._erows.flags.writeable = False
-
-    @classmethod
-    def _rebuild(cls, points, kernel, block_memory):
-        return cls(points, kernel, block_memory)
-
-    def _state(self):
-        return (np.asarray(self._rows), self._kernel, self._block_memory)
+class _SymmetricSurface:
+    """The symmetric K(X, X) part of the surface, shared by :class:`KernelOperator` and the
+    sparse rows' operator: its points, no shift, self-adjoint, checked ``submatrix`` over the
+    trusted ``_submatrix``, and ``shifted``."""
 
     @property
     def points(self):
-        """The (read-only) points X, shape (n, d)."""
+        """The (read-only) points X, shape (n, d): a dense array, or canonical CSR rows for
+        a :class:`~hsskern.kernels.SparseRowsKernelOperator`."""
         return self._rows
 
     @property
@@ -327,6 +264,88 @@ class KernelOperator(_KernelLinearOperator):
         J = I if J is I else check_indices(J, n, "J")
         return self._submatrix(I, J, check_out(out, (I.shape[0], J.shape[0])))
 
+    def shifted(self, beta):
+        """The structured operator K + beta I (beta >= 0), sharing this operator's points."""
+        beta = check_positive(beta, "beta", minimum=0.0)
+        return ShiftedKernelOperator(self, beta)
+
+
+class _KernelLinearOperator(_KernelSurface):
+    """Shared machinery: rows (m x d) against columns (d x n, stored transposed).
+
+    ``_rows``/``_cols`` are the points as given; the compiled evaluator reads ``_erows``/
+    ``_ecols`` with ``_ekernel`` (the same objects unless rescaled, see _evaluation_inputs).
+    """
+
+    def __init__(self, rows, cols, kernel, block_memory):
+        self._rows = rows
+        self._cols = cols
+        self._kernel = kernel
+        er, ec, ek, far = _evaluation_inputs(kernel, rows, cols)
+        self._erows, self._ecols, self._ekernel, self._far = er, ec, ek, far
+        self._colsT = np.ascontiguousarray(ec.T)
+        self._params = ek.params
+        self._block_memory = block_memory
+        self._col_tile = _col_tile(block_memory, cols.shape[0])
+        self._gemm_state = None
+        super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
+
+    def _gemm(self):
+        # computed on first use: many operators (e.g. over support vectors) see one product
+        if self._gemm_state is None:
+            self._gemm_state = (_gemm_route(self._ekernel, self._erows, self._ecols),)
+        return self._gemm_state[0]
+
+    def _matmat(self, V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.empty((self.shape[0], V.shape[1]))
+        route = self._gemm()
+        if route is not None:
+            rc, rn, ccT, cn = route
+            with one_blas_thread():
+                _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
+                                   2048)
+        else:
+            _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
+                         self._col_tile)
+        return self._zero_far(out)
+
+    def _dense_block(self, rows, cols, out=None):
+        if out is None:
+            out = np.empty((rows.shape[0], cols.shape[0]))
+        _eval.block(self._kernel.code, self._params, np.ascontiguousarray(rows),
+                    np.ascontiguousarray(cols.T), out)
+        return out
+
+
+
+class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
+    """Symmetric kernel matrix K with K[i, j] = k(x_i, x_j), never stored.
+
+    Build it with :func:`kernel_operator`. Immutable.
+
+    Parameters
+    ----------
+    points : ndarray of shape (n, d)
+        Finite float64 points (validated by the factory).
+    kernel : Kernel
+    block_memory : int
+        Bytes of scratch shared by the threads of one blocked product.
+    """
+
+    def __init__(self, points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
+        points = _readonly(points)
+        super().__init__(points, points, kernel, block_memory)
+        if self._erows is not points:
+            self._erows.flags.writeable = False
+
+    @classmethod
+    def _rebuild(cls, points, kernel, block_memory):
+        return cls(points, kernel, block_memory)
+
+    def _state(self):
+        return (np.asarray(self._rows), self._kernel, self._block_memory)
+
     def _submatrix(self, I, J, out):
         # trusted: intp arrays in range, ``out`` a C-contiguous (len(I), len(J)) buffer.
         # Diagonal blocks (HSS leaves, SVM working sets): the upper triangle is computed and
@@ -349,11 +368,6 @@ class KernelOperator(_KernelLinearOperator):
     def diag(self):
         """The diagonal k(x_i, x_i), shape (n,)."""
         return self._kernel.diag(self._rows)
-
-    def shifted(self, beta):
-        """The structured operator K + beta I (beta >= 0), sharing this operator's points."""
-        beta = check_positive(beta, "beta", minimum=0.0)
-        return ShiftedKernelOperator(self, beta)
 
     def cross(self, Y):
         """The rectangular operator K(Y, X) of shape (len(Y), n), for prediction and features."""

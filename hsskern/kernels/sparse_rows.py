@@ -17,16 +17,14 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._scaling import SAFE_LOG2, log2, power_of_two_below
-from ..utils.validation import check_indices, check_out, check_points, check_positive
+from ..utils.validation import check_indices, check_out, check_points
 from . import _eval, _sparse_eval
 from .functions import make_kernel
 from .operator import (_MAX_EXTENT_LOG2, _MAX_POLY_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
-                       DEFAULT_DENSE_LIMIT, KernelOperator, ShiftedKernelOperator,
-                       StoredKernelOperator)
+                       KernelOperator, StoredKernelOperator, _KernelSurface, _SymmetricSurface)
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
@@ -226,7 +224,7 @@ def _evaluation_inputs(kernel, rows, cols):
     return rs, (rs if cdata is rdata else cdata / s), kernel.rescaled(s), far
 
 
-class _SparseRowsLinearOperator(LinearOperator):
+class _SparseRowsLinearOperator(_KernelSurface):
     """Shared machinery: K(rows, cols) for canonical CSR rows and columns (``cols is rows``
     for the symmetric operator)."""
 
@@ -239,14 +237,9 @@ class _SparseRowsLinearOperator(LinearOperator):
         self._cnorm = (self._rnorm if cols is rows and cd is rd
                        else _sparse_eval.row_norms(cd, cols.indptr))
         self._params = ek.params
-        self._code = _sparse_eval.KIND_CODES[kernel.name]
+        self._code = kernel.code
         self._index = None  # the columns' inverted index, built by the first product
         super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
-
-    @property
-    def kernel(self):
-        """The :class:`~hsskern.kernels.Kernel` this operator evaluates."""
-        return self._kernel
 
     @property
     def nnz(self):
@@ -278,26 +271,8 @@ class _SparseRowsLinearOperator(LinearOperator):
                             *self._index, V, out, r is c)
         return self._zero_far(out)
 
-    def _matvec(self, v):
-        return self._matmat(np.reshape(v, (-1, 1))).ravel()
 
-    def _zero_far(self, out, I=slice(None)):
-        if self._far is not None:
-            out[self._far[I]] = 0.0
-        return out
-
-    def _check_dense(self, max_bytes):
-        limit = DEFAULT_DENSE_LIMIT if max_bytes is None else max_bytes
-        check_memory(8 * self.shape[0] * self.shape[1],
-                     f"to_dense() of a {self.shape[0]} x {self.shape[1]} kernel matrix",
-                     budget=limit, hint="use matvec/matmat or submatrix(I, J) instead, or pass "
-                     "max_bytes to override")
-
-    def __reduce__(self):
-        return (self.__class__._rebuild, self._state())
-
-
-class SparseRowsKernelOperator(_SparseRowsLinearOperator):
+class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
     """Symmetric kernel matrix K(X, X) of sparse rows X, never stored.
 
     Build it with :func:`~hsskern.kernels.kernel_operator` on a scipy sparse X (or
@@ -325,31 +300,6 @@ class SparseRowsKernelOperator(_SparseRowsLinearOperator):
     def _state(self):
         return (self._rows, self._kernel, self._block_memory)
 
-    @property
-    def points(self):
-        """The (read-only) CSR rows X, shape (n, d)."""
-        return self._rows
-
-    @property
-    def beta(self):
-        """Diagonal shift (0 for the plain kernel matrix)."""
-        return 0.0
-
-    def _adjoint(self):
-        return self
-
-    def _transpose(self):
-        return self
-
-    def submatrix(self, I, J, out=None):
-        """Entries K[I, J] as a dense (len(I), len(J)) array; the contract and the errors of
-        :meth:`hsskern.kernels.KernelOperator.submatrix` (a diagonal block is computed as its
-        upper triangle and mirrored: exactly symmetric)."""
-        n = self.shape[0]
-        I = check_indices(I, n, "I")
-        J = I if J is I else check_indices(J, n, "J")
-        return self._submatrix(I, J, check_out(out, (I.shape[0], J.shape[0])))
-
     def _submatrix(self, I, J, out):
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
         self._block(I, J, out, upper=sym)
@@ -362,11 +312,6 @@ class SparseRowsKernelOperator(_SparseRowsLinearOperator):
         if self._kernel.name == "polynomial":
             return (self._kernel.coef0 + self._rnorm) ** self._kernel.degree
         return np.ones(self.shape[0])
-
-    def shifted(self, beta):
-        """The structured operator K + beta I (beta >= 0), sharing this operator's rows."""
-        beta = check_positive(beta, "beta", minimum=0.0)
-        return ShiftedKernelOperator(self, beta)
 
     def cross(self, Y):
         """The rectangular operator K(Y, X) of shape (len(Y), n), for prediction: Y sparse

@@ -44,7 +44,8 @@ from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, che
 from .refine import RefineResult, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
-           "decomposition_memory", "hss_svm_path", "SMALL_N"]
+           "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
+           "SMALL_N"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
@@ -301,6 +302,19 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
 
 
+def decomposition_chunk(problem, refine, max_chunk):
+    """The working-set cap a path runs with on ``problem``: for a ``start="decomposition"``
+    problem, what its memory budget allowed when it was prepared (and a ValueError with
+    ``refine`` false: no approximation to run the ADMM on); else ``max_chunk``."""
+    if problem.start != "decomposition":
+        return max_chunk
+    if not refine:
+        raise ValueError('refine=False needs the ADMM: a problem prepared with '
+                         'start="decomposition" has no approximation to run it on '
+                         '(prepare it with start="admm")')
+    return min(max_chunk, problem.stats.get("max_chunk", max_chunk))
+
+
 def _refine_log(log, C, j):
     return None if log is None else (lambda line: log(2, f"refine C={C:g} column {j}:{line}"))
 
@@ -434,13 +448,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     Cs = check_Cs(Cs)
     weights = check_weights(weights, problem.n_samples)
     exact_start = problem.start == "decomposition"
-    if exact_start:
-        if not refine:
-            raise ValueError('refine=False needs the ADMM: a problem prepared with '
-                             'start="decomposition" has no approximation to run it on '
-                             '(prepare it with start="admm")')
-        # the working sets the memory budget allowed when the problem was prepared
-        max_chunk = min(max_chunk, problem.stats.get("max_chunk", max_chunk))
+    max_chunk = decomposition_chunk(problem, refine, max_chunk)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion

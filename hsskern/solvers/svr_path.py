@@ -39,7 +39,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..options import HSSOptions
 from ..utils.validation import check_positive
 from .admm import PenaltyBalancer, kkt_sets
-from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, threads_for
+from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, refine_exact
 
@@ -375,12 +375,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     Cs = check_Cs(Cs)
     epsilon = check_epsilon(epsilon)
     exact_start = problem.start == "decomposition"
-    if exact_start:
-        if not refine:
-            raise ValueError('refine=False needs the ADMM: a problem prepared with '
-                             'start="decomposition" has no approximation to run it on '
-                             '(prepare it with start="admm")')
-        max_chunk = min(max_chunk, problem.stats.get("max_chunk", max_chunk))
+    max_chunk = decomposition_chunk(problem, refine, max_chunk)
     yv, p, index = svr_variables(y, epsilon)
     n_extra = int(continuation)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
