@@ -401,19 +401,14 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         return f"<KernelOperator n={n} d={d} {self._kernel!r}>"
 
 
-class StoredKernelOperator(KernelOperator):
-    """A :class:`KernelOperator` whose n x n matrix is evaluated once and kept (8 n^2 bytes).
+class _StoredMatrix:
+    """K evaluated once into a dense n x n array and kept, for a symmetric operator whose
+    ``_submatrix`` evaluates entries (dense points or sparse rows): blocks become gathers,
+    products one dgemm, and it is the exact decomposition's product engine (``add``, the
+    contract of :class:`~hsskern.solvers.refine.LocalProducts`). Placed before the operator
+    class in the bases, so ``super()._submatrix`` is the evaluating one."""
 
-    Made by :meth:`KernelOperator.stored`. Entries, blocks and products read the stored
-    matrix (``submatrix`` gathers, ``matmat`` is one dgemm) and give the same values as the
-    matrix-free operator: the matrix is its ``submatrix`` of all points, exactly symmetric.
-    It is also an exact decomposition's product engine (``add``, the contract of
-    :class:`~hsskern.solvers.refine.LocalProducts`). Pickles as the plain operator: the
-    stored matrix is a cache, not state.
-    """
-
-    def __init__(self, base):
-        super().__init__(base.points, base.kernel, base._block_memory)
+    def _store(self):
         n = self.shape[0]
         self._dense = np.empty((n, n))
         idx = np.arange(n, dtype=np.intp)
@@ -421,10 +416,6 @@ class StoredKernelOperator(KernelOperator):
         self._dense.flags.writeable = False
         #: entries evaluated to store the matrix (its upper triangle)
         self.entries_evaluated = n * (n + 1) // 2
-
-    @classmethod
-    def _rebuild(cls, points, kernel, block_memory):
-        return KernelOperator(points, kernel, block_memory)
 
     @property
     def memory_bytes(self):
@@ -454,6 +445,26 @@ class StoredKernelOperator(KernelOperator):
         keep = ~np.asarray(skip, dtype=bool)
         f[keep] += t[keep]
         return int(np.count_nonzero(keep)) * cols.size
+
+
+
+class StoredKernelOperator(_StoredMatrix, KernelOperator):
+    """A :class:`KernelOperator` whose n x n matrix is evaluated once and kept (8 n^2 bytes).
+
+    Made by :meth:`KernelOperator.stored`. Entries, blocks and products read the stored
+    matrix (``submatrix`` gathers, ``matmat`` is one dgemm) and give the same values as the
+    matrix-free operator: the matrix is its ``submatrix`` of all points, exactly symmetric.
+    It is also an exact decomposition's product engine (``add``). Pickles as the plain
+    operator: the stored matrix is a cache, not state.
+    """
+
+    def __init__(self, base):
+        super().__init__(base.points, base.kernel, base._block_memory)
+        self._store()
+
+    @classmethod
+    def _rebuild(cls, points, kernel, block_memory):
+        return KernelOperator(points, kernel, block_memory)
 
     def __repr__(self):
         n, d = self._rows.shape

@@ -24,7 +24,7 @@ from ..utils.validation import check_indices, check_out, check_points
 from . import _eval, _sparse_eval
 from .functions import make_kernel
 from .operator import (_MAX_EXTENT_LOG2, _MAX_POLY_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
-                       KernelOperator, StoredKernelOperator, _KernelSurface, _SymmetricSurface)
+                       KernelOperator, _KernelSurface, _StoredMatrix, _SymmetricSurface)
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
@@ -346,7 +346,7 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
                 f"{self._kernel!r}>")
 
 
-class StoredSparseRowsKernelOperator(SparseRowsKernelOperator):
+class StoredSparseRowsKernelOperator(_StoredMatrix, SparseRowsKernelOperator):
     """A :class:`SparseRowsKernelOperator` whose n x n matrix is evaluated once and kept, as
     :class:`~hsskern.kernels.StoredKernelOperator` is for dense points: the same entries,
     blocks gathered from the stored matrix, the exact decomposition's product engine
@@ -354,30 +354,7 @@ class StoredSparseRowsKernelOperator(SparseRowsKernelOperator):
 
     def __init__(self, base):
         super().__init__(base.points, base.kernel, base._block_memory)
-        n = self.shape[0]
-        idx = np.arange(n, dtype=np.intp)
-        self._dense = SparseRowsKernelOperator._submatrix(self, idx, idx, np.empty((n, n)))
-        self._dense.flags.writeable = False
-        #: entries evaluated to store the matrix (its upper triangle)
-        self.entries_evaluated = n * (n + 1) // 2
-
-    @property
-    def memory_bytes(self):
-        return self._dense.nbytes
-
-    def _submatrix(self, I, J, out):
-        _eval.take_block(self._dense, I, J, out)
-        return out
-
-    def _matmat(self, V):
-        return self._dense @ np.asarray(V, dtype=np.float64)
-
-    def to_dense(self, max_bytes=None):
-        self._check_dense(max_bytes)
-        return self._dense.copy()
-
-    # the stored rows serve the decomposition's products exactly as the dense points' do
-    add = StoredKernelOperator.add
+        self._store()
 
     def __repr__(self):
         n, d = self._rows.shape
