@@ -2,6 +2,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, strategies as st
 from scipy.sparse.linalg import cg, eigsh
 
@@ -247,12 +248,20 @@ _BAD_INDEX = [
 ]
 
 
+def _ops(rows):
+    # the same checks whether the points are dense or sparse rows
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    if rows == "sparse":
+        X = sp.csr_matrix(X)
+    K = kernel_operator(X)
+    return {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1].copy())}
+
+
+@pytest.mark.parametrize("rows", ["dense", "sparse"])
 @pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
 @pytest.mark.parametrize("I, match", _BAD_INDEX)
-def test_submatrix_rejects_bad_indices(which, I, match):
-    X = np.random.default_rng(0).normal(size=(6, 2))
-    K = kernel_operator(X)
-    op = {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1].copy())}[which]
+def test_submatrix_rejects_bad_indices(rows, which, I, match):
+    op = _ops(rows)[which]
     with pytest.raises(ValueError, match=match):
         op.submatrix(I, [0, 1])
     with pytest.raises(ValueError, match=match.replace("I", "J")):
@@ -265,6 +274,7 @@ def _readonly_buffer():
     return a
 
 
+@pytest.mark.parametrize("rows", ["dense", "sparse"])
 @pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
 @pytest.mark.parametrize("out, match", [
     (np.zeros((3, 2)), r"shape \(2, 3\)"),
@@ -274,9 +284,6 @@ def _readonly_buffer():
     (_readonly_buffer(), "writeable"),
     ([[0.0] * 3] * 2, "numpy array"),
 ])
-def test_submatrix_rejects_bad_out(which, out, match):
-    X = np.random.default_rng(0).normal(size=(6, 2))
-    K = kernel_operator(X)
-    op = {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1].copy())}[which]
+def test_submatrix_rejects_bad_out(rows, which, out, match):
     with pytest.raises(ValueError, match=match):
-        op.submatrix([0, 1], [2, 3, 4], out=out)
+        _ops(rows)[which].submatrix([0, 1], [2, 3, 4], out=out)

@@ -256,47 +256,7 @@ def test_bad_sparse_points_are_clear_errors():
         K.cross(np.full((1, 4), np.nan))
 
 
-_BAD_INDEX = [
-    ([[0, 1]], "1-D"),
-    ([0.5], "integers"),
-    ([0, 1, 6], r"outside \[0, 6\)"),
-    ([-1], r"outside \[0, 6\): smallest -1"),
-    (np.ones(5, bool), r"boolean I must have shape \(6,\)"),
-]
-
-
-def _ops():
-    X = sp.csr_matrix(np.random.default_rng(0).normal(size=(6, 2)))
-    K = kernel_operator(X)
-    return {"plain": K, "shifted": K.shifted(0.5), "cross": K.cross(X[::-1])}
-
-
-@pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
-@pytest.mark.parametrize("I, match", _BAD_INDEX)
-def test_submatrix_rejects_bad_indices_as_the_dense_operator(which, I, match):
-    op = _ops()[which]
-    with pytest.raises(ValueError, match=match):
-        op.submatrix(I, [0, 1])
-    with pytest.raises(ValueError, match=match.replace("I", "J")):
-        op.submatrix([0, 1], I)
-
-
-def _readonly_buffer():
-    a = np.zeros((2, 3))
-    a.flags.writeable = False
-    return a
-
-
-@pytest.mark.parametrize("which", ["plain", "shifted", "cross"])
-@pytest.mark.parametrize("out, match", [
-    (np.zeros((3, 2)), r"shape \(2, 3\)"),
-    (np.zeros((2, 3), np.float32), "float64"),
-    (np.zeros((2, 3), order="F"), "C-contiguous"),
-    (_readonly_buffer(), "writeable"),
-])
-def test_submatrix_rejects_bad_out_as_the_dense_operator(which, out, match):
-    with pytest.raises(ValueError, match=match):
-        _ops()[which].submatrix([0, 1], [2, 3, 4], out=out)
+# bad indices and bad ``out`` buffers: tests/test_kernels.py, for dense and sparse rows alike
 
 
 def test_the_callers_matrix_is_neither_changed_nor_followed_and_pickling_keeps_entries():
