@@ -270,6 +270,49 @@ class _SymmetricSurface:
         return ShiftedKernelOperator(self, beta)
 
 
+class _CrossSurface:
+    """The rectangular K(Y, X) part of the surface, shared by :class:`CrossKernelOperator` and
+    the sparse rows' cross operator: its two point sets, the adjoint K(X, Y), checked
+    ``submatrix`` and ``to_dense`` over the trusted ``_rect_block(I, J, out)``, pickling."""
+
+    @classmethod
+    def _rebuild(cls, Y, X, kernel, block_memory):
+        return cls(Y, X, kernel, block_memory)
+
+    @property
+    def row_points(self):
+        """The points Y indexing the rows."""
+        return self._rows
+
+    @property
+    def points(self):
+        """The points X indexing the columns."""
+        return self._cols
+
+    def _adjoint(self):
+        return type(self)(self._cols, self._rows, self._kernel, self._block_memory)
+
+    _transpose = _adjoint
+
+    def submatrix(self, I, J, out=None):
+        """Entries k(Y[I], X[J]); I indexes the rows (Y), J the columns (X). ``out`` and the
+        errors as in :meth:`KernelOperator.submatrix`."""
+        I = check_indices(I, self.shape[0], "I")
+        J = check_indices(J, self.shape[1], "J")
+        out = check_out(out, (I.shape[0], J.shape[0]))
+        return self._zero_far(self._rect_block(I, J, out), I)
+
+    def to_dense(self, max_bytes=None):
+        """The dense m x n matrix (refuses above ``max_bytes``, default 2 GiB)."""
+        self._check_dense(max_bytes)
+        I = np.arange(self.shape[0], dtype=np.intp)
+        J = np.arange(self.shape[1], dtype=np.intp)
+        return self._zero_far(self._rect_block(I, J, np.empty(self.shape)))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.shape[0]} x {self.shape[1]} {self._kernel!r}>"
+
+
 class _KernelLinearOperator(_KernelSurface):
     """Shared machinery: rows (m x d) against columns (d x n, stored transposed).
 
@@ -560,51 +603,18 @@ class ShiftedKernelOperator(LinearOperator):
         return f"<ShiftedKernelOperator {self._base!r} + {self._beta:g} I>"
 
 
-class CrossKernelOperator(_KernelLinearOperator):
+class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
     """Rectangular K(Y, X) of shape (m, n): row i is k(y_i, .) over the points X."""
 
     def __init__(self, Y, X, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
         super().__init__(_readonly(Y), _readonly(X), kernel, block_memory)
 
-    @classmethod
-    def _rebuild(cls, Y, X, kernel, block_memory):
-        return cls(Y, X, kernel, block_memory)
-
     def _state(self):
         return (np.asarray(self._rows), np.asarray(self._cols), self._kernel,
                 self._block_memory)
 
-    @property
-    def row_points(self):
-        """The points Y indexing the rows."""
-        return self._rows
-
-    @property
-    def points(self):
-        """The points X indexing the columns."""
-        return self._cols
-
-    def _adjoint(self):
-        return CrossKernelOperator(self._cols, self._rows, self._kernel, self._block_memory)
-
-    _transpose = _adjoint
-
-    def submatrix(self, I, J, out=None):
-        """Entries k(Y[I], X[J]); I indexes the rows (Y), J the columns (X). ``out`` and the
-        errors as in :meth:`KernelOperator.submatrix`."""
-        I = check_indices(I, self.shape[0], "I")
-        J = check_indices(J, self.shape[1], "J")
-        out = check_out(out, (I.shape[0], J.shape[0]))
-        return self._zero_far(self._dense_block(self._erows[I], self._ecols[J], out), I)
-
-    def to_dense(self, max_bytes=None):
-        """The dense m x n matrix (refuses above ``max_bytes``, default 2 GiB)."""
-        self._check_dense(max_bytes)
-        return self._zero_far(self._dense_block(self._erows, self._ecols))
-
-    def __repr__(self):
-        return (f"<CrossKernelOperator {self.shape[0]} x {self.shape[1]} "
-                f"{self._kernel!r}>")
+    def _rect_block(self, I, J, out):
+        return self._dense_block(self._erows[I], self._ecols[J], out)
 
 
 def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,

@@ -20,11 +20,12 @@ import scipy.sparse as sp
 
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._scaling import SAFE_LOG2, log2, power_of_two_below
-from ..utils.validation import check_indices, check_out, check_points
+from ..utils.validation import check_points
 from . import _eval, _sparse_eval
 from .functions import make_kernel
 from .operator import (_MAX_EXTENT_LOG2, _MAX_POLY_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
-                       KernelOperator, _KernelSurface, _StoredMatrix, _SymmetricSurface)
+                       KernelOperator, _CrossSurface, _KernelSurface, _StoredMatrix,
+                       _SymmetricSurface)
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
@@ -362,53 +363,17 @@ class StoredSparseRowsKernelOperator(_StoredMatrix, SparseRowsKernelOperator):
                 f"{self._kernel!r}>")
 
 
-class SparseRowsCrossKernelOperator(_SparseRowsLinearOperator):
+class SparseRowsCrossKernelOperator(_CrossSurface, _SparseRowsLinearOperator):
     """Rectangular K(Y, X) of shape (m, n) for sparse rows Y and X: row i is k(y_i, .)."""
 
     def __init__(self, Y, X, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
         super().__init__(_canonical(Y), _canonical(X), kernel, block_memory)
 
-    @classmethod
-    def _rebuild(cls, Y, X, kernel, block_memory):
-        return cls(Y, X, kernel, block_memory)
-
     def _state(self):
         return (self._rows, self._cols, self._kernel, self._block_memory)
 
-    @property
-    def row_points(self):
-        """The rows Y indexing the rows."""
-        return self._rows
-
-    @property
-    def points(self):
-        """The rows X indexing the columns."""
-        return self._cols
-
-    def _adjoint(self):
-        return SparseRowsCrossKernelOperator(self._cols, self._rows, self._kernel,
-                                             self._block_memory)
-
-    _transpose = _adjoint
-
-    def submatrix(self, I, J, out=None):
-        """Entries k(Y[I], X[J]); I indexes the rows (Y), J the columns (X). ``out`` and the
-        errors as in :meth:`SparseRowsKernelOperator.submatrix`."""
-        I = check_indices(I, self.shape[0], "I")
-        J = check_indices(J, self.shape[1], "J")
-        out = check_out(out, (I.shape[0], J.shape[0]))
-        return self._zero_far(self._block(I, J, out), I)
-
-    def to_dense(self, max_bytes=None):
-        """The dense m x n matrix (refuses above ``max_bytes``, default 2 GiB)."""
-        self._check_dense(max_bytes)
-        I = np.arange(self.shape[0], dtype=np.intp)
-        J = np.arange(self.shape[1], dtype=np.intp)
-        return self._zero_far(self._block(I, J, np.empty(self.shape)))
-
-    def __repr__(self):
-        return (f"<SparseRowsCrossKernelOperator {self.shape[0]} x {self.shape[1]} "
-                f"{self._kernel!r}>")
+    def _rect_block(self, I, J, out):
+        return self._block(I, J, out)
 
 
 def sparse_kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None,
