@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
 from ..options import HSSOptions
+from ..solvers.hss_path import HSSBackend
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS",
@@ -110,6 +111,16 @@ def kernel_of(est, width=None, X=None):
     if name == "gamma":
         width = resolve_gamma(width, X, est.kernel)
     return make_kernel(kernel_name(est.kernel), **{name: 1.0 if width is None else width})
+
+
+def starts_from_zero(est, shape, refine=None):
+    """Whether an estimator with ``start`` (HSSSVC, HSSSVR) solves data of this shape by the
+    exact decomposition from zero (``start="decomposition"``, or "auto" resolving to it):
+    then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
+    passes it (default the estimator's)."""
+    refine = est.refine if refine is None else refine
+    return HSSBackend(None, approximation=est.approximation, start=est.start,
+                      refine=refine).resolve_start(*shape) == "decomposition"
 
 
 def hss_options(est, verbose_offset=1):

@@ -14,7 +14,8 @@ from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
 from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, width_grid)
+                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
+                         width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -227,10 +228,7 @@ class HSSSVC(WeightedPathClassifier):
         return _hss_backend(self, X, None, for_path)
 
     def _takes_sparse_rows(self, shape):
-        # start="decomposition" (or "auto" resolving to it) needs kernel entries only
-        start = HSSBackend(None, approximation=self.approximation, start=self.start,
-                           refine=self.refine).resolve_start(*shape)
-        return start == "decomposition"
+        return starts_from_zero(self, shape)
 
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info

@@ -9,12 +9,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..solvers.hss_path import HSSBackend
 from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
 from .base import validate_input
 from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, width_grid)
+                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
+                         width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSSVR", "HSSSVRCV"]
@@ -167,10 +167,7 @@ class HSSSVR(PathRegressor):
         self.random_state = random_state
 
     def _takes_sparse_rows(self, shape):
-        # start="decomposition" (or "auto" resolving to it) needs kernel entries only
-        start = HSSBackend(None, approximation=self.approximation, start=self.start,
-                           refine=bool(self.refine)).resolve_start(*shape)
-        return start == "decomposition"
+        return starts_from_zero(self, shape, refine=bool(self.refine))  # as SVRBackend
 
     def _validate_xy(self, X, y):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
