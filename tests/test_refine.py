@@ -10,7 +10,7 @@ from hsskern.kernels import make_kernel
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
 from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_sets, kkt_violation
-from hsskern.solvers.refine import feasible_start, refine_exact
+from hsskern.solvers.refine import continuation_start, feasible_start, refine_exact
 
 
 def _problem(seed, n=240, d=4, sep=0.8):
@@ -83,6 +83,31 @@ def test_a_scaled_exact_solution_keeps_its_bounded_points_at_the_bound():
         b = feasible_start(C1 / C0 * a, y, C1)
         assert np.count_nonzero(a == C0) > 0
         np.testing.assert_array_equal(b == C1, a == C0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-2.0, 3.0), ratio=st.floats(1.0, 10.0),
+       weighted=st.booleans())
+def test_continuation_start_is_the_best_feasible_point_on_the_ray(seed, logC, ratio, weighted):
+    # the next C's start: feasible at C' = ratio C, decision values those of its alpha, the
+    # dual at C' no higher anywhere on the ray [0, ratio] (checked on a fine grid against the
+    # dense kernel), and at an exact solution s >= 1 (up to the solve's tolerance)
+    X, y = _problem(seed, n=200, sep=0.5)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    w = np.random.default_rng(seed).uniform(0.2, 2.0, len(y)) if weighted else None
+    rr = refine_exact(K, y, C, weights=w, tol=1e-6)
+    s, a, f = continuation_start(rr, ratio)
+    ub = ratio * C * (1.0 if w is None else w)
+    assert 0.0 <= s <= ratio and np.all(a >= 0) and np.all(a <= ub * (1 + 1e-12))
+    assert abs(y @ a) <= 1e-9 * C * len(y)
+    Kd = K.to_dense()
+    np.testing.assert_allclose(f, Kd @ (y * a), atol=1e-9 * max(1.0, C))
+    ray = [_dual_objective(Kd, y, t * rr.alpha) for t in np.linspace(0.0, ratio, 201)]
+    assert _dual_objective(Kd, y, a) <= min(ray) + 1e-9 * max(1.0, abs(min(ray)))
+    assert s >= min(1.0 - 1e-3, ratio)
+    if ratio > 1.0 and not np.any(rr.alpha >= (C if w is None else C * w) * (1 - 1e-9)):
+        assert s == pytest.approx(1.0, abs=1e-3)  # nothing bounded: the solution stands
 
 
 @settings(max_examples=15, deadline=None)

@@ -20,8 +20,9 @@ coefficients that changed. A converged last stage returns the exact SVM of the t
 points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
-Along a C path the last point of the previous C, scaled by C'/C, starts the next at the stage
-where it stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
+Along a C path the last point of the previous C, scaled along its ray
+(:func:`~hsskern.solvers.refine.continuation_start`), starts the next at the stage where it
+stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from .admm import kkt_violation
 from .hss_path import HSSBackend
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
-from .refine import LocalProducts, RefineResult, refine_exact
+from .refine import LocalProducts, RefineResult, continuation_start, refine_exact
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -363,8 +364,7 @@ class ExactBackend:
             k0, start, f = 1, (y * sub_coef)[sub], None
         else:  # the previous C's last point, scaled: feasible, its decision values known
             C_prev, k0, pr = prev
-            s = C / C_prev
-            start, f = s * pr.alpha, s * (pr.decision - pr.bias)
+            _, start, f = continuation_start(pr, C / C_prev)
         candidates, history = [], []
         # the budget holds the stages and, when an earlier stage's point wins, the product
         # that certifies it over all training points (its time estimated by the trackers)

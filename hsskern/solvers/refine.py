@@ -29,8 +29,9 @@ one |W| x |W| kernel block (its upper triangle, mirrored), the SMO and one
 (n - |W|) x |changed| product: memory 8 |W|^2 bytes in one buffer reused by every round and
 every C of a path (twice that during a Newton step, whose factor is a copy of the free part
 of the block).
-Along a C path the exact solution at C scaled by C'/C is feasible at C' and its decision
-values scale with it, so the next C starts without a single kernel product.
+Along a C path the exact solution at C scaled by any s in [0, C'/C] is feasible at C' and
+its decision values scale with it, so the next C starts without a single kernel product
+(:func:`continuation_start` takes the s that minimises the dual along that ray).
 
 With per-point weights (LIBSVM's weighted C) the box is 0 <= alpha_i <= C w_i: the start,
 the index sets, SMO's pair clipping, the Newton step's box and the bias rule all read each
@@ -60,7 +61,8 @@ from ._smo import compact_block, expand_rows, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
-__all__ = ["RefineResult", "RoundState", "LocalProducts", "refine_exact", "feasible_start"]
+__all__ = ["RefineResult", "RoundState", "LocalProducts", "refine_exact", "feasible_start",
+           "continuation_start"]
 
 _NEWTON_FREE_FRACTION = 0.9  # Newton only once the working set is (nearly) all free
 _NEWTON_MIN_FREE = 500  # below this SMO's steps are too cheap to replace
@@ -146,6 +148,26 @@ def feasible_start(alpha, y, C):
         else:
             a[neg] *= sp / sn
     return _snap_to_bounds(a, C)
+
+
+def continuation_start(rr, s_max, p=None):
+    """The next C's start from an exact solution ``rr`` of a smaller C: ``(s, alpha, f)``.
+
+    Every s alpha with 0 <= s <= s_max = C' / C is feasible at C' (the box grows, y^T alpha
+    = 0 scales) and its decision values are s f, no kernel product. Along that ray the
+    dual objective 1/2 s^2 alpha^T Q alpha + s p^T alpha is a parabola (alpha^T Q alpha =
+    dual_coef^T f); its minimiser is taken. At the solution of C it is s >= 1 (= 1 with no
+    bounded alpha), so s = C'/C, the classic choice, is right only while the bounded alphas
+    dominate: where the solution stops moving with C it throws the start away.
+    ``p`` is the dual's linear term (None: -e, the classifier).
+    """
+    quad = float(rr.dual_coef @ (rr.decision - rr.bias))
+    lin = -float(rr.alpha.sum()) if p is None else float(p @ rr.alpha)
+    if quad <= 0:
+        s = s_max if lin < 0 else 0.0
+    else:
+        s = float(np.clip(-lin / quad, 0.0, s_max))
+    return s, s * rr.alpha, s * (rr.decision - rr.bias)
 
 
 def _snap_to_bounds(a, C):

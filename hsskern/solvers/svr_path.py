@@ -22,10 +22,8 @@ classifier's decomposition (:func:`~hsskern.solvers.refine.refine_exact`) with t
 
 Along an ascending C path an exact solution a at C stays exact for any multiple s a with
 0 <= s <= C'/C: it is feasible at C' (box C' >= s C, and 1^T b = 0 scales) and its decision
-values are s f, no kernel product. Unlike the classifier's, the SVR dual has a linear term
-that does not scale, so s = C'/C is not the natural choice (at large C the solution stops
-moving and s = 1 is right). The next C starts from the best point of that ray: the dual
-objective 1/2 s^2 b^T f + s p^T a is a parabola in s, minimised in closed form.
+values are s f, no kernel product. The next C starts from the best point of that ray
+(:func:`~hsskern.solvers.refine.continuation_start`, as the classifier's path).
 """
 import time
 import warnings
@@ -41,7 +39,7 @@ from ..utils.validation import check_positive
 from .admm import PenaltyBalancer, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
-from .refine import RefineResult, refine_exact
+from .refine import RefineResult, continuation_start, refine_exact
 
 __all__ = ["SVRADMMResult", "SVRBackend", "hss_svr_path", "svr_dual_admm", "svr_variables",
            "svr_kkt_gap", "check_epsilon", "check_target"]
@@ -298,16 +296,6 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     return res
 
 
-def _ray_scale(rr, p, s_max):
-    """The s in [0, s_max] minimising the exact dual objective along s * alpha (module
-    docstring): 1/2 s^2 b^T f + s p^T alpha, with f = K b from the decomposition."""
-    quad = float(rr.dual_coef @ (rr.decision - rr.bias))
-    lin = float(p @ rr.alpha)
-    if quad <= 0:
-        return s_max if lin < 0 else 0.0
-    return float(np.clip(-lin / quad, 0.0, s_max))
-
-
 def _solution(C, rr, admm, beta, floor, scale=None):
     """A PathSolution from the decomposition's result and/or the ADMM's."""
     if rr is not None and rr.skipped is None:
@@ -397,8 +385,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             s, a, f = None, None, None
             if prev is not None:
                 C_prev, pr = prev
-                s = _ray_scale(pr, p, C / C_prev)
-                a, f = s * pr.alpha, s * (pr.decision - pr.bias)
+                s, a, f = continuation_start(pr, C / C_prev, p)
             with threads_for(problem):
                 rr = refine_exact(problem.K, yv, C, a, f=f, p=p, index=index, tol=refine_tol,
                                   max_ws=max_ws, max_chunk=max_chunk, newton=newton,
