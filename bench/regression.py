@@ -22,6 +22,9 @@ Part ``krr`` (bench/results/regression_krr_<dataset>_n<n>.json): on the first n 
   difference to KernelRidge;
 * ``HSSKernelRidge(solver="direct")`` at the same alpha (it refuses, with the numbers, when the
   approximation + alpha I is indefinite) and at ``--direct-alpha`` values;
+* ``HSSKernelRidge(solver="exact", approximation="nystrom", n_components=k)`` for each of
+  ``--ranks``: the same CG preconditioned by a rank-k randomly pivoted Cholesky (no
+  compression); ``--approximations`` picks which preconditioners run;
 * a 10-value alpha path (``fit_path``, logspace(-3, 0)) vs one alpha, exact solver.
 
 Test RMSE on the 8,000 test points for every model; the time ratio KernelRidge / ours.
@@ -158,10 +161,15 @@ def run_krr(args, X, y, Xt, yt):
                  if "pred_rel_diff_vs_KernelRidge" in rec else ""), flush=True)
         return m
 
-    ours("HSSKernelRidge_exact", solver="exact")
-    ours("HSSKernelRidge_direct", solver="direct")
-    for a in args.direct_alpha:
-        ours(f"HSSKernelRidge_direct_alpha{a:g}", solver="direct", alpha=a)
+    if "hss" in args.approximations:
+        ours("HSSKernelRidge_exact", solver="exact")
+        ours("HSSKernelRidge_direct", solver="direct")
+        for a in args.direct_alpha:
+            ours(f"HSSKernelRidge_direct_alpha{a:g}", solver="direct", alpha=a)
+    if "nystrom" in args.approximations:
+        for k in args.ranks:
+            ours(f"HSSKernelRidge_exact_nystrom{k}", solver="exact", approximation="nystrom",
+                 n_components=k)
     if args.path:
         alphas = np.logspace(-3, 0, 10)
         la = load()
@@ -275,6 +283,11 @@ def main():
     p.add_argument("--rel-tol", type=float, default=1e-3)
     p.add_argument("--max-rank", type=int, default=500)
     p.add_argument("--path", action="store_true", help="also the 10-alpha exact path")
+    p.add_argument("--approximations", nargs="+", choices=["hss", "nystrom"],
+                   default=["hss", "nystrom"],
+                   help="KRR preconditioners: the HSS factor, and/or randomly pivoted Cholesky")
+    p.add_argument("--ranks", type=int, nargs="+", default=[2000, 4000],
+                   help="ranks of the randomly pivoted Cholesky preconditioner")
     p.add_argument("--gp-sub", type=int, default=3000)
     p.add_argument("--gp-rel-tol", type=float, default=1e-4)
     p.add_argument("--gp-sklearn", action=argparse.BooleanOptionalAction, default=True)

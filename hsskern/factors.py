@@ -19,11 +19,12 @@ reference below are interchangeable:
     ``b -> (A + beta I)^{-1} b``; usable as the ``M=`` preconditioner of
     :func:`scipy.sparse.linalg.cg`.
 ``inverse_diagonal()`` : ndarray (n,), optional
-    ``diag((A + beta I)^{-1})`` (leave-one-out for kernel ridge); the HSS ``ULVFactor`` and
-    :class:`DenseCholeskyFactor` have it.
+    ``diag((A + beta I)^{-1})`` (leave-one-out for kernel ridge); the HSS ``ULVFactor``,
+    :class:`DenseCholeskyFactor` and :class:`LowRankShiftFactor` have it.
 
 :class:`DenseCholeskyFactor` is the exact reference for small n (tests, and
-``HSSSVC(approximation="exact")``).
+``HSSSVC(approximation="exact")``); :class:`LowRankShiftFactor` factors F F^T + beta I for a
+tall F (a Nystrom approximation) by the Woodbury identity.
 """
 from typing import Protocol, runtime_checkable
 
@@ -35,7 +36,7 @@ from .exceptions import NotPositiveDefiniteError
 from .utils._memory import check_memory
 from .utils.validation import check_positive
 
-__all__ = ["Factor", "DenseCholeskyFactor", "factor_linear_operator"]
+__all__ = ["Factor", "DenseCholeskyFactor", "LowRankShiftFactor", "factor_linear_operator"]
 
 
 @runtime_checkable
@@ -151,6 +152,75 @@ class DenseCholeskyFactor:
 
     def __repr__(self):
         return f"<DenseCholeskyFactor n={self.shape[0]} beta={self._beta:g}>"
+
+
+class LowRankShiftFactor:
+    """The factor of ``F F^T + beta I`` for a tall F (n x k, k << n), by Woodbury.
+
+    With M = beta I_k + F^T F = L L^T: ``(F F^T + beta I)^{-1} = (I - F M^{-1} F^T) / beta``,
+    ``log det = (n - k) log beta + log det M``, and diag of the inverse
+    ``(1 - ||L^{-1} F_i||^2) / beta``. A new shift costs one k x k Cholesky (pass ``gram`` =
+    F^T F to reuse it); a solve O(n k) per right-hand side.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, k)
+    beta : float, > 0
+    gram : ndarray of shape (k, k) or None
+        F^T F, computed when None.
+    """
+
+    def __init__(self, F, beta, gram=None):
+        beta = check_positive(beta, "beta")
+        F = np.asarray(F, dtype=np.float64)
+        if F.ndim != 2:
+            raise ValueError(f"F must be 2-D, got shape {F.shape}")
+        gram = F.T @ F if gram is None else gram
+        M = gram + beta * np.eye(F.shape[1])
+        self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
+        self._F = F
+        self._gram = gram
+        self._beta = beta
+        self.shape = (F.shape[0], F.shape[0])
+
+    @property
+    def beta(self):
+        """The shift beta."""
+        return self._beta
+
+    def shifted(self, beta):
+        """The factor of ``F F^T + beta I`` for another shift (F^T F reused)."""
+        return LowRankShiftFactor(self._F, beta, self._gram)
+
+    def solve(self, b):
+        """Solve ``(F F^T + beta I) x = b`` for b of shape (n,) or (n, r)."""
+        b = np.asarray(b, dtype=np.float64)
+        if b.shape[0] != self.shape[0]:
+            raise ValueError(f"b has {b.shape[0]} rows, the factor {self.shape[0]}")
+        z = scipy.linalg.cho_solve((self._L, True), self._F.T @ b, check_finite=False)
+        return (b - self._F @ z) / self._beta
+
+    def logdet(self):
+        """``log det(F F^T + beta I)``."""
+        n, k = self._F.shape
+        return (n - k) * np.log(self._beta) + 2.0 * float(np.sum(np.log(np.diag(self._L))))
+
+    def inverse_diagonal(self):
+        """The diagonal of ``(F F^T + beta I)^{-1}``, shape (n,), in O(n k^2)."""
+        W = scipy.linalg.solve_triangular(self._L, self._F.T, lower=True, check_finite=False)
+        return (1.0 - np.einsum("ij,ij->j", W, W)) / self._beta
+
+    def memory_bytes(self):
+        """Bytes held: F, F^T F and the k x k factor."""
+        return int(self._F.nbytes + self._gram.nbytes + self._L.nbytes)
+
+    def as_linear_operator(self):
+        """``(F F^T + beta I)^{-1}`` as a scipy ``LinearOperator`` (for ``cg(..., M=...)``)."""
+        return factor_linear_operator(self)
+
+    def __repr__(self):
+        return (f"<LowRankShiftFactor n={self.shape[0]} rank={self._F.shape[1]} "
+                f"beta={self._beta:g}>")
 
 
 def _dense(A, n):

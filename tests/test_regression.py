@@ -21,7 +21,9 @@ from hsskern.kernels import make_kernel
 from hsskern.options import HSSOptions
 from hsskern.solvers.gp import noise_search, profile_log_marginal_likelihood
 from hsskern.solvers.hss_path import prepare_hss
-from hsskern.solvers.ridge_path import ridge_path
+from hsskern.factors import LowRankShiftFactor
+from hsskern.lowrank import rp_cholesky
+from hsskern.solvers.ridge_path import prepare_nystrom, ridge_path
 
 #: ||K - H||_F / ||K||_F <= C_TOL * max(rel_tol, abs_tol) with max_rank unbounded (test_hss)
 C_TOL = 10.0
@@ -58,18 +60,21 @@ def _rel(a, b):
 
 # -- kernel ridge ------------------------------------------------------------------------------
 
-@settings(max_examples=12)
+@settings(max_examples=16)
 @given(data=regression_sets(), log_alpha=st.floats(-3, 1),
-       approximation=st.sampled_from(["hss", "exact"]))
-def test_krr_exact_solver_equals_sklearn_kernel_ridge(data, log_alpha, approximation):
+       approximation=st.sampled_from(["hss", "exact", "nystrom"]),
+       rank=st.sampled_from([1, 10, 100]))
+def test_krr_exact_solver_equals_sklearn_kernel_ridge(data, log_alpha, approximation, rank):
     # CG on the exact kernel to relative residual 1e-10: the exact ridge solution whatever
-    # the (default, loose) compression, even below its indefinite floor
+    # the (default, loose) compression, even below its indefinite floor, and whatever the
+    # Nystrom preconditioner's rank
     X, y, Xt, h = data
     alpha = 10.0 ** log_alpha
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # an indefinite first factor, retried
         model = HSSKernelRidge(alpha, h=h, solver="exact", leaf_size=32,
-                               approximation=approximation, random_state=0).fit(X, y)
+                               approximation=approximation, n_components=rank,
+                               random_state=0).fit(X, y)
     ref = KernelRidge(alpha=alpha, kernel="rbf", gamma=1.0 / (2.0 * h * h)).fit(X, y)
     assert model.predict(Xt).shape == ref.predict(Xt).shape
     assert _rel(model.predict(Xt), ref.predict(Xt)) <= 1e-6
@@ -96,6 +101,68 @@ def test_krr_direct_error_bounded_by_compression_tolerance(data, tol, log_alpha)
     c, c_ref = model.dual_coef_, ref.dual_coef_
     assert np.linalg.norm(c - c_ref) <= bound * np.linalg.norm(c)
     assert np.all(np.isnan(model.residual_)) and np.all(model.n_iter_ == 1)
+
+
+@settings(max_examples=15)
+@given(data=regression_sets(n_min=20, n_max=200), rank=st.integers(1, 250),
+       block=st.sampled_from([None, 1, 7]), beta=st.floats(1e-4, 10.0))
+def test_rp_cholesky_is_below_k_and_its_woodbury_factor_is_exact(data, rank, block, beta):
+    # F F^T <= K (the residual is PSD, its diagonal the one returned), at most `rank`
+    # columns, the same F from the same seed; the factor of F F^T + beta I solves, gives
+    # log det and diag of the inverse as the dense matrix does
+    X, _, _, h = data
+    K = kernel_operator(X, "gaussian", h=h)
+    Kd = K.to_dense()
+    F, piv, resid = rp_cholesky(K, rank, block_size=block, random_state=1)
+    n = len(X)
+    assert F.shape[0] == n and F.shape[1] <= min(rank, n) and piv.size >= F.shape[1]
+    R = Kd - F @ F.T
+    assert np.linalg.eigvalsh(R).min() >= -1e-9 * n
+    np.testing.assert_allclose(resid, np.maximum(np.diag(R), 0), atol=1e-9)
+    F2, _, _ = rp_cholesky(K, rank, block_size=block, random_state=1)
+    np.testing.assert_array_equal(F, F2)
+    if rank >= n:  # all the columns it needs: K itself, to rounding
+        assert resid.sum() <= 1e-8 * n
+    fac = LowRankShiftFactor(F, beta)
+    A = F @ F.T + beta * np.eye(n)
+    B = np.random.default_rng(0).normal(size=(n, 2))
+    np.testing.assert_allclose(fac.solve(B), np.linalg.solve(A, B), rtol=1e-7,
+                               atol=1e-9 * np.abs(np.linalg.solve(A, B)).max())
+    assert fac.logdet() == pytest.approx(np.linalg.slogdet(A)[1], rel=1e-9, abs=1e-8)
+    np.testing.assert_allclose(fac.inverse_diagonal(), np.diag(np.linalg.inv(A)), rtol=1e-7)
+    assert fac.shifted(2 * beta).beta == 2 * beta
+
+
+def test_nystrom_direct_and_leave_one_out_are_those_of_its_approximation():
+    # "direct" with approximation="nystrom" solves (F F^T + alpha I) c = y; its leave-one-out
+    # residuals are those of n refits on F F^T; "exact" the exact ridge solution
+    X, y, Xt = _kin_like(200, d=2, seed=4)
+    kernel = make_kernel("gaussian", h=0.7)
+    F, _, _ = rp_cholesky(kernel_operator(X, "gaussian", h=0.7), 30, random_state=0)
+    A = F @ F.T
+    model = HSSKernelRidge(0.05, h=0.7, approximation="nystrom", n_components=30,
+                           random_state=0).fit(X, y)
+    np.testing.assert_allclose(model.dual_coef_, np.linalg.solve(A + 0.05 * np.eye(200), y),
+                               rtol=1e-8)
+    assert model.hss_["rank"] == 30
+    problem = prepare_nystrom(X, kernel, rank=30, beta=0.05, random_state=0)
+    for sol in ridge_path(problem, y, [0.05, 0.5], leave_one_out=True):
+        brute = np.empty(len(y))
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            c = np.linalg.solve(A[np.ix_(keep, keep)] + sol.C * np.eye(len(y) - 1), y[keep])
+            brute[i] = y[i] - A[i, keep] @ c
+        np.testing.assert_allclose(sol.info["loo_residuals"][:, 0], brute, rtol=1e-8,
+                                   atol=1e-12)
+    exact = HSSKernelRidge(1e-3, h=0.7, approximation="nystrom", n_components=30,
+                           solver="exact", random_state=0).fit(X, y)
+    ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=1.0 / (2 * 0.49)).fit(X, y)
+    assert _rel(exact.predict(Xt), ref.predict(Xt)) <= 1e-6
+    # a larger rank is a better preconditioner: fewer iterations, the same answer
+    more = HSSKernelRidge(1e-3, h=0.7, approximation="nystrom", n_components=120,
+                          solver="exact", random_state=0).fit(X, y)
+    assert more.n_iter_[0] < exact.n_iter_[0]
+    assert _rel(more.predict(Xt), ref.predict(Xt)) <= 1e-6
 
 
 def _kin_like(n, d=3, seed=0):
@@ -432,6 +499,8 @@ def test_fit_path_and_gp_calls_check_their_arguments():
 
 @parametrize_with_checks([HSSKernelRidge(leaf_size=16),
                           HSSKernelRidge(solver="exact", leaf_size=16),
+                          HSSKernelRidge(solver="exact", approximation="nystrom",
+                                         n_components=20),
                           HSSKernelRidgeCV(leaf_size=16),
                           HSSGaussianProcessRegressor(leaf_size=16, h_bounds=(0.1, 10.0),
                                                       tol=0.1, rel_tol=1e-4, abs_tol=1e-6)])

@@ -20,6 +20,8 @@ __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
 
 _COMMON_CONSTRAINTS = {
     **HSS_CONSTRAINTS,
+    "approximation": [StrOptions({"hss", "exact", "nystrom"})],
+    "n_components": [Interval(Integral, 1, None, closed="left")],
     "solver": [StrOptions({"direct", "exact"})],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -68,8 +70,16 @@ class HSSKernelRidge(PathRegressor):
         tolerance for ``"direct"``: below the approximation's most negative eigenvalue
         H + alpha I is indefinite and the fit raises ``NotPositiveDefiniteError`` (``"exact"``
         then preconditions at the smallest definite shift and still converges).
-    approximation : {"hss", "exact"}, default "hss"
+    approximation : {"hss", "exact", "nystrom"}, default "hss"
         "exact": the dense kernel and a dense Cholesky factor (small n; memory checked first).
+        "nystrom": no compression; a rank-``n_components`` randomly pivoted Cholesky F
+        (F F^T <= K, so F F^T + alpha I is definite at every alpha) and its Woodbury factor.
+        With ``solver="exact"`` it is the preconditioner to reach for where the HSS
+        approximation is indefinite at alpha (moderate dimension, small alpha): the
+        preconditioned spectrum lies in [1, 1 + ||K - F F^T||_2 / alpha]. With "direct" it is
+        Nystrom kernel ridge, an approximation.
+    n_components : int, default 2000
+        Rank of the "nystrom" approximation (8 n ``n_components`` bytes); ignored otherwise.
     memory_budget : float or None, default None
         Bytes the fit may use (default 80% of the available memory).
     verbose : int, default 0
@@ -88,7 +98,8 @@ class HSSKernelRidge(PathRegressor):
         ``"exact"``: the relative residual ||(K + alpha I) c - y|| / ||y|| reached (one more
         exact kernel product); NaN for ``"direct"``.
     hss_ : dict
-        Ranks and memory of the approximation and its factor.
+        Ranks and memory of the approximation and its factor ("nystrom": its rank, the
+        columns read and the residual's trace).
     fit_time_ : dict
         Seconds per phase: kernel, compress, factor (the first shift), refactor, solve, cg,
         residual.
@@ -113,8 +124,8 @@ class HSSKernelRidge(PathRegressor):
 
     def __init__(self, alpha=1.0, kernel="gaussian", *, h=None, gamma=None, solver="direct",
                  tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
-                 leaf_size=128, n_neighbors=64, approximation="hss", memory_budget=None,
-                 verbose=0, random_state=None):
+                 leaf_size=128, n_neighbors=64, approximation="hss", n_components=2000,
+                 memory_budget=None, verbose=0, random_state=None):
         self.alpha = alpha
         self.kernel = kernel
         self.h = h
@@ -128,6 +139,7 @@ class HSSKernelRidge(PathRegressor):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.n_components = n_components
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state
@@ -136,7 +148,7 @@ class HSSKernelRidge(PathRegressor):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
         return RidgeBackend(kernel_of(self, X=X), approximation=self.approximation,
-                            hss_options=hss_options(self),
+                            hss_options=hss_options(self), n_components=self.n_components,
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
                             max_iter=self.max_iter, beta=float(np.min(values)),
                             leave_one_out=leave_one_out,
@@ -203,7 +215,7 @@ class HSSKernelRidgeCV(PathRegressorCV):
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (width, alpha).
     solver, tol, max_iter, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
-    memory_budget, verbose, random_state
+    n_components, memory_budget, verbose, random_state
         As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
         refit uses ``solver``). ``random_state`` also shuffles the folds.
 
@@ -240,8 +252,8 @@ class HSSKernelRidgeCV(PathRegressorCV):
     def __init__(self, alphas=(0.1, 1.0, 10.0), kernel="gaussian", *, h=None, gamma=None,
                  cv=None, scoring="neg_mean_squared_error", refit=True, solver="direct",
                  tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
-                 leaf_size=128, n_neighbors=64, approximation="hss", memory_budget=None,
-                 verbose=0, random_state=None):
+                 leaf_size=128, n_neighbors=64, approximation="hss", n_components=2000,
+                 memory_budget=None, verbose=0, random_state=None):
         self.alphas = alphas
         self.kernel = kernel
         self.h = h
@@ -258,6 +270,7 @@ class HSSKernelRidgeCV(PathRegressorCV):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.n_components = n_components
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state

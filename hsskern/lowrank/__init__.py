@@ -1,5 +1,8 @@
-"""Low-rank (Nystrom) feature maps from landmark points."""
+"""Low-rank (Nystrom) approximations: feature maps from landmark points, and randomly
+pivoted Cholesky factors."""
 from .landmarks import select_landmarks
 from .nystrom import NystromFeatures, NystromMap, nystrom_features, nystrom_map
+from .rpcholesky import rp_cholesky
 
-__all__ = ["select_landmarks", "NystromFeatures", "NystromMap", "nystrom_features", "nystrom_map"]
+__all__ = ["select_landmarks", "NystromFeatures", "NystromMap", "nystrom_features", "nystrom_map",
+           "rp_cholesky"]

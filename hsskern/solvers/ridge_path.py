@@ -25,6 +25,15 @@ eigenvalue), ``"exact"`` preconditions with the factor at the smallest shift tha
 (still symmetric positive definite, so CG applies), while ``"direct"`` cannot solve the
 requested system and raises :class:`~hsskern.exceptions.NotPositiveDefiniteError`.
 
+``approximation="nystrom"`` (:func:`prepare_nystrom`) replaces the compression by a rank-k
+randomly pivoted Cholesky F (:func:`~hsskern.lowrank.rp_cholesky`: k kernel columns, O(n k^2)),
+and every "factor" is F F^T + alpha I by Woodbury (a new alpha: one k x k Cholesky). Since
+F F^T <= K it is always definite, and as a preconditioner the eigenvalues of
+(F F^T + alpha I)^{-1}(K + alpha I) lie in [1, 1 + lambda_max(K - F F^T) / alpha]: where the
+kernel does not compress hierarchically (moderate dimension, small alpha) and the HSS factor
+is indefinite at alpha, this bound still holds, and CG needs about sqrt of it iterations per
+digit. "direct" is then Nystrom kernel ridge (an approximation, bounded the same way).
+
 Leave-one-out: with G = H + alpha I and c = G^{-1} y, the leave-one-out residual of point i is
 c_i / (G^{-1})_ii (the ridge identity), and the factor gives diag(G^{-1}) in O(n r^2 depth)
 (``ULVFactor.inverse_diagonal``), so a whole alpha grid of leave-one-out errors costs one
@@ -39,11 +48,15 @@ from scipy.sparse.linalg import cg
 from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NotPositiveDefiniteError
+from ..factors import LowRankShiftFactor
+from ..kernels import kernel_operator
+from ..lowrank import rp_cholesky
 from ..options import HSSOptions
 from .hss_path import prepare_hss
-from .path import KernelExpansion, PathSolution, check_grid
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
 
-__all__ = ["RidgeBackend", "ridge_path", "check_alphas", "check_targets", "loo_residuals"]
+__all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "check_alphas",
+           "check_targets", "loo_residuals"]
 
 _SOLVERS = ("direct", "exact")
 
@@ -64,6 +77,49 @@ def check_targets(Y, n):
     if not np.all(np.isfinite(Y)):
         raise ValueError("Y must hold finite values (no NaN or infinity)")
     return np.ascontiguousarray(Y)
+
+
+@dataclass(frozen=True)
+class NystromProblem(PreparedProblem):
+    """The exact kernel operator and a randomly pivoted Cholesky F (F F^T <= K), the
+    ridge path's problem for ``approximation="nystrom"``: :meth:`refactor` gives the
+    Woodbury factor of F F^T + beta I (always definite, so ``beta_floor`` stays 0)."""
+
+    K: object
+    F: np.ndarray
+    factor: object
+    beta_floor: float = 0.0
+    stats: object = field(default_factory=dict)
+    timings: object = field(default_factory=dict)
+
+    @property
+    def n_samples(self):
+        return self.K.shape[0]
+
+    def refactor(self, beta, *, suggest=True):
+        factor = self.factor.shifted(beta)
+        object.__setattr__(self, "factor", factor)  # frozen otherwise: only this replaces it
+        return factor
+
+
+def prepare_nystrom(X, kernel, *, rank, beta, random_state=None, memory_budget=None,
+                    log=None):
+    """Kernel operator and a rank-``rank`` randomly pivoted Cholesky of K, factored at
+    ``beta`` (:class:`NystromProblem`)."""
+    t0 = time.perf_counter()
+    K = kernel_operator(X, kernel)
+    F, pivots, resid = rp_cholesky(K, rank, random_state=random_state,
+                                   memory_budget=memory_budget)
+    t1 = time.perf_counter()
+    factor = LowRankShiftFactor(F, beta)
+    t2 = time.perf_counter()
+    if log is not None:
+        log(1, f"randomly pivoted Cholesky: rank {F.shape[1]} from {pivots.size} columns, "
+               f"residual trace {resid.sum():.3g} ({t1 - t0:.3g} s)")
+    stats = {"rank": F.shape[1], "columns_read": int(pivots.size),
+             "residual_trace": float(resid.sum()), "memory": factor.memory_bytes()}
+    return NystromProblem(K=K, F=F, factor=factor, stats=stats,
+                          timings={"kernel": 0.0, "compress": t1 - t0, "factor": t2 - t1})
 
 
 def _factor_for(problem, alpha, factor, floor, solver):
@@ -138,9 +194,9 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
 
     Parameters
     ----------
-    problem : HSSProblem
-        From :func:`~hsskern.solvers.hss_path.prepare_hss`; its factor is reused when its
-        shift equals the first alpha.
+    problem : HSSProblem or NystromProblem
+        From :func:`~hsskern.solvers.hss_path.prepare_hss` or :func:`prepare_nystrom`; its
+        factor is reused when its shift equals the first alpha.
     Y : ndarray of shape (n,) or (n, k)
         Targets (every column solved with the same factor).
     alphas : sequence of float
@@ -242,16 +298,18 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
 
 @dataclass(frozen=True)
 class RidgeBackend:
-    """The path protocol for kernel ridge regression on the HSS (or dense) factor.
+    """The path protocol for kernel ridge regression on the HSS (or dense, or Nystrom) factor.
 
     ``prepare`` is :func:`~hsskern.solvers.hss_path.prepare_hss` with the first factor at
-    shift ``beta`` (give the path's smallest alpha, so that factor is used, not redone);
+    shift ``beta`` (give the path's smallest alpha, so that factor is used, not redone), or
+    :func:`prepare_nystrom` (rank ``n_components``) for ``approximation="nystrom"``;
     ``path`` is :func:`ridge_path`; ``model`` a :class:`~hsskern.solvers.path.KernelExpansion`.
     """
 
     kernel: object
     approximation: str = "hss"
     hss_options: HSSOptions = field(default_factory=HSSOptions)
+    n_components: int = 2000
     solver: str = "direct"
     tol: float = 1e-10
     max_iter: int = 1000
@@ -263,6 +321,10 @@ class RidgeBackend:
 
     def prepare(self, X, Y=None):
         """The problem of the points X (targets are not needed: one factor serves all)."""
+        if self.approximation == "nystrom":
+            return prepare_nystrom(X, self.kernel, rank=self.n_components, beta=self.beta,
+                                   random_state=self.hss_options.random_state,
+                                   memory_budget=self.memory_budget, log=self.log)
         return prepare_hss(X, self.kernel, approximation=self.approximation,
                            hss_options=self.hss_options, beta=self.beta,
                            memory_budget=self.memory_budget, log=self.log)
