@@ -25,6 +25,8 @@ Part ``krr`` (bench/results/regression_krr_<dataset>_n<n>.json): on the first n 
 * ``HSSKernelRidge(solver="exact", approximation="nystrom", n_components=k)`` for each of
   ``--ranks``: the same CG preconditioned by a rank-k randomly pivoted Cholesky (no
   compression); ``--approximations`` picks which preconditioners run;
+* ``make_pipeline(Nystroem(n_components=k), Ridge(alpha))`` for each of ``--nystroem-ks``
+  (the approximate model at comparable time: test RMSE against time);
 * a 10-value alpha path (``fit_path``, logspace(-3, 0)) vs one alpha, exact solver.
 
 Test RMSE on the 8,000 test points for every model; the time ratio KernelRidge / ours.
@@ -60,7 +62,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel  # noqa: E402
+from sklearn.kernel_approximation import Nystroem  # noqa: E402
 from sklearn.kernel_ridge import KernelRidge  # noqa: E402
+from sklearn.linear_model import Ridge  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _common import SHARED, rss_bytes, write_result  # noqa: E402
@@ -119,7 +124,9 @@ def run_krr(args, X, y, Xt, yt):
     # KernelRidge: rbf_kernel (n x n) and a Cholesky solve on a copy of it
     need = 2 * 8 * n * n
     avail = available_memory()
-    if avail is not None and need > 0.8 * avail:
+    if args.skip_kernel_ridge:
+        out["runs"]["KernelRidge"] = {"skipped": "--skip-kernel-ridge"}
+    elif avail is not None and need > 0.8 * avail:
         out["runs"]["KernelRidge"] = {"skipped": f"needs ~{need / 2**30:.1f} GiB, "
                                                  f"{avail / 2**30:.1f} GiB available"}
     else:
@@ -170,6 +177,16 @@ def run_krr(args, X, y, Xt, yt):
         for k in args.ranks:
             ours(f"HSSKernelRidge_exact_nystrom{k}", solver="exact", approximation="nystrom",
                  n_components=k)
+    for k in args.nystroem_ks:  # scikit-learn's Nystroem features + Ridge: uniform landmarks
+        la = load()
+        pipe = make_pipeline(Nystroem(gamma=1.0 / (2 * h * h), n_components=k, random_state=0),
+                             Ridge(alpha=alpha))
+        t_fit, _ = timed(lambda: pipe.fit(X, y))
+        p = pipe.predict(Xt)
+        out["runs"][f"Nystroem{k}_Ridge"] = {"fit_s": t_fit, "rmse": rmse(p, yt), "load": la}
+        print(f"Nystroem({k}) + Ridge: fit {t_fit:.1f} s, test RMSE {rmse(p, yt):.4f}",
+              flush=True)
+        del pipe
     if args.path:
         alphas = np.logspace(-3, 0, 10)
         la = load()
@@ -283,9 +300,12 @@ def main():
     p.add_argument("--rel-tol", type=float, default=1e-3)
     p.add_argument("--max-rank", type=int, default=500)
     p.add_argument("--path", action="store_true", help="also the 10-alpha exact path")
-    p.add_argument("--approximations", nargs="+", choices=["hss", "nystrom"],
+    p.add_argument("--skip-kernel-ridge", action="store_true")
+    p.add_argument("--approximations", nargs="*", choices=["hss", "nystrom"],
                    default=["hss", "nystrom"],
                    help="KRR preconditioners: the HSS factor, and/or randomly pivoted Cholesky")
+    p.add_argument("--nystroem-ks", type=int, nargs="*", default=[],
+                   help="also scikit-learn's Nystroem(k) + Ridge(alpha) for these k")
     p.add_argument("--ranks", type=int, nargs="+", default=[2000, 4000],
                    help="ranks of the randomly pivoted Cholesky preconditioner")
     p.add_argument("--gp-sub", type=int, default=3000)
