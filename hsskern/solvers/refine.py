@@ -70,6 +70,7 @@ _NEWTON_FIRST_RATE = 1e-11  # s / |F|^3 until one is measured: ~30 GFlop/s for |
 _SMO_FIRST_RATE = 4e-9  # s / |W| per SMO step until one is measured (58 us at 16,000)
 _SMO_BEFORE_NEWTON = 1.0  # SMO's time before a Newton step, in units of the step's cost
 _NEWTON_RIDGE = 1e-8  # times K_FF's mean diagonal: factorable at duplicate points
+_NEWTON_PER_ROUND = 4  # Newton steps a round may take, each after SMO's budget
 
 
 @dataclass
@@ -616,7 +617,11 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         if it:
             step_rate = (time.perf_counter() - ts) / (it * W.size)
         nt = ""
-        if eligible and m_w - M_w >= target and it < iters:
+        n_newton = 0
+        # an active-set loop: after a kept Newton step SMO moves the points that leave or
+        # enter the face, each move re-equilibrating the free points slowly; if it has not
+        # finished in the time a Newton step costs, another Newton step on the new face
+        while eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
             # one BLAS thread: its solves are small (|F| ~ 10^3, and a (k+1)^2 system per
             # fixed batch), and OpenBLAS's spinning second thread made them 5-30x slower
@@ -627,12 +632,19 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
             res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
             res.newton_steps += fixed >= 0
-            nt = (f"Newton on {nf} free after {it} SMO steps "
-                  f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
+            n_newton += 1
+            nt += (f"Newton on {nf} free after {it} SMO steps "
+                   f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
+            again = fixed >= 0 and n_newton < _NEWTON_PER_ROUND
+            budget = max(1, int(_SMO_BEFORE_NEWTON * t_newton / (step_rate * W.size)))
             ts = time.perf_counter()
-            it2, _, _ = smo_block(KWrows, yW, aW, vW, C, target, iters - it, **bounds)
+            it2, m_w, M_w = smo_block(KWrows, yW, aW, vW, C, target,
+                                      min(budget, iters - it) if again else iters - it,
+                                      **bounds)
             res.timings["smo"] += time.perf_counter() - ts
             it += it2
+            if not again:
+                break
         tu = time.perf_counter()
         dW = aW - alpha[W]
         ch = np.flatnonzero(dW)
