@@ -146,6 +146,7 @@ def test_nystrom_direct_and_leave_one_out_are_those_of_its_approximation():
                                rtol=1e-8)
     assert model.hss_["rank"] == 30
     problem = prepare_nystrom(X, kernel, rank=30, beta=0.05, random_state=0)
+    mse = []
     for sol in ridge_path(problem, y, [0.05, 0.5], leave_one_out=True):
         brute = np.empty(len(y))
         for i in range(len(y)):
@@ -154,6 +155,10 @@ def test_nystrom_direct_and_leave_one_out_are_those_of_its_approximation():
             brute[i] = y[i] - A[i, keep] @ c
         np.testing.assert_allclose(sol.info["loo_residuals"][:, 0], brute, rtol=1e-8,
                                    atol=1e-12)
+        mse.append(np.mean(brute ** 2))
+    cv = HSSKernelRidgeCV(alphas=[0.05, 0.5], h=0.7, approximation="nystrom",
+                          n_components=30, random_state=0).fit(X, y)
+    np.testing.assert_allclose(-cv.cv_results_["mean_test_score"], mse, rtol=1e-8)
     exact = HSSKernelRidge(1e-3, h=0.7, approximation="nystrom", n_components=30,
                            solver="exact", random_state=0).fit(X, y)
     ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=1.0 / (2 * 0.49)).fit(X, y)

@@ -116,8 +116,9 @@ def prepare_nystrom(X, kernel, *, rank, beta, random_state=None, memory_budget=N
     if log is not None:
         log(1, f"randomly pivoted Cholesky: rank {F.shape[1]} from {pivots.size} columns, "
                f"residual trace {resid.sum():.3g} ({t1 - t0:.3g} s)")
-    stats = {"rank": F.shape[1], "columns_read": int(pivots.size),
-             "residual_trace": float(resid.sum()), "memory": factor.memory_bytes()}
+    stats = {"approximation": "nystrom", "n": K.shape[0], "rank": F.shape[1],
+             "columns_read": int(pivots.size), "residual_trace": float(resid.sum()),
+             "memory_bytes": int(F.nbytes), "factor_memory_bytes": factor.memory_bytes()}
     return NystromProblem(K=K, F=F, factor=factor, stats=stats,
                           timings={"kernel": 0.0, "compress": t1 - t0, "factor": t2 - t1})
 
