@@ -108,6 +108,12 @@ def test_continuation_start_is_the_best_feasible_point_on_the_ray(seed, logC, ra
     assert s >= min(1.0 - 1e-3, ratio)
     if ratio > 1.0 and not np.any(rr.alpha >= (C if w is None else C * w) * (1 - 1e-9)):
         assert s == pytest.approx(1.0, abs=1e-3)  # nothing bounded: the solution stands
+    # ray=False: C'/C, every bounded alpha exactly at its new bound after feasible_start
+    s2, a2, f2 = continuation_start(rr, ratio, ray=False)
+    ub0 = C * (1.0 if w is None else w)
+    b2 = feasible_start(a2, y, ub)
+    assert s2 == ratio and np.all((b2 == ub)[rr.alpha == ub0])
+    np.testing.assert_allclose(f2, ratio * (rr.decision - rr.bias))
 
 
 @settings(max_examples=15, deadline=None)

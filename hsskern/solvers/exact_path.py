@@ -20,7 +20,7 @@ coefficients that changed. A converged last stage returns the exact SVM of the t
 points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
-Along a C path the last point of the previous C, scaled along its ray
+Along a C path the last point of the previous C, scaled by C'/C
 (:func:`~hsskern.solvers.refine.continuation_start`), starts the next at the stage where it
 stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
@@ -364,7 +364,7 @@ class ExactBackend:
             k0, start, f = 1, (y * sub_coef)[sub], None
         else:  # the previous C's last point, scaled: feasible, its decision values known
             C_prev, k0, pr = prev
-            _, start, f = continuation_start(pr, C / C_prev)
+            _, start, f = continuation_start(pr, C / C_prev, ray=False)
         candidates, history = [], []
         # the budget holds the stages and, when an earlier stage's point wins, the product
         # that certifies it over all training points (its time estimated by the trackers)

@@ -8,9 +8,9 @@ HSS approximation (or the dense kernel for small n) and one factor of K + beta I
    warm-started from the previous C, and
 2. with ``refine``, the exact decomposition on the exact kernel
    (:func:`~hsskern.solvers.refine.refine_exact`) from the ADMM's point; once one C is solved
-   exactly, the next C starts from that solution scaled by the s in [0, C / C_prev] that
-   minimises the dual along it (:func:`~hsskern.solvers.refine.continuation_start`: feasible,
-   its decision values scaled too), and the ADMM is skipped.
+   exactly, the next C starts from that solution scaled by C / C_prev
+   (:func:`~hsskern.solvers.refine.continuation_start`: feasible, its bounded alphas at the
+   new bound, its decision values scaled too), and the ADMM is skipped.
 
 Per-point ``weights`` (LIBSVM's weighted C) turn the box into 0 <= alpha_i <= C w_i in both
 steps; the bounds scale with C, so the continuation stays feasible.
@@ -468,7 +468,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             # the previous C's exact solution, scaled, or (no approximation) alpha = 0,
             # with its decision values: the first C's decomposition computes none
             starts = ([(None, None)] * Y.shape[1] if prev is None else
-                      [continuation_start(pr, C / prev[0])[1:] for pr in prev[1]])
+                      [continuation_start(pr, C / prev[0], ray=False)[1:]
+                       for pr in prev[1]])
             with threads_for(problem):
                 out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                     tol=refine_tol, max_chunk=max_chunk, newton=newton,

@@ -23,7 +23,7 @@ classifier's decomposition (:func:`~hsskern.solvers.refine.refine_exact`) with t
 Along an ascending C path an exact solution a at C stays exact for any multiple s a with
 0 <= s <= C'/C: it is feasible at C' (box C' >= s C, and 1^T b = 0 scales) and its decision
 values are s f, no kernel product. The next C starts from the best point of that ray
-(:func:`~hsskern.solvers.refine.continuation_start`, as the classifier's path).
+(:func:`~hsskern.solvers.refine.continuation_start`; the classifier keeps s = C'/C).
 """
 import time
 import warnings
