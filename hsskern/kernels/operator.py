@@ -269,6 +269,13 @@ class _SymmetricSurface:
         beta = check_positive(beta, "beta", minimum=0.0)
         return ShiftedKernelOperator(self, beta)
 
+    def _check_features(self, Y):
+        """``Y`` (already checked) unless its number of features is not the points'."""
+        if Y.shape[1] != self._rows.shape[1]:
+            raise ValueError(f"Y has {Y.shape[1]} features but the operator's points have "
+                             f"{self._rows.shape[1]}")
+        return Y
+
 
 class _CrossSurface:
     """The rectangular K(Y, X) part of the surface, shared by :class:`CrossKernelOperator` and
@@ -414,10 +421,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
     def cross(self, Y):
         """The rectangular operator K(Y, X) of shape (len(Y), n), for prediction and features."""
-        Y = check_points(Y, "Y", min_samples=0)
-        if Y.shape[1] != self._rows.shape[1]:
-            raise ValueError(f"Y has {Y.shape[1]} features but the operator's points have "
-                             f"{self._rows.shape[1]}")
+        Y = self._check_features(check_points(Y, "Y", min_samples=0))
         return CrossKernelOperator(Y, self._rows, self._kernel, self._block_memory)
 
     def to_dense(self, max_bytes=None):

@@ -321,10 +321,8 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
             Y = check_sparse_rows(Y, "Y", min_samples=0)
         else:
             Y = _canonical(sp.csr_matrix(check_points(Y, "Y", min_samples=0)))
-        if Y.shape[1] != self._rows.shape[1]:
-            raise ValueError(f"Y has {Y.shape[1]} features but the operator's points have "
-                             f"{self._rows.shape[1]}")
-        return SparseRowsCrossKernelOperator(Y, self._rows, self._kernel, self._block_memory)
+        return SparseRowsCrossKernelOperator(self._check_features(Y), self._rows, self._kernel,
+                                             self._block_memory)
 
     def to_dense(self, max_bytes=None):
         """The dense n x n matrix (for small n only; refuses above ``max_bytes``, 2 GiB)."""
