@@ -81,4 +81,5 @@ def rp_cholesky(K, rank, *, block_size=None, random_state=None, memory_budget=No
         resid[S] = 0.0  # exact on its pivots (up to rounding)
         if not keep.any():
             break  # the residual on the drawn pivots is rounding: nothing left to take
-    return F[:, :r].copy(), np.concatenate(pivots) if pivots else np.empty(0, int), resid
+    F = F if r == rank else F[:, :r].copy()  # no 8 n k byte copy when the rank was reached
+    return F, np.concatenate(pivots) if pivots else np.empty(0, int), resid
