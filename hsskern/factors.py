@@ -200,6 +200,13 @@ class LowRankShiftFactor:
         z = scipy.linalg.cho_solve((self._L, True), self._F.T @ b, check_finite=False)
         return (b - self._F @ z) / self._beta
 
+    def reduced_solve(self, b):
+        """Solve the k x k system ``(F^T F + beta I) x = b`` for b of shape (k,) or (k, m)
+        (F^T (F F^T + beta I)^{-1} F = I - beta (F^T F + beta I)^{-1}: what a Nystrom
+        model's predictive variance needs)."""
+        return scipy.linalg.cho_solve((self._L, True), np.asarray(b, dtype=np.float64),
+                                      check_finite=False)
+
     def logdet(self):
         """``log det(F F^T + beta I)``."""
         n, k = self._F.shape

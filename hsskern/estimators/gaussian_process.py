@@ -16,8 +16,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
-from ..solvers.gp import gp_hyperparameter_search, log_marginal_likelihood
-from ..solvers.hss_path import HSSProblem, prepare_hss
+from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
+                          prepare_gp_problem, variational_residual)
+from ..solvers.hss_path import HSSProblem
 from ..utils._memory import check_memory
 from .base import validate_input
 from .hss_params import HSS_CONSTRAINTS, hss_options
@@ -80,8 +81,20 @@ class HSSGaussianProcessRegressor(RegressorBase):
         HSS compression options (:class:`~hsskern.options.HSSOptions`). The likelihood needs
         K - H small against beta: the defaults (1e-6 / 1e-8 / 1000) are tighter than the
         classifier's.
-    approximation : {"hss", "exact"}, default "hss"
+    approximation : {"hss", "exact", "nystrom"}, default "hss"
         "exact": the dense kernel and a dense Cholesky factor (small n; memory checked first).
+        "nystrom": the sparse GP of Titsias ("SGPR"): ``n_components`` inducing points drawn
+        once by a randomly pivoted Cholesky at the initial width ``h`` (``random_state``),
+        every width's F F^T <= K the Nystrom approximation on them, hyperparameters
+        maximising the collapsed variational bound
+        LML(s^2 F F^T + sigma^2 I) - tr(K - F F^T) / (2 beta), a lower bound on the exact
+        likelihood (equal when F F^T = K); F F^T + beta I is definite at every beta, so the
+        noise search has no floor. Fit O(n k^2) per width, prediction O(k) kernel entries
+        per point; mean and variance are the bound's posterior (the "DTC" predictive: the
+        prior variance exact, the explained part through the pivots).
+    n_components : int, default 2000
+        Inducing points of "nystrom" (8 n ``n_components`` bytes while fitting, 8
+        ``n_components``^2 in the fitted model); ignored otherwise.
     memory_budget : float or None, default None
         Bytes a fit may use (default 80% of the available memory); it also bounds the
         blocks of ``predict(return_std=True)`` (at most 256 MiB each).
@@ -99,9 +112,10 @@ class HSSGaussianProcessRegressor(RegressorBase):
         model. ``kernel_.theta`` = log [s^2, h, sigma^2].
     log_marginal_likelihood_value_ : float
         At the fitted hyperparameters (of the HSS approximation; exact with
-        ``approximation="exact"``).
+        ``approximation="exact"``; the variational bound with "nystrom").
     alpha_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        (s^2 K + sigma^2 I)^{-1} y_train_, as scikit-learn's ``alpha_``.
+        (s^2 K + sigma^2 I)^{-1} y_train_, as scikit-learn's ``alpha_`` (with K the
+        approximation's: F F^T for "nystrom").
     X_train_ : ndarray of shape (n_samples, n_features)
     y_train_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
         The (normalized, with ``normalize_y``) training targets.
@@ -129,13 +143,16 @@ class HSSGaussianProcessRegressor(RegressorBase):
         "optimizer": [StrOptions({"bounded"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "approximation": [StrOptions({"hss", "exact", "nystrom"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, kernel="gaussian", *, h=1.0, h_bounds=(1e-3, 1e3), noise_ratio=1e-2,
                  noise_ratio_bounds=(1e-6, 100.0), amplitude=None, normalize_y=False,
                  optimizer="bounded", n_restarts_optimizer=0, tol=1e-2, rel_tol=1e-6,
                  abs_tol=1e-8, max_rank=1000, leaf_size=128, n_neighbors=64,
-                 approximation="hss", memory_budget=None, verbose=0, random_state=None):
+                 approximation="hss", n_components=2000, memory_budget=None, verbose=0,
+                 random_state=None):
         self.kernel = kernel
         self.h = h
         self.h_bounds = h_bounds
@@ -152,6 +169,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
         self.leaf_size = leaf_size
         self.n_neighbors = n_neighbors
         self.approximation = approximation
+        self.n_components = n_components
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state
@@ -199,14 +217,17 @@ class HSSGaussianProcessRegressor(RegressorBase):
         res = gp_hyperparameter_search(
             X, Y, self.kernel, self.h, h_bounds=h_b, noise_bounds=n_b,
             amplitude=self.amplitude, approximation=self.approximation,
-            hss_options=hss_options(self), n_restarts=self.n_restarts_optimizer,
+            hss_options=hss_options(self), n_components=self.n_components,
+            n_restarts=self.n_restarts_optimizer,
             random_state=self.random_state, xatol=self.tol, memory_budget=self.memory_budget,
             log=self._log if self.verbose >= 1 else None)
         noise = res.noise
-        # the pieces, not the HSSProblem (its mappings do not pickle)
-        self._K, self._approximation = res.problem.K, res.problem.approximation
-        self._factor = noise.factor
-        self._coef = noise.coef
+        self._K, self._inducing = res.problem.K, res.pivots
+        if self.approximation == "nystrom":
+            self._fit_low_rank(res.problem, noise)
+        else:  # the pieces, not the HSSProblem (its mappings do not pickle)
+            self._approximation, self._factor = res.problem.approximation, noise.factor
+            self._coef = noise.coef
         self.h_ = res.h
         self.noise_ratio_ = noise.beta
         self.amplitude_ = noise.amplitude
@@ -225,6 +246,15 @@ class HSSGaussianProcessRegressor(RegressorBase):
         self.fit_time_ = {**dict(res.timings), "total": time.perf_counter() - t_start}
         self._warn_at_bounds(h_b, n_b, res.h_at_bound, noise.at_bound, noise.lower)
         return self
+
+    def _fit_low_rank(self, problem, noise):
+        """What prediction needs from F = K[:, P] W and G = F F^T + beta I: the pivots, the
+        mean's weights W F^T G^{-1} y and the variance's matrix W F^T G^{-1} F W^T =
+        W (I - beta (F^T F + beta I)^{-1}) W^T (|P| x |P|; not F, not n-sized)."""
+        W, F, factor = problem.weights, problem.F, noise.factor
+        self._pivot_points = problem.K.points[problem.pivots]
+        self._mean_weights = W @ (F.T @ noise.coef)
+        self._variance_matrix = W @ (W.T - noise.beta * factor.reduced_solve(W.T))
 
     def _warn_at_bounds(self, h_b, n_b, h_at, noise_at, noise_lower):
         # scikit-learn warns the same way when an optimum sits on a bound
@@ -265,7 +295,9 @@ class HSSGaussianProcessRegressor(RegressorBase):
         theta : array-like of shape (3,) or None
             log [s^2, h, sigma^2] (the layout of ``kernel_.theta``); None: the fitted value,
             ``log_marginal_likelihood_value_``. A width other than the fitted one takes one
-            compression; any (s^2, sigma^2) at the fitted width one refactorization.
+            compression; any (s^2, sigma^2) at the fitted width one refactorization. With
+            "nystrom" every theta takes one Nystrom approximation on the fit's inducing points
+            (the fitted model keeps no n x k factor).
         eval_gradient : bool, default False
             Not available (the derivative in h would need the traces of G^{-1} dK/dh, which
             the factor does not give); True raises ValueError.
@@ -288,14 +320,17 @@ class HSSGaussianProcessRegressor(RegressorBase):
             raise ValueError(f"theta must be 3 finite values log [s^2, h, sigma^2], got "
                              f"{theta!r}")
         s2, h, sigma2 = np.exp(theta)
-        problem = HSSProblem(self._K, self._approximation, self._factor)
-        if not math.isclose(h, self.h_, rel_tol=1e-12):
-            problem = prepare_hss(self.X_train_, make_kernel(self.kernel, h=h),
-                                  approximation=self.approximation,
-                                  hss_options=hss_options(self), beta=sigma2 / s2,
-                                  memory_budget=self.memory_budget)
+        beta = sigma2 / s2
+        if self.approximation != "nystrom" and math.isclose(h, self.h_, rel_tol=1e-12):
+            problem = HSSProblem(self._K, self._approximation, self._factor)
+        else:  # the fitted model keeps no n x k factor: one Nystrom on its inducing points
+            problem = prepare_gp_problem(self.X_train_, self.kernel, h, beta=beta,
+                                         approximation=self.approximation,
+                                         hss_options=hss_options(self), pivots=self._inducing,
+                                         memory_budget=self.memory_budget)
         Y = self.y_train_.reshape(len(self.y_train_), -1)
-        return float(log_marginal_likelihood(problem.refactor(sigma2 / s2), Y, s2))
+        return float(log_marginal_likelihood(problem.refactor(beta), Y, s2)
+                     - Y.shape[1] * variational_residual(problem) / (2.0 * beta))
 
     # -- prediction ------------------------------------------------------------------------------
     def predict(self, X, return_std=False, return_cov=False):
@@ -326,6 +361,8 @@ class HSSGaussianProcessRegressor(RegressorBase):
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
+        if self.approximation == "nystrom":
+            return self._predict_low_rank(X, return_std, return_cov)
         K = self._K
         scale, shift = self._y_train_std, self._y_train_mean
         mean = (K.cross(X) @ self._coef) * scale + shift
@@ -346,21 +383,56 @@ class HSSGaussianProcessRegressor(RegressorBase):
             cov = cov[:, :, None] * (scale ** 2)
             return out_mean, (cov[:, :, 0] if cov.shape[2] == 1 else cov)
         var = np.empty(m)
-        budget = _PREDICT_BLOCK_BYTES if self.memory_budget is None else min(
-            _PREDICT_BLOCK_BYTES, self.memory_budget / 4)
-        block = int(max(1, min(m, budget // (3 * 8 * max(n, 1)))))
+        block = self._block_rows(3 * n)
         for start in range(0, m, block):
             Xb = X[start:start + block]
             C = K.cross(Xb).to_dense(max_bytes=8 * Xb.shape[0] * n + 1)  # (b, n)
             V = self._factor.solve(np.ascontiguousarray(C.T))           # (n, b)
             var[start:start + block] = s2 * (1.0 + beta - np.einsum("ij,ji->i", C, V))
+        return out_mean, self._std(var, scale)
+
+    def _block_rows(self, floats_per_row):
+        """Test points per block of the std: at most 256 MiB or a quarter of the budget."""
+        budget = _PREDICT_BLOCK_BYTES if self.memory_budget is None else min(
+            _PREDICT_BLOCK_BYTES, self.memory_budget / 4)
+        return int(max(1, budget // (8 * max(floats_per_row, 1))))
+
+    def _std(self, var, scale):
         if np.any(var < 0):
             warnings.warn("Predicted variances smaller than 0. Setting those variances to 0.",
-                          stacklevel=2)
+                          stacklevel=3)
             var = np.maximum(var, 0.0)
         std = np.sqrt(var)[:, None] * scale
-        return out_mean, (std[:, 0] if std.shape[1] == 1 else std)
+        return std[:, 0] if std.shape[1] == 1 else std
 
+    def _predict_low_rank(self, X, return_std, return_cov):
+        # with c = k(P, x) for the pivots P: mean c^T (weights), variance s^2 (1 + beta -
+        # c^T V c); blocks of test points, each at most as large as the std's blocks
+        kern = make_kernel(self.kernel, h=self.h_)
+        pivots = kernel_operator(self._pivot_points, kern)
+        s2, beta, m = self.amplitude_, self.noise_ratio_, X.shape[0]
+        scale, shift = self._y_train_std, self._y_train_mean
+        if return_cov:
+            check_memory(8 * (2 * m * len(self._pivot_points) + m * m),
+                         f"the predictive covariance of {m} points", budget=self.memory_budget,
+                         hint="use return_std=True (blocked) for many points")
+        mean = np.empty((m, self._mean_weights.shape[1]))
+        var = np.empty(m)
+        rows = m if return_cov else self._block_rows(2 * len(self._pivot_points))
+        for start in range(0, m, rows):
+            C = pivots.cross(X[start:start + rows]).to_dense()  # (b, |P|)
+            mean[start:start + rows] = C @ self._mean_weights
+            if return_std or return_cov:
+                CV = C @ self._variance_matrix
+                var[start:start + rows] = s2 * (1.0 + beta - np.einsum("ij,ij->i", CV, C))
+        mean = mean * scale + shift
+        out_mean = mean[:, 0] if mean.shape[1] == 1 else mean
+        if return_cov:
+            Kxx = kernel_operator(X, kern).to_dense(max_bytes=8 * m * m + 1)
+            cov = s2 * (Kxx + beta * np.eye(m) - CV @ C.T)
+            cov = cov[:, :, None] * (scale ** 2)
+            return out_mean, (cov[:, :, 0] if cov.shape[2] == 1 else cov)
+        return (out_mean, self._std(var, scale)) if return_std else out_mean
 
 def _is_fixed(bounds):
     return isinstance(bounds, str) and bounds == "fixed"

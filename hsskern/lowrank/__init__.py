@@ -2,7 +2,7 @@
 pivoted Cholesky factors."""
 from .landmarks import select_landmarks
 from .nystrom import NystromFeatures, NystromMap, nystrom_features, nystrom_map
-from .rpcholesky import rp_cholesky
+from .rpcholesky import RPCholesky, nystrom_on_pivots, rp_cholesky
 
 __all__ = ["select_landmarks", "NystromFeatures", "NystromMap", "nystrom_features", "nystrom_map",
-           "rp_cholesky"]
+           "rp_cholesky", "nystrom_on_pivots", "RPCholesky"]

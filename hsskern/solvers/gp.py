@@ -19,6 +19,19 @@ shift: :func:`noise_search` maximises LML* over log beta by a bounded scalar sea
 refactorizations only (O(n r^2) each, never a recompression). :func:`gp_hyperparameter_search`
 adds the width: a local bounded search over log h from the initial width (plus restarts from
 log-uniform draws, as scikit-learn's ``n_restarts_optimizer``), one compression per width.
+
+With a low-rank F F^T <= K (``approximation="nystrom"``) the objective is Titsias' collapsed
+variational bound (the sparse GP "SGPR"): the inducing points are k training points drawn
+once, by a randomly pivoted Cholesky at the initial width, and every width's F F^T is the
+Nystrom approximation on them (O(n k^2), every beta a k x k refactorization): fixed inducing
+points keep the bound a smooth function of the width, which pivots drawn anew per width would
+not. The bound is
+
+    LML(F F^T) - k / (2 beta) tr(K - F F^T)  <=  LML(K),
+
+the likelihood of the low-rank model minus the residual's trace over the noise: it rewards
+ranks that capture K where the noise is small, never exceeds the exact likelihood, and equals
+it when F F^T = K. The amplitude keeps its closed form (the trace term is s^2-free).
 """
 import math
 import time
@@ -30,10 +43,13 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ..exceptions import NotPositiveDefiniteError
-from ..kernels import make_kernel
+from ..kernels import kernel_operator, make_kernel
+from ..lowrank import rp_cholesky
 from .hss_path import prepare_hss
+from .ridge_path import NystromProblem, prepare_nystrom
 
 __all__ = ["profile_log_marginal_likelihood", "log_marginal_likelihood", "noise_search",
+           "prepare_gp_problem", "variational_residual", "inducing_pivots",
            "gp_hyperparameter_search", "NoiseSearchResult", "GPSearchResult"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -137,6 +153,12 @@ def _floor_message(lo, lower):
             "(tighten rel_tol / abs_tol to search lower)")
 
 
+def variational_residual(problem):
+    """tr(K - F F^T) of a low-rank problem (Titsias' bound subtracts k / (2 beta) of it from
+    the likelihood); 0 for the HSS and dense ones, whose likelihood is the model's own."""
+    return problem.residual_trace if isinstance(problem, NystromProblem) else 0.0
+
+
 def _evaluate_lml(factor, Y, amplitude):
     """(lml, amplitude, coef): the profile when ``amplitude`` is None, else at it."""
     if amplitude is None:
@@ -159,9 +181,9 @@ def noise_search(problem, Y, bounds, *, amplitude=None, xatol=1e-2, warn=True, l
 
     Parameters
     ----------
-    problem : HSSProblem
-        From :func:`~hsskern.solvers.hss_path.prepare_hss` (its factor is reused when its shift
-        is one of the evaluated values).
+    problem : HSSProblem or NystromProblem
+        From :func:`~hsskern.solvers.hss_path.prepare_hss` or :func:`prepare_gp_problem` (its
+        factor is reused when its shift is one of the evaluated values).
     Y : ndarray of shape (n, k)
     bounds : (float, float)
         Range of beta = sigma^2 / s^2; low == high evaluates that one value. Where the
@@ -185,11 +207,14 @@ def noise_search(problem, Y, bounds, *, amplitude=None, xatol=1e-2, warn=True, l
     history = []
     best = {}
 
+    residual = variational_residual(problem)
+
     def evaluate(beta):
         t0 = time.perf_counter()
         factor = problem.factor if problem.factor.beta == beta else problem.refactor(beta)
         t1 = time.perf_counter()
         lml, s2, coef = _evaluate_lml(factor, Y, amplitude)
+        lml -= Y.shape[1] * residual / (2.0 * beta)
         timings["factor"] += t1 - t0
         timings["solve"] += time.perf_counter() - t1
         history.append((beta, lml))
@@ -234,6 +259,32 @@ def noise_search(problem, Y, bounds, *, amplitude=None, xatol=1e-2, warn=True, l
                              timings=timings)
 
 
+def inducing_pivots(X, kernel, h, rank, *, random_state=None, memory_budget=None):
+    """The inducing points of ``approximation="nystrom"``: the columns a rank-``rank``
+    randomly pivoted Cholesky of the width-h kernel reads (indices into X)."""
+    K = kernel_operator(X, make_kernel(kernel, h=h))
+    return rp_cholesky(K, rank, random_state=random_state, memory_budget=memory_budget).pivots
+
+
+def prepare_gp_problem(X, kernel, h, *, beta, approximation="hss", hss_options=None,
+                       pivots=None, memory_budget=None):
+    """The prepared problem of one width: an HSS compression (or the dense kernel) with its
+    factor at ``beta`` (:func:`~hsskern.solvers.hss_path.prepare_hss`), or for
+    ``approximation="nystrom"`` the Nystrom approximation on the inducing ``pivots`` with its
+    map to new points (:func:`~hsskern.solvers.ridge_path.prepare_nystrom`)."""
+    kern = make_kernel(kernel, h=h)
+    if approximation == "nystrom":
+        return prepare_nystrom(X, kern, rank=len(pivots), beta=beta, pivots=pivots,
+                               memory_budget=memory_budget)
+    with warnings.catch_warnings():
+        # an indefinite first factor is retried by prepare_hss at a working shift; the
+        # search reports the resulting floor once
+        warnings.filterwarnings("ignore", message=".*not positive definite",
+                                category=UserWarning)
+        return prepare_hss(X, kern, approximation=approximation, hss_options=hss_options,
+                           beta=beta, memory_budget=memory_budget)
+
+
 @dataclass(frozen=True, eq=False)
 class GPSearchResult:
     """The hyperparameters found over widths and noise ratios.
@@ -253,6 +304,8 @@ class GPSearchResult:
     h_at_bound : str or None
     timings : mapping
         Seconds: ``prepare`` (compressions and first factors), ``factor``, ``solve``.
+    pivots : ndarray of int or None
+        The inducing points of every width ("nystrom", :func:`inducing_pivots`).
     """
 
     h: float
@@ -264,6 +317,7 @@ class GPSearchResult:
     n_factorizations: int
     h_at_bound: object = None
     timings: object = field(default_factory=dict)
+    pivots: object = None
 
     def __post_init__(self):
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
@@ -292,8 +346,9 @@ def _bracket(f, x0, lo, hi, step):
 
 
 def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1e-6, 100.0),
-                             amplitude=None, approximation="hss", hss_options=None, n_restarts=0,
-                             random_state=None, xatol=1e-2, memory_budget=None, log=None):
+                             amplitude=None, approximation="hss", hss_options=None,
+                             n_components=None, n_restarts=0, random_state=None, xatol=1e-2,
+                             memory_budget=None, log=None):
     """Maximise the profile log marginal likelihood over the width h and the noise ratio.
 
     For each width evaluated: one preparation (compression + first factor at the lower noise
@@ -314,11 +369,16 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
         Range of beta = sigma^2 / s^2.
     amplitude : float or None
         A fixed amplitude s^2 (None: its closed-form optimum, the profile likelihood).
-    approximation : {"hss", "exact"}
+    approximation : {"hss", "exact", "nystrom"}
+        "nystrom": Titsias' bound on the Nystrom approximation at ``n_components`` inducing
+        points (the module docstring).
     hss_options : HSSOptions or None
+    n_components : int or None
+        The number of inducing points for "nystrom".
     n_restarts : int
     random_state : int, Generator or None
-        Draws the restarts' starting widths.
+        Draws the restarts' starting widths (and the inducing points for "nystrom",
+        :func:`inducing_pivots`).
     xatol : float
         Tolerance of both searches, in log h and log beta.
     memory_budget : float or None
@@ -330,6 +390,12 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     """
     lo_n, hi_n = _check_bounds(noise_bounds, "noise_bounds")
     timings = {"prepare": 0.0, "factor": 0.0, "solve": 0.0}
+    pivots = None
+    if approximation == "nystrom":
+        t0 = time.perf_counter()
+        pivots = inducing_pivots(X, kernel, float(h0), n_components,
+                                 random_state=random_state, memory_budget=memory_budget)
+        timings["prepare"] += time.perf_counter() - t0
     results = {}  # log h -> (lml, h, NoiseSearchResult, problem) of the best so far only
     history = []
     floors = []
@@ -342,14 +408,9 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
             return results[t]
         h = math.exp(t)
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            # an indefinite first factor is retried by prepare_hss at a working shift; the
-            # search reports the resulting floor once, below
-            warnings.filterwarnings("ignore", message=".*not positive definite",
-                                    category=UserWarning)
-            problem = prepare_hss(X, make_kernel(kernel, h=h), approximation=approximation,
-                                  hss_options=hss_options, beta=lo_n,
-                                  memory_budget=memory_budget)
+        problem = prepare_gp_problem(X, kernel, h, beta=lo_n, approximation=approximation,
+                                     hss_options=hss_options, pivots=pivots,
+                                     memory_budget=memory_budget)
         timings["prepare"] += time.perf_counter() - t0
         res = noise_search(problem, Y, (lo_n, hi_n), amplitude=amplitude, xatol=xatol,
                            warn=False, log=log)
@@ -392,5 +453,4 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     lml, h, res, problem = state["best"]
     return GPSearchResult(h=h, noise=res, problem=problem, lml=lml, history=tuple(history),
                           n_compressions=len(history), n_factorizations=sum(counts),
-                          h_at_bound=h_at_bound,
-                          timings=timings)
+                          h_at_bound=h_at_bound, timings=timings, pivots=pivots)

@@ -50,7 +50,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import LowRankShiftFactor
 from ..kernels import kernel_operator
-from ..lowrank import rp_cholesky
+from ..lowrank import nystrom_on_pivots, rp_cholesky
 from ..options import HSSOptions
 from .hss_path import prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
@@ -83,7 +83,9 @@ def check_targets(Y, n):
 class NystromProblem(PreparedProblem):
     """The exact kernel operator and a randomly pivoted Cholesky F (F F^T <= K), the
     ridge path's problem for ``approximation="nystrom"``: :meth:`refactor` gives the
-    Woodbury factor of F F^T + beta I (always definite, so ``beta_floor`` stays 0)."""
+    Woodbury factor of F F^T + beta I (always definite, so ``beta_floor`` stays 0).
+    ``residual_trace`` is tr(K - F F^T); ``pivots`` and ``weights`` (F = K[:, pivots]
+    weights, with ``return_map``) extend F's rows to new points."""
 
     K: object
     F: np.ndarray
@@ -91,6 +93,9 @@ class NystromProblem(PreparedProblem):
     beta_floor: float = 0.0
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
+    residual_trace: float = 0.0
+    pivots: object = None
+    weights: object = None
 
     @property
     def n_samples(self):
@@ -103,13 +108,19 @@ class NystromProblem(PreparedProblem):
 
 
 def prepare_nystrom(X, kernel, *, rank, beta, random_state=None, memory_budget=None,
-                    log=None):
+                    return_map=False, pivots=None, log=None):
     """Kernel operator and a rank-``rank`` randomly pivoted Cholesky of K, factored at
-    ``beta`` (:class:`NystromProblem`)."""
+    ``beta`` (:class:`NystromProblem`; ``return_map``: with the map to new points). Given
+    ``pivots``, the Nystrom approximation on those columns instead
+    (:func:`~hsskern.lowrank.nystrom_on_pivots`, always with its map)."""
     t0 = time.perf_counter()
     K = kernel_operator(X, kernel)
-    F, pivots, resid = rp_cholesky(K, rank, random_state=random_state,
-                                   memory_budget=memory_budget)
+    if pivots is not None:
+        F, pivots, resid, weights = nystrom_on_pivots(K, pivots, memory_budget=memory_budget)
+    else:
+        F, pivots, resid, weights = rp_cholesky(K, rank, random_state=random_state,
+                                                memory_budget=memory_budget,
+                                                return_map=return_map)
     t1 = time.perf_counter()
     factor = LowRankShiftFactor(F, beta)
     t2 = time.perf_counter()
@@ -120,7 +131,8 @@ def prepare_nystrom(X, kernel, *, rank, beta, random_state=None, memory_budget=N
              "columns_read": int(pivots.size), "residual_trace": float(resid.sum()),
              "memory_bytes": int(F.nbytes), "factor_memory_bytes": factor.memory_bytes()}
     return NystromProblem(K=K, F=F, factor=factor, stats=stats,
-                          timings={"kernel": 0.0, "compress": t1 - t0, "factor": t2 - t1})
+                          timings={"kernel": 0.0, "compress": t1 - t0, "factor": t2 - t1},
+                          residual_trace=float(resid.sum()), pivots=pivots, weights=weights)
 
 
 def _factor_for(problem, alpha, factor, floor, solver):
