@@ -24,7 +24,8 @@ Part ``krr`` (bench/results/regression_krr_<dataset>_n<n>.json): on the first n 
   approximation + alpha I is indefinite) and at ``--direct-alpha`` values;
 * ``HSSKernelRidge(solver="exact", approximation="nystrom", n_components=k)`` for each of
   ``--ranks``: the same CG preconditioned by a rank-k randomly pivoted Cholesky (no
-  compression); ``--approximations`` picks which preconditioners run;
+  compression); ``--approximations`` picks which preconditioners run; ``--direct-ranks``:
+  ``solver="direct"`` on it (Nystrom kernel ridge, the approximate model);
 * ``make_pipeline(Nystroem(n_components=k), Ridge(alpha))`` for each of ``--nystroem-ks``
   (the approximate model at comparable time: test RMSE against time);
 * a 10-value alpha path (``fit_path``, logspace(-3, 0)) vs one alpha, exact solver.
@@ -42,10 +43,14 @@ Part ``gp`` (bench/results/regression_gp_<dataset>.json):
    the subsample's (one compression) and the noise ratio searched by refactorizations, then
    prediction with std on the test set. scikit-learn cannot run here (its fit forms the
    32,000^2 kernel, 8 GB, plus a copy for the Cholesky and the 3 x 8 GB gradient tensor).
+   ``--gp-full-approximation nystrom --gp-ranks k ...``: the sparse GP (Titsias' bound on a
+   rank-k randomly pivoted Cholesky) instead, with the width searched too unless
+   ``--gp-h`` is given (``--gp-tol``: the searches' tolerance in log h and log beta).
 
 BLAS runs single-threaded for every contender (``threadpool_limits(1)``; this machine is
 shared and OpenBLAS's spinning threads made small dense factorizations 20x slower at load 7 on
-2 cores); the kernel tiles use OpenMP threads. The load average is recorded with each result.
+2 cores) unless ``--gp-blas-threads`` says otherwise for the GP part (for every contender
+there too); the kernel tiles use OpenMP threads. The load average is recorded with each result.
 """
 import argparse
 import os
@@ -73,14 +78,21 @@ from hsskern import HSSGaussianProcessRegressor, HSSKernelRidge  # noqa: E402
 from hsskern.utils._memory import available_memory  # noqa: E402
 
 
-def load_kin40k():
-    path = SHARED / "regression" / "kin40k.npz"
+def load_regression(name):
+    """A shared regression set with features standardised on the training split; the
+    target too (kernel ridge has no intercept), except kin40k's, standardised at source."""
+    path = SHARED / "regression" / f"{name}.npz"
     if not path.exists():
         print(f"{path} not present: nothing to run")
         sys.exit(0)
     d = np.load(path)
     mu, sd = d["X_train"].mean(0), d["X_train"].std(0)
-    return ((d["X_train"] - mu) / sd, d["y_train"], (d["X_test"] - mu) / sd, d["y_test"])
+    sd = np.where(sd > 0, sd, 1.0)  # a constant column stays 0
+    y, yt = d["y_train"], d["y_test"]
+    if name != "kin40k":
+        y_mu, y_sd = y.mean(), y.std()
+        y, yt = (y - y_mu) / y_sd, (yt - y_mu) / y_sd
+    return (d["X_train"] - mu) / sd, y, (d["X_test"] - mu) / sd, yt
 
 
 def synthetic3d(n=40000, seed=0):
@@ -145,14 +157,15 @@ def run_krr(args, X, y, Xt, yt):
         try:
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                m = HSSKernelRidge(alpha=kw.pop("alpha", alpha), h=h, **hss, **kw)
+                m = HSSKernelRidge(alpha=kw.pop("alpha", alpha), h=h, tol=args.cg_tol, **hss,
+                                   **kw)
                 t_fit, _ = timed(lambda: m.fit(X, y))
         except Exception as exc:  # a refusal (indefinite approximation) is a result
             out["runs"][name] = {"error": f"{type(exc).__name__}: {exc}", "load": la}
             print(f"{name}: {type(exc).__name__}: {str(exc)[:160]}", flush=True)
             return None
         t_pred, p = timed(lambda: m.predict(Xt))
-        rec = {"alpha": m.alpha, "fit_s": t_fit, "predict_s": t_pred, "rmse": rmse(p, yt),
+        rec = {"alpha": m.alpha, "cg_tol": m.tol, "fit_s": t_fit, "predict_s": t_pred, "rmse": rmse(p, yt),
                "fit_time": m.fit_time_, "n_iter": m.n_iter_.tolist(),
                "residual": m.residual_.tolist(), "max_rank": m.hss_.get("max_rank"),
                "hss_memory_MB": m.hss_.get("memory_bytes", 0) / 2**20,
@@ -176,6 +189,9 @@ def run_krr(args, X, y, Xt, yt):
     if "nystrom" in args.approximations:
         for k in args.ranks:
             ours(f"HSSKernelRidge_exact_nystrom{k}", solver="exact", approximation="nystrom",
+                 n_components=k)
+        for k in args.direct_ranks:  # Nystrom kernel ridge on the RPCholesky factor
+            ours(f"HSSKernelRidge_direct_nystrom{k}", solver="direct", approximation="nystrom",
                  n_components=k)
     for k in args.nystroem_ks:  # scikit-learn's Nystroem features + Ridge: uniform landmarks
         la = load()
@@ -203,6 +219,7 @@ def run_krr(args, X, y, Xt, yt):
 
 def run_gp(args, X, y, Xt, yt):
     out = {"sub": {"n": args.gp_sub}, "full": {"n": len(y)}}
+    h = None
     if "sub" in args.gp_parts:
         h = run_gp_sub(args, X, y, Xt, yt, out)
     if "full" in args.gp_parts:
@@ -229,7 +246,7 @@ def run_gp_sub(args, X, y, Xt, yt, out):
               f"LML {g.log_marginal_likelihood_value_:.2f}, RMSE {rmse(mu, yt):.4f}, "
               f"NLPD {nlpd(mu, sd, yt):.4f}", flush=True)
     chosen = None
-    for approx in ("exact", "hss"):
+    for approx in args.gp_sub_approximations:
         la = load()
         kw = {} if approx == "exact" else dict(rel_tol=args.gp_rel_tol,
                                                abs_tol=args.gp_rel_tol * 1e-2,
@@ -256,11 +273,16 @@ def run_gp_sub(args, X, y, Xt, yt, out):
               f"({rec['n_compressions']} widths, {rec['n_factorizations']} factorizations), "
               f"{m.kernel_}, LML {rec['lml']:.2f}, RMSE {rec['rmse']:.4f}, NLPD "
               f"{rec['nlpd']:.4f}", flush=True)
-    return chosen.h_
+    return None if chosen is None else chosen.h_
 
 
 def run_gp_full(args, X, y, Xt, yt, out, h):
-    """All points: the given width, the noise ratio searched on one compression."""
+    """All points: the given width, the noise ratio searched on one compression (or the
+    sparse GP at each of ``--gp-ranks``)."""
+    if args.gp_full_approximation == "nystrom":
+        for k in args.gp_ranks:
+            run_gp_full_nystrom(args, X, y, Xt, yt, out, k)
+        return out
     la = load()
     try:
         with warnings.catch_warnings(record=True) as w:
@@ -289,10 +311,40 @@ def run_gp_full(args, X, y, Xt, yt, out, h):
     return out
 
 
+def run_gp_full_nystrom(args, X, y, Xt, yt, out, k):
+    """All points, the sparse GP of rank k: width (unless --gp-h) and noise searched."""
+    la = load()
+    fixed = args.gp_h is not None
+    m = HSSGaussianProcessRegressor(normalize_y=True, h=args.gp_h or 1.7,
+                                    h_bounds="fixed" if fixed else (0.3, 10.0),
+                                    approximation="nystrom", n_components=k, tol=args.gp_tol,
+                                    random_state=0, verbose=1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t_fit, _ = timed(lambda: m.fit(X, y))
+    t_pred, (mu, sd) = timed(lambda: m.predict(Xt, return_std=True))
+    out["full"][f"nystrom_gp_k{k}"] = {
+        "rank": k, "width_searched": not fixed, "tol": args.gp_tol, "fit_s": t_fit,
+        "predict_s": t_pred, "kernel": str(m.kernel_), "h": m.h_, "beta": m.noise_ratio_,
+        "lml_bound": m.log_marginal_likelihood_value_, "rmse": rmse(mu, yt),
+        "nlpd": nlpd(mu, sd, yt), "n_widths": m.search_["n_compressions"],
+        "n_factorizations": m.search_["n_factorizations"], "history": m.search_["history"],
+        "fit_time": m.fit_time_, "residual_trace": m.hss_["residual_trace"],
+        "peak_rss_GB": rss_bytes("VmHWM") / 2**30, "load": la,
+        "warnings": [str(x.message)[:300] for x in w]}
+    print(f"full n={len(y)} sparse GP k={k}: fit {t_fit:.1f} s ({m.search_['n_compressions']} "
+          f"widths), {m.kernel_}, RMSE {rmse(mu, yt):.4f}, NLPD {nlpd(mu, sd, yt):.4f}, "
+          f"predict+std {t_pred:.1f} s", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--part", choices=["krr", "gp"], required=True)
-    p.add_argument("--dataset", choices=["kin40k", "synthetic3d"], default="kin40k")
+    p.add_argument("--dataset", default="kin40k",
+                   choices=["kin40k", "synthetic3d", "protein", "pol", "california_housing",
+                            "elevators", "bike"],
+                   help="a shared regression set (features standardised on the training "
+                        "split, and the target except kin40k's) or the 3-d control")
     p.add_argument("--n", type=int, default=20000, help="KRR training points")
     p.add_argument("--h", type=float, default=1.7)
     p.add_argument("--alpha", type=float, default=0.004)
@@ -308,16 +360,29 @@ def main():
                    help="also scikit-learn's Nystroem(k) + Ridge(alpha) for these k")
     p.add_argument("--ranks", type=int, nargs="+", default=[2000, 4000],
                    help="ranks of the randomly pivoted Cholesky preconditioner")
+    p.add_argument("--cg-tol", type=float, default=1e-10,
+                   help="relative residual of the exact solver's CG (HSSKernelRidge's tol)")
+    p.add_argument("--direct-ranks", type=int, nargs="*", default=[],
+                   help="also solver='direct' on the randomly pivoted Cholesky of these ranks")
     p.add_argument("--gp-sub", type=int, default=3000)
     p.add_argument("--gp-rel-tol", type=float, default=1e-4)
     p.add_argument("--gp-sklearn", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--gp-sub-approximations", nargs="*", choices=["exact", "hss"],
+                   default=["exact", "hss"], help="ours on the subsample, beside scikit-learn")
     p.add_argument("--gp-parts", nargs="+", choices=["sub", "full"], default=["sub", "full"])
     p.add_argument("--gp-h", type=float, default=None,
-                   help="width of the full-data GP (default: the subsample's exact fit)")
+                   help="width of the full-data GP (default: the subsample's exact fit; "
+                        "with nystrom: searched)")
+    p.add_argument("--gp-full-approximation", choices=["hss", "nystrom"], default="hss")
+    p.add_argument("--gp-ranks", type=int, nargs="+", default=[2000, 4000])
+    p.add_argument("--gp-tol", type=float, default=1e-2)
+    p.add_argument("--gp-blas-threads", type=int, default=1)
     p.add_argument("--tag", default="")
     args = p.parse_args()
-    X, y, Xt, yt = load_kin40k() if args.dataset == "kin40k" else synthetic3d()
-    with threadpool_limits(1, user_api="blas"):
+    X, y, Xt, yt = (synthetic3d() if args.dataset == "synthetic3d"
+                    else load_regression(args.dataset))
+    threads = args.gp_blas_threads if args.part == "gp" else 1
+    with threadpool_limits(threads, user_api="blas"):
         if args.part == "krr":
             res = run_krr(args, X, y, Xt, yt)
             name = f"regression_krr_{args.dataset}_n{args.n}{args.tag}"
