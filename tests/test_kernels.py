@@ -37,6 +37,29 @@ def test_operator_matches_dense_reference(X, name, width, seed):
     check_kernel_operator(K.cross(Y), reference_kernel(K.kernel, Y, X), rng=seed, rtol=1e-12)
 
 
+@given(n=st.integers(1, 700), d=st.sampled_from([3, 15]), r=st.sampled_from([1, 4]),
+       small=st.booleans(), seed=st.integers(0, 99))
+def test_symmetric_product_computes_each_entry_once_and_equals_dense(n, d, r, small, seed):
+    # K @ V from the upper half (each tile added to its rows and, transposed, to its columns;
+    # d = 3 the direct sums, d = 15 the dgemm route), with many column tiles when ``small``;
+    # the same bits on every call (threads sum fixed tiles); and the one-sided product where
+    # the per-thread buffers would not fit
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    K = kernel_operator(X, "gaussian", h=0.5 * np.sqrt(d),
+                        block_memory=16 * 1024 if small else 32 * 2**20)
+    V = rng.normal(size=(n, r))
+    ref = reference_kernel(K.kernel, X) @ V
+    out = K @ V
+    tol = 1e-13 * (np.abs(reference_kernel(K.kernel, X)) @ np.abs(V)).max()
+    np.testing.assert_allclose(out, ref, rtol=0, atol=tol)
+    np.testing.assert_array_equal(K @ V, out)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("hsskern.kernels.operator._SYM_MIN_BYTES", 0)
+        one_sided = kernel_operator(X, "gaussian", h=0.5 * np.sqrt(d), block_memory=4096)
+        np.testing.assert_allclose(one_sided @ V, ref, rtol=0, atol=tol)
+
+
 @given(X=point_sets(n_max=200, d_max=8), beta=st.floats(0.0, 1e3), seed=st.integers(0, 99))
 def test_shifted_adds_beta_identity_exactly(X, beta, seed):
     K = kernel_operator(X, "gaussian", h=float(np.std(X)) or 1.0)

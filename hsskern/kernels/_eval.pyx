@@ -18,7 +18,8 @@ small or large, so the route keeps the small entries right whenever gamma times 
 bound of the expansion is tiny; the Python layer checks that bound and otherwise stays on the
 direct sums. With d in the tens, dgemm's distances cost a fraction of the direct ones.
 """
-from cython.parallel cimport prange, parallel
+cimport openmp
+from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport exp, sqrt, pow
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -207,6 +208,81 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
         free(tile)
 
 
+def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
+               const double[:, ::1] AT, const double[:, ::1] V, double[:, :, ::1] bufs,
+               Py_ssize_t col_tile):
+    """bufs summed over axis 0 = K(A, A) @ V, each entry of the symmetric K computed once.
+
+    Row tile [i0, i1) takes the columns from i0 on: its rows get every column's
+    contribution, the columns past i1 (rows of later tiles) get the transposed one. Those
+    rows belong to other threads' tiles, so each thread accumulates into bufs[thread]
+    (zeroed by the caller, n x r). Half the kernel entries of :func:`matmat`.
+    """
+    cdef Py_ssize_t n = A.shape[0], d = A.shape[1], r = V.shape[1]
+    cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE
+    cdef Py_ssize_t t, i0, i1, i, j0, j1, j, jt, c, w, tid
+    cdef const double* p = &params[0]
+    cdef double* tile
+    cdef double* trow
+    cdef double* buf
+    cdef double* orow
+    cdef const double* vrow
+    cdef double acc, kij, vi
+    if n == 0 or r == 0:
+        return
+    if col_tile < ROW_TILE:
+        col_tile = ROW_TILE
+    with nogil, parallel():
+        tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
+        # round-robin, not dynamic: which thread sums which tile, and so the rounding of
+        # the result, must not change from call to call
+        for t in prange(n_row_tiles, schedule="static", chunksize=1):
+            tid = threadid()
+            buf = &bufs[tid, 0, 0]
+            i0 = t * ROW_TILE
+            i1 = i0 + ROW_TILE
+            if i1 > n:
+                i1 = n
+            j0 = i0
+            while j0 < n:
+                j1 = j0 + col_tile
+                if j1 > n:
+                    j1 = n
+                w = j1 - j0
+                jt = i1 - j0 if j0 < i1 else 0  # the tile's first column past the rows' own
+                for i in range(i0, i1):
+                    _row(kind, p, &A[i, 0], &AT[0, j0], n, w, d, tile + (i - i0) * col_tile)
+                for i in range(i0, i1):
+                    trow = tile + (i - i0) * col_tile
+                    if r == 1:
+                        acc = 0.0
+                        vi = V[i, 0]
+                        for j in range(w):
+                            acc = acc + trow[j] * V[j0 + j, 0]
+                        buf[i] += acc
+                        for j in range(jt, w):
+                            buf[j0 + j] += trow[j] * vi
+                    else:
+                        orow = buf + i * r
+                        vrow = &V[i, 0]
+                        for j in range(w):
+                            kij = trow[j]
+                            for c in range(r):
+                                orow[c] += kij * V[j0 + j, c]
+                        for j in range(jt, w):
+                            kij = trow[j]
+                            orow = buf + (j0 + j) * r
+                            for c in range(r):
+                                orow[c] += kij * vrow[c]
+                j0 = j1
+        free(tile)
+
+
+def max_threads():
+    """OpenMP's thread count for the next parallel region (the size of bufs' first axis)."""
+    return openmp.omp_get_max_threads()
+
+
 cdef inline void _gauss_rows(double* t, Py_ssize_t w, Py_ssize_t ldt, Py_ssize_t mb,
                              const double* an, const double* bn, double gamma) noexcept nogil:
     """t[i, j] = exp(-gamma * max(an[i] + bn[j] + t[i, j], 0)) for rows i < mb."""
@@ -278,6 +354,60 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
                 W = <int> w
                 dgemm("N", "N", &R, &MB, &W, &one, <double*> &V[j0, 0], &R, tile, &W, &one,
                       &out[i0, 0], &R)
+                j0 = j0 + w
+        free(tile)
+
+
+def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
+                     const double[:, ::1] AT, const double[:, ::1] V, double[:, :, ::1] bufs,
+                     Py_ssize_t row_tile, Py_ssize_t col_tile):
+    """bufs summed over axis 0 = K(A, A) @ V for the Gaussian, from the upper half of K.
+
+    K is symmetric, so each entry is computed once: row tile [i0, i0 + mb) takes the columns
+    from i0 on; its diagonal block adds K[I, I] V[I], each tile T right of it adds both
+    T V[J] to rows I and T^T V[I] to rows J. Rows J belong to other threads' row tiles, so
+    every thread accumulates into its own bufs[thread] (zeroed by the caller; n x r each).
+    Half the exponentials and distances of :func:`matmat_gauss`.
+    """
+    cdef Py_ssize_t n = A.shape[0], d = A.shape[1], r = V.shape[1]
+    cdef Py_ssize_t n_row_tiles, t, i0, j0, mb, w, tid
+    cdef int R = <int> r, MB, W, LDT
+    cdef double one = 1.0
+    cdef double* tile
+    cdef double* buf
+    if n == 0 or r == 0:
+        return
+    if row_tile > n:
+        row_tile = n
+    if col_tile < row_tile:
+        col_tile = row_tile
+    n_row_tiles = (n + row_tile - 1) // row_tile
+    with nogil, parallel():
+        tile = <double*> malloc(row_tile * col_tile * sizeof(double))
+        # round-robin, not dynamic: which thread sums which tile, and so the rounding of
+        # the result, must not change from call to call
+        for t in prange(n_row_tiles, schedule="static", chunksize=1):
+            tid = threadid()
+            buf = &bufs[tid, 0, 0]
+            i0 = t * row_tile
+            mb = row_tile if i0 + row_tile <= n else n - i0
+            MB = <int> mb
+            j0 = i0
+            while j0 < n:
+                w = col_tile if j0 + col_tile <= n else n - j0
+                W = <int> w
+                LDT = <int> w
+                _gauss_tile(gamma, &A[i0, 0], d, &an[i0], mb, &AT[0, j0], n, &an[j0], w,
+                            <int> d, tile, w)
+                # rows I: buf[i0:i0+mb] += T @ V[j0:j0+w] (column-major: buf^T += V^T T^T)
+                dgemm("N", "N", &R, &MB, &W, &one, <double*> &V[j0, 0], &R, tile, &W, &one,
+                      buf + i0 * r, &R)
+                # rows J past the diagonal block: buf[J] += T^T V[I]; the diagonal block's
+                # own columns [i0, i0 + mb) are already whole (its rows added both halves)
+                if j0 + w > i0 + mb:
+                    W = <int> (j0 + w - (i0 + mb) if j0 < i0 + mb else w)
+                    dgemm("N", "T", &R, &W, &MB, &one, <double*> &V[i0, 0], &R,
+                          tile + (w - W), &LDT, &one, buf + (j0 + w - W) * r, &R)
                 j0 = j0 + w
         free(tile)
 

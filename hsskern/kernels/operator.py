@@ -23,6 +23,8 @@ DEFAULT_BLOCK_MEMORY = 32 * 2**20
 #: ``to_dense`` refuses matrices larger than this unless told otherwise.
 DEFAULT_DENSE_LIMIT = 2 * 2**30
 _ROW_TILE = 32
+#: The symmetric product's per-thread buffers may use at least this much (see _matmat).
+_SYM_MIN_BYTES = 64 * 2**20
 #: Below this many features the direct distance sums are as fast as the dgemm route, whose
 #: advantage grows with d.
 _GEMM_MIN_FEATURES = 12
@@ -395,6 +397,26 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
     def _state(self):
         return (np.asarray(self._rows), self._kernel, self._block_memory)
+
+    def _matmat(self, V):
+        # K is symmetric: each entry computed once, added to its row and (transposed) to its
+        # column; the columns land in other threads' rows, so every thread sums into its own
+        # n x r buffer. Where those buffers exceed the block memory, the one-sided product.
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        n, r = self.shape[0], V.shape[1]
+        threads = _eval.max_threads()
+        if n == 0 or r == 0 or 8 * threads * n * r > max(self._block_memory, _SYM_MIN_BYTES):
+            return super()._matmat(V)
+        bufs = np.zeros((threads, n, r))
+        route = self._gemm()
+        if route is not None:
+            with one_blas_thread():
+                _eval.matmat_gauss_sym(self._params[0], route[0], route[1], route[2], V, bufs,
+                                       _GEMM_ROW_TILE, 2048)
+        else:
+            _eval.matmat_sym(self._kernel.code, self._params, self._erows, self._colsT, V,
+                             bufs, self._col_tile)
+        return bufs.sum(axis=0)
 
     def _submatrix(self, I, J, out):
         # trusted: intp arrays in range, ``out`` a C-contiguous (len(I), len(J)) buffer.
