@@ -45,6 +45,8 @@ def test_reused_block_equals_the_kernel_of_every_working_set(seed, cap, steps):
         np.testing.assert_array_equal(np.sort(Wb), W)  # the same points, in slot order
         np.testing.assert_allclose(KWrows[:, :W.size], Kd[np.ix_(Wb, Wb)], rtol=0,
                                    atol=1e-14)
+        # exactly symmetric, as SMO's pair steps read row i for column i and vice versa
+        np.testing.assert_array_equal(KWrows[:, :W.size], KWrows[:, :W.size].T)
         # every entry was either evaluated now (a symmetric pair counted once) or reused
         assert reused + 2 * evaluated - W.size >= W.size ** 2 - W.size
         assert evaluated <= W.size * (W.size + 1) // 2

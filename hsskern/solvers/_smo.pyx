@@ -15,6 +15,7 @@ an OpenMP fork/join per pass costs more than the passes.
 """
 from libc.math cimport INFINITY
 from libc.string cimport memmove
+from cython.parallel cimport prange
 
 import numpy as np
 
@@ -274,23 +275,27 @@ cdef inline void _set_masks(Py_ssize_t t, const double[::1] y, double[::1] alpha
         low_mask[t] = 0.0 if alpha[t] < C else INFINITY
 
 
-def compact_block(double[:, ::1] B, const Py_ssize_t[::1] pos):
-    """Move the rows and columns ``pos`` (ascending) of B to its leading corner, in place.
-
-    ``B[a, b] = B[pos[a], pos[b]]`` for a, b < len(pos), the row stride unchanged: the
-    working-set block keeps the entries of the points that stay in W (``refine``'s
-    ``_working_block``), one read and one write per entry instead of a kernel evaluation.
-    In order a = 0, 1, ...: row pos[a] >= a is not yet overwritten, and within a row the
-    entry read, pos[b] >= b, is not yet either.
-    """
-    cdef Py_ssize_t c = pos.shape[0], a, b, pa
-    if c > B.shape[0] or c > B.shape[1]:
-        raise ValueError(f"{c} positions for a block of shape {B.shape[0]} x {B.shape[1]}")
-    with nogil:
-        for a in range(c):
-            pa = pos[a]
-            for b in range(c):
-                B[a, b] = B[pa, pos[b]]
+def place_cross(double[:, ::1] B, const Py_ssize_t[::1] P, const Py_ssize_t[::1] Q,
+                const double[:, ::1] R):
+    """``B[P[a], Q[b]] = B[Q[b], P[a]] = R[a, b]``, in place: a point's kernel row written
+    into the working-set block where a point that left it was (``refine``'s
+    ``_working_block``), mirrored into the kept points' rows, instead of moving every kept
+    entry to close the gap. Rows P are distinct, as are rows Q (R symmetric where P meets
+    Q). Threads split the rows written; the mirrored pass reads R eight columns at a time
+    so each of its cache lines serves eight rows."""
+    cdef Py_ssize_t k = P.shape[0], m = Q.shape[0], a, b, bb, hi
+    if R.shape[0] != k or R.shape[1] != m:
+        raise ValueError(f"R of shape {R.shape[0]} x {R.shape[1]} for {k} x {m} positions")
+    if k == 0 or m == 0:
+        return
+    for a in prange(k, nogil=True, schedule="static"):
+        for b in range(m):
+            B[P[a], Q[b]] = R[a, b]
+    for bb in prange(0, m, 8, nogil=True, schedule="static"):
+        hi = bb + 8 if bb + 8 < m else m
+        for a in range(k):
+            for b in range(bb, hi):
+                B[Q[b], P[a]] = R[a, b]
 
 
 def expand_rows(double[::1] buf, Py_ssize_t q, Py_ssize_t stride):

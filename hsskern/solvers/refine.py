@@ -57,7 +57,7 @@ from ..kernels.operator import StoredKernelOperator
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
-from ._smo import compact_block, expand_rows, smo_block
+from ._smo import expand_rows, place_cross, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -363,12 +363,13 @@ def _working_block(K, W, workspace, cap, index=None):
     """The kernel block of the working set W, reusing what the last block already holds.
 
     Consecutive working sets (the rounds of one C) share most of their points. The block
-    lives in one buffer of row stride S >= |W| (a quarter more than the |W| that allocated
-    it, within ``cap``, so a slightly larger W next round keeps the buffer): the points of
-    the last block that stay in W are moved to its leading corner in place
-    (:func:`~hsskern.solvers._smo.compact_block`: a read and a write per entry, no kernel
-    evaluation) and the new points are appended, only their rows evaluated:
-    k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2.
+    lives in one buffer of row stride S = ``cap``, the largest |W| (what lies past |W| is
+    never written, so never paged in; a buffer regrown with W was fresh memory, paged in
+    again, every time it grew): the points of the last block that stay in W keep their rows and columns where they are, and the new
+    points take the places of those that left (:func:`~hsskern.solvers._smo.place_cross`),
+    only their rows evaluated: k (|W| - k) + k (k + 1) / 2 entries for k new points instead
+    of |W| (|W| + 1) / 2, and no kept entry moved (moving them all to a leading corner cost
+    as much as the evaluation once K is stored).
 
     Returns ``(KW, W, entries, reused)``: KW the (|W|, S) C-contiguous rows whose first |W|
     columns are K[W, W] (SMO reads it as is; ``KW[:, :|W|]`` for NumPy), W reordered as the
@@ -383,28 +384,35 @@ def _working_block(K, W, workspace, cap, index=None):
     if workspace.get("points") is not K.points:  # another kernel's block: nothing to reuse
         slots = None
     if buf is not None and slots is not None and q <= S:
-        pos = np.flatnonzero(np.isin(slots, W, assume_unique=True))
+        kp = np.flatnonzero(np.isin(slots, W, assume_unique=True))
         new = W[np.isin(W, slots, assume_unique=True, invert=True)]
         if new.size <= _REUSE_NEW_FRACTION * q:
             B = buf[:S * S].reshape(S, S)
-            c = pos.size
-            if c and pos[-1] != c - 1:  # not already the leading corner
-                compact_block(B, pos)
-            order = np.concatenate([slots[pos], new])
+            # the kept points stay in their places; those past the new block's end move
+            # into its first gaps, and the new points take the gaps left
+            gaps = np.setdiff1d(np.arange(q), kp, assume_unique=True)
+            movers = kp[kp >= q]
+            dst, pn = gaps[:movers.size], gaps[movers.size:]
+            if movers.size:
+                B[dst] = B[movers]
+                B[:q, dst] = B[:q, movers]
+            order = np.empty(q, dtype=np.intp)
+            stay = kp[kp < q]
+            order[stay], order[dst], order[pn] = slots[stay], slots[movers], new
             if new.size:
+                pk = np.setdiff1d(np.arange(q), pn, assume_unique=True)
                 # the new points' rows against the kept ones in bands of bounded memory,
                 # mirrored as columns; the new x new square as one exactly symmetric block
-                band = max(1, int(_BAND_BYTES // (8 * max(1, c))))
+                band = max(1, int(_BAND_BYTES // (8 * max(1, pk.size))))
                 for a in range(0, new.size, band):
-                    R = K.submatrix(pt(new[a:a + band]), pt(order[:c]))
-                    B[c + a:c + a + R.shape[0], :c] = R
-                    B[:c, c + a:c + a + R.shape[0]] = R.T
-                B[c:q, c:q] = K.submatrix(pt(new), pt(new))
+                    place_cross(B, pn[a:a + band], pk,
+                                K.submatrix(pt(new[a:a + band]), pt(order[pk])))
+                place_cross(B, pn, pn, K.submatrix(pt(new), pt(new)))
             workspace["slots"] = order
-            k = new.size
+            k, c = new.size, q - new.size
             return B[:q], order, k * c + k * (k + 1) // 2, c * c
-    if buf is None or q > S:  # grown: a fresh buffer (a quarter more room, within cap)
-        S = max(q, min(cap, int(1.25 * q)))
+    if buf is None or q > S:  # room for the largest W at once: untouched rows cost nothing,
+        S = max(q, cap)  # while each regrowth touched a fresh buffer (~1 s per GB here)
         buf = workspace["block"] = None  # the old buffer goes before the new one exists
         buf = workspace["block"] = np.empty(S * S)
         workspace["stride"] = S
@@ -579,7 +587,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         W = _select(v, up, low, m, M, free, q)
         tb = time.perf_counter()
         if block_reuse:
-            KWrows, W, n_eval, n_reused = _working_block(K, W, workspace, max_chunk, index)
+            KWrows, W, n_eval, n_reused = _working_block(K, W, workspace,
+                                                          min(max_chunk, n), index)
             KW = KWrows[:, :W.size]
         else:
             workspace.pop("slots", None)
