@@ -10,7 +10,7 @@ from hsskern import kernel_operator
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
 from hsskern.kernels import make_kernel
-from hsskern.solvers.refine import _working_block, refine_exact
+from hsskern.solvers.refine import LocalProducts, _working_block, refine_exact
 
 
 def _problem(seed, n=240, d=4):
@@ -86,6 +86,43 @@ def test_decomposition_with_a_few_row_block_reaches_svc(seed, logC, max_ws):
     np.testing.assert_allclose(r.decision, ref.decision_function(X),
                                atol=5e-2 * max(1.0, C ** 0.5))
     np.testing.assert_allclose(r.decision, fresh.decision, atol=5e-2 * max(1.0, C ** 0.5))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n_distinct=st.integers(2, 40), logC=st.floats(-1.0, 2.0))
+def test_products_over_repeated_rows_are_evaluated_once_per_distinct_point(seed, n_distinct,
+                                                                          logC):
+    # rows drawn with repetition from a few distinct points, some copies with the other label
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(n_distinct, 3))
+    X = P[rng.integers(0, n_distinct, 150)]
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=150) > 0, 1.0, -1.0)
+    y[:2] = 1.0, -1.0
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Kd = K.to_dense()
+    u = np.unique(X, axis=0).shape[0]
+    eng = LocalProducts(X, K.kernel)
+    cols = rng.choice(150, 30, replace=False)
+    c = rng.normal(size=30)
+    skip = rng.random(150) < 0.4
+    for sk in (None, skip):
+        f = np.ones(150)
+        entries = eng.add(f, cols, c, sk)
+        keep = np.ones(150, bool) if sk is None else ~sk
+        ref = 1.0 + np.where(keep, Kd[:, cols] @ c, 0.0)
+        np.testing.assert_allclose(f, ref, rtol=1e-12, atol=1e-12 * np.abs(c).sum())
+        # each distinct point's entries once: at most u distinct rows x distinct columns
+        assert entries <= u * np.unique(X[cols], axis=0).shape[0]
+    # the decomposition on such data is still SVC's solution over all 150 rows
+    C = 10.0 ** logC
+    r = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=100_000)
+    assert r.converged
+    KYa = Kd @ (y * r.alpha)
+    assert kkt_violation(KYa[:, None], y[:, None], r.alpha[:, None], C)[0] <= 1e-3 * (1 + 1e-6)
+    np.testing.assert_allclose(r.decision, KYa + r.bias, atol=1e-8 * max(1.0, C))
+    ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(r.decision, ref.decision_function(X),
+                               atol=5e-2 * max(1.0, C ** 0.5))
 
 
 def test_path_reuses_blocks_and_reports_what_it_computed():

@@ -330,13 +330,17 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
         idx = np.arange(self.shape[0], dtype=np.intp)
         return self._submatrix(idx, idx, np.empty(self.shape))
 
+    def stored_bytes(self):
+        """What :meth:`stored` keeps: 8 n^2 bytes (sparse rows are not searched for copies)."""
+        return 8 * self.shape[0] ** 2
+
     def stored(self, max_bytes=None):
         """This operator with K evaluated once and kept: a
         :class:`StoredSparseRowsKernelOperator` (8 n^2 bytes, refused above ``max_bytes``,
         default 80% of the available memory, with the estimate)."""
         n = self.shape[0]
-        check_memory(8 * n * n, f"storing the {n} x {n} kernel matrix", budget=max_bytes,
-                     hint="keep the matrix-free operator")
+        check_memory(self.stored_bytes(), f"storing the {n} x {n} kernel matrix",
+                     budget=max_bytes, hint="keep the matrix-free operator")
         return StoredSparseRowsKernelOperator(self)
 
     def __repr__(self):

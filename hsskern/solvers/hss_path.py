@@ -291,7 +291,8 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
-    store = d >= STORE_MIN_FEATURES and budget is not None and peak + 8 * n * n <= budget
+    store = (d >= STORE_MIN_FEATURES and budget is not None
+             and peak + K.stored_bytes() <= budget)
     if store:
         K = K.stored(max_bytes=budget - peak)
         peak += K.memory_bytes

@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import StoredKernelOperator
+from ..kernels.operator import StoredKernelOperator, distinct_rows
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
@@ -317,15 +317,24 @@ class LocalProducts:
 
     def __init__(self, points, kernel):
         self.points, self.kernel = points, kernel
+        rep = distinct_rows(points)
+        self._unique = None if rep is None else (points[rep[0]], rep[1])
 
     @property
     def n_points(self):
         return self.points.shape[0]
 
     def add(self, f, cols, c, skip=None):
-        """``f[~skip] += K[~skip, cols] @ c``; returns the kernel entries evaluated."""
+        """``f[~skip] += K[~skip, cols] @ c``; returns the kernel entries evaluated.
+
+        When the points repeat (many identical rows), each distinct point's entries are
+        evaluated once: the coefficients of a column's copies are summed, and every copy of a
+        row gets its distinct point's value.
+        """
         if not cols.size:
             return 0
+        if self._unique is not None:
+            return self._add_distinct(f, cols, c, skip)
         K = rows_operator(self.points[cols], self.kernel)  # dense or sparse rows
         if skip is None:
             f += K.cross(self.points) @ c
@@ -334,6 +343,24 @@ class LocalProducts:
         if rows.size:
             f[rows] += K.cross(self.points[rows]) @ c
         return rows.size * cols.size
+
+
+    def _add_distinct(self, f, cols, c, skip):
+        U, inv = self._unique
+        ucols, pos = np.unique(inv[cols], return_inverse=True)
+        cu = np.bincount(pos, weights=c, minlength=ucols.size)
+        K = rows_operator(U[ucols], self.kernel)
+        if skip is None:
+            f += (K.cross(U) @ cu)[inv]
+            return U.shape[0] * ucols.size
+        rows = np.flatnonzero(~skip)
+        if not rows.size:
+            return 0
+        urows = np.unique(inv[rows])
+        t = np.empty(U.shape[0])
+        t[urows] = K.cross(U[urows]) @ cu
+        f[rows] += t[inv[rows]]
+        return urows.size * ucols.size
 
 
 def _update_decision(f, products, W, KW, ch, c, n_features):
@@ -352,8 +379,7 @@ def _update_decision(f, products, W, KW, ch, c, n_features):
     return products.add(f, W[ch], c[ch], skip)
 
 
-# above this share of new points the block is computed afresh (conservative: compaction is
-# ~1 ns per kept entry against ~6 ns per evaluated one at d = 123); it also bounds the new x new
+# above this share of new points the block is computed afresh; it also bounds the new x new
 # temporary to |W|^2 / 9 entries
 _REUSE_NEW_FRACTION = 1 / 3
 _BAND_BYTES = 64 * 2 ** 20  # temporaries of the new points' kernel rows, per band
@@ -365,11 +391,12 @@ def _working_block(K, W, workspace, cap, index=None):
     Consecutive working sets (the rounds of one C) share most of their points. The block
     lives in one buffer of row stride S = ``cap``, the largest |W| (what lies past |W| is
     never written, so never paged in; a buffer regrown with W was fresh memory, paged in
-    again, every time it grew): the points of the last block that stay in W keep their rows and columns where they are, and the new
-    points take the places of those that left (:func:`~hsskern.solvers._smo.place_cross`),
-    only their rows evaluated: k (|W| - k) + k (k + 1) / 2 entries for k new points instead
-    of |W| (|W| + 1) / 2, and no kept entry moved (moving them all to a leading corner cost
-    as much as the evaluation once K is stored).
+    again, every time it grew): the points of the last block that stay in W keep their rows
+    and columns where they are, and the new points take the places of those that left
+    (:func:`~hsskern.solvers._smo.place_cross`), only their rows evaluated:
+    k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2, and no
+    kept entry moved (moving them all to a leading corner cost as much as the evaluation
+    once K is stored).
 
     Returns ``(KW, W, entries, reused)``: KW the (|W|, S) C-contiguous rows whose first |W|
     columns are K[W, W] (SMO reads it as is; ``KW[:, :|W|]`` for NumPy), W reordered as the
