@@ -344,7 +344,6 @@ class LocalProducts:
             f[rows] += K.cross(self.points[rows]) @ c
         return rows.size * cols.size
 
-
     def _add_distinct(self, f, cols, c, skip):
         U, inv = self._unique
         ucols, pos = np.unique(inv[cols], return_inverse=True)
