@@ -389,7 +389,8 @@ def _true_gap(K, y, alpha, C):
 def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, logC, stop_after):
     # stopped by its callback after a few rounds (small working sets, so it is far from done):
     # the point is feasible, its reported gap is the one recomputed from the dense kernel, its
-    # decision values are exact, and every state the callback saw was exact too
+    # decision values are exact, and every state the callback saw marked exact was exact; one
+    # between syncs (shrinking) has exact f at its free points and a gap below the true one
     X, y = _problem(seed)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -397,6 +398,11 @@ def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, l
 
     def cb(state):
         gap, KYa = _true_gap(K, y, state.alpha, C)
+        if not state.exact:
+            free = (state.alpha > 1e-6 * C) & (state.alpha < C * (1 - 1e-6))
+            assert np.max(np.abs(state.f - KYa)[free], initial=0) <= 1e-9 * max(1.0, C)
+            assert state.gap <= gap + 1e-9 * C
+            return state.rounds >= stop_after
         seen.append((state.gap, gap, np.max(np.abs(state.f - KYa))))
         return state.rounds >= stop_after
 
@@ -425,6 +431,38 @@ def test_max_time_stops_between_rounds_with_a_valid_point():
     assert full.converged and full.stopped is None
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.5), h=st.sampled_from([0.5, 1.0, 3.0]),
+       max_ws=st.sampled_from([8, 32]))
+def test_shrinking_reaches_the_exact_svm_of_all_points(seed, logC, h, max_ws):
+    # points far from the margin leave the rounds and are brought up to date at syncs: the
+    # result is still the exact SVM over ALL points (gap recomputed from the dense kernel),
+    # LIBSVM's answer as without shrinking, and points did leave (at least the final sync)
+    X, y = _problem(seed, n=400)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=h)
+    kw = dict(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
+    on = refine_exact(K, y, C, **kw)
+    off = refine_exact(K, y, C, shrinking=False, **kw)
+    assert on.converged and off.converged and off.syncs == 0
+    assert on.syncs >= 1 and on.kernel_entries["sync"] > 0
+    _assert_exact_svm(K, y, C, on, X, h)
+    np.testing.assert_allclose(on.decision, off.decision, atol=5e-2 * max(1.0, C ** 0.5))
+
+
+def test_shrinking_spares_kernel_entries_of_points_far_from_the_margin():
+    # most points sit far outside the margin, and the rounds' updates plus the syncs evaluate
+    # fewer entries than updating every point every round (here about half)
+    X, y = _problem(1, n=4000, sep=1.0)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    kw = dict(max_ws=256, max_chunk=256, max_rounds=100_000)
+    on = refine_exact(K, y, 10.0, **kw)
+    off = refine_exact(K, y, 10.0, shrinking=False, **kw)
+    assert on.converged and off.converged
+    used = on.kernel_entries["update"] + on.kernel_entries["sync"]
+    assert used < 0.7 * off.kernel_entries["update"]
+
+
 class _CountingProducts:
     """The local products, counted: what a remote engine must reproduce call for call."""
 
@@ -446,6 +484,6 @@ def test_the_decision_products_go_through_the_given_engine(seed, logC):
     eng = _CountingProducts(X, make_kernel("gaussian", h=1.0))
     a = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000)
     b = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000, products=eng)
-    assert eng.calls == b.rounds + 1  # the start and one update per round
+    assert eng.calls == b.rounds + 1 + b.syncs  # the start, one update per round, the syncs
     np.testing.assert_array_equal(a.alpha, b.alpha)
     np.testing.assert_allclose(a.decision, b.decision, rtol=0, atol=1e-12)

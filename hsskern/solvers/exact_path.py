@@ -181,6 +181,8 @@ class _ValidationTracker:
         return out
 
     def __call__(self, state):
+        if not state.exact:  # shrunk points' f is stale: scored at the next sync
+            return self._past_deadline()
         delta = state.dual_coef - self.last
         ch = np.flatnonzero(delta)
         if ch.size:
@@ -194,7 +196,11 @@ class _ValidationTracker:
         if self.best is None or s >= self.best["score"]:
             self.best = {"score": s, "alpha": state.alpha.copy(), "bias": bias,
                          "gap": state.gap, "rounds": state.rounds}
-        return self.deadline is not None and time.perf_counter() + self.reserve() >= self.deadline
+        return self._past_deadline()
+
+    def _past_deadline(self):
+        return (self.deadline is not None and self.best is not None
+                and time.perf_counter() + self.reserve() >= self.deadline)
 
     def reserve(self):
         """Seconds the certifying product of the model now to be returned would take."""
@@ -215,6 +221,18 @@ def _gap_of(products, y, alpha, ub):
     products.add(f, sv, y[sv] * alpha[sv])
     return float(kkt_violation(f[:, None], y[:, None], alpha[:, None],
                                ub if np.ndim(ub) == 0 else ub[:, None])[0])
+
+
+def _extend_decision(products, f, coef):
+    """K coef at all of a stage's points, given ``f``, its values at the first ``f.size`` (the
+    last stage's points, whose coefficients are all of ``coef``'s nonzeros): one product over
+    the new points only."""
+    out = np.concatenate([f, np.zeros(coef.size - f.size)])
+    skip = np.zeros(coef.size, dtype=bool)
+    skip[:f.size] = True
+    sv = np.flatnonzero(coef)
+    products.add(out, sv, coef[sv], skip)
+    return out
 
 
 @dataclass(frozen=True)
@@ -396,6 +414,8 @@ class ExactBackend:
             engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
             offset = time.perf_counter() - t0
             try:
+                if f is not None and f.size < pts.size:  # the last stage's decision values:
+                    f = _extend_decision(engine, f, y[pts] * start)  # only the new points'
                 rr = refine_exact(rows_operator(Xtr[pts], self.kernel), y[pts], C, start,
                                   weights=None if wtr is None else wtr[pts], f=f,
                                   tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
@@ -414,7 +434,7 @@ class ExactBackend:
                                    f"{pts.size} points, round {b['rounds']}", b["gap"]))
             if not rr.converged:
                 break
-            start, f = rr.alpha, None
+            start, f = rr.alpha, rr.decision - rr.bias
         last = len(sizes) - 1
         if rr.converged and k == last:  # LIBSVM's exact SVM of the training points
             alpha = np.empty(tr.size)

@@ -71,6 +71,10 @@ _SMO_FIRST_RATE = 4e-9  # s / |W| per SMO step until one is measured (58 us at 1
 _SMO_BEFORE_NEWTON = 1.0  # SMO's time before a Newton step, in units of the step's cost
 _NEWTON_RIDGE = 1e-8  # times K_FF's mean diagonal: factorable at duplicate points
 _NEWTON_PER_ROUND = 4  # Newton steps a round may take, each after SMO's budget
+# shrinking: a bounded point this far (in -yG) past the bias on its own side leaves the
+# rounds until the next sync, which brings it up to date every _SYNC_ROUNDS rounds
+_SHRINK_MARGIN = 0.25
+_SYNC_ROUNDS = 10
 
 
 @dataclass
@@ -123,6 +127,7 @@ class RefineResult:
     ws_sizes: list = field(default_factory=list)
     smo_iters: list = field(default_factory=list)
     newton_steps: int = 0
+    syncs: int = 0
     time: float = 0.0
     skipped: object = None
     stopped: object = None
@@ -362,8 +367,9 @@ class LocalProducts:
         return urows.size * ucols.size
 
 
-def _update_decision(f, products, W, KW, ch, c, n_features):
-    """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``.
+def _update_decision(f, products, W, KW, ch, c, n_features, inactive=None):
+    """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
+    except at the ``inactive`` (shrunk) points.
 
     The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
     16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
@@ -371,11 +377,20 @@ def _update_decision(f, products, W, KW, ch, c, n_features):
     Returns the number of kernel entries evaluated.
     """
     if ch.size * (n_features + 10) < W.size:
-        return products.add(f, W[ch], c[ch])
+        return products.add(f, W[ch], c[ch], inactive)
     f[W] += KW @ c  # c is zero off ch
-    skip = np.zeros(f.size, dtype=bool)
+    skip = np.zeros(f.size, dtype=bool) if inactive is None else inactive.copy()
     skip[W] = True
     return products.add(f, W[ch], c[ch], skip)
+
+
+def _shrunk(v, up, low, bias):
+    """The bounded points whose -yG lies more than ``_SHRINK_MARGIN`` past the bias on the
+    side they cannot leave (a point of I_up only would violate only with -yG above the
+    others'; of I_low only, below): far from the margin, they are not expected to enter a
+    working set soon. Free points and points of bound 0 are never shrunk."""
+    return ((up & ~low & (v < bias - _SHRINK_MARGIN))
+            | (low & ~up & (v > bias + _SHRINK_MARGIN)))
 
 
 # above this share of new points the block is computed afresh; it also bounds the new x new
@@ -458,7 +473,7 @@ def _point_coef(y, alpha, index, n_points):
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
                  log=None, workspace=None, p=None, index=None, block_reuse=True,
-                 products=None, max_time=None, callback=None):
+                 products=None, max_time=None, callback=None, shrinking=True):
     """The exact SVM dual by decomposition, from any start.
 
     Parameters
@@ -534,7 +549,15 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         Called before every round and at the end as ``callback(state)`` with a
         :class:`RoundState` (the current, feasible point and its exact gap); a true return
         value stops the decomposition (``stopped == "callback"``). The arrays are the live
-        ones: copy what must outlive the call.
+        ones: copy what must outlive the call. With shrinking, a state between syncs is
+        marked ``exact=False`` (see :class:`RoundState`).
+    shrinking : bool, default True
+        LIBSVM's shrinking at the level of the rounds: after a sync (f exact everywhere), the
+        bounded points more than ``_SHRINK_MARGIN`` past the bias on their side leave the
+        rounds; their decision values are updated only at the next sync, every
+        ``_SYNC_ROUNDS`` rounds, when the rest converges, and before any stop, so the gap
+        that ends the decomposition is always the one over all points. Not with ``index``,
+        nor with a stored kernel's products (which read whole rows either way).
 
     Returns
     -------
@@ -571,9 +594,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     res = RefineResult(alpha=alpha, dual_coef=y * alpha, bias=0.0, decision=None,
                        converged=False,
                        timings=dict.fromkeys(("start", "select", "block", "smo", "newton",
-                                              "update"), 0.0),
+                                              "update", "sync"), 0.0),
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
-                                                     "update"), 0))
+                                                     "update", "sync"), 0))
     if products is None:  # a stored kernel serves its own products
         stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
         products = K if isinstance(K, stored) else LocalProducts(X, kern)
@@ -587,28 +610,61 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     res.timings["start"] = time.perf_counter() - t0
     # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
     newton_rate, step_rate = _NEWTON_FIRST_RATE, _SMO_FIRST_RATE
+    # Shrinking: the inactive points' f is exact as of the last sync; ``pending`` holds the
+    # coefficient changes since, which a sync applies to them (|inactive| x |changed since|
+    # entries, against that many times the rounds' count of repeated changes). A stored
+    # kernel reads whole rows whatever is skipped, so it gains nothing from it.
+    shrink = (shrinking and index is None
+              and not isinstance(products, (StoredKernelOperator, StoredSparseRowsKernelOperator)))
+    inactive = pending = None
+    since_sync, stopping, hold = 0, None, False
     while True:
         # -y G: the bias that would put each variable on its margin
         v = y - f if p is None and index is None else _neg_grad(f, y, p, index)
         up, low = kkt_sets(y, alpha, ub)
+        if inactive is not None:  # their f is stale: out of the sets until the next sync
+            up, low = up & ~inactive, low & ~inactive
         if not up.any() or not low.any():  # cannot happen for two classes and C > 0
-            break
-        m, M = v[up].max(), v[low].min()
-        gap = res.gap = float(m - M)
-        if gap < tol:
-            res.converged = True
-            break
-        if res.rounds >= max_rounds:
-            break
-        if max_time is not None and time.perf_counter() - t0 >= max_time:
-            res.stopped = "max_time"
-            break
-        if callback is not None and callback(_round_state(res, alpha, f, v, y, ub, weights,
-                                                          p, index, n_points, t0)):
-            res.stopped = "callback"
+            if inactive is None:
+                break
+            stopping = stopping or "sets"
+        else:
+            m, M = v[up].max(), v[low].min()
+            gap = res.gap = float(m - M)
+        if stopping is None:
+            if gap < tol:
+                stopping = "converged"
+            elif res.rounds >= max_rounds:
+                stopping = "rounds"
+            elif max_time is not None and time.perf_counter() - t0 >= max_time:
+                stopping = "max_time"
+            elif callback is not None and callback(_round_state(
+                    res, alpha, f, v, y, ub, weights, p, index, n_points, t0,
+                    exact=inactive is None)):
+                stopping = "callback"
+        if inactive is not None and (stopping is not None or since_sync >= _SYNC_ROUNDS):
+            # bring the shrunk points up to date: the next pass sees the exact gap over all
+            ts = time.perf_counter()
+            nz = np.flatnonzero(pending)
+            res.kernel_entries["sync"] += products.add(f, nz, pending[nz], ~inactive)
+            res.timings["sync"] += time.perf_counter() - ts
+            res.syncs += 1
+            inactive = pending = stopping = None  # the next pass decides on the exact gap
+            since_sync = 0
+            continue
+        if stopping is not None:
+            res.converged = stopping == "converged"
+            res.stopped = stopping if stopping in ("max_time", "callback") else None
             break
         tr = time.perf_counter()
         free = up & low
+        if shrink and inactive is None and not hold:  # f is exact everywhere: shrink
+            out = _shrunk(v, up, low, _current_bias(f, v, y, alpha, ub, weights, p, index))
+            if out.any():
+                inactive, pending = out, np.zeros(n_points)
+                up, low = up & ~out, low & ~out
+                m, M = v[up].max(), v[low].min()
+        since_sync += 1
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
         W = _select(v, up, low, m, M, free, q)
         tb = time.perf_counter()
@@ -690,7 +746,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         if ch.size:
             alpha[W[ch]] = aW[ch]
             res.kernel_entries["update"] += _update_decision(f, products, Wp, KW, ch,
-                                                             yW * dW, entry_cost)
+                                                             yW * dW, entry_cost, inactive)
+            if pending is not None:
+                pending[Wp[ch]] += yW[ch] * dW[ch]
         del KW, KWrows
         t_update = time.perf_counter() - tu
         res.timings["update"] += t_update
@@ -699,11 +757,18 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         res.smo_iters.append(int(it))
         if log is not None:
             log(f"  round {res.rounds}: gap {gap:.3g}, |W| {W.size} ({free.sum()} free), "
-                f"{nt}{it} SMO steps, {ch.size} changed, {time.perf_counter() - tr:.1f} s "
+                f"{nt}{it} SMO steps, {ch.size} changed, "
+                f"{'' if inactive is None else '%d shrunk, ' % inactive.sum()}"
+                f"{time.perf_counter() - tr:.1f} s "
                 f"(block {t_block:.1f} s: {n_eval:.3g} entries, {n_reused:.3g} reused; "
                 f"update {t_update:.1f} s)")
         if not ch.size:  # no progress possible on this working set (rounding at the bounds)
-            break
+            if inactive is None:
+                break
+            # the shrunk points may hold the progress left: sync, and one round unshrunk
+            since_sync, hold = _SYNC_ROUNDS, True
+        else:
+            hold = False
     # a pair step's rounding can leave ~1e-16 where LIBSVM's has 0 (a support vector in name
     # only); the change to f is below the rounding of f itself
     _snap_to_bounds(alpha, ub)
@@ -713,6 +778,10 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     res.bias = bias
     res.decision = f + bias
     res.time = time.perf_counter() - t0
+    if log is not None and res.syncs:
+        log(f"  shrinking: {res.syncs} syncs, {res.timings['sync']:.1f} s "
+            f"({res.kernel_entries['sync']:.3g} entries); rounds' updates "
+            f"{res.timings['update']:.1f} s ({res.kernel_entries['update']:.3g})")
     if callback is not None:  # the final point, for a caller that keeps the best one seen
         callback(_round_state(res, alpha, f, v, y, ub, weights, p, index, n_points, t0,
                               bias=bias))
@@ -727,6 +796,8 @@ class RoundState:
     point) and ``bias`` (LIBSVM's rule) give the decision function ``K(., X) dual_coef +
     bias``; ``gap`` is its exact KKT gap over all points, ``rounds`` the rounds done,
     ``elapsed`` the seconds since the call began, ``final`` whether the decomposition ended.
+    When ``exact`` is False, points are shrunk: ``f`` is exact only at the others, ``gap``
+    and ``bias`` are theirs (the final state, and every state after a sync, is exact).
     """
 
     rounds: int
@@ -737,15 +808,17 @@ class RoundState:
     bias: float
     elapsed: float
     final: bool
+    exact: bool = True
 
 
-def _round_state(res, alpha, f, v, y, ub, weights, p, index, n_points, t0, bias=None):
+def _round_state(res, alpha, f, v, y, ub, weights, p, index, n_points, t0, bias=None,
+                 exact=True):
     final = bias is not None
     if bias is None:
         bias = _current_bias(f, v, y, alpha, ub, weights, p, index)
     return RoundState(rounds=res.rounds, gap=res.gap, alpha=alpha,
                       dual_coef=_point_coef(y, alpha, index, n_points), f=f, bias=bias,
-                      elapsed=time.perf_counter() - t0, final=final)
+                      elapsed=time.perf_counter() - t0, final=final, exact=exact)
 
 
 def _current_bias(f, v, y, alpha, ub, weights, p, index):
