@@ -130,7 +130,7 @@ def test_decomposition_on_workers_equals_serial(client, seed, logC, n_blocks, st
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     alpha0 = np.random.default_rng(seed).uniform(0, C, y.size) if start else None
-    kw = dict(max_ws=40, max_chunk=40, max_rounds=10_000)
+    kw = dict(max_ws=40, max_chunk=40, max_rounds=10_000, shrinking=True)
     local = _Counting(X, KERNEL)
     a = refine_exact(K, y, C, alpha0, products=local, **kw)
     eng = DaskProducts(X, KERNEL, client=client, n_blocks=n_blocks)

@@ -406,7 +406,8 @@ def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, l
         seen.append((state.gap, gap, np.max(np.abs(state.f - KYa))))
         return state.rounds >= stop_after
 
-    r = refine_exact(K, y, C, max_ws=4, max_chunk=8, max_rounds=10_000, callback=cb)
+    r = refine_exact(K, y, C, max_ws=4, max_chunk=8, max_rounds=10_000, callback=cb,
+                     shrinking=True)
     assert np.all(r.alpha >= 0) and np.all(r.alpha <= C)
     assert abs(y @ r.alpha) <= 1e-9 * C * len(y)
     gap, KYa = _true_gap(K, y, r.alpha, C)
@@ -442,7 +443,7 @@ def test_shrinking_reaches_the_exact_svm_of_all_points(seed, logC, h, max_ws):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=h)
     kw = dict(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
-    on = refine_exact(K, y, C, **kw)
+    on = refine_exact(K, y, C, shrinking=True, **kw)
     off = refine_exact(K, y, C, shrinking=False, **kw)
     assert on.converged and off.converged and off.syncs == 0
     assert on.syncs >= 1 and on.kernel_entries["sync"] > 0
@@ -456,7 +457,7 @@ def test_shrinking_spares_kernel_entries_of_points_far_from_the_margin():
     X, y = _problem(1, n=4000, sep=1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
     kw = dict(max_ws=256, max_chunk=256, max_rounds=100_000)
-    on = refine_exact(K, y, 10.0, **kw)
+    on = refine_exact(K, y, 10.0, shrinking=True, **kw)
     off = refine_exact(K, y, 10.0, shrinking=False, **kw)
     assert on.converged and off.converged
     used = on.kernel_entries["update"] + on.kernel_entries["sync"]
@@ -482,8 +483,9 @@ def test_the_decision_products_go_through_the_given_engine(seed, logC):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     eng = _CountingProducts(X, make_kernel("gaussian", h=1.0))
-    a = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000)
-    b = refine_exact(K, y, C, max_ws=16, max_chunk=16, max_rounds=10_000, products=eng)
+    kw = dict(max_ws=16, max_chunk=16, max_rounds=10_000, shrinking=True)
+    a = refine_exact(K, y, C, **kw)
+    b = refine_exact(K, y, C, products=eng, **kw)
     assert eng.calls == b.rounds + 1 + b.syncs  # the start, one update per round, the syncs
     np.testing.assert_array_equal(a.alpha, b.alpha)
     np.testing.assert_allclose(a.decision, b.decision, rtol=0, atol=1e-12)
