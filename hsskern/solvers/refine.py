@@ -672,9 +672,10 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         free = up & low
         if shrink and inactive is None and not hold:  # f is exact everywhere: shrink
             out = _shrunk(v, up, low, _current_bias(f, v, y, alpha, ub, weights, p, index))
-            if out.any():
+            up_a, low_a = up & ~out, low & ~out
+            if out.any() and up_a.any() and low_a.any():  # each side keeps a point to pair
                 inactive, pending = out, np.zeros(n_points)
-                up, low = up & ~out, low & ~out
+                up, low = up_a, low_a
                 m, M = v[up].max(), v[low].min()
         since_sync += 1
         q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
