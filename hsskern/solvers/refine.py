@@ -77,8 +77,8 @@ _NEWTON_PER_ROUND = 4  # Newton steps a round may take, each after SMO's budget
 # rounds until the next sync, which brings it up to date every _SYNC_ROUNDS rounds
 _SHRINK_MARGIN = 0.25
 _SYNC_ROUNDS = 10
-# below this many points shrinking="auto" is off: credit_default's grid (21,000 points) took
-# 135 s with it against 75 s without, ijcnn1's (49,990) the same; gmm8(4*10^5) 1.4x faster
+# shrinking="auto" from here on: below, it was measured slower or even (README, "Shrinking
+# the rounds")
 _SHRINK_MIN_POINTS = 100_000
 
 
