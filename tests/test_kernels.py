@@ -197,6 +197,29 @@ def test_gaussian_blas_route_keeps_relative_accuracy(n, d, offset, hfac, seed):
                                atol=1e-12 * (KY @ np.abs(V)).max())
 
 
+@given(n=st.integers(1, 150), d=st.integers(1, 6), spread=st.floats(0.5, 60.0),
+       name=st.sampled_from(["gaussian", "laplacian"]), rows=st.sampled_from(["dense", "csr"]),
+       seed=st.integers(0, 10**6))
+def test_entries_past_the_exponent_floor_are_zero_and_the_others_exact(n, d, spread, name,
+                                                                        rows, seed):
+    # a narrow kernel: many exponents below -708, where the vectorized exp would leave its fast
+    # path, in rows that mix them with ordinary ones. Those entries are 0 (each is below
+    # exp(-708) = 3.3e-308), every other one its reference value, in blocks and in products
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * spread
+    K = kernel_operator(sp.csr_matrix(X) if rows == "csr" else X, name, h=1.0)
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    e = d2 / 2.0 if name == "gaussian" else np.sqrt(d2)  # the entry is exp(-e)
+    S = K.submatrix(np.arange(n), np.arange(n))
+    assert np.all(S[e >= 708.0 + 1e-9] == 0.0)
+    kept = e < 708.0 - 1e-9
+    np.testing.assert_allclose(S[kept], np.exp(-e[kept]), rtol=1e-11)
+    np.testing.assert_array_less(S[~kept], 3.4e-308)
+    V = rng.normal(size=(n, 2))
+    np.testing.assert_allclose(K @ V, np.exp(-e) @ V, rtol=1e-12,
+                               atol=1e-12 * (np.exp(-e) @ np.abs(V)).max() + 1e-300)
+
+
 def test_gaussian_blas_route_taken_only_when_its_bound_holds():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 30))

@@ -27,7 +27,7 @@ from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, ipow_inplace
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled, ipow_inplace
 
 KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
               "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT}
@@ -48,7 +48,7 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
                       Py_ssize_t ldb, Py_ssize_t m, Py_ssize_t d, double* out) noexcept nogil:
     """out[j] = k(a, b_j) for j < m, where b_j is column j of bt (d x m, row stride ldb)."""
     cdef Py_ssize_t j, k
-    cdef double ak, t, r, s
+    cdef double ak, t, r
     cdef const double* bk
     memset(out, 0, m * sizeof(double))
     if kind == POLYNOMIAL:
@@ -77,13 +77,11 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
             t = ak - bk[j]
             out[j] += t * t
     if kind == GAUSSIAN:
-        s = -p[0]
-        for j in range(m):
-            out[j] = exp(s * out[j])
+        exp_scaled(out, m, -p[0])
     elif kind == LAPLACIAN:
-        s = -p[0]
         for j in range(m):
-            out[j] = exp(s * sqrt(out[j]))
+            out[j] = sqrt(out[j])
+        exp_scaled(out, m, -p[0])
     else:  # COMPACT: (1 - r / (3 sigma))_+^l exp(-r^2 / (2 sigma^2))
         for j in range(m):
             r = sqrt(out[j])
@@ -294,8 +292,8 @@ cdef inline void _gauss_rows(double* t, Py_ssize_t w, Py_ssize_t ldt, Py_ssize_t
         ai = an[i]
         for j in range(w):
             s = ai + bn[j] + row[j]
-            s = s if s > 0.0 else 0.0
-            row[j] = exp(-gamma * s)
+            row[j] = s if s > 0.0 else 0.0
+        exp_scaled(row, w, -gamma)
 
 
 cdef void _gauss_tile(double gamma, const double* a, Py_ssize_t lda, const double* an,

@@ -33,7 +33,7 @@ from libc.string cimport memset
 import numpy as np
 
 # the kernel codes are _eval's (``Kernel.code``), from the one shared definition
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, ipow_inplace
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled, ipow_inplace
 
 DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
 # Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
@@ -130,13 +130,11 @@ cdef void _row(int kind, const double* p, double tol,
             d2 = _merge_sq(yd + y0, yi + y0, nza, xd + xp[jb], xi + xp[jb], nzJ[b])
         row[b] = d2
     if kind == GAUSSIAN:
-        g = -g
-        for b in range(s, n):
-            row[b] = exp(g * row[b])
+        exp_scaled(row + s, n - s, -g)
     elif kind == LAPLACIAN:
-        g = -g
         for b in range(s, n):
-            row[b] = exp(g * sqrt(row[b]))
+            row[b] = sqrt(row[b])
+        exp_scaled(row + s, n - s, -g)
     else:
         for b in range(s, n):
             r = sqrt(row[b])
