@@ -67,6 +67,75 @@ def test_stored_operator_is_the_matrix_free_one(seed, n, d, kind, copies):
         np.testing.assert_array_equal(out[skip], f0[skip])
 
 
+@st.composite
+def integer_points(draw):
+    """Integer-valued points whose squared distances stay within a byte (binary, one-hot or
+    small-range features, any offset), repeated rows or not."""
+    seed = draw(st.integers(0, 10_000))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(2, 120))
+    span = draw(st.sampled_from([1, 2, 3]))
+    d = draw(st.integers(1, 255 // span ** 2))
+    X = rng.integers(0, span + 1, (n, d)).astype(float)
+    X[:, rng.random(d) < 0.3] = 0.0  # constant features
+    if draw(st.booleans()):
+        X = X[rng.integers(0, max(1, n // 3), n)]
+    return X + draw(st.sampled_from([0.0, -7.0, 1e6])), seed
+
+
+CODED = [("gaussian", dict(h=1.3)), ("laplacian", dict(h=2.0)),
+         ("compact_gaussian", dict(sigma=2.0))]
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=integer_points(), kind=st.sampled_from(range(len(CODED))))
+def test_integer_points_are_stored_as_distance_codes_with_the_same_entries(data, kind):
+    # one byte an entry (the squared distance) and a table: the same matrix as evaluated
+    X, seed = data
+    n = X.shape[0]
+    name, params = CODED[kind]
+    K = kernel_operator(X, name, **params)
+    S = K.stored()
+    u = np.unique(X, axis=0).shape[0]
+    kept = u if u <= 0.9 * n else n
+    assert S.memory_bytes == kept * kept + 8 * 256 and K.stored_bytes() == kept * kept
+    Kd, Sd = K.to_dense(), S.to_dense()
+    np.testing.assert_array_equal(Sd, Sd.T)
+    np.testing.assert_allclose(Sd, Kd, rtol=1e-13, atol=1e-300)
+    rng = np.random.default_rng(seed + 1)
+    I, J = rng.integers(0, n, rng.integers(0, 2 * n + 1)), rng.integers(0, n, 7)
+    np.testing.assert_array_equal(S.submatrix(I, J), Sd[np.ix_(I, J)])
+    V = rng.normal(size=(n, 3))
+    np.testing.assert_allclose(S @ V, Kd @ V, rtol=1e-10, atol=1e-10 * np.abs(V).sum())
+    np.testing.assert_allclose(S.matvec(V[:, 0]), Kd @ V[:, 0], rtol=1e-10,
+                               atol=1e-10 * np.abs(V).sum())
+    cols = np.sort(rng.choice(n, size=rng.integers(0, n + 1), replace=False))
+    c = rng.normal(size=cols.size)
+    skip = rng.random(n) < 0.3
+    f0 = rng.normal(size=n)
+    out = f0.copy()
+    S.add(out, cols, c, skip)
+    ref = f0 + np.where(skip, 0.0, Kd[:, cols] @ c)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(c).sum()))
+    np.testing.assert_array_equal(out[skip], f0[skip])
+
+
+def test_points_that_do_not_fit_a_byte_are_stored_in_float64():
+    rng = np.random.default_rng(0)
+    B = rng.integers(0, 2, (60, 20)).astype(float)
+    for X, name in [(B + 0.5 * (rng.random(B.shape) < 0.1), "gaussian"),  # not integers
+                    (B * 4, "gaussian"),                    # squared distances up to 320
+                    (B, "polynomial")]:                     # not a distance kernel
+        S = kernel_operator(X, name, h=1.0) if name != "polynomial" else \
+            kernel_operator(X, name, degree=2)
+        u = np.unique(X, axis=0).shape[0]
+        assert S.stored().memory_bytes == 8 * u * u
+    # binary rows of few ones: the bound |a|^2 + |b|^2 (nonnegative points) lets 300 features in
+    W = np.zeros((50, 300))
+    W[np.arange(50)[:, None], rng.integers(0, 300, (50, 6))] = 1.0
+    assert kernel_operator(W, "gaussian", h=1.0).stored().memory_bytes == 50 * 50 + 8 * 256
+
+
 def test_stored_pickles_as_the_plain_operator_and_refuses_over_the_budget():
     K = kernel_operator(_points(0, 50, 4), "gaussian", h=1.0)
     S = K.stored()
@@ -78,13 +147,16 @@ def test_stored_pickles_as_the_plain_operator_and_refuses_over_the_budget():
     assert K.stored(max_bytes=8 * 50 * 50).memory_bytes == 8 * 50 * 50
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), logC=st.floats(-1, 2.5), ws=st.sampled_from([50, 400]),
-       copies=st.booleans())
-def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, copies):
+       copies=st.booleans(), binary=st.booleans())
+def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, copies,
+                                                                binary):
     rng = np.random.default_rng(seed)
     n = 150
     X = rng.normal(size=(n, 5))
+    if binary:  # stored as distance codes
+        X = (rng.random((n, 12)) < 0.3) + 0.0
     if copies:  # 40 distinct points, copies of one point may carry both labels
         X = X[rng.integers(0, 40, n)]
     y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
@@ -102,6 +174,27 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, 
                                atol=gap_tol(eps, C, np.ones(n)))
     # and the decision values it returns are the exact ones of its coefficients
     np.testing.assert_allclose(b.decision - b.bias, Kd @ b.dual_coef, rtol=1e-9, atol=1e-9)
+
+
+def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows(monkeypatch):
+    # a stored kernel's rounds are cheap (rows read, not evaluated): smaller working sets,
+    # and no block matvec in the update (the products read every row anyway)
+    monkeypatch.setattr("hsskern.solvers.refine._STORED_MAX_CHUNK", 40)
+    rng = np.random.default_rng(5)
+    n = 200
+    X = (rng.random((n, 10)) < 0.4) + 0.0
+    y = np.where(X[:, :3].sum(1) + 0.5 * rng.normal(size=n) > 1.2, 1.0, -1.0)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    kw = dict(tol=1e-8, max_ws=120, max_chunk=120, max_rounds=100_000, C=5.0)
+    a, b = refine_exact(K, y, **kw), refine_exact(K.stored(), y, **kw)
+    assert a.converged and b.converged
+    assert max(a.ws_sizes) > 40 >= max(b.ws_sizes)
+    Kd = K.to_dense()
+    np.testing.assert_allclose(Kd @ b.dual_coef, Kd @ a.dual_coef,
+                               atol=gap_tol(1e-8, 5.0, np.ones(n)))
+    # every update from the stored rows: entries read = n x the changed points, summed
+    changed = b.kernel_entries["update"] / n
+    assert changed == int(changed) and changed >= np.count_nonzero(b.alpha)
 
 
 def test_the_decomposition_route_stores_k_with_many_features_within_the_budget():

@@ -19,6 +19,7 @@ bound of the expansion is tiny; the Python layer checks that bound and otherwise
 direct sums. With d in the tens, dgemm's distances cost a fraction of the direct ones.
 """
 cimport openmp
+from cython cimport floating
 from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport exp, sqrt, pow
 from libc.stdlib cimport malloc, free
@@ -48,7 +49,7 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
                       Py_ssize_t ldb, Py_ssize_t m, Py_ssize_t d, double* out) noexcept nogil:
     """out[j] = k(a, b_j) for j < m, where b_j is column j of bt (d x m, row stride ldb)."""
     cdef Py_ssize_t j, k
-    cdef double ak, t, r
+    cdef double ak, t
     cdef const double* bk
     memset(out, 0, m * sizeof(double))
     if kind == POLYNOMIAL:
@@ -76,6 +77,14 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
         for j in range(m):
             t = ak - bk[j]
             out[j] += t * t
+    _of_squared(kind, p, out, m)
+
+
+cdef inline void _of_squared(int kind, const double* p, double* out,
+                             Py_ssize_t m) noexcept nogil:
+    """out[j] = k at the squared distance out[j], for the distance kernels."""
+    cdef Py_ssize_t j
+    cdef double r, t
     if kind == GAUSSIAN:
         exp_scaled(out, m, -p[0])
     elif kind == LAPLACIAN:
@@ -90,6 +99,13 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
                 out[j] = pow(t, p[2]) * exp(-p[0] * out[j])
             else:
                 out[j] = 0.0
+
+
+def of_squared_distances(int kind, const double[::1] params, double[::1] d2):
+    """d2[j] = k at squared distance d2[j], in place, as the evaluators compute it (Gaussian,
+    Laplacian and compact kernels): the table of a stored matrix of distance codes."""
+    if d2.shape[0]:
+        _of_squared(kind, &params[0], &d2[0], d2.shape[0])
 
 
 def block(int kind, const double[::1] params, const double[:, ::1] A,
@@ -526,3 +542,63 @@ def add_rows(const double[:, ::1] Kd, const Py_ssize_t[::1] rows, const double[:
                 row = &Kd[rows[j], 0]
                 for i in range(n):
                     t[i] += cj * row[i]
+
+
+def take_block_coded(const unsigned char[:, ::1] codes, const double[::1] table,
+                     const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out):
+    """out[a, b] = table[codes[I[a], J[b]]]: a block of a kernel matrix stored as distance
+    codes (one byte an entry: a row of 25,000 points is 25 KB, and its gathers stay in cache)."""
+    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b
+    cdef const unsigned char* row
+    if m == 0 or n == 0:
+        return
+    if m * n > TAKE_PARALLEL_ENTRIES:
+        for a in prange(m, nogil=True, schedule="static"):
+            row = &codes[I[a], 0]
+            for b in range(n):
+                out[a, b] = table[row[J[b]]]
+    else:
+        with nogil:
+            for a in range(m):
+                row = &codes[I[a], 0]
+                for b in range(n):
+                    out[a, b] = table[row[J[b]]]
+
+
+def add_rows_coded(const unsigned char[:, ::1] codes, const double[::1] table,
+                   const Py_ssize_t[::1] rows, const double[::1] c, double[::1] t):
+    """t += sum_j c[j] table[codes[rows[j], :]]: :func:`add_rows` on distance codes."""
+    cdef Py_ssize_t n = codes.shape[1], k = rows.shape[0], nchunk, ch, lo, hi, i, j
+    cdef double cj
+    cdef const unsigned char* row
+    if n == 0 or k == 0:
+        return
+    nchunk = (n + ADD_CHUNK - 1) // ADD_CHUNK
+    if n * k > TAKE_PARALLEL_ENTRIES and nchunk > 1:
+        for ch in prange(nchunk, nogil=True, schedule="static"):
+            lo = ch * ADD_CHUNK
+            hi = lo + ADD_CHUNK if lo + ADD_CHUNK < n else n
+            for j in range(k):
+                cj = c[j]
+                row = &codes[rows[j], 0]
+                for i in range(lo, hi):
+                    t[i] += cj * table[row[i]]
+    else:
+        with nogil:
+            for j in range(k):
+                cj = c[j]
+                row = &codes[rows[j], 0]
+                for i in range(n):
+                    t[i] += cj * table[row[i]]
+
+
+def squared_distance_bytes(const floating[:, ::1] G, const floating[::1] sq_rows,
+                           const floating[::1] sq, unsigned char[:, ::1] out):
+    """out[i, j] = sq_rows[i] + sq[j] - 2 G[i, j]: squared distances from a Gram block, for
+    integer points whose squared distances are known to fit a byte (exact there)."""
+    cdef Py_ssize_t m = G.shape[0], n = G.shape[1], i, j
+    cdef floating si
+    for i in prange(m, nogil=True, schedule="static"):
+        si = sq_rows[i]
+        for j in range(n):
+            out[i, j] = <unsigned char> (si + sq[j] - 2 * G[i, j])

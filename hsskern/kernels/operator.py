@@ -459,19 +459,28 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
             self._distinct = distinct_rows(self._rows)
         return self._distinct
 
+    def code_origin(self):
+        """:func:`_code_origin` of the points (computed once): None unless :meth:`stored`
+        keeps K as one-byte squared-distance codes."""
+        if not hasattr(self, "_origin"):
+            self._origin = _code_origin(self._rows, self._kernel)
+        return self._origin
+
     def stored_bytes(self):
-        """What :meth:`stored` keeps: 8 u^2 bytes for the u distinct points."""
+        """What :meth:`stored` keeps for the u distinct points: 8 u^2 bytes, or u^2 when the
+        points are integers close enough for squared-distance codes."""
         rep = self.distinct_rows()
         u = self.shape[0] if rep is None else rep[0].size
-        return 8 * u * u
+        return (1 if self.code_origin() is not None else 8) * u * u
 
     def stored(self, max_bytes=None):
         """This operator with K evaluated once and kept: a :class:`StoredKernelOperator`.
 
         For solvers that read the same entries many times (the exact decomposition over a C
         path reads several n^2 of them): 8 u^2 bytes for the u distinct points (copies of a
-        row share its row of K), refused above ``max_bytes`` (default: 80% of the available
-        memory) with the estimate.
+        row share its row of K), or u^2 as squared-distance codes (integer points, every
+        squared distance at most 255: one-hot features), refused above ``max_bytes``
+        (default: 80% of the available memory) with the estimate.
         """
         n = self.shape[0]
         check_memory(self.stored_bytes(), f"storing the {n} x {n} kernel matrix",
@@ -507,50 +516,78 @@ class _StoredMatrix:
     contract of :class:`~hsskern.solvers.refine.LocalProducts`). Placed before the operator
     class in the bases, so ``super()._submatrix`` is the evaluating one."""
 
-    def _store(self, distinct=None):
+    def _store(self, distinct=None, origin=None):
         # with repeated rows only the distinct points' matrix is kept (``distinct``: their
-        # indices and every row's distinct point) and row i of K is row _map[i] of it
+        # indices and every row's distinct point) and row i of K is row _map[i] of it; with
+        # an ``origin`` (see :func:`_code_origin`) as squared-distance codes and a table
         first, self._map = ((np.arange(self.shape[0], dtype=np.intp), None)
                             if distinct is None else distinct)
-        u = first.size
-        self._dense = np.empty((u, u))
-        super()._submatrix(first, first, self._dense)
-        self._dense.flags.writeable = False
-        #: entries evaluated to store the matrix (its upper triangle)
+        u = self._n_stored = first.size
+        self._dense = self._codes = self._table = None
+        if origin is not None:
+            self._codes = _squared_distance_codes(self._rows[first] - origin)
+            self._table = np.arange(_CODE_MAX + 1, dtype=np.float64)
+            _eval.of_squared_distances(self._kernel.code, self._kernel.params, self._table)
+            self._codes.flags.writeable = self._table.flags.writeable = False
+        else:
+            self._dense = np.empty((u, u))
+            super()._submatrix(first, first, self._dense)
+            self._dense.flags.writeable = False
+        #: entries evaluated to store the matrix (its upper triangle, or its distances)
         self.entries_evaluated = u * (u + 1) // 2
 
     @property
     def memory_bytes(self):
+        if self._codes is not None:
+            return self._codes.nbytes + self._table.nbytes
         return self._dense.nbytes
 
     def _submatrix(self, I, J, out):
         if self._map is not None:
             I, J = self._map[I], self._map[J]
-        _eval.take_block(self._dense, I, J, out)
+        if self._codes is not None:
+            _eval.take_block_coded(self._codes, self._table, I, J, out)
+        else:
+            _eval.take_block(self._dense, I, J, out)
+        return out
+
+    def _distinct_matmat(self, V):
+        if self._codes is None:
+            return self._dense @ V
+        u = self._n_stored
+        out = np.empty((u, V.shape[1]))
+        step = max(1, _CODE_DECODE_BYTES // (8 * u))
+        for lo in range(0, u, step):  # decoded a band of rows at a time
+            out[lo:lo + step] = self._table[self._codes[lo:lo + step]] @ V
         return out
 
     def _matmat(self, V):
         V = np.asarray(V, dtype=np.float64)
         if self._map is None:
-            return self._dense @ V
-        Vu = np.zeros((self._dense.shape[0],) + V.shape[1:])
+            return self._distinct_matmat(V.reshape(V.shape[0], -1)).reshape(V.shape)
+        Vu = np.zeros((self._n_stored,) + V.shape[1:])
         np.add.at(Vu, self._map, V)  # the copies' coefficients on their distinct point
-        return (self._dense @ Vu)[self._map]
+        return self._distinct_matmat(Vu.reshape(Vu.shape[0], -1)).reshape(Vu.shape)[self._map]
 
     def to_dense(self, max_bytes=None):
         self._check_dense(max_bytes)
+        full = self._dense if self._codes is None else self._table[self._codes]
         if self._map is None:
-            return self._dense.copy()
-        return self._dense[np.ix_(self._map, self._map)]
+            return full.copy() if full is self._dense else full
+        return full[np.ix_(self._map, self._map)]
 
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` from the stored rows; returns the entries read."""
         if not cols.size:
             return 0
-        rows = cols if self._map is None else self._map[cols]
-        t = np.zeros(self._dense.shape[0])
-        _eval.add_rows(self._dense, np.ascontiguousarray(rows, dtype=np.intp),
-                       np.ascontiguousarray(c, dtype=np.float64), t)
+        rows = np.ascontiguousarray(cols if self._map is None else self._map[cols],
+                                    dtype=np.intp)
+        c = np.ascontiguousarray(c, dtype=np.float64)
+        t = np.zeros(self._n_stored)
+        if self._codes is not None:
+            _eval.add_rows_coded(self._codes, self._table, rows, c, t)
+        else:
+            _eval.add_rows(self._dense, rows, c, t)
         if self._map is not None:
             t = t[self._map]
         if skip is None:
@@ -561,12 +598,57 @@ class _StoredMatrix:
         return int(np.count_nonzero(keep)) * cols.size
 
 
+# Distance codes: a distance kernel on integer-valued points whose squared distances are all
+# at most _CODE_MAX (one-hot and binary features: a9a, w8a) is stored exactly as one byte an
+# entry, the squared distance, and a table of k: an eighth of the memory, rows that stay in
+# cache when a block gathers from them
+_CODE_KERNELS = ("gaussian", "laplacian", "compact_gaussian")
+_CODE_MAX = 255
+_CODE_DECODE_BYTES = 32 * 2**20
+
+
+def _code_origin(points, kernel):
+    """The column minima of ``points`` when K can be stored as squared-distance codes (a
+    distance kernel, dense integer-valued points, every squared distance at most
+    ``_CODE_MAX``), else None."""
+    if kernel.name not in _CODE_KERNELS or sp.issparse(points) or points.shape[0] < 2:
+        return None
+    lo = points.min(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge coordinates: inf, no codes
+        ext = points.max(axis=0) - lo
+        bound = float(ext @ ext)
+        if bound > _CODE_MAX:  # shifted to lo the points are >= 0: |a - b|^2 <= |a|^2 + |b|^2
+            sq = np.einsum("ij,ij->i", points - lo, points - lo)
+            bound = min(bound, float(np.sum(np.partition(sq, sq.size - 2)[-2:])))
+    if not bound <= _CODE_MAX or not np.array_equal(points, np.rint(points)):
+        return None
+    return lo
+
+
+def _squared_distance_codes(P):
+    """|p_i - p_j|^2 for all pairs of the rows of P (>= 0, integer-valued, every squared
+    distance <= _CODE_MAX, so every coordinate <= 15) as uint8, from |a|^2 + |b|^2 - 2 a.b:
+    exact, every partial sum an integer below 2^24 in float32 (in float64 past ~74,000
+    features)."""
+    u = P.shape[0]
+    ext = P.max(axis=0)
+    P = P.astype(np.float32 if float(ext @ ext) < 2 ** 24 else np.float64)
+    sq = np.einsum("ij,ij->i", P, P)
+    codes = np.empty((u, u), dtype=np.uint8)
+    step = max(1, _CODE_DECODE_BYTES // (P.itemsize * u))
+    for lo in range(0, u, step):
+        _eval.squared_distance_bytes(P[lo:lo + step] @ P.T, sq[lo:lo + step], sq,
+                                     codes[lo:lo + step])
+    return codes
+
 
 class StoredKernelOperator(_StoredMatrix, KernelOperator):
-    """A :class:`KernelOperator` whose n x n matrix is evaluated once and kept (8 n^2 bytes).
+    """A :class:`KernelOperator` whose n x n matrix is evaluated once and kept (8 n^2 bytes,
+    or n^2 as squared-distance codes and a table where the points allow: integer-valued,
+    every squared distance at most 255).
 
     Made by :meth:`KernelOperator.stored`. Entries, blocks and products read the stored
-    matrix (``submatrix`` gathers, ``matmat`` is one dgemm) and give the same values as the
+    matrix (``submatrix`` gathers, ``matmat`` is dgemm) and give the same values as the
     matrix-free operator: the matrix is its ``submatrix`` of all points, exactly symmetric.
     It is also an exact decomposition's product engine (``add``). Pickles as the plain
     operator: the stored matrix is a cache, not state.
@@ -574,7 +656,7 @@ class StoredKernelOperator(_StoredMatrix, KernelOperator):
 
     def __init__(self, base):
         super().__init__(base.points, base.kernel, base._block_memory)
-        self._store(base.distinct_rows())
+        self._store(base.distinct_rows(), base.code_origin())
 
     @classmethod
     def _rebuild(cls, points, kernel, block_memory):

@@ -80,6 +80,8 @@ _SYNC_ROUNDS = 10
 # shrinking="auto" from here on: below, it was measured slower or even (README, "Shrinking
 # the rounds")
 _SHRINK_MIN_POINTS = 100_000
+# the working-set cap with a stored kernel (README, "Many features": a9a and w8a)
+_STORED_MAX_CHUNK = 6000
 
 
 @dataclass
@@ -376,16 +378,17 @@ class LocalProducts:
         return urows.size * ucols.size
 
 
-def _update_decision(f, products, W, KW, ch, c, n_features, inactive=None):
+def _update_decision(f, products, W, KW, ch, c, entry_cost, inactive=None):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
     except at the ``inactive`` (shrunk) points.
 
     The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
     16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
     changes at d = 123), so the block is used once the change is large enough to pay for it.
-    Returns the number of kernel entries evaluated.
+    ``entry_cost`` None: the products read stored rows, all of them whatever is skipped, so
+    the matvec would only add to them. Returns the number of kernel entries evaluated.
     """
-    if ch.size * (n_features + 10) < W.size:
+    if entry_cost is None or ch.size * (entry_cost + 10) < W.size:
         return products.add(f, W[ch], c[ch], inactive)
     f[W] += KW @ c  # c is zero off ch
     skip = np.zeros(f.size, dtype=bool) if inactive is None else inactive.copy()
@@ -607,9 +610,15 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                                               "update", "sync"), 0.0),
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
                                                      "update", "sync"), 0))
+    stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
     if products is None:  # a stored kernel serves its own products
-        stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
         products = K if isinstance(K, stored) else LocalProducts(X, kern)
+    if isinstance(products, stored):
+        # rows are read, not evaluated: a round's update is cheap, and smaller working sets
+        # save more in their blocks and SMO steps than the extra rounds cost
+        entry_cost = None
+        max_chunk = min(max_chunk, _STORED_MAX_CHUNK)
+        max_ws = min(max_ws, max_chunk)
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
@@ -626,8 +635,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # kernel reads whole rows whatever is skipped, so it gains nothing from it.
     if shrinking == "auto":
         shrinking = n_points >= _SHRINK_MIN_POINTS
-    shrink = (shrinking and index is None
-              and not isinstance(products, (StoredKernelOperator, StoredSparseRowsKernelOperator)))
+    shrink = shrinking and index is None and not isinstance(products, stored)
     inactive = pending = None
     since_sync, stopping, hold = 0, None, False
     while True:
