@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's hsskern, here and (spawned) in 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
 
-PHASES = ("start", "select", "block", "smo", "newton", "update")
+PHASES = ("start", "select", "block", "smo", "newton", "update", "sync")
 
 
 def loadavg():
@@ -113,12 +113,14 @@ def project(serial, dask, n, d, n_target, n_C, P, bandwidth, latency=None):
     """Projected seconds of an n_C-value C grid at n_target points on P workers.
 
     Model (per round, the seam as it is: the client's part, then the products):
-        round = t_client + n' |ch| / (P thr) + L + bytes / B,
+        round = t_client + s e / (P thr) + L + bytes / B,
         bytes = 8 n' (one update vector back per point) + P |ch| (d + 1) 8 (X[ch], c out),
     t_client = s (select + bookkeeping) + (block + SMO + Newton) per round, s = n' / n (the
     selection and bookkeeping are O(n), the working set's block and SMO are O(|W|^2), |W|
     capped); rounds' = s * rounds (s times as many coefficients to move with the same
-    working-set cap); |ch| per round as measured; thr = measured per-worker throughput;
+    working-set cap); e = the kernel entries of a round's products as measured (n |ch| without
+    shrinking, fewer with it: the shrunk points are updated at the syncs only), |ch| per
+    round as measured; thr = measured per-worker throughput;
     L = measured per-call overhead (Dask's round trip on this machine) unless given; every C of
     the grid costs what the measured C cost (a path warm-starts the next C from the last, so
     this is pessimistic at small C and optimistic at large C). ``pipelined`` is the lower bound
@@ -135,7 +137,8 @@ def project(serial, dask, n, d, n_target, n_C, P, bandwidth, latency=None):
     thr = dask["worker_throughput_median"]
     L = dask["overhead_per_call_median"] if latency is None else latency
     t_client = s * t_lin + t_blk
-    t_products = n_target * ch / (P * thr) + L + (8 * n_target + P * ch * (d + 1) * 8) / bandwidth
+    e = (serial["kernel_entries"]["update"] + serial["kernel_entries"].get("sync", 0)) / R
+    t_products = s * e / (P * thr) + L + (8 * n_target + P * ch * (d + 1) * 8) / bandwidth
     rounds = s * R
     start = n_target * dask["start_cols"] * s / (P * thr)  # the first C's first product
     return {"workers": P, "bandwidth_bytes_per_s": bandwidth, "latency_s": L,
