@@ -489,40 +489,54 @@ def mirror_upper(double[:, ::1] out):
                         out[j, i] = out[i, j]
 
 
-# Reads from a stored kernel (CachedKernelOperator) are memory-bound: threads pay only on
+# Reads from a stored kernel (StoredKernelOperator) are memory-bound: threads pay only on
 # blocks past this many entries (a parallel region's wait for a busy core costs more below)
 DEF TAKE_PARALLEL_ENTRIES = 1000000
 # columns of the running sum per thread in add_rows: 16 KB, it stays in L1 while rows stream
 DEF ADD_CHUNK = 2048
 
 
-def take_block(const double[:, ::1] Kd, const Py_ssize_t[::1] I, const Py_ssize_t[::1] J,
-               double[:, ::1] out):
-    """out[a, b] = Kd[I[a], J[b]]: a block gathered from a stored kernel matrix."""
+ctypedef fused stored_t:
+    double          # the kernel's entries
+    unsigned char   # squared-distance codes: entry = table[code]
+
+
+def take_block(const stored_t[:, ::1] Kd, const double[::1] table, const Py_ssize_t[::1] I,
+               const Py_ssize_t[::1] J, double[:, ::1] out):
+    """out[a, b] = Kd[I[a], J[b]]: a block gathered from a stored kernel matrix (through
+    ``table`` when it holds codes: one byte an entry, a row of 25,000 points is 25 KB and its
+    gathers stay in cache; ``table`` unused otherwise)."""
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b
-    cdef const double* row
+    cdef const stored_t* row
     if m == 0 or n == 0:
         return
     if m * n > TAKE_PARALLEL_ENTRIES:
         for a in prange(m, nogil=True, schedule="static"):
             row = &Kd[I[a], 0]
             for b in range(n):
-                out[a, b] = row[J[b]]
+                if stored_t is double:
+                    out[a, b] = row[J[b]]
+                else:
+                    out[a, b] = table[row[J[b]]]
     else:
         with nogil:
             for a in range(m):
                 row = &Kd[I[a], 0]
                 for b in range(n):
-                    out[a, b] = row[J[b]]
+                    if stored_t is double:
+                        out[a, b] = row[J[b]]
+                    else:
+                        out[a, b] = table[row[J[b]]]
 
 
-def add_rows(const double[:, ::1] Kd, const Py_ssize_t[::1] rows, const double[::1] c,
-             double[::1] t):
-    """t += sum_j c[j] Kd[rows[j], :]: for a symmetric Kd, t += Kd[:, rows] @ c, reading
-    whole rows (contiguous) rather than gathering columns. Threads split t's entries."""
+def add_rows(const stored_t[:, ::1] Kd, const double[::1] table, const Py_ssize_t[::1] rows,
+             const double[::1] c, double[::1] t):
+    """t += sum_j c[j] Kd[rows[j], :] (entries through ``table`` for codes, as
+    :func:`take_block`): for a symmetric Kd, t += Kd[:, rows] @ c, reading whole rows
+    (contiguous) rather than gathering columns. Threads split t's entries."""
     cdef Py_ssize_t n = Kd.shape[1], k = rows.shape[0], nchunk, ch, lo, hi, i, j
     cdef double cj
-    cdef const double* row
+    cdef const stored_t* row
     if n == 0 or k == 0:
         return
     nchunk = (n + ADD_CHUNK - 1) // ADD_CHUNK
@@ -534,62 +548,20 @@ def add_rows(const double[:, ::1] Kd, const Py_ssize_t[::1] rows, const double[:
                 cj = c[j]
                 row = &Kd[rows[j], 0]
                 for i in range(lo, hi):
-                    t[i] += cj * row[i]
+                    if stored_t is double:
+                        t[i] += cj * row[i]
+                    else:
+                        t[i] += cj * table[row[i]]
     else:
         with nogil:
             for j in range(k):
                 cj = c[j]
                 row = &Kd[rows[j], 0]
                 for i in range(n):
-                    t[i] += cj * row[i]
-
-
-def take_block_coded(const unsigned char[:, ::1] codes, const double[::1] table,
-                     const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out):
-    """out[a, b] = table[codes[I[a], J[b]]]: a block of a kernel matrix stored as distance
-    codes (one byte an entry: a row of 25,000 points is 25 KB, and its gathers stay in cache)."""
-    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b
-    cdef const unsigned char* row
-    if m == 0 or n == 0:
-        return
-    if m * n > TAKE_PARALLEL_ENTRIES:
-        for a in prange(m, nogil=True, schedule="static"):
-            row = &codes[I[a], 0]
-            for b in range(n):
-                out[a, b] = table[row[J[b]]]
-    else:
-        with nogil:
-            for a in range(m):
-                row = &codes[I[a], 0]
-                for b in range(n):
-                    out[a, b] = table[row[J[b]]]
-
-
-def add_rows_coded(const unsigned char[:, ::1] codes, const double[::1] table,
-                   const Py_ssize_t[::1] rows, const double[::1] c, double[::1] t):
-    """t += sum_j c[j] table[codes[rows[j], :]]: :func:`add_rows` on distance codes."""
-    cdef Py_ssize_t n = codes.shape[1], k = rows.shape[0], nchunk, ch, lo, hi, i, j
-    cdef double cj
-    cdef const unsigned char* row
-    if n == 0 or k == 0:
-        return
-    nchunk = (n + ADD_CHUNK - 1) // ADD_CHUNK
-    if n * k > TAKE_PARALLEL_ENTRIES and nchunk > 1:
-        for ch in prange(nchunk, nogil=True, schedule="static"):
-            lo = ch * ADD_CHUNK
-            hi = lo + ADD_CHUNK if lo + ADD_CHUNK < n else n
-            for j in range(k):
-                cj = c[j]
-                row = &codes[rows[j], 0]
-                for i in range(lo, hi):
-                    t[i] += cj * table[row[i]]
-    else:
-        with nogil:
-            for j in range(k):
-                cj = c[j]
-                row = &codes[rows[j], 0]
-                for i in range(n):
-                    t[i] += cj * table[row[i]]
+                    if stored_t is double:
+                        t[i] += cj * row[i]
+                    else:
+                        t[i] += cj * table[row[i]]
 
 
 def squared_distance_bytes(const floating[:, ::1] G, const floating[::1] sq_rows,

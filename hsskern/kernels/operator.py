@@ -522,59 +522,54 @@ class _StoredMatrix:
         # an ``origin`` (see :func:`_code_origin`) as squared-distance codes and a table
         first, self._map = ((np.arange(self.shape[0], dtype=np.intp), None)
                             if distinct is None else distinct)
-        u = self._n_stored = first.size
-        self._dense = self._codes = self._table = None
+        u = first.size
+        self._table = np.empty(0)  # the entry of code s is _table[s]; unused for float64
         if origin is not None:
-            self._codes = _squared_distance_codes(self._rows[first] - origin)
+            self._stored = _squared_distance_codes(self._rows[first] - origin)
             self._table = np.arange(_CODE_MAX + 1, dtype=np.float64)
             _eval.of_squared_distances(self._kernel.code, self._kernel.params, self._table)
-            self._codes.flags.writeable = self._table.flags.writeable = False
         else:
-            self._dense = np.empty((u, u))
-            super()._submatrix(first, first, self._dense)
-            self._dense.flags.writeable = False
+            self._stored = np.empty((u, u))
+            super()._submatrix(first, first, self._stored)
+        self._stored.flags.writeable = self._table.flags.writeable = False
         #: entries evaluated to store the matrix (its upper triangle, or its distances)
         self.entries_evaluated = u * (u + 1) // 2
 
     @property
     def memory_bytes(self):
-        if self._codes is not None:
-            return self._codes.nbytes + self._table.nbytes
-        return self._dense.nbytes
+        return self._stored.nbytes + self._table.nbytes
+
+    def _decoded(self, lo, hi):
+        """Rows lo:hi of the distinct points' K, as float64."""
+        rows = self._stored[lo:hi]
+        return rows if self._stored.dtype == np.float64 else self._table[rows]
 
     def _submatrix(self, I, J, out):
         if self._map is not None:
             I, J = self._map[I], self._map[J]
-        if self._codes is not None:
-            _eval.take_block_coded(self._codes, self._table, I, J, out)
-        else:
-            _eval.take_block(self._dense, I, J, out)
+        _eval.take_block(self._stored, self._table, I, J, out)
         return out
 
     def _distinct_matmat(self, V):
-        if self._codes is None:
-            return self._dense @ V
-        u = self._n_stored
+        u = self._stored.shape[0]
         out = np.empty((u, V.shape[1]))
-        step = max(1, _CODE_DECODE_BYTES // (8 * u))
-        for lo in range(0, u, step):  # decoded a band of rows at a time
-            out[lo:lo + step] = self._table[self._codes[lo:lo + step]] @ V
+        step = max(1, _DECODE_BYTES // (8 * u))
+        for lo in range(0, u, step):  # a band of rows at a time (decoded, for codes)
+            out[lo:lo + step] = self._decoded(lo, lo + step) @ V
         return out
 
     def _matmat(self, V):
         V = np.asarray(V, dtype=np.float64)
         if self._map is None:
             return self._distinct_matmat(V.reshape(V.shape[0], -1)).reshape(V.shape)
-        Vu = np.zeros((self._n_stored,) + V.shape[1:])
+        Vu = np.zeros((self._stored.shape[0],) + V.shape[1:])
         np.add.at(Vu, self._map, V)  # the copies' coefficients on their distinct point
         return self._distinct_matmat(Vu.reshape(Vu.shape[0], -1)).reshape(Vu.shape)[self._map]
 
     def to_dense(self, max_bytes=None):
         self._check_dense(max_bytes)
-        full = self._dense if self._codes is None else self._table[self._codes]
-        if self._map is None:
-            return full.copy() if full is self._dense else full
-        return full[np.ix_(self._map, self._map)]
+        full = np.array(self._decoded(0, self._stored.shape[0]))  # a copy either way
+        return full if self._map is None else full[np.ix_(self._map, self._map)]
 
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` from the stored rows; returns the entries read."""
@@ -582,12 +577,9 @@ class _StoredMatrix:
             return 0
         rows = np.ascontiguousarray(cols if self._map is None else self._map[cols],
                                     dtype=np.intp)
-        c = np.ascontiguousarray(c, dtype=np.float64)
-        t = np.zeros(self._n_stored)
-        if self._codes is not None:
-            _eval.add_rows_coded(self._codes, self._table, rows, c, t)
-        else:
-            _eval.add_rows(self._dense, rows, c, t)
+        t = np.zeros(self._stored.shape[0])
+        _eval.add_rows(self._stored, self._table, rows,
+                       np.ascontiguousarray(c, dtype=np.float64), t)
         if self._map is not None:
             t = t[self._map]
         if skip is None:
@@ -604,7 +596,7 @@ class _StoredMatrix:
 # cache when a block gathers from them
 _CODE_KERNELS = ("gaussian", "laplacian", "compact_gaussian")
 _CODE_MAX = 255
-_CODE_DECODE_BYTES = 32 * 2**20
+_DECODE_BYTES = 32 * 2**20  # the bands of rows a product or the codes' Gram works in
 
 
 def _code_origin(points, kernel):
@@ -635,7 +627,7 @@ def _squared_distance_codes(P):
     P = P.astype(np.float32 if float(ext @ ext) < 2 ** 24 else np.float64)
     sq = np.einsum("ij,ij->i", P, P)
     codes = np.empty((u, u), dtype=np.uint8)
-    step = max(1, _CODE_DECODE_BYTES // (P.itemsize * u))
+    step = max(1, _DECODE_BYTES // (P.itemsize * u))
     for lo in range(0, u, step):
         _eval.squared_distance_bytes(P[lo:lo + step] @ P.T, sq[lo:lo + step], sq,
                                      codes[lo:lo + step])
