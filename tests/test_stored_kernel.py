@@ -215,6 +215,12 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     # few features: not stored (no faster, README)
     prob = prepare_decomposition(X[:, :d - 1], kern)
     assert not prob.stats["stored_kernel"] and type(prob.K) is KernelOperator
+    # ... unless they are integers: K as one byte an entry is worth keeping at any d
+    Xb = (X[:, :12] > 0) + 0.0
+    u = np.unique(Xb, axis=0).shape[0]
+    prob = prepare_decomposition(Xb, kern)
+    assert prob.stats["stored_kernel"] and isinstance(prob.K, StoredKernelOperator)
+    assert prob.K.memory_bytes == (u if u <= 0.9 * n else n) ** 2 + 8 * 256
     # the estimator on the stored kernel is SVC's SVM at every C of a path
     eps, Cs = 1e-10, [0.1, 3.0, 100.0]
     models = HSSSVC(h=1.0, start="decomposition", tol=eps).fit_path(X, y, Cs)

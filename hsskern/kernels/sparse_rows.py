@@ -330,6 +330,10 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
         idx = np.arange(self.shape[0], dtype=np.intp)
         return self._submatrix(idx, idx, np.empty(self.shape))
 
+    def code_origin(self):
+        """None: sparse rows are stored in float64, never as distance codes."""
+        return None
+
     def stored_bytes(self):
         """What :meth:`stored` keeps: 8 n^2 bytes (sparse rows are not searched for copies)."""
         return 8 * self.shape[0] ** 2

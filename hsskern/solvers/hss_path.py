@@ -83,7 +83,7 @@ SERIAL_N = 5000
 #: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the
 #: working sets) from this many features on: a C path reads several n^2 entries, and from a
 #: stored K they cost a gather where evaluating costs ~2d flops and an exp; at d <= 30 the
-#: storing was not paid back (README, "Many features").
+#: storing was not paid back (README, "Many features"), unless K is stored as one-byte codes.
 STORE_MIN_FEATURES = 64
 
 
@@ -265,8 +265,10 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     densified. Its memory is the working set's block, so ``memory_budget``
     caps the working set: the largest q <= min(n, max_chunk) with
     :func:`decomposition_memory` within the budget (``stats["max_chunk"]``). With at least
-    :data:`STORE_MIN_FEATURES` features, and room for 8 n^2 more bytes within the budget, the
-    operator is a :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``).
+    :data:`STORE_MIN_FEATURES` features or points whose K is stored as one-byte distance
+    codes (integer features, :meth:`~hsskern.kernels.KernelOperator.stored_bytes`), and room
+    for the stored K within the budget, the operator is a
+    :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``).
 
     Raises
     ------
@@ -291,8 +293,8 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
-    store = (d >= STORE_MIN_FEATURES and budget is not None
-             and peak + K.stored_bytes() <= budget)
+    worth = d >= STORE_MIN_FEATURES or K.code_origin() is not None
+    store = worth and budget is not None and peak + K.stored_bytes() <= budget
     if store:
         K = K.stored(max_bytes=budget - peak)
         peak += K.memory_bytes
