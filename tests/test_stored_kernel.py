@@ -180,6 +180,7 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows(monkeyp
     # a stored kernel's rounds are cheap (rows read, not evaluated): smaller working sets,
     # and no block matvec in the update (the products read every row anyway)
     monkeypatch.setattr("hsskern.solvers.refine._STORED_MAX_CHUNK", 40)
+    monkeypatch.setattr("hsskern.solvers.refine._STORED_CAP_ROUNDS", 10 ** 6)
     rng = np.random.default_rng(5)
     n = 200
     X = (rng.random((n, 10)) < 0.4) + 0.0
@@ -195,6 +196,10 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows(monkeyp
     # every update from the stored rows: entries read = n x the changed points, summed
     changed = b.kernel_entries["update"] / n
     assert changed == int(changed) and changed >= np.count_nonzero(b.alpha)
+    # the cap is lifted after _STORED_CAP_ROUNDS rounds (many free points may need it)
+    monkeypatch.setattr("hsskern.solvers.refine._STORED_CAP_ROUNDS", 2)
+    c = refine_exact(K.stored(), y, **kw)
+    assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 
 
 def test_the_decomposition_route_stores_k_with_many_features_within_the_budget():

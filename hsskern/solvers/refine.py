@@ -80,8 +80,9 @@ _SYNC_ROUNDS = 10
 # shrinking="auto" from here on: below, it was measured slower or even (README, "Shrinking
 # the rounds")
 _SHRINK_MIN_POINTS = 100_000
-# the working-set cap with a stored kernel (README, "Many features": a9a and w8a)
+# the working-set cap with a stored kernel, for its first rounds (README, "Integer features")
 _STORED_MAX_CHUNK = 6000
+_STORED_CAP_ROUNDS = 100
 
 
 @dataclass
@@ -614,11 +615,12 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     if products is None:  # a stored kernel serves its own products
         products = K if isinstance(K, stored) else LocalProducts(X, kern)
     if isinstance(products, stored):
-        # rows are read, not evaluated: a round's update is cheap, and smaller working sets
-        # save more in their blocks and SMO steps than the extra rounds cost
         entry_cost = None
-        max_chunk = min(max_chunk, _STORED_MAX_CHUNK)
-        max_ws = min(max_ws, max_chunk)
+    # rows read, not evaluated: a round's update is cheap, and smaller working sets save more
+    # in their blocks and SMO steps than the extra rounds cost; lifted after
+    # _STORED_CAP_ROUNDS rounds, as a problem with many more free points than the cap
+    # may need many rounds in small sets (gmm8(1e5) at C >= 77 hit the 200-round limit)
+    chunk = min(max_chunk, _STORED_MAX_CHUNK) if isinstance(products, stored) else max_chunk
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
@@ -686,12 +688,15 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                 up, low = up_a, low_a
                 m, M = v[up].max(), v[low].min()
         since_sync += 1
-        q = min(max_chunk, max(max_ws, free.sum() + max_ws // 4))
+        if chunk < max_chunk and res.rounds >= _STORED_CAP_ROUNDS:
+            chunk = max_chunk
+        ws = min(max_ws, chunk)
+        q = min(chunk, max(ws, free.sum() + ws // 4))
         W = _select(v, up, low, m, M, free, q)
         tb = time.perf_counter()
         if block_reuse:
             KWrows, W, n_eval, n_reused = _working_block(K, W, workspace,
-                                                          min(max_chunk, n), index)
+                                                          min(chunk, n), index)
             KW = KWrows[:, :W.size]
         else:
             workspace.pop("slots", None)
