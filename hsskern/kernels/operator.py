@@ -568,8 +568,10 @@ class _StoredMatrix:
 
     def to_dense(self, max_bytes=None):
         self._check_dense(max_bytes)
-        full = np.array(self._decoded(0, self._stored.shape[0]))  # a copy either way
-        return full if self._map is None else full[np.ix_(self._map, self._map)]
+        full = self._decoded(0, self._stored.shape[0])  # a view of the stored K for float64
+        if self._map is not None:
+            return full[np.ix_(self._map, self._map)]
+        return full.copy() if self._stored.dtype == np.float64 else full
 
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` from the stored rows; returns the entries read."""

@@ -124,9 +124,9 @@ class RefineResult:
         (the working sets' kernel blocks), ``smo``, ``newton``, ``update``, ``sync`` (the
         shrunk points').
     kernel_entries : dict
-        Kernel entries evaluated by phase (``start``, ``block``, ``update``, ``sync``) and entries of
-        earlier blocks reused (``block_reused``): what the decomposition cost against, e.g.,
-        the n x n_SV of one exact decision-value pass.
+        Kernel entries evaluated by phase (``start``, ``block``, ``update``, ``sync``) and
+        entries of earlier blocks reused (``block_reused``): what the decomposition cost
+        against, e.g., the n x n_SV of one exact decision-value pass.
     """
 
     alpha: np.ndarray
@@ -614,13 +614,14 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
     if products is None:  # a stored kernel serves its own products
         products = K if isinstance(K, stored) else LocalProducts(X, kern)
-    if isinstance(products, stored):
-        entry_cost = None
+    reads_rows = isinstance(products, stored)
     # rows read, not evaluated: a round's update is cheap, and smaller working sets save more
     # in their blocks and SMO steps than the extra rounds cost; lifted after
     # _STORED_CAP_ROUNDS rounds, as a problem with many more free points than the cap
     # may need many rounds in small sets (gmm8(1e5) at C >= 77 hit the 200-round limit)
-    chunk = min(max_chunk, _STORED_MAX_CHUNK) if isinstance(products, stored) else max_chunk
+    chunk = min(max_chunk, _STORED_MAX_CHUNK) if reads_rows else max_chunk
+    if reads_rows:
+        entry_cost = None
     if f is None:
         c = _point_coef(y, alpha, index, n_points)
         sv = np.flatnonzero(c)
@@ -637,7 +638,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # kernel reads whole rows whatever is skipped, so it gains nothing from it.
     if shrinking == "auto":
         shrinking = n_points >= _SHRINK_MIN_POINTS
-    shrink = shrinking and index is None and not isinstance(products, stored)
+    shrink = shrinking and index is None and not reads_rows
     inactive = pending = None
     since_sync, stopping, hold = 0, None, False
     while True:
