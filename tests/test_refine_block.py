@@ -11,6 +11,7 @@ from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
 from hsskern.kernels import make_kernel
 from hsskern.solvers.refine import LocalProducts, _working_block, refine_exact
+from svm_reference import gap_tol
 
 
 def _problem(seed, n=240, d=4):
@@ -182,3 +183,23 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
     assert r.kernel_entries["start"] == 0
     s = refine_exact(K, y, 2.0, 2 * r.alpha, max_ws=30, max_chunk=30, block_reuse=reuse)
     assert s.kernel_entries["start"] == len(y) * np.count_nonzero(r.alpha)
+
+
+def test_the_default_working_set_is_smaller_below_the_shrinking_size(monkeypatch):
+    # below _SHRINK_MIN_POINTS points an evaluated kernel's rounds default to the small working
+    # set (its cap scaled down to this n), from there on to 8,000; the same optimum either way
+    import hsskern.solvers.refine as R
+    monkeypatch.setattr(R, "_SMALL_MAX_WS", 40)
+    X, y = _problem(7)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Kd = K.to_dense()
+    small = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000)
+    wide = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000, max_ws=8000)
+    assert small.converged and wide.converged
+    assert small.ws_sizes[0] <= 40 < wide.ws_sizes[0]
+    np.testing.assert_allclose(Kd @ small.dual_coef, Kd @ wide.dual_coef,
+                               atol=gap_tol(1e-8, 1.0, np.ones(len(y))))
+    # a stored kernel keeps its own working sets (its cap, not the small default)
+    assert refine_exact(K.stored(), y, 1.0, max_rounds=1).ws_sizes[0] > 40
+    monkeypatch.setattr(R, "_SHRINK_MIN_POINTS", len(y))
+    assert refine_exact(K, y, 1.0, max_rounds=1).ws_sizes[0] > 40

@@ -120,7 +120,8 @@ class HSSSVC(WeightedPathClassifier):
     max_chunk : int, default 16000
         Largest working set of the refinement (its kernel block takes 8 max_chunk^2 bytes:
         2 GB, twice that while a Newton step factors a nearly all-free block). Working sets
-        are 8,000 points, more only to hold a larger free set.
+        are 4,000 points below 10^5 points with the kernel evaluated, else 8,000 (a stored
+        kernel: 6,000 for its first 100 rounds), more only to hold a larger free set.
     memory_budget : float or None, default None
         Bytes the fit may use; checked against an estimate before the heavy work starts
         (default: 80% of the memory available).

@@ -83,6 +83,11 @@ _SHRINK_MIN_POINTS = 100_000
 # the working-set cap with a stored kernel, for its first rounds (README, "Integer features")
 _STORED_MAX_CHUNK = 6000
 _STORED_CAP_ROUNDS = 100
+# the working set while the free points fit, below _SHRINK_MIN_POINTS points with an
+# evaluated kernel: there the blocks and SMO steps it saves cost more than the rounds it adds
+# (1.1-1.5x on four sets; gmm8(1e5) 0.9x: README, "Smaller working sets"); else _MAX_WS
+_SMALL_MAX_WS = 4000
+_MAX_WS = 8000
 
 
 @dataclass
@@ -483,7 +488,7 @@ def _point_coef(y, alpha, index, n_points):
     return c if index is None else np.bincount(index, c, minlength=n_points)
 
 
-def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=8000,
+def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=None,
                  max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
                  log=None, workspace=None, p=None, index=None, block_reuse=True,
                  products=None, max_time=None, callback=None, shrinking="auto"):
@@ -509,8 +514,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         computed (an n x n_SV product) when None.
     tol : float, default 1e-3
         Stop when the KKT gap over all points is below it (LIBSVM's ``tol``/``eps``).
-    max_ws : int, default 8000
-        Working-set size while the free set is smaller than it.
+    max_ws : int or None
+        Working-set size while the free set is smaller than it. None: 4,000 below 10^5
+        points when the rounds' products evaluate their kernel entries, else 8,000.
     max_chunk : int, default 16000
         Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
         ``max_ws`` only to keep the whole free set in. Lowered to what half the available
@@ -580,13 +586,20 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     t0 = time.perf_counter()
     if workspace is None:
         workspace = {}
+    X, kern = K.points, K.kernel
+    stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
+    if products is None:  # a stored kernel serves its own products
+        products = K if isinstance(K, stored) else LocalProducts(X, kern)
+    reads_rows = isinstance(products, stored)
+    if max_ws is None:
+        small = not reads_rows and X.shape[0] < _SHRINK_MIN_POINTS
+        max_ws = _SMALL_MAX_WS if small else _MAX_WS
     avail = available_memory()
     if avail is not None:  # the working set shrinks to what fits, rather than failing
         avail += workspace["block"].nbytes if "block" in workspace else 0  # reused, not new
         max_chunk = max(2, min(max_chunk, int(np.sqrt(0.5 * avail / 8))))
         max_ws = min(max_ws, max_chunk)
     workspace.pop("slots", None)  # the buffer is kept, the entries it holds are not
-    X, kern = K.points, K.kernel
     n = n_points = X.shape[0]
     # an entry costs ~d flops from dense rows, ~its rows' nonzeros from sparse ones
     entry_cost = X.shape[1] if not sp.issparse(X) else X.nnz // max(1, n) + 1
@@ -611,10 +624,6 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
                                               "update", "sync"), 0.0),
                        kernel_entries=dict.fromkeys(("start", "block", "block_reused",
                                                      "update", "sync"), 0))
-    stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
-    if products is None:  # a stored kernel serves its own products
-        products = K if isinstance(K, stored) else LocalProducts(X, kern)
-    reads_rows = isinstance(products, stored)
     # rows read, not evaluated: a round's update is cheap, and smaller working sets save more
     # in their blocks and SMO steps than the extra rounds cost; lifted after
     # _STORED_CAP_ROUNDS rounds, as a problem with many more free points than the cap
