@@ -120,10 +120,8 @@ def main():
         print(f"   {run}: {r['seconds']:.0f} s, test accuracy {100 * r['test_accuracy']:.2f}%"
               + (f", gap {r['gap']:.3g}, {r['selected']}" if run == "anytime" else ""),
               flush=True)
-    subs = [r for r in results if r["run"].startswith("sub:") and "seconds" in r
+    subs = [r for r in results if r["run"].startswith(("sub:", "exact:")) and "seconds" in r
             and r["seconds"] <= args.max_time]
-    subs += [r for r in results if r["run"].startswith("exact:") and "seconds" in r
-             and r["seconds"] <= args.max_time]
     baseline = max(subs, key=lambda r: r["subsample"]) if subs else None
     payload = {"n": args.n, "C": args.C, "h": args.h, "max_time": args.max_time,
                "subsample": args.subsample, "runs": results,

@@ -187,7 +187,7 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
 
 def test_the_default_working_set_is_smaller_below_the_shrinking_size(monkeypatch):
     # below _SHRINK_MIN_POINTS points an evaluated kernel's rounds default to the small working
-    # set (its cap scaled down to this n), from there on to 8,000; the same optimum either way
+    # set (set to 40 for this n), from there on to 8,000; the same optimum either way
     import hsskern.solvers.refine as R
     monkeypatch.setattr(R, "_SMALL_MAX_WS", 40)
     X, y = _problem(7)
