@@ -40,13 +40,14 @@ def _gmm8(n):
 def _run_one(args):
     from hsskern import ExactSVC, HSSSVC
     X, y, Xt, yt = _gmm8(args.n)
+    chunk = {} if args.max_chunk is None else {"max_chunk": args.max_chunk}
     base = rss_bytes()
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     if args.one == "anytime":
         m = ExactSVC(C=args.C, h=args.h, subsample=args.subsample, max_time=args.max_time,
                      validation_fraction=args.validation_fraction, random_state=0,
-                     verbose=1).fit(X, y)
+                     verbose=1, **chunk).fit(X, y)
         info = {"gap": float(m.gap_[0]), "converged": bool(m.converged_[0]),
                 "selected": m.selected_[0], "rounds": int(m.n_iter_[0]),
                 "history": [list(map(float, h)) for h in m.history_[0]],
@@ -59,7 +60,7 @@ def _run_one(args):
         if kind == "exact":
             m = ExactSVC(C=args.C, h=args.h, subsample=args.subsample,
                          validation_fraction=args.validation_fraction, random_state=0,
-                         verbose=1).fit(X[idx], y[idx])
+                         verbose=1, **chunk).fit(X[idx], y[idx])
             info = {"subsample": size, "gap": float(m.gap_[0]),
                     "converged": bool(m.converged_[0]), "selected": m.selected_[0],
                     "history": [list(map(float, h)) for h in m.history_[0]]}
@@ -84,6 +85,7 @@ def main():
     p.add_argument("--max-time", type=float, default=300.0)
     p.add_argument("--subsample", type=int, default=100000)
     p.add_argument("--validation-fraction", type=float, default=0.02)
+    p.add_argument("--max-chunk", type=int, default=None, help="ExactSVC's (default: its own)")
     p.add_argument("--baselines", type=int, nargs="*", default=[])
     p.add_argument("--exact-baselines", type=int, nargs="*", default=[])
     p.add_argument("--skip-anytime", action="store_true")
@@ -99,7 +101,8 @@ def main():
         cmd = [sys.executable, __file__, "--one", run, "--n", str(args.n), "--C", str(args.C),
                "--h", str(args.h), "--max-time", str(args.max_time),
                "--subsample", str(args.subsample),
-               "--validation-fraction", str(args.validation_fraction)]
+               "--validation-fraction", str(args.validation_fraction)] \
+            + ([] if args.max_chunk is None else ["--max-chunk", str(args.max_chunk)])
         print(f"== {run}", flush=True)
         # a baseline past the budget is no baseline: stopped a quarter past it, and said so
         limit = None if run == "anytime" else 1.25 * args.max_time

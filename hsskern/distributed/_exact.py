@@ -426,7 +426,7 @@ class DaskExactSVC(ExactSVC):
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, tol=1e-3,
                  max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
-                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=16000,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
                  memory_budget=None, class_weight=None, probability=False, verbose=0,
                  random_state=None, scheduler=None, n_blocks=None, threads_per_task=1,
                  task_timeout=600.0):

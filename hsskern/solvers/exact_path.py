@@ -258,7 +258,7 @@ class ExactBackend:
     max_time: float = None
     tol: float = 1e-3
     hss_options: HSSOptions = field(default_factory=HSSOptions)
-    max_chunk: int = 16000
+    max_chunk: int = 24000
     newton: bool = True
     continuation: int = 0
     memory_budget: float = None
