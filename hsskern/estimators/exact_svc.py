@@ -58,8 +58,8 @@ class ExactSVC(WeightedPathClassifier):
     max_chunk : int, default 24000
         The stages' working set (its kernel block takes 8 |W|^2 bytes: 4.6 GB at 24,000,
         lowered to what half the available memory holds). At 10^6 points the free support
-        vectors pass 16,000: a working set of 24,000 holds them and ~8,000 violators, and the
-        last stage took 52 rounds instead of 191 (README, "The working set at 10^6").
+        vectors pass 16,000, and the rounds need them and ~8,000 violators in the working set
+        (README, "The working set at 10^6").
     memory_budget : float or None
         Bytes the subsample's HSS fit may use (checked before it starts).
     class_weight : dict, "balanced" or None
