@@ -40,14 +40,16 @@ def _gmm8(n):
 def _run_one(args):
     from hsskern import ExactSVC, HSSSVC
     X, y, Xt, yt = _gmm8(args.n)
-    chunk = {} if args.max_chunk is None else {"max_chunk": args.max_chunk}
+    # the anytime run and the exact:m baselines: the same ExactSVC, with and without a budget
+    exact = dict(C=args.C, h=args.h, subsample=args.subsample,
+                 validation_fraction=args.validation_fraction, random_state=0, verbose=1)
+    if args.max_chunk is not None:
+        exact["max_chunk"] = args.max_chunk
     base = rss_bytes()
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     if args.one == "anytime":
-        m = ExactSVC(C=args.C, h=args.h, subsample=args.subsample, max_time=args.max_time,
-                     validation_fraction=args.validation_fraction, random_state=0,
-                     verbose=1, **chunk).fit(X, y)
+        m = ExactSVC(max_time=args.max_time, **exact).fit(X, y)
         info = {"gap": float(m.gap_[0]), "converged": bool(m.converged_[0]),
                 "selected": m.selected_[0], "rounds": int(m.n_iter_[0]),
                 "history": [list(map(float, h)) for h in m.history_[0]],
@@ -58,9 +60,7 @@ def _run_one(args):
         size = int(size)
         idx = np.sort(np.random.default_rng(0).permutation(args.n)[:size])
         if kind == "exact":
-            m = ExactSVC(C=args.C, h=args.h, subsample=args.subsample,
-                         validation_fraction=args.validation_fraction, random_state=0,
-                         verbose=1, **chunk).fit(X[idx], y[idx])
+            m = ExactSVC(**exact).fit(X[idx], y[idx])
             info = {"subsample": size, "gap": float(m.gap_[0]),
                     "converged": bool(m.converged_[0]), "selected": m.selected_[0],
                     "history": [list(map(float, h)) for h in m.history_[0]]}
