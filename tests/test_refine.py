@@ -167,6 +167,28 @@ def test_smo_block_shrinking_keeps_every_v_current(seed, logC, stop):
         assert objective[True] == pytest.approx(objective[False], abs=1e-3 * max(1.0, C))
 
 
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 3.0), weighted=st.booleans(),
+       shrink=st.booleans(), stop=st.sampled_from([150, 10 ** 7]))
+def test_smo_block_threads_give_the_same_iterates(seed, logC, weighted, shrink, stop):
+    # the passes split between threads join their parts in the serial order: the same pairs,
+    # the same roundings, so the same alpha and v bit for bit, also through shrinking (parts
+    # of a few active variables, some empty with three threads) and a max_iter stop
+    X, y = _problem(seed, n=300)
+    C = 10.0 ** logC
+    Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    upper = C * np.random.default_rng(seed).uniform(0.0, 2.0, len(y)) if weighted else None
+    out = {}
+    for threads in (1, 2, 3):
+        alpha, v = np.zeros(len(y)), y.copy()
+        res = smo_block(Kd, y, alpha, v, C, 1e-4, stop, upper, shrinking=shrink,
+                        threads=threads)
+        out[threads] = (res, alpha, v)
+    for threads in (2, 3):
+        assert out[threads][0] == out[1][0]
+        np.testing.assert_array_equal(out[threads][1], out[1][1])
+        np.testing.assert_array_equal(out[threads][2], out[1][2])
+
 def test_dual_objective_never_rises_over_rounds():
     # Osuna's decomposition: every round solves a subproblem from a feasible point
     X, y = _problem(5, n=300)

@@ -10,19 +10,55 @@ contribute, and the caller passes it in (as v = -y G = y - K(y o a), what LIBSVM
 and stopping rules compare). Pairs are chosen by the second-order rule of Fan,
 Chen and Lin (JMLR 2005, the rule LIBSVM uses) and updated analytically; the pass that
 updates v also picks the next pair's first index, so each iteration reads two kernel rows
-once plus v twice. Serial on purpose: a step is two short passes over the working set, and
-an OpenMP fork/join per pass costs more than the passes.
+once plus v twice.
+
+The two passes of a step are split between the threads of one team that lives across many
+steps (an OpenMP fork/join per pass costs more than the pass): each thread owns a contiguous
+part of the active variables, and two barriers a step join the parts' candidates. The pair
+update is computed by every thread from the same numbers, and the parts are joined in the
+order the serial pass visits them, so every thread count gives the same iterates bit for bit.
 """
+cimport openmp
 from libc.math cimport INFINITY
 from libc.string cimport memmove
-from cython.parallel cimport prange
+from cython.parallel cimport prange, parallel, threadid
 
 import numpy as np
+
+cdef extern from *:
+    """
+    static inline void hsskern_team_barrier(void) {
+    #pragma omp barrier
+    }
+    """
+    # an orphaned barrier: it joins the team of the parallel region it is called from
+    void _barrier "hsskern_team_barrier"() noexcept nogil
+
+# the active variables from which a step's passes are split between two threads: below, the
+# two barriers of a step cost more than half a pass saves
+cdef enum:
+    _PAR_MIN = 500
+# Which thread count is faster is measured, not assumed (a core busy with another process
+# makes every barrier wait for it): steps run in segments of at most min(q, 1000), each
+# timed; both counts are tried on _PROBE_STEPS steps first, then the faster runs, and the
+# slower is tried again after _PROBE_FIRST segments, then after twice as many, up to
+# _PROBE_MAX.
+cdef enum:
+    _PROBE_STEPS = 50
+    _PROBE_FIRST = 8
+    _PROBE_MAX = 64
+# why a run of steps stopped, and the state carried between runs (integers, doubles)
+cdef enum:
+    _CONVERGED, _MAX_ITER, _SHRINK_DUE, _SEGMENT_END
+cdef enum:
+    _I, _J, _IT, _COUNTER, _REASON
+cdef enum:
+    _GMAX, _GMIN, _AI, _VI, _AJ, _VJ
 
 
 def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
               double C, double tol, long max_iter, const double[::1] upper=None,
-              bint shrinking=True):
+              bint shrinking=True, int threads=0):
     """Solve the working-set QP in place.
 
     Parameters
@@ -46,20 +82,29 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
         the rest has converged (and once at 10 tol, as LIBSVM unshrinks), and the stopping
         test is then repeated on all q. At large C most of a working set sits at a bound
         and each step costs the active part only.
+    threads : threads splitting each step's passes; 0: one, or two (if OpenMP allows two)
+        while at least 500 variables are active and two are measured faster. The iterates
+        do not depend on it.
 
     Returns
     -------
     (n_iter, m, M) : iterations and the final max over I_up / min over I_low of v (over all
     q variables)
     """
-    cdef Py_ssize_t q = K.shape[0], t, u, i = -1, j, i_next, qa, period
-    cdef long it = 0, counter
-    cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
-    cdef double ai, aj, Kii, Gi, Gj, ci, cj, Ci = C, Cj = C
-    cdef double TAU = 1e-12
-    cdef bint weighted = upper is not None, unshrunk = False
+    cdef Py_ssize_t q = K.shape[0], t, qa, period, i = -1
+    cdef Py_ssize_t[::1] state = np.zeros(5, dtype=np.intp)
+    cdef double[::1] dstate = np.zeros(6)
+    cdef double Gmax, Gmin_low, vl, t0
+    cdef int nt, fast, team = min(2, openmp.omp_get_max_threads()) if threads == 0 else threads
+    cdef bint weighted = upper is not None, unshrunk = False, resume = False, auto, probe
+    # seconds per step and active variable, one thread [1] and two [2]; 0 until measured
+    cdef double rate[3]
+    cdef long stop_at, it0, since = 0, probe_gap = _PROBE_FIRST
+    rate[1] = rate[2] = 0.0
     if K.shape[1] < q or y.shape[0] != q or alpha.shape[0] != q or v.shape[0] != q:
         raise ValueError(f"a ({K.shape[0]}, {K.shape[1]}) block for {y.shape[0]} labels")
+    if threads < 0:
+        raise ValueError(f"threads must be >= 0, got {threads}")
     if q < 2:
         return 0, 0.0, 0.0
     # The passes work on v = -y G, whose update -(y_i dai) K_i. - (y_j daj) K_j. needs no
@@ -76,126 +121,67 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef double[::1] v0 = np.array(v, copy=True)
     cdef double[::1] a0 = np.array(alpha, copy=True)
     cdef double[::1] dya = np.empty(q)
+    # each thread's candidates: (obj, j, min over I_low, alpha_j, v_j) of its part of the
+    # second index's pass, (max over I_up, i, alpha_i, v_i) of its part of the update pass
+    cdef double[:, ::1] sel = np.empty((max(team, 1), 5))
+    cdef double[:, ::1] upd = np.empty((max(team, 1), 4))
     qa = q
     period = q if q < 1000 else 1000
-    counter = period
+    state[_COUNTER] = period
     with nogil:
         for t in range(q):
             Kd[t] = K[t, t]
             _set_masks(t, y, alpha, upper[t] if weighted else C, up_mask, low_mask)
         Gmax = _first_index(v, up_mask, act, qa, &i)
+        state[_I] = i
+        dstate[_GMAX], dstate[_AI], dstate[_VI] = Gmax, alpha[i], v[i]
         while True:
-            # second index over I_low by the second-order gain; also min over I_low of -y G
-            Gmin_low = INFINITY
-            j = -1
-            best = INFINITY
-            Kii = Kd[i]
-            for u in range(qa):
-                t = act[u]
-                vl = v[t] + low_mask[t]  # +inf outside I_low
-                Gmin_low = vl if vl < Gmin_low else Gmin_low
-                # computed for every t and masked after: a branch on b > 0 follows set
-                # membership, which is random in t, and mispredicted it cost more than this
-                b = Gmax - vl
-                a = Kii + Kd[t] - 2.0 * K[i, t]
-                a = a if a > 0 else TAU
-                obj = -(b * b) / a
-                obj = obj if b > 0 else INFINITY
-                if obj <= best:
-                    best = obj
-                    j = t
-            if Gmax - Gmin_low < tol or j < 0:
+            nt, probe = (threads if threads > 0 else 1), False
+            auto = threads == 0 and team == 2 and qa >= _PAR_MIN
+            if auto:
+                if rate[1] == 0.0 or rate[2] == 0.0:
+                    nt, probe = (2 if rate[2] == 0.0 else 1), True
+                else:
+                    fast = 2 if rate[2] <= rate[1] else 1
+                    nt = fast
+                    since += 1
+                    if since >= probe_gap:
+                        nt, probe, since = 3 - fast, True, 0
+                        probe_gap = min(2 * probe_gap, _PROBE_MAX)
+            stop_at = max_iter
+            if auto:
+                stop_at = min(max_iter, state[_IT] + (_PROBE_STEPS if probe else period))
+            it0, t0 = state[_IT], openmp.omp_get_wtime()
+            _steps(K, y, alpha, v, Kd, up_mask, low_mask, act, qa, C, upper, weighted, tol,
+                   max_iter, stop_at, shrinking, resume, nt, state, dstate, sel, upd)
+            if auto and state[_IT] > it0:
+                rate[nt] = (openmp.omp_get_wtime() - t0) / ((state[_IT] - it0) * qa)
+            resume = False
+            if state[_REASON] == _MAX_ITER:
+                break
+            if state[_REASON] == _SEGMENT_END:  # (i, j) chosen, not yet updated
+                resume = True
+                continue
+            if state[_REASON] == _CONVERGED:
                 if qa == q:
                     break
                 # the active part has converged: every variable back, the test on all q
                 _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
                 qa = q
                 Gmax = _first_index(v, up_mask, act, qa, &i)
+                state[_I] = i
+                dstate[_GMAX], dstate[_AI], dstate[_VI] = Gmax, alpha[i], v[i]
                 continue
-            if it >= max_iter:
-                break
-            if shrinking:
-                counter -= 1
-                if counter == 0:
-                    counter = period
-                    if not unshrunk and Gmax - Gmin_low <= 10.0 * tol and qa < q:
-                        unshrunk = True
-                        _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
-                        qa = q
-                    # i and j stay: v_i = Gmax >= Gmin_low, and v_j < Gmax
-                    qa = _shrink(v, up_mask, low_mask, act, qa, Gmax, Gmin_low)
-            it += 1
-            if weighted:
-                Ci = upper[i]
-                Cj = upper[j]
-            ai = alpha[i]
-            aj = alpha[j]
-            Gi = -y[i] * v[i]
-            Gj = -y[j] * v[j]
-            # Q_ii + Q_jj -+ 2 Q_ij is K_ii + K_jj - 2 K_ij for either sign pattern
-            quad = Kd[i] + Kd[j] - 2.0 * K[i, j]
-            if quad <= 0:
-                quad = TAU
-            # LIBSVM's clipping to each point's own bound; with Ci = Cj (unweighted) the
-            # tests reduce to the equal-bound ones (Ci - Cj is exactly 0)
-            if y[i] != y[j]:
-                delta = (-Gi - Gj) / quad
-                diff = ai - aj
-                alpha[i] = ai + delta
-                alpha[j] = aj + delta
-                if diff > 0:
-                    if alpha[j] < 0:
-                        alpha[j] = 0.0
-                        alpha[i] = diff
-                else:
-                    if alpha[i] < 0:
-                        alpha[i] = 0.0
-                        alpha[j] = -diff
-                if diff > Ci - Cj:
-                    if alpha[i] > Ci:
-                        alpha[i] = Ci
-                        alpha[j] = Ci - diff
-                else:
-                    if alpha[j] > Cj:
-                        alpha[j] = Cj
-                        alpha[i] = Cj + diff
-            else:
-                delta = (Gi - Gj) / quad
-                s = ai + aj
-                alpha[i] = ai - delta
-                alpha[j] = aj + delta
-                if s > Ci:
-                    if alpha[i] > Ci:
-                        alpha[i] = Ci
-                        alpha[j] = s - Ci
-                else:
-                    if alpha[j] < 0:
-                        alpha[j] = 0.0
-                        alpha[i] = s
-                if s > Cj:
-                    if alpha[j] > Cj:
-                        alpha[j] = Cj
-                        alpha[i] = s - Cj
-                else:
-                    if alpha[i] < 0:
-                        alpha[i] = 0.0
-                        alpha[j] = s
-            ci = y[i] * (alpha[i] - ai)
-            cj = y[j] * (alpha[j] - aj)
-            _set_masks(i, y, alpha, Ci, up_mask, low_mask)
-            _set_masks(j, y, alpha, Cj, up_mask, low_mask)
-            # update fused with the next first index
-            Gmax = -INFINITY
-            i_next = -1
-            for u in range(qa):
-                t = act[u]
-                vt = v[t] - K[i, t] * ci - K[j, t] * cj
-                v[t] = vt
-                vt = vt + up_mask[t]
-                if vt >= Gmax:
-                    Gmax = vt
-                    i_next = t
-            i = i_next
+            # _SHRINK_DUE: (i, j) chosen, not yet updated; they stay active (v_i = Gmax >=
+            # Gmin_low and v_j < Gmax), so the step resumes at their update
+            state[_COUNTER] = period
+            if not unshrunk and dstate[_GMAX] - dstate[_GMIN] <= 10.0 * tol and qa < q:
+                unshrunk = True
+                _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+                qa = q
+            qa = _shrink(v, up_mask, low_mask, act, qa, dstate[_GMAX], dstate[_GMIN])
+            resume = True
+        Gmax, Gmin_low = dstate[_GMAX], dstate[_GMIN]
         if qa < q:  # stopped by max_iter: the shrunk variables' v made current
             _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
             qa = q
@@ -204,7 +190,189 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             for t in range(q):
                 vl = v[t] + low_mask[t]
                 Gmin_low = vl if vl < Gmin_low else Gmin_low
-    return it, Gmax, Gmin_low
+    return state[_IT], Gmax, Gmin_low
+
+
+cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
+                 double[::1] v, const double[::1] Kd, double[::1] up_mask,
+                 double[::1] low_mask, const Py_ssize_t[::1] act, Py_ssize_t qa, double C,
+                 const double[::1] upper, bint weighted, double tol, long max_iter,
+                 long stop_at, bint shrinking, bint resume, int nt, Py_ssize_t[::1] state,
+                 double[::1] dstate,
+                 double[:, ::1] sel, double[:, ::1] upd) noexcept nogil:
+    # SMO steps on the qa active variables until the gap closes on them, max_iter, the
+    # shrinking counter runs out or stop_at steps are done (state[_REASON]). A thread reads and writes v, alpha and the
+    # masks of its own part only; what the pair update needs of i and j comes through sel /
+    # upd, written before a barrier and read after it, so no thread reads what another writes.
+    cdef Py_ssize_t tid, nth, lo, hi, u, t, i, j, k, tlo, thi
+    cdef long it, counter
+    cdef int reason
+    cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
+    cdef double ai, aj, vi, vj, nai, naj, Kii, ci, cj, Ci, Cj, yi, yj
+    cdef double TAU = 1e-12
+    cdef bint pending
+    with parallel(num_threads=nt):
+        tid = threadid()
+        nth = openmp.omp_get_num_threads()
+        lo = (qa * tid) // nth
+        hi = (qa * (tid + 1)) // nth
+        i, j, it, counter = state[_I], state[_J], state[_IT], state[_COUNTER]
+        Gmax, Gmin_low = dstate[_GMAX], dstate[_GMIN]
+        ai, vi, aj, vj = dstate[_AI], dstate[_VI], dstate[_AJ], dstate[_VJ]
+        pending = resume
+        reason = -1
+        Ci = C
+        Cj = C
+        while True:
+            if not pending:
+                # second index over I_low by the second-order gain; also min over I_low of -yG
+                Gmin_low = INFINITY
+                k = -1
+                best = INFINITY
+                Kii = Kd[i]
+                for u in range(lo, hi):
+                    t = act[u]
+                    vl = v[t] + low_mask[t]  # +inf outside I_low
+                    Gmin_low = vl if vl < Gmin_low else Gmin_low
+                    # computed for every t and masked after: a branch on b > 0 follows set
+                    # membership, which is random in t, and mispredicted it cost more
+                    b = Gmax - vl
+                    a = Kii + Kd[t] - 2.0 * K[i, t]
+                    a = a if a > 0 else TAU
+                    obj = -(b * b) / a
+                    obj = obj if b > 0 else INFINITY
+                    if obj <= best:
+                        best = obj
+                        k = t
+                sel[tid, 0] = best
+                sel[tid, 1] = k
+                sel[tid, 2] = Gmin_low
+                if k >= 0:
+                    sel[tid, 3] = alpha[k]
+                    sel[tid, 4] = v[k]
+                _barrier()
+                # the parts in the serial pass's order; ties go to the later one, as `<=` does
+                Gmin_low = INFINITY
+                j = -1
+                best = INFINITY
+                for k in range(nth):
+                    Gmin_low = sel[k, 2] if sel[k, 2] < Gmin_low else Gmin_low
+                    if sel[k, 1] >= 0 and sel[k, 0] <= best:
+                        best = sel[k, 0]
+                        j = <Py_ssize_t> sel[k, 1]
+                        aj = sel[k, 3]
+                        vj = sel[k, 4]
+                if Gmax - Gmin_low < tol or j < 0:
+                    reason = _CONVERGED
+                    break
+                if it >= max_iter:
+                    reason = _MAX_ITER
+                    break
+                if shrinking:
+                    counter = counter - 1
+                    if counter == 0:
+                        reason = _SHRINK_DUE
+                        break
+                if it >= stop_at:
+                    reason = _SEGMENT_END
+                    break
+            pending = False
+            it = it + 1
+            if weighted:
+                Ci = upper[i]
+                Cj = upper[j]
+            yi = y[i]
+            yj = y[j]
+            # Q_ii + Q_jj -+ 2 Q_ij is K_ii + K_jj - 2 K_ij for either sign pattern
+            quad = Kd[i] + Kd[j] - 2.0 * K[i, j]
+            if quad <= 0:
+                quad = TAU
+            # LIBSVM's clipping to each point's own bound; with Ci = Cj (unweighted) the
+            # tests reduce to the equal-bound ones (Ci - Cj is exactly 0). G = -y v.
+            if yi != yj:
+                delta = (yi * vi + yj * vj) / quad
+                diff = ai - aj
+                nai = ai + delta
+                naj = aj + delta
+                if diff > 0:
+                    if naj < 0:
+                        naj = 0.0
+                        nai = diff
+                else:
+                    if nai < 0:
+                        nai = 0.0
+                        naj = -diff
+                if diff > Ci - Cj:
+                    if nai > Ci:
+                        nai = Ci
+                        naj = Ci - diff
+                else:
+                    if naj > Cj:
+                        naj = Cj
+                        nai = Cj + diff
+            else:
+                delta = (-yi * vi + yj * vj) / quad
+                s = ai + aj
+                nai = ai - delta
+                naj = aj + delta
+                if s > Ci:
+                    if nai > Ci:
+                        nai = Ci
+                        naj = s - Ci
+                else:
+                    if naj < 0:
+                        naj = 0.0
+                        nai = s
+                if s > Cj:
+                    if naj > Cj:
+                        naj = Cj
+                        nai = s - Cj
+                else:
+                    if nai < 0:
+                        nai = 0.0
+                        naj = s
+            ci = yi * (nai - ai)
+            cj = yj * (naj - aj)
+            # i and j change in the part that owns them
+            if lo < hi:
+                tlo = act[lo]
+                thi = act[hi - 1]
+                if tlo <= i <= thi:
+                    alpha[i] = nai
+                    _set_masks(i, y, alpha, Ci, up_mask, low_mask)
+                if tlo <= j <= thi:
+                    alpha[j] = naj
+                    _set_masks(j, y, alpha, Cj, up_mask, low_mask)
+            # update fused with the next first index
+            Gmax = -INFINITY
+            k = -1
+            for u in range(lo, hi):
+                t = act[u]
+                vt = v[t] - K[i, t] * ci - K[j, t] * cj
+                v[t] = vt
+                vt = vt + up_mask[t]
+                if vt >= Gmax:
+                    Gmax = vt
+                    k = t
+            upd[tid, 0] = Gmax
+            upd[tid, 1] = k
+            if k >= 0:
+                upd[tid, 2] = alpha[k]
+                upd[tid, 3] = v[k]
+            _barrier()
+            Gmax = -INFINITY
+            i = -1
+            for k in range(nth):
+                if upd[k, 1] >= 0 and upd[k, 0] >= Gmax:
+                    Gmax = upd[k, 0]
+                    i = <Py_ssize_t> upd[k, 1]
+                    ai = upd[k, 2]
+                    vi = upd[k, 3]
+        if tid == 0:
+            state[_I], state[_J], state[_IT], state[_COUNTER] = i, j, it, counter
+            state[_REASON] = reason
+            dstate[_GMAX], dstate[_GMIN] = Gmax, Gmin_low
+            dstate[_AI], dstate[_VI], dstate[_AJ], dstate[_VJ] = ai, vi, aj, vj
 
 
 cdef inline double _first_index(const double[::1] v, const double[::1] up_mask,
