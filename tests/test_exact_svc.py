@@ -120,10 +120,12 @@ def test_the_reserve_is_the_certifying_product_of_the_point_to_be_returned():
                                n_certify=1000, rival=rival, final_stage=final)
         t.best = {"score": 0.5, "alpha": np.r_[np.ones(7), np.zeros(23)]}
         return t
-    assert tracker((0.6, 40), False).reserve() == pytest.approx(1000 * 40 / 2e6)  # rival wins
-    assert tracker((0.6, 40), True).reserve() == pytest.approx(1000 * 40 / 2e6)
-    assert tracker((0.5, 40), False).reserve() == pytest.approx(1000 * 7 / 2e6)  # tie: ours
-    assert tracker((0.4, 40), True).reserve() == 0.0  # the last stage's gap is already known
+    # the rival's product in kernel entries; ours: n_certify rows (those outside the stage)
+    # per support vector
+    assert tracker((0.6, 40000), False).reserve() == pytest.approx(40000 / 2e6)  # rival wins
+    assert tracker((0.6, 40000), True).reserve() == pytest.approx(40000 / 2e6)
+    assert tracker((0.5, 40000), False).reserve() == pytest.approx(1000 * 7 / 2e6)  # tie: ours
+    assert tracker((0.4, 40000), True).reserve() == 0.0  # the last stage's gap is known
 
 
 def test_stages_grow_to_all_points_and_the_history_records_every_round():
@@ -201,3 +203,54 @@ def test_hinge_bias_minimizes_the_hinge_loss(seed, n, weighted):
     b = hinge_bias(f, y, w)
     grid = np.concatenate([y - f, np.linspace(-10, 10, 201)])  # the kinks hold a minimizer
     assert loss(b) <= min(map(loss, grid)) + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1_000, 10 ** 6), frac=st.floats(0.1, 0.95), seconds=st.floats(0.01, 1e3),
+       left=st.floats(-100.0, 1e4), extra=st.integers(1, 2 * 10 ** 6))
+def test_budget_sizes_the_next_stage_to_end_in_the_time_left(n, frac, seconds, left, extra):
+    # a stage from n0 to n points took `seconds`: the next is the largest whose modelled cost
+    # kappa (n' - n) n' fits the planned share of `left`, between 1.05 n and the doubling;
+    # none when not even 1.05 n fits
+    from hsskern.solvers.exact_path import ExactBackend
+    backend = ExactBackend(kernel=None)
+    n0, n_train = int(frac * n), n + extra
+    sizes = backend._fitted_schedule(n, n0, seconds, left, n_train)
+    kappa = seconds / ((n - n0) * n)
+    cost = lambda m: kappa * (m - n) * m  # noqa: E731
+    top, low = min(n_train, int(np.ceil(2 * n))), min(n_train, int(np.ceil(1.05 * n)))
+    if cost(low) > 0.8 * left:
+        assert sizes == []
+        return
+    assert sizes[-1] == n_train and all(a < b for a, b in zip(sizes, sizes[1:]))
+    assert sizes[1:] == backend._schedule(sizes[0], n_train)[1:]  # then doubling
+    nxt = sizes[0]
+    assert low <= nxt <= top
+    if low < nxt < top:  # sized by the time: the largest that fits
+        assert cost(nxt) <= 0.8 * left * (1 + 1e-9)
+        assert cost(nxt + 1) > 0.8 * left * (1 - 1e-9)
+    if cost(top) <= 0.8 * left * (1 - 1e-9):  # time for the doubling: the plan unchanged
+        assert sizes == backend._schedule(top, n_train)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(0, 60))
+def test_the_certifying_product_skips_the_stage_points_it_knows(seed, m):
+    # the gap of a stage's model over all points, with the stage's decision values given,
+    # equals the gap from a product over every point
+    from hsskern.solvers.exact_path import _gap_of
+    from hsskern.solvers.refine import LocalProducts
+    from hsskern.kernels import make_kernel
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3))
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    C = 2.0
+    pts = rng.permutation(60)[:m]
+    alpha = np.zeros(60)
+    alpha[pts] = rng.uniform(0, C, m) * (rng.random(m) < 0.6)
+    kern = make_kernel("gaussian", h=1.0)
+    K = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    f_known = (K @ (y * alpha))[pts]
+    full = _gap_of(LocalProducts(X, kern), y, alpha, C)
+    part = _gap_of(LocalProducts(X, kern), y, alpha, C, (pts, f_known))
+    assert part == pytest.approx(full, rel=1e-10, abs=1e-12)

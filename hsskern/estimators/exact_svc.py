@@ -21,7 +21,9 @@ class ExactSVC(WeightedPathClassifier):
 
     ``fit`` holds out ``validation_fraction`` of the points, solves a random ``subsample`` of
     the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), then
-    grows the problem in stages (doubling, up to all training points), each stage the exact
+    grows the problem in stages (doubling, up to all training points; under ``max_time``
+    each stage after a finished one sized from the last stage's cost to end in the time left),
+    each stage the exact
     decomposition started from the last one's solution padded with zeros (a feasible point):
     every finished stage is the exact SVM of a larger random subsample. Every round keeps its
     point feasible and knows its exact KKT gap (LIBSVM's stopping measure), so the solver can
@@ -87,7 +89,8 @@ class ExactSVC(WeightedPathClassifier):
         Per classifier: ``(seconds, stage size, gap, validation score)`` of every round's
         point (empty without validation points); the gap is over the stage's points.
     stages_ : tuple of int
-        The stages' sizes, the subsample's first.
+        The stages' sizes, the subsample's first, as planned (doubling); under ``max_time``
+        the sizes solved are in ``history_``.
     n_iter_ : ndarray of int
         Rounds of the decomposition per classifier.
     validation_indices_, subsample_indices_ : ndarray of int

@@ -201,8 +201,8 @@ cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
                  double[::1] dstate,
                  double[:, ::1] sel, double[:, ::1] upd) noexcept nogil:
     # SMO steps on the qa active variables until the gap closes on them, max_iter, the
-    # shrinking counter runs out or stop_at steps are done (state[_REASON]). A thread reads and writes v, alpha and the
-    # masks of its own part only; what the pair update needs of i and j comes through sel /
+    # shrinking counter runs out or stop_at steps are done (state[_REASON]). A thread reads
+    # and writes v, alpha and the masks of its own part only; what the pair update needs of i and j comes through sel /
     # upd, written before a barrier and read after it, so no thread reads what another writes.
     cdef Py_ssize_t tid, nth, lo, hi, u, t, i, j, k, tlo, thi
     cdef long it, counter

@@ -46,6 +46,13 @@ _NO_ROUND_LIMIT = 10 ** 9  # the time budget bounds the rounds; a round without 
 # gmm8 stalled for 900 rounds); to a hundredth, in working sets of max_chunk, ~5,000, and the
 # stage converged in 82 rounds (README, "gmm8(10^6) with ExactSVC")
 _STAGE_SUB_TOL = 0.01
+# Under a budget the stage after a finished one is sized to end in time: a stage from n0 to n
+# points cost ~kappa (n - n0) n seconds (gmm8, 4*10^5 to 4.9, 5.9 and 8*10^5 points: kappa
+# within 1.5x), kappa from the stage just finished; planned on this share of the time left
+# (after the product that certifies its model over the points outside it) and at least
+# this growth
+_STAGE_TIME_SHARE = 0.8
+_MIN_STAGE_GROWTH = 1.05
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,9 +151,11 @@ class _ValidationTracker:
 
     With a ``deadline``, it also stops the rounds (returns True) once the time left would not
     hold the product that certifies the model to be returned: ``n_certify`` entries per
-    support vector of the best point, unless that point is of the ``final_stage`` (its gap is
-    already over all points); ``rival`` is (score, support vectors) of the best point of the
-    earlier stages. The time comes from ``rate``, which this tracker's products feed.
+    support vector of the best point (the training points outside the stage, where its
+    decision values are not known), unless that point is of the ``final_stage`` (its gap is
+    already over all points); ``rival`` is (score, kernel entries of its certifying product)
+    of the best point of the earlier stages. The time comes from ``rate``, which this
+    tracker's products feed.
     """
 
     def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0, *,
@@ -195,7 +204,7 @@ class _ValidationTracker:
         self.history.append((state.elapsed, state.gap, s))
         if self.best is None or s >= self.best["score"]:
             self.best = {"score": s, "alpha": state.alpha.copy(), "bias": bias,
-                         "gap": state.gap, "rounds": state.rounds}
+                         "gap": state.gap, "rounds": state.rounds, "f": state.f.copy()}
         return self._past_deadline()
 
     def _past_deadline(self):
@@ -205,22 +214,35 @@ class _ValidationTracker:
     def reserve(self):
         """Seconds the certifying product of the model now to be returned would take."""
         if self.rival is not None and self.rival[0] > self.best["score"]:
-            n_sv = self.rival[1]  # an earlier stage's point wins (ties go to this stage)
+            entries = self.rival[1]  # an earlier stage's point wins (ties go to this stage)
         elif self.final_stage:
             return 0.0
         else:
-            n_sv = np.count_nonzero(self.best["alpha"])
-        t = self.rate.seconds_for(self.n_certify * n_sv)
+            entries = self.n_certify * np.count_nonzero(self.best["alpha"])
+        t = self.rate.seconds_for(entries)
         return 0.0 if t is None else t
 
 
-def _gap_of(products, y, alpha, ub):
-    """The exact KKT gap of a feasible ``alpha`` over all training points (one product)."""
+def _gap_of(products, y, alpha, ub, known=None):
+    """The exact KKT gap of a feasible ``alpha`` over all training points (one product).
+
+    ``known``: (points, their decision values), the stage's, where the product is skipped."""
     f = np.zeros(y.size)
+    skip = None
+    if known is not None:
+        skip = np.zeros(y.size, dtype=bool)
+        skip[known[0]] = True
+        f[known[0]] = known[1]
     sv = np.flatnonzero(alpha)
-    products.add(f, sv, y[sv] * alpha[sv])
+    products.add(f, sv, y[sv] * alpha[sv], skip)
     return float(kkt_violation(f[:, None], y[:, None], alpha[:, None],
                                ub if np.ndim(ub) == 0 else ub[:, None])[0])
+
+
+def _certify_entries(candidate, n_train):
+    """Kernel entries of the product that certifies a candidate's gap over all points."""
+    alpha, known = candidate[2], candidate[6]
+    return np.count_nonzero(alpha) * (n_train - (0 if known is None else known[0].size))
 
 
 def _extend_decision(products, f, coef):
@@ -271,15 +293,36 @@ class ExactBackend:
         t0 = time.perf_counter()
         train, val, order, m = split_points(X.shape[0], self.validation_fraction,
                                             self.subsample, self.random_state)
-        stages = [m]
-        while stages[-1] < train.size:
-            stages.append(min(train.size, int(np.ceil(stages[-1] * self.growth))))
+        stages = self._schedule(m, train.size)
         problem = ExactProblem(points=X, train=train, validation=val, order=order,
                                stages=tuple(stages),
                                stats={"n_train": int(train.size), "n_validation": int(val.size),
                                       "subsample_size": m, "stages": tuple(stages)},
                                timings={"split": time.perf_counter() - t0})
         return problem
+
+    def _schedule(self, first, n_train):
+        """Stage sizes from ``first``, growing by ``growth``, to all ``n_train`` points."""
+        sizes = [first]
+        while sizes[-1] < n_train:
+            sizes.append(min(n_train, int(np.ceil(sizes[-1] * self.growth))))
+        return sizes
+
+    def _fitted_schedule(self, n, n0, seconds, left, n_train):
+        """The stages after one of ``n`` points that grew from ``n0`` in ``seconds``: the next
+        sized to end within ``left`` seconds by the cost model above (at most ``growth`` times
+        n), then growing by ``growth``; [] when not even ``_MIN_STAGE_GROWTH`` times n
+        would end in time."""
+        nxt = min(n_train, int(np.ceil(n * self.growth)))
+        if n > n0 and seconds > 0:
+            kappa = seconds / ((n - n0) * n)
+            budget = _STAGE_TIME_SHARE * left
+            smallest = min(n_train, int(np.ceil(n * _MIN_STAGE_GROWTH)))
+            if kappa * (smallest - n) * smallest > budget:
+                return []
+            fit = 0.5 * (n + np.sqrt(n * n + 4.0 * budget / kappa))
+            nxt = max(min(nxt, int(fit)), smallest)
+        return self._schedule(nxt, n_train)
 
     def _subsample_path(self, prepared, Y, Cs, weights):
         """The exact solutions of the subsample at every C (the HSS path, refined)."""
@@ -334,8 +377,8 @@ class ExactBackend:
                 else:
                     out = self._solve_column(prepared, Xtr, Ytr[:, j], Y[val, j], C, ssol,
                                              j, wtr, weights, prev[j], budget, workspace)
-                k, rr, a, b, g, sel, hist = out
-                prev[j] = (C, k, rr)
+                rr, a, b, g, sel, hist = out
+                prev[j] = (C, rr)
                 coef[tr, j] = Ytr[:, j] * a
                 bias[j], conv[j], gap[j] = b, sel == "exact", g
                 selected.append(sel)
@@ -364,25 +407,27 @@ class ExactBackend:
         rr = RefineResult(alpha=y * coef, dual_coef=coef, bias=float(ssol.intercept[j]),
                           decision=None, converged=bool(ssol.converged[j]),
                           gap=float(ssol.gap[j]))
-        return 0, rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
+        return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
 
     def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
                       workspace):
-        """One (C, class) through the stages: (stage, result, alpha, bias, gap, selected,
-        history); alpha on the training points, gap over all of them."""
+        """One (C, class) through the stages: (result, alpha, bias, gap, selected, history);
+        alpha on the training points, gap over all of them. Under a budget each stage after
+        a finished one is sized to end in the time left (:meth:`_fitted_schedule`)."""
         t0 = time.perf_counter()
         tr, val, order = prepared.train, prepared.validation, prepared.order
-        sizes = prepared.stages
+        sizes = list(prepared.stages)
         ub = C if wtr is None else C * wtr
         sub = order[:sizes[0]]
         sub_coef = np.zeros(tr.size)
         sub_coef[sub] = ssol.dual_coef[:, j]  # the subsample's exact solution (stage 0)
         sub_bias = float(ssol.intercept[j])
         if prev is None:  # stage 0 is solved: the next starts from its solution, padded
-            k0, start, f = 1, (y * sub_coef)[sub], None
-        else:  # the previous C's last point, scaled: feasible, its decision values known
-            C_prev, k0, pr = prev
+            start, f = (y * sub_coef)[sub], None
+        else:  # the previous C's last point, scaled: feasible, its decision values known,
+            C_prev, pr = prev  # first on the points it had
             _, start, f = continuation_start(pr, C / C_prev, ray=False)
+            sizes = sizes[:1] + self._schedule(start.size, tr.size)
         candidates, history = [], []
         # the budget holds the stages and, when an earlier stage's point wins, the product
         # that certifies it over all training points (its time estimated by the trackers)
@@ -392,12 +437,15 @@ class ExactBackend:
             Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
             probe = _ValidationTracker(Xtr, Xval, self.kernel, yval, wval, rate=rate)
-            # (score, stage, alpha, bias, label, gap over the stage's points or None)
+            # (score, stage, alpha, bias, label, gap over the stage's points or None,
+            # (the stage's points, their decision values) or None)
             candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
-                               y * sub_coef, sub_bias, "subsample", None))
-        k, rr = k0, None
-        for k in range(k0, len(sizes)):
+                               y * sub_coef, sub_bias, "subsample", None, None))
+        k, rr = 0, None
+        while k + 1 < len(sizes):  # the sizes after a finished stage may be re-planned
+            k += 1
             pts = order[:sizes[k]]
+            ts, n0 = time.perf_counter(), start.size
             if start.size < pts.size:  # the last stage's point, padded with zeros
                 start = np.concatenate([start, np.zeros(pts.size - start.size)])
             tracker = None
@@ -406,7 +454,7 @@ class ExactBackend:
                 tracker = _ValidationTracker(
                     Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
                     None if wtr is None else wtr[pts], self.tol, rate=rate, deadline=deadline,
-                    n_certify=tr.size, rival=(top[0], int(np.count_nonzero(top[2]))),
+                    n_certify=tr.size - pts.size, rival=(top[0], _certify_entries(top, tr.size)),
                     final_stage=k == len(sizes) - 1)
             log = None if self.log is None else (
                 lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
@@ -431,35 +479,46 @@ class ExactBackend:
                 alpha = np.zeros(tr.size)
                 alpha[pts] = b["alpha"]
                 candidates.append((b["score"], k, alpha, b["bias"],
-                                   f"{pts.size} points, round {b['rounds']}", b["gap"]))
+                                   f"{pts.size} points, round {b['rounds']}", b["gap"],
+                                   (pts, b["f"])))
             if not rr.converged:
                 break
             start, f = rr.alpha, rr.decision - rr.bias
+            if deadline is not None and k + 1 < len(sizes):
+                # what is left once the next model's certifying product (its support
+                # vectors ~ a quarter more than these, over the points outside) is set aside
+                cert = rate.seconds_for(
+                    int(1.25 * (tr.size - pts.size) * np.count_nonzero(start))) or 0.0
+                plan = self._fitted_schedule(pts.size, n0, time.perf_counter() - ts,
+                                             deadline - time.perf_counter() - cert, tr.size)
+                if not plan:  # no stage would end in time: this one's model is the answer
+                    break
+                sizes = sizes[:k + 1] + plan
         last = len(sizes) - 1
         if rr.converged and k == last:  # LIBSVM's exact SVM of the training points
             alpha = np.empty(tr.size)
             alpha[order] = rr.alpha  # the stage holds the points in the order of ``order``
-            return k, rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
+            return rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
         if candidates:
-            _, kc, alpha, bias, label, gap = max(candidates, key=lambda c: (c[0], c[1]))
+            _, kc, alpha, bias, label, gap, known = max(candidates, key=lambda c: (c[0], c[1]))
         else:  # no validation points: the last point
             pts = order[:sizes[k]]
             kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
             alpha[pts] = rr.alpha
+            known = (pts, rr.decision - rr.bias)
             if not rr.converged:  # the best offset of an unfinished point (see hinge_bias)
-                bias = hinge_bias(rr.decision - rr.bias, y[pts],
-                                  None if wtr is None else wtr[pts])
+                bias = hinge_bias(known[1], y[pts], None if wtr is None else wtr[pts])
             gap = rr.gap
-        # a model of an earlier stage is a feasible point of the full dual: one product
-        # measures its gap over all training points
+        # a model of an earlier stage is a feasible point of the full dual: one product over
+        # the points outside its stage measures its gap over all training points
         if kc != last:
             engine = (self.products or LocalProducts)(Xtr, self.kernel)
             try:
-                gap = _gap_of(engine, y, alpha, ub)
+                gap = _gap_of(engine, y, alpha, ub, known)
             finally:
                 if hasattr(engine, "close"):
                     engine.close()
-        return k, rr, alpha, bias, gap, label, tuple(history)
+        return rr, alpha, bias, gap, label, tuple(history)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.points, self.kernel, solutions)
