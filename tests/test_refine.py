@@ -318,12 +318,14 @@ def _exact_solution(K, y, C):
     return refine_exact(K, y, C, tol=1e-9, newton=False, max_rounds=100_000).alpha
 
 
-@settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 3.0), jitter=st.floats(0.0, 0.3))
-def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitter):
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 3.0), jitter=st.floats(0.0, 0.3),
+       max_fixed=st.sampled_from([0, 1000]))
+def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitter, max_fixed):
     # from the exact solution with its free alphas moved (in the box, y^T alpha kept), one
     # Newton step: stays feasible, keeps v = y - K(y o alpha) exact, lowers the objective,
-    # and (the free set being the optimum's) lands back on the optimum
+    # and (the free set being the optimum's) lands back on the optimum. max_fixed=0 sends
+    # every step that leaves the box to the fallbacks (projected arc, scaled face step)
     from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
     X, y = _problem(seed, n=200, sep=0.5)
     C = 10.0 ** logC
@@ -344,11 +346,12 @@ def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitt
             a[side] += jitter * room * d / np.abs(d).max()
     v = y - Kd @ (y * a)
     obj0 = _dual_objective(Kd, y, a)
-    fixed = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE)
+    fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=max_fixed)
     assert np.all(a >= 0) and np.all(a <= C)
     assert abs(y @ a) <= 1e-9 * C * len(y)
     np.testing.assert_allclose(v, y - Kd @ (y * a), atol=1e-8 * C)
-    if fixed < 0:  # rejected: nothing moved
+    assert (fixed < 0 or t == 1.0) and 0.0 <= t <= 1.0
+    if t == 0:  # rejected: nothing moved
         assert _dual_objective(Kd, y, a) == obj0
         return
     # the step checks its own decrease; recomputed here it may differ by rounding in |obj|
@@ -399,6 +402,76 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     after = [b for a, b in zip(events, events[1:] + ["end"]) if a == "due"]
     assert after == ["newton"] * events.count("due") and events.count("newton") == len(after)
     assert r.newton_steps <= len(after)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(1.0, 3.0), scaled=st.booleans(),
+       max_fixed=st.sampled_from([0, 5, 1000]))
+def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled, max_fixed):
+    # the C path's starts (the exact solution at C / 5, as is or scaled by 5) put many points
+    # on the wrong side of the box: the face step fixes them, and where fixing a batch makes
+    # the face's minimum worse (forced by a small max_fixed) the fallbacks step instead. Every
+    # kept step is feasible, keeps v exact and lowers the exact objective
+    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    X, y = _problem(seed, n=200, sep=0.5)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    Kd = K.to_dense()
+    a = np.minimum(_exact_solution(K, y, C / 5) * (5.0 if scaled else 1.0), C)  # rounding
+    v = y - Kd @ (y * a)
+    obj0 = _dual_objective(Kd, y, a)
+    fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=max_fixed)
+    assert np.all(a >= 0) and np.all(a <= C) and abs(y @ a) <= 1e-9 * C * len(y)
+    np.testing.assert_allclose(v, y - Kd @ (y * a), atol=1e-8 * C)
+    obj = _dual_objective(Kd, y, a)
+    assert obj <= obj0 + 1e-12 * (C + abs(obj0))
+    if t > 0:
+        assert obj < obj0
+    if max_fixed == 0:  # the fallback is what moved, if anything
+        assert fixed < 0
+
+
+def test_newton_fallback_takes_most_steps_a_face_step_cannot():
+    # max_fixed=0: every step that leaves the box would have been rejected before the
+    # fallbacks; from the C path's starts they keep a lowering step in most cases
+    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    kept = 0
+    for seed in range(10):
+        X, y = _problem(seed, n=200, sep=0.5)
+        C = 100.0
+        K = kernel_operator(X, "gaussian", h=1.0)
+        Kd = K.to_dense()
+        a = np.minimum(_exact_solution(K, y, C / 5) * 5.0, C)
+        v = y - Kd @ (y * a)
+        obj0 = _dual_objective(Kd, y, a)
+        fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=0)
+        kept += t > 0 and _dual_objective(Kd, y, a) < obj0
+    assert kept >= 8
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), m=st.integers(1, 30))
+def test_projection_onto_box_and_zero_sum(data, m):
+    # the projected Newton arc's projection: in the box, summing to zero, and optimal: a shift
+    # lam with e = clip(x - lam, lo, hi), i.e. x - e = lam where e is strictly inside, <= lam
+    # where e is at lo, >= lam where e is at hi
+    from hsskern.solvers.refine import _project_zero_sum
+    flt = st.floats(0.0, 10.0)
+    lo = -np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))
+    hi = np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))
+    x = np.array(data.draw(st.lists(st.floats(-30.0, 30.0), min_size=m, max_size=m)))
+    e = _project_zero_sum(x, lo, hi)
+    assert np.all(e >= lo) and np.all(e <= hi)
+    assert abs(e.sum()) <= 1e-9 * (1.0 + np.abs(x).sum())
+    tol = 1e-7 * (1.0 + np.abs(x).max())
+    inside = (e > lo + tol) & (e < hi - tol)
+    d = x - e
+    if inside.any():
+        lam = d[inside].mean()
+        np.testing.assert_allclose(d[inside], lam, atol=tol)
+        at_lo, at_hi = e <= lo + tol, e >= hi - tol  # both where lo = hi: no condition
+        assert np.all(d[at_lo & ~at_hi] <= lam + tol)
+        assert np.all(d[at_hi & ~at_lo] >= lam - tol)
 
 
 def _true_gap(K, y, alpha, C):

@@ -34,6 +34,90 @@ cdef extern from *:
     # an orphaned barrier: it joins the team of the parallel region it is called from
     void _barrier "hsskern_team_barrier"() noexcept nogil
 
+# A step's two passes over a thread's part [lo, hi) of the active variables, in C for
+# `omp simd`: each computes its per-variable values into `ob` in one vectorized loop with
+# min/max reductions (exact in any order), then finds the last position holding the extreme
+# by a scan back, which is what the serial `<=` / `>=` scan picks. Split so, a pass cost
+# about half the fused loop whose data-dependent argmin branch kept it scalar. `act` is read
+# only when the part is not the identity (contig = 0: after shrinking).
+cdef extern from *:
+    """
+    static Py_ssize_t hsskern_select_pass(const double *Ki, const double *v, const double *low,
+            const double *Kd, const Py_ssize_t *act, int contig, Py_ssize_t lo, Py_ssize_t hi,
+            double Gmax, double Kii, double tau, double *ob, double *best, double *gmin) {
+        double g = INFINITY, m = INFINITY;
+        Py_ssize_t u;
+        if (contig) {
+            #pragma omp simd reduction(min:g, m)
+            for (u = lo; u < hi; u++) {
+                double vl = v[u] + low[u], b = Gmax - vl, a = Kii + Kd[u] - 2.0 * Ki[u], o;
+                a = a > 0 ? a : tau;
+                o = b > 0 ? -(b * b) / a : INFINITY;
+                ob[u] = o;
+                g = vl < g ? vl : g;
+                m = o < m ? o : m;
+            }
+        } else {
+            #pragma omp simd reduction(min:g, m)
+            for (u = lo; u < hi; u++) {
+                Py_ssize_t t = act[u];
+                double vl = v[t] + low[t], b = Gmax - vl, a = Kii + Kd[t] - 2.0 * Ki[t], o;
+                a = a > 0 ? a : tau;
+                o = b > 0 ? -(b * b) / a : INFINITY;
+                ob[u] = o;
+                g = vl < g ? vl : g;
+                m = o < m ? o : m;
+            }
+        }
+        *gmin = g;
+        *best = m;
+        for (u = hi - 1; u >= lo; u--)
+            if (ob[u] == m)
+                return contig ? u : act[u];
+        return -1;
+    }
+
+    static Py_ssize_t hsskern_update_pass(const double *Ki, const double *Kj, double *v,
+            const double *up, const Py_ssize_t *act, int contig, Py_ssize_t lo, Py_ssize_t hi,
+            double ci, double cj, double *ob, double *gmax) {
+        double m = -INFINITY;
+        Py_ssize_t u;
+        if (contig) {
+            #pragma omp simd reduction(max:m)
+            for (u = lo; u < hi; u++) {
+                double vt = v[u] - Ki[u] * ci - Kj[u] * cj;
+                v[u] = vt;
+                vt = vt + up[u];
+                ob[u] = vt;
+                m = vt > m ? vt : m;
+            }
+        } else {
+            #pragma omp simd reduction(max:m)
+            for (u = lo; u < hi; u++) {
+                Py_ssize_t t = act[u];
+                double vt = v[t] - Ki[t] * ci - Kj[t] * cj;
+                v[t] = vt;
+                vt = vt + up[t];
+                ob[u] = vt;
+                m = vt > m ? vt : m;
+            }
+        }
+        *gmax = m;
+        for (u = hi - 1; u >= lo; u--)
+            if (ob[u] == m)
+                return contig ? u : act[u];
+        return -1;
+    }
+    """
+    Py_ssize_t _select_pass "hsskern_select_pass"(
+        const double *Ki, const double *v, const double *low, const double *Kd,
+        const Py_ssize_t *act, int contig, Py_ssize_t lo, Py_ssize_t hi, double Gmax,
+        double Kii, double tau, double *ob, double *best, double *gmin) noexcept nogil
+    Py_ssize_t _update_pass "hsskern_update_pass"(
+        const double *Ki, const double *Kj, double *v, const double *up,
+        const Py_ssize_t *act, int contig, Py_ssize_t lo, Py_ssize_t hi, double ci,
+        double cj, double *ob, double *gmax) noexcept nogil
+
 # the active variables from which a step's passes are split between two threads: below, the
 # two barriers of a step cost more than half a pass saves
 cdef enum:
@@ -125,6 +209,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     # second index's pass, (max over I_up, i, alpha_i, v_i) of its part of the update pass
     cdef double[:, ::1] sel = np.empty((max(team, 1), 5))
     cdef double[:, ::1] upd = np.empty((max(team, 1), 4))
+    cdef double[::1] ob = np.empty(q)  # the passes' per-variable values
     qa = q
     period = q if q < 1000 else 1000
     state[_COUNTER] = period
@@ -153,7 +238,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
                 stop_at = min(max_iter, state[_IT] + (_PROBE_STEPS if probe else period))
             it0, t0 = state[_IT], openmp.omp_get_wtime()
             _steps(K, y, alpha, v, Kd, up_mask, low_mask, act, qa, C, upper, weighted, tol,
-                   max_iter, stop_at, shrinking, resume, nt, state, dstate, sel, upd)
+                   max_iter, stop_at, shrinking, resume, nt, state, dstate, sel, upd, ob)
             if auto and state[_IT] > it0:
                 rate[nt] = (openmp.omp_get_wtime() - t0) / ((state[_IT] - it0) * qa)
             resume = False
@@ -198,17 +283,17 @@ cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
                  double[::1] low_mask, const Py_ssize_t[::1] act, Py_ssize_t qa, double C,
                  const double[::1] upper, bint weighted, double tol, long max_iter,
                  long stop_at, bint shrinking, bint resume, int nt, Py_ssize_t[::1] state,
-                 double[::1] dstate,
-                 double[:, ::1] sel, double[:, ::1] upd) noexcept nogil:
+                 double[::1] dstate, double[:, ::1] sel, double[:, ::1] upd,
+                 double[::1] ob) noexcept nogil:
     # SMO steps on the qa active variables until the gap closes on them, max_iter, the
     # shrinking counter runs out or stop_at steps are done (state[_REASON]). A thread reads
     # and writes v, alpha and the masks of its own part only; what the pair update needs of i and j comes through sel /
     # upd, written before a barrier and read after it, so no thread reads what another writes.
-    cdef Py_ssize_t tid, nth, lo, hi, u, t, i, j, k, tlo, thi
+    cdef Py_ssize_t tid, nth, lo, hi, i, j, k, tlo, thi
     cdef long it, counter
-    cdef int reason
-    cdef double Gmax, Gmin_low, vt, vl, b, a, best, obj, quad, delta, diff, s
-    cdef double ai, aj, vi, vj, nai, naj, Kii, ci, cj, Ci, Cj, yi, yj
+    cdef int reason, contig = qa == K.shape[0]  # act is the identity until a shrink
+    cdef double Gmax, Gmin_low, best, quad, delta, diff, s
+    cdef double ai, aj, vi, vj, nai, naj, ci, cj, Ci, Cj, yi, yj
     cdef double TAU = 1e-12
     cdef bint pending
     with parallel(num_threads=nt):
@@ -226,24 +311,10 @@ cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
         while True:
             if not pending:
                 # second index over I_low by the second-order gain; also min over I_low of -yG
-                Gmin_low = INFINITY
-                k = -1
-                best = INFINITY
-                Kii = Kd[i]
-                for u in range(lo, hi):
-                    t = act[u]
-                    vl = v[t] + low_mask[t]  # +inf outside I_low
-                    Gmin_low = vl if vl < Gmin_low else Gmin_low
-                    # computed for every t and masked after: a branch on b > 0 follows set
-                    # membership, which is random in t, and mispredicted it cost more
-                    b = Gmax - vl
-                    a = Kii + Kd[t] - 2.0 * K[i, t]
-                    a = a if a > 0 else TAU
-                    obj = -(b * b) / a
-                    obj = obj if b > 0 else INFINITY
-                    if obj <= best:
-                        best = obj
-                        k = t
+                # -(b^2 / a) for b = Gmax - v_t - low_mask_t > 0 (low_mask: +inf outside
+                # I_low), +inf otherwise; and min over I_low of v
+                k = _select_pass(&K[i, 0], &v[0], &low_mask[0], &Kd[0], &act[0], contig, lo,
+                                 hi, Gmax, Kd[i], TAU, &ob[0], &best, &Gmin_low)
                 sel[tid, 0] = best
                 sel[tid, 1] = k
                 sel[tid, 2] = Gmin_low
@@ -344,16 +415,8 @@ cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
                     alpha[j] = naj
                     _set_masks(j, y, alpha, Cj, up_mask, low_mask)
             # update fused with the next first index
-            Gmax = -INFINITY
-            k = -1
-            for u in range(lo, hi):
-                t = act[u]
-                vt = v[t] - K[i, t] * ci - K[j, t] * cj
-                v[t] = vt
-                vt = vt + up_mask[t]
-                if vt >= Gmax:
-                    Gmax = vt
-                    k = t
+            k = _update_pass(&K[i, 0], &K[j, 0], &v[0], &up_mask[0], &act[0], contig, lo, hi,
+                             ci, cj, &ob[0], &Gmax)
             upd[tid, 0] = Gmax
             upd[tid, 1] = k
             if k >= 0:

@@ -241,15 +241,20 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     margin solves ``(K_FF + ridge I) e = v_F - b 1`` with ``1^T e = 0``. Points whose step
     leaves the box are fixed at their bound and the rest re-solved with the same Cholesky
     factor (one solve per fixed point, a small dense system for the multipliers), until no
-    point leaves the box or more than ``max_fixed`` are fixed. The step is kept only if the
-    exact objective of the working set decreases. ``aW`` and ``vW`` are updated in place.
-    ``C`` is the scalar bound or the working set's per-point bounds.
-    Returns the number of points fixed, or -1 if nothing was kept.
+    point leaves the box or more than ``max_fixed`` are fixed. Fixing a batch of points at
+    their bounds can make that face's minimum worse than the current point; then the best of
+    two feasible fallbacks is taken: the first (unfixed) Newton step projected onto the box
+    and ``1^T e = 0`` at halving lengths (a projected-Newton arc), and the face step scaled
+    back to its best length. A step is kept only if the exact objective of the working set
+    decreases. ``aW`` and ``vW`` are updated in place. ``C`` is the scalar bound or the
+    working set's per-point bounds.
+    Returns ``(fixed, t)``: the points fixed by the face step and 1.0, or -1 and the
+    fallback's length; ``(-1, 0.0)`` if nothing was kept.
     """
     up, low = kkt_sets(yW, aW, C)
     F = np.flatnonzero(up & low)
     if F.size < 2:
-        return -1
+        return -1, 0.0
     CF, C_scale = (C, C) if np.ndim(C) == 0 else (C[F], C[F].max())
     KF = KW[np.ix_(F, F)]
     dg = np.diag_indices_from(KF)
@@ -257,7 +262,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     try:  # KF.T: the same symmetric matrix in Fortran order, factored in place, not copied
         fac = cho_factor(KF.T, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
-        return -1
+        return -1, 0.0
     del KF
     yF, aF, vF = yW[F], aW[F], vW[F]
     lo = np.where(yF > 0, -aF, aF - CF)  # e within [lo, hi] keeps alpha in [0, C]
@@ -267,6 +272,7 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     slack = BOUND_EPS * CF  # leaving the box by less is at the bound, as in kkt_sets
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
+    e0 = face = None
     while True:
         # min 1/2 e^T A e - v^T e  s.t.  1^T e = 0, e_B = c_B:  e = A^-1 (v - b 1 + E_B mu)
         k = B.size
@@ -280,37 +286,55 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
         try:
             sol = np.linalg.solve(M, rhs)
         except np.linalg.LinAlgError:
-            return -1
+            break
         e = Z[:, 0] - sol[0] * Z[:, 1] + Z[:, 2:] @ sol[1:]
         e[B] = cB
+        if e0 is None:
+            e0 = e.copy()
         out = np.flatnonzero((e < lo - slack) | (e > hi + slack))
         if not out.size:
+            # M grows ill-conditioned with the fixed set (A^-1 has norm up to 1 / ridge): a
+            # solve that does not meet its own constraints is dropped
+            face = _zero_sum(np.clip(e, lo, hi), lo, hi, B, 1e-8 * C_scale)
             break
         if k + out.size > max_fixed:
-            return -1
+            break
         B = np.concatenate([B, out])
         cB = np.concatenate([cB, np.clip(e[out], lo[out], hi[out])])
         E = np.zeros((F.size, out.size))
         E[out, np.arange(out.size)] = 1.0
         Z = np.column_stack([Z, cho_solve(fac, E, check_finite=False)])
-    # M grows ill-conditioned with the fixed set (A^-1 has norm up to 1 / ridge): a solve
-    # that does not meet its own constraints is dropped, a rounding-level residual of
-    # 1^T e = 0 goes to the point with the most room
-    e = np.clip(e, lo, hi)
-    r = e.sum()
-    if abs(r) > 1e-8 * C_scale:
-        return -1
-    room = np.where(r > 0, e - lo, hi - e)
-    room[B] = 0.0
-    t = int(np.argmax(room))
-    if room[t] < abs(r):
-        return -1
-    e[t] -= r
+    del Z
     eW = np.zeros(aW.size)
-    eW[F] = e
-    Ke = KW @ eW  # not KW[:, F] @ e: that would copy the block
-    if -vF @ e + 0.5 * e @ Ke[F] >= 0:
-        return -1
+
+    def decrease(e):  # the working set's objective change and K_WF e
+        eW[F] = e
+        Ke = KW @ eW  # not KW[:, F] @ e: that would copy the block
+        return -vF @ e + 0.5 * e @ Ke[F], Ke
+
+    best = (0.0, None, None, -1, 0.0)  # decrease, e, K e, fixed, length
+    if face is not None:
+        dec, Ke = decrease(face)
+        if dec < 0:
+            best = (dec, face, Ke, int(B.size), 1.0)
+        elif vF @ face > 0:  # scaled back to the minimum along it: t = v^T e / e^T K e
+            t = (vF @ face) / (2.0 * (dec + vF @ face))
+            best = (-0.5 * t * (vF @ face), t * face, t * Ke, -1, t)
+    if best[3] < 0 and e0 is not None:
+        t, last = 1.0, np.inf
+        for _ in range(8):  # halving while the objective along the arc still improves
+            e = _zero_sum(_project_zero_sum(t * e0, lo, hi), lo, hi, B[:0], 1e-8 * C_scale)
+            if e is None:
+                break
+            dec, Ke = decrease(e)
+            if dec < best[0]:
+                best = (dec, e, Ke, -1, t)
+            if last < 0 and dec >= last:
+                break
+            last, t = dec, 0.5 * t
+    dec, e, Ke, fixed, t = best
+    if e is None:
+        return -1, 0.0
     a = np.clip(aF + yF * e, 0.0, CF)
     # a point the step puts at a bound up to rounding is at it (else ~1e-16 C would make it a
     # support vector in name only, or leave it "free" at C)
@@ -319,7 +343,43 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     a[top] = CF if np.ndim(CF) == 0 else CF[top]
     aW[F] = a
     vW -= Ke
-    return int(B.size)
+    return fixed, t
+
+
+def _zero_sum(e, lo, hi, keep, tol):
+    """``e`` (in [lo, hi]) with a rounding-level ``sum(e)`` moved to the point with the most
+    room outside ``keep``; None if the sum is more than ``tol`` or no point has the room."""
+    r = e.sum()
+    if abs(r) > tol:
+        return None
+    room = np.where(r > 0, e - lo, hi - e)
+    room[keep] = 0.0
+    t = int(np.argmax(room))
+    if room[t] < abs(r):
+        return None
+    e[t] -= r
+    return e
+
+
+def _project_zero_sum(x, lo, hi):
+    """The Euclidean projection of ``x`` onto ``{lo <= e <= hi, sum(e) = 0}`` (lo <= 0 <= hi):
+    ``clip(x - lam, lo, hi)`` with the shift ``lam`` found by bisection, then exactly on the
+    points it leaves strictly inside."""
+    a, b = float(np.min(x - hi)), float(np.max(x - lo))  # sums >= 0 at a, <= 0 at b
+    for _ in range(100):
+        lam = 0.5 * (a + b)
+        if np.clip(x - lam, lo, hi).sum() > 0:
+            a = lam
+        else:
+            b = lam
+        if b - a <= 1e-15 * max(1.0, abs(lam)):
+            break
+    e = np.clip(x - lam, lo, hi)
+    inside = (x - lam > lo) & (x - lam < hi)
+    if inside.any():
+        e[inside] -= e.sum() / inside.sum()
+        np.clip(e, lo, hi, out=e)
+    return e
 
 
 def _neg_grad(f, y, p, index):
@@ -758,15 +818,17 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
             # fixed batch), and OpenBLAS's spinning second thread made them 5-30x slower
             # whenever the other core was busy (bench/results/ijcnn1_prof_*.log)
             with one_blas_thread():
-                fixed = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
+                fixed, t = _newton_free(KW, yW, aW, vW, C if uW is None else uW,
+                                        _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
             res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
-            res.newton_steps += fixed >= 0
+            res.newton_steps += t > 0
             n_newton += 1
-            nt += (f"Newton on {nf} free after {it} SMO steps "
-                   f"({'%d fixed' % fixed if fixed >= 0 else 'rejected'}, {t_newton:.1f} s), ")
-            again = fixed >= 0 and n_newton < _NEWTON_PER_ROUND
+            how = ("%d fixed" % fixed if fixed >= 0 else
+                   "fallback, length %.3g" % t if t > 0 else "rejected")
+            nt += f"Newton on {nf} free after {it} SMO steps ({how}, {t_newton:.1f} s), "
+            again = t > 0 and n_newton < _NEWTON_PER_ROUND
             budget = max(1, int(_SMO_BEFORE_NEWTON * t_newton / (step_rate * W.size)))
             ts = time.perf_counter()
             it2, m_w, M_w = smo_block(KWrows, yW, aW, vW, C, target,
