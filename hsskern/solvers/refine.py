@@ -255,7 +255,6 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     F = np.flatnonzero(up & low)
     if F.size < 2:
         return -1, 0.0
-    CF, C_scale = (C, C) if np.ndim(C) == 0 else (C[F], C[F].max())
     KF = KW[np.ix_(F, F)]
     dg = np.diag_indices_from(KF)
     KF[dg] += ridge * KF[dg].mean()
@@ -264,6 +263,17 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     except LinAlgError:
         return -1, 0.0
     del KF
+    # the factorization above runs on the BLAS threads the caller allows (one large call:
+    # a busy core costs it at most its share); the solves below are many small calls, and
+    # OpenBLAS's spinning second thread made them 5-30x slower whenever the other core was
+    # busy (bench/results/ijcnn1_prof_*.log)
+    with one_blas_thread():
+        return _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed)
+
+
+def _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed):
+    # _newton_free's step on the face F, given the Cholesky factor of K_FF + ridge I
+    CF, C_scale = (C, C) if np.ndim(C) == 0 else (C[F], C[F].max())
     yF, aF, vF = yW[F], aW[F], vW[F]
     lo = np.where(yF > 0, -aF, aF - CF)  # e within [lo, hi] keeps alpha in [0, C]
     hi = np.where(yF > 0, CF - aF, aF)
@@ -814,12 +824,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         # finished in the time a Newton step costs, another Newton step on the new face
         while eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
-            # one BLAS thread: its solves are small (|F| ~ 10^3, and a (k+1)^2 system per
-            # fixed batch), and OpenBLAS's spinning second thread made them 5-30x slower
-            # whenever the other core was busy (bench/results/ijcnn1_prof_*.log)
-            with one_blas_thread():
-                fixed, t = _newton_free(KW, yW, aW, vW, C if uW is None else uW,
-                                        _NEWTON_RIDGE)
+            fixed, t = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
             res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
