@@ -824,16 +824,17 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         # finished in the time a Newton step costs, another Newton step on the new face
         while eligible and m_w - M_w >= target and it < iters:
             tn = time.perf_counter()
-            fixed, t = _newton_free(KW, yW, aW, vW, C if uW is None else uW, _NEWTON_RIDGE)
+            fixed, length = _newton_free(KW, yW, aW, vW, C if uW is None else uW,
+                                         _NEWTON_RIDGE)
             t_newton = time.perf_counter() - tn
             res.timings["newton"] += t_newton
             newton_rate = t_newton / nf ** 3
-            res.newton_steps += t > 0
+            res.newton_steps += length > 0
             n_newton += 1
             how = ("%d fixed" % fixed if fixed >= 0 else
-                   "fallback, length %.3g" % t if t > 0 else "rejected")
+                   "fallback, length %.3g" % length if length > 0 else "rejected")
             nt += f"Newton on {nf} free after {it} SMO steps ({how}, {t_newton:.1f} s), "
-            again = t > 0 and n_newton < _NEWTON_PER_ROUND
+            again = length > 0 and n_newton < _NEWTON_PER_ROUND
             budget = max(1, int(_SMO_BEFORE_NEWTON * t_newton / (step_rate * W.size)))
             ts = time.perf_counter()
             it2, m_w, M_w = smo_block(KWrows, yW, aW, vW, C, target,
