@@ -265,8 +265,9 @@ cdef void _steps(const double[:, ::1] K, const double[::1] y, double[::1] alpha,
                  double[::1] ob) noexcept nogil:
     # SMO steps on the qa active variables until the gap closes on them, max_iter, the
     # shrinking counter runs out or stop_at steps are done (state[_REASON]). A thread reads
-    # and writes v, alpha and the masks of its own part only; what the pair update needs of i and j comes through sel /
-    # upd, written before a barrier and read after it, so no thread reads what another writes.
+    # and writes v, alpha and the masks of its own part only; what the pair update needs of
+    # i and j comes through sel / upd, written before a barrier and read after it, so no
+    # thread reads what another writes.
     cdef Py_ssize_t tid, nth, lo, hi, i, j, k, tlo, thi
     cdef long it, counter
     cdef int reason, contig = qa == K.shape[0]  # act is the identity until a shrink

@@ -331,9 +331,9 @@ def _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed):
             t = (vF @ face) / (2.0 * (dec + vF @ face))
             best = (-0.5 * t * (vF @ face), t * face, t * Ke, -1, t)
     if best[3] < 0 and e0 is not None:
-        t, last = 1.0, np.inf
+        t, last, none = 1.0, np.inf, np.empty(0, dtype=np.intp)
         for _ in range(8):  # halving while the objective along the arc still improves
-            e = _zero_sum(_project_zero_sum(t * e0, lo, hi), lo, hi, B[:0], 1e-8 * C_scale)
+            e = _zero_sum(_project_zero_sum(t * e0, lo, hi), lo, hi, none, 1e-8 * C_scale)
             if e is None:
                 break
             dec, Ke = decrease(e)
