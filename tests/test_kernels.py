@@ -60,6 +60,27 @@ def test_symmetric_product_computes_each_entry_once_and_equals_dense(n, d, r, sm
         np.testing.assert_allclose(one_sided @ V, ref, rtol=0, atol=tol)
 
 
+@given(n=st.integers(1, 300), m=st.integers(1, 40), d=st.integers(1, 12),
+       name=st.sampled_from(["gaussian", "laplacian"]), spread=st.floats(0.3, 40.0),
+       seed=st.integers(0, 10**6))
+def test_fused_product_of_one_vector_equals_dense(n, m, d, name, spread, seed):
+    # one right-hand side, d <= 12: the fused loop (four rows a pass, features padded to 4, 8
+    # or 12, the clamped exp where a wide spread lets entries underflow), symmetric and cross
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * spread
+    K = kernel_operator(X, name, h=np.sqrt(d))
+    v = rng.normal(size=n)
+    dense = reference_kernel(K.kernel, X)
+    out = K @ v
+    np.testing.assert_allclose(out, dense @ v, rtol=0,
+                               atol=1e-13 * (np.abs(dense) @ np.abs(v)).max() + 1e-300)
+    np.testing.assert_array_equal(K @ v, out)
+    Y = rng.normal(size=(m, d)) * spread
+    cross = reference_kernel(K.kernel, Y, X)
+    np.testing.assert_allclose(K.cross(Y) @ v, cross @ v, rtol=0,
+                               atol=1e-13 * (np.abs(cross) @ np.abs(v)).max() + 1e-300)
+
+
 @given(X=point_sets(n_max=200, d_max=8), beta=st.floats(0.0, 1e3), seed=st.integers(0, 99))
 def test_shifted_adds_beta_identity_exactly(X, beta, seed):
     K = kernel_operator(X, "gaussian", h=float(np.std(X)) or 1.0)

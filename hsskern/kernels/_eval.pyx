@@ -22,8 +22,8 @@ cimport openmp
 from cython cimport floating
 from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport exp, sqrt, pow
-from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
@@ -43,6 +43,87 @@ DEF ROW_TILE = 32
 # thousands of blocks of 1e3-1e6 entries one after another, so only blocks long enough to
 # hide that wait are split.
 DEF GATHER_PARALLEL_WORK = 16000000
+
+
+# The fused product for the exponential kernels (Gaussian, Laplacian), one right-hand side,
+# d <= FUSED_MAX_D: four rows at a time, each column's squared distances to them summed in
+# registers, the entries exponentiated and multiplied into the rows' sums (and, for the
+# symmetric product, into the column's) in one `omp simd` loop. The row-buffer route (`_row`)
+# stores and reloads every distance d times and the entries once more; this one reads each
+# column once per four rows and writes nothing but the column sums. gcc vectorizes the loop
+# with the vector exp only when the distance loop's length is a constant (and ran it 1.5x
+# slower over an array of row pointers than over one strided array), so the features are
+# padded to D = 4, 8 or 12 with zeros (the rows in a 4 x 12 local copy, the columns in a copy when d is
+# not a multiple of 4): exact zeros added to every distance. `clamp`: some entry may underflow
+# (the caller's bound), so the argument is clamped at -708 and the entry set to 0 below it, as
+# `exp_scaled` does, which keeps the vector exp on its fast path.
+cdef extern from *:
+    """
+    #include <math.h>
+    #define HSSKERN_FUSED_MAX_D 12
+
+    static inline __attribute__((always_inline)) double hsskern_entry(int lap, int clamp,
+            double g, double s) {
+        double t = lap ? -g * sqrt(s) : -g * s;
+        if (!clamp)
+            return exp(t);
+        return t > -708.0 ? exp(t > -708.0 ? t : -708.0) : 0.0;
+    }
+
+    static inline __attribute__((always_inline)) void hsskern_fused_core(int lap, int clamp,
+            int withcol, int D, double g, const double *a, const double *bt, Py_ssize_t ldb,
+            Py_ssize_t j0, Py_ssize_t j1, const double *v, const double *vr, double *racc,
+            double *col) {
+        const double *a0 = a, *a1 = a + HSSKERN_FUSED_MAX_D, *a2 = a + 2 * HSSKERN_FUSED_MAX_D;
+        const double *a3 = a + 3 * HSSKERN_FUSED_MAX_D;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        double v0 = vr[0], v1 = vr[1], v2 = vr[2], v3 = vr[3];
+        #pragma omp simd reduction(+:s0, s1, s2, s3)
+        for (Py_ssize_t j = j0; j < j1; j++) {
+            double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+            for (int k = 0; k < D; k++) {
+                double b = bt[k * ldb + j];
+                double t0 = a0[k] - b, t1 = a1[k] - b, t2 = a2[k] - b, t3 = a3[k] - b;
+                d0 += t0 * t0; d1 += t1 * t1; d2 += t2 * t2; d3 += t3 * t3;
+            }
+            double e0 = hsskern_entry(lap, clamp, g, d0), e1 = hsskern_entry(lap, clamp, g, d1);
+            double e2 = hsskern_entry(lap, clamp, g, d2), e3 = hsskern_entry(lap, clamp, g, d3);
+            double vj = v[j];
+            s0 += e0 * vj; s1 += e1 * vj; s2 += e2 * vj; s3 += e3 * vj;
+            if (withcol)
+                col[j] += e0 * v0 + e1 * v1 + e2 * v2 + e3 * v3;
+        }
+        racc[0] += s0; racc[1] += s1; racc[2] += s2; racc[3] += s3;
+    }
+
+    /* racc[r] += sum_j k(a_r, b_j) v[j] over the columns j0 <= j < j1, for the four rows a_r
+       (a: 4 x HSSKERN_FUSED_MAX_D, zero-padded) and the columns' features bt[k * ldb + j]
+       (k < D); with col, also col[j] += sum_r k(a_r, b_j) vr[r]. */
+    static void hsskern_fused_rows(int lap, int clamp, int D, double g, const double *a,
+            const double *bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1, const double *v,
+            const double *vr, double *racc, double *col) {
+        #define HSSKERN_CORE(L, C, W, DD) \
+            hsskern_fused_core(L, C, W, DD, g, a, bt, ldb, j0, j1, v, vr, racc, col)
+        #define HSSKERN_BY_D(L, C, W) \
+            if (D == 4) HSSKERN_CORE(L, C, W, 4); \
+            else if (D == 8) HSSKERN_CORE(L, C, W, 8); \
+            else HSSKERN_CORE(L, C, W, 12)
+        if (lap) {
+            if (clamp) { if (col) { HSSKERN_BY_D(1, 1, 1); } else { HSSKERN_BY_D(1, 1, 0); } }
+            else       { if (col) { HSSKERN_BY_D(1, 0, 1); } else { HSSKERN_BY_D(1, 0, 0); } }
+        } else {
+            if (clamp) { if (col) { HSSKERN_BY_D(0, 1, 1); } else { HSSKERN_BY_D(0, 1, 0); } }
+            else       { if (col) { HSSKERN_BY_D(0, 0, 1); } else { HSSKERN_BY_D(0, 0, 0); } }
+        }
+        #undef HSSKERN_BY_D
+        #undef HSSKERN_CORE
+    }
+    """
+    enum: FUSED_MAX_D "HSSKERN_FUSED_MAX_D"
+    void _fused_rows "hsskern_fused_rows"(
+        int lap, int clamp, int D, double g, const double* a, const double* bt, Py_ssize_t ldb,
+        Py_ssize_t j0, Py_ssize_t j1, const double* v, const double* vr, double* racc,
+        double* col) noexcept nogil
 
 
 cdef inline void _row(int kind, const double* p, const double* a, const double* bt,
@@ -78,6 +159,85 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
             t = ak - bk[j]
             out[j] += t * t
     _of_squared(kind, p, out, m)
+
+
+cdef double _columns_radius(const double* bt, Py_ssize_t ldb, Py_ssize_t n, Py_ssize_t d,
+                           double* c) noexcept nogil:
+    """c = the mean of the columns of bt (d x n, row stride ldb); returns their largest
+    distance from it: with a row's own distance to c, a bound on its distance to any column."""
+    cdef Py_ssize_t j, k
+    cdef double s, t, r2 = 0.0
+    for k in range(d):
+        s = 0.0
+        for j in range(n):
+            s = s + bt[k * ldb + j]
+        c[k] = s / n
+    for j in range(n):
+        s = 0.0
+        for k in range(d):
+            t = bt[k * ldb + j] - c[k]
+            s = s + t * t
+        if s > r2:
+            r2 = s
+    return sqrt(r2)
+
+
+cdef void _fused_tile(int kind, double g, const double* A, Py_ssize_t i0, Py_ssize_t i1,
+                      Py_ssize_t d, const double* bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1,
+                      Py_ssize_t jc, const double* v, double* out, double* col,
+                      const double* c, double radius) noexcept nogil:
+    """out[i] += sum_{j0 <= j < j1} k(a_i, b_j) v[j] for the rows i0 <= i < i1 of A (row-major,
+    d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`_padded_columns`); with
+    ``col``, also col[j] += sum_i k(a_i, b_j) v[i] for jc <= j < j1. Four rows a call of the
+    fused loop; a short last group repeats a row with weight 0 and drops its sums. A group
+    takes the clamped exp only where its distance bound (row spread + ``radius``, the columns'
+    around ``c``) allows an underflow."""
+    cdef double a[4 * FUSED_MAX_D]
+    cdef double vr[4]
+    cdef double racc[4]
+    cdef Py_ssize_t i, r, k, jm, src
+    cdef int D = <int> ((d + 3) // 4 * 4)
+    cdef double ra, s, t, x
+    cdef int lap = kind == LAPLACIAN, clamp
+    memset(a, 0, sizeof(a))
+    i = i0
+    while i < i1:
+        ra = 0.0
+        for r in range(4):
+            src = i + r if i + r < i1 else i
+            vr[r] = v[src] if i + r < i1 else 0.0
+            racc[r] = 0.0
+            s = 0.0
+            for k in range(d):
+                a[r * FUSED_MAX_D + k] = A[src * d + k]
+                t = A[src * d + k] - c[k]
+                s = s + t * t
+            if s > ra:
+                ra = s
+        x = sqrt(ra) + radius
+        clamp = g * (x if lap else x * x) * (1.0 + 1e-12) >= 700.0
+        jm = j1 if col == NULL else (jc if jc < j1 else j1)
+        if jm > j0:
+            _fused_rows(lap, clamp, D, g, a, bt, ldb, j0, jm, v, vr, racc, NULL)
+        if jm < j1:
+            _fused_rows(lap, clamp, D, g, a, bt, ldb, jm if jm > j0 else j0, j1, v, vr, racc,
+                        col)
+        for r in range(4):
+            if i + r < i1:
+                out[i + r] += racc[r]
+        i += 4
+
+
+cdef double* _padded_columns(const double* bt, Py_ssize_t n, Py_ssize_t d) noexcept nogil:
+    """bt (d x n) with zero rows up to a multiple of 4 (a copy, to free), or NULL when d is
+    one already (bt itself serves)."""
+    cdef Py_ssize_t D = (d + 3) // 4 * 4
+    cdef double* out
+    if D == d:
+        return NULL
+    out = <double*> calloc(D * n if n > 0 else 1, sizeof(double))
+    memcpy(out, bt, d * n * sizeof(double))
+    return out
 
 
 cdef inline void _of_squared(int kind, const double* p, double* out,
@@ -188,6 +348,11 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
         return
     if col_tile > n:
         col_tile = n
+    if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
+        with nogil:
+            _matvec_fused(kind, p[0], &A[0, 0], m, &BT[0, 0], n, d, &V[0, 0], &out[0, 0],
+                          col_tile)
+        return
     with nogil, parallel():
         tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
         for t in prange(n_row_tiles, schedule="dynamic"):
@@ -246,6 +411,10 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
         return
     if col_tile < ROW_TILE:
         col_tile = ROW_TILE
+    if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
+        with nogil:
+            _matvec_sym_fused(kind, p[0], &A[0, 0], &AT[0, 0], n, d, &V[0, 0], bufs, col_tile)
+        return
     with nogil, parallel():
         tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
         # round-robin, not dynamic: which thread sums which tile, and so the rounding of
@@ -290,6 +459,51 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
                                 orow[c] += kij * vrow[c]
                 j0 = j1
         free(tile)
+
+
+cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const double* bt,
+                       Py_ssize_t n, Py_ssize_t d, const double* v, double* out,
+                       Py_ssize_t col_tile) noexcept nogil:
+    """out (m) = K(A, B) v through the fused loop, the threads over row tiles (out zeroed)."""
+    cdef Py_ssize_t n_row_tiles = (m + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
+    cdef double* padded = _padded_columns(bt, n, d)
+    cdef const double* b = padded if padded != NULL else bt
+    cdef double* c = <double*> malloc((d + 1) * sizeof(double))
+    cdef double radius = _columns_radius(bt, n, n, d, c)
+    for t in prange(n_row_tiles, schedule="dynamic"):
+        i0 = t * ROW_TILE
+        i1 = i0 + ROW_TILE if i0 + ROW_TILE < m else m
+        j0 = 0
+        while j0 < n:
+            j1 = j0 + col_tile if j0 + col_tile < n else n
+            _fused_tile(kind, g, A, i0, i1, d, b, n, j0, j1, j1, v, out, NULL, c, radius)
+            j0 = j1
+    free(c)
+    free(padded)
+
+
+cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* at,
+                            Py_ssize_t n, Py_ssize_t d, const double* v, double[:, :, ::1] bufs,
+                            Py_ssize_t col_tile) noexcept nogil:
+    """bufs summed over axis 0 = K(A, A) v through the fused loop, each entry computed once
+    (the tiling and the per-thread buffers of :func:`matmat_sym`)."""
+    cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
+    cdef double* buf
+    cdef double* padded = _padded_columns(at, n, d)
+    cdef const double* b = padded if padded != NULL else at
+    cdef double* c = <double*> malloc((d + 1) * sizeof(double))
+    cdef double radius = _columns_radius(at, n, n, d, c)
+    for t in prange(n_row_tiles, schedule="static", chunksize=1):
+        buf = &bufs[threadid(), 0, 0]
+        i0 = t * ROW_TILE
+        i1 = i0 + ROW_TILE if i0 + ROW_TILE < n else n
+        j0 = i0
+        while j0 < n:
+            j1 = j0 + col_tile if j0 + col_tile < n else n
+            _fused_tile(kind, g, A, i0, i1, d, b, n, j0, j1, i1, v, buf, buf, c, radius)
+            j0 = j1
+    free(c)
+    free(padded)
 
 
 def max_threads():
