@@ -1,11 +1,14 @@
 """Kernel operator throughput vs the blocked scikit-learn route, same process, 1 and 2 threads.
 
-    python bench/kernel_ops.py [--n 50000] [--repeat 3]
+    python bench/kernel_ops.py [--n 50000] [--repeat 3] [--d D --h H] [--tag T]
 
-matvec of the Gaussian operator (h = 1) against rbf_kernel computed in row blocks of 2000
-followed by a dot (the usual way to get K @ v without an n x n array), plus submatrix
+matvec of the Gaussian operator (h = 1, or ``--h``) against rbf_kernel computed in row blocks
+of 2000 followed by a dot (the usual way to get K @ v without an n x n array), plus submatrix
 throughput for 512 x 512 and 32 x 4096 blocks. Data: ijcnn1 (n = 50,000 rows of
-../shared/datasets/ijcnn1.npz) when present, else standard normal points of the same shape.
+../shared/datasets/ijcnn1.npz) when present, else standard normal points of the same shape;
+``--d``: standard normal points with d features (kin40k's shape is ``--d 8 --h 1.7``), where
+d <= 12 takes the fused one-vector product. Run it on two builds (PYTHONPATH) with ``--tag``
+to compare them.
 """
 import argparse
 import sys
@@ -31,19 +34,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=50000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--d", type=int, default=None)
+    ap.add_argument("--h", type=float, default=1.0)
+    ap.add_argument("--tag", default="")
     args = ap.parse_args()
-    data = load_shared("ijcnn1")
-    if data is not None:
+    data = None if args.d else load_shared("ijcnn1")
+    if args.d:
+        X = np.random.default_rng(0).standard_normal((args.n, args.d))
+        source = f"normal(0,1), d={args.d}"
+    elif data is not None:
         X = data[0][:args.n]
         source = "ijcnn1"
     else:
         X = np.random.default_rng(0).standard_normal((args.n, 22))
         source = "normal(0,1), d=22"
     n = len(X)
-    K = kernel_operator(X, "gaussian", h=1.0)
+    K = kernel_operator(X, "gaussian", h=args.h)
     v = np.random.default_rng(1).standard_normal(n)
     rng = np.random.default_rng(2)
-    results = {"n": n, "d": X.shape[1], "data": source, "threads": {}}
+    results = {"n": n, "d": X.shape[1], "h": args.h, "data": source, "threads": {}}
     for threads in (1, 2):
         with threadpool_limits(threads):
             t_ours, m_ours, y_ours = measure(lambda: K @ v, args.repeat)
@@ -66,7 +75,7 @@ def main():
               f"sklearn blocked {t_sk:.2f} s ({m_sk / 2**20:.0f} MB) | ratio "
               f"{t_sk / t_ours:.2f}x | rel diff {err:.1e} | submatrix 512x512 "
               f"{sub['512x512'] / 1e6:.0f} M/s, 32x4096 {sub['32x4096'] / 1e6:.0f} M/s")
-    path = write_result("kernel_ops", results)
+    path = write_result("kernel_ops" + args.tag, results)
     print("wrote", path)
 
 
