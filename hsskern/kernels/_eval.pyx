@@ -22,8 +22,8 @@ cimport openmp
 from cython cimport floating
 from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport exp, sqrt, pow
-from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
@@ -53,10 +53,10 @@ DEF GATHER_PARALLEL_WORK = 16000000
 # column once per four rows and writes nothing but the column sums. gcc vectorizes the loop
 # with the vector exp only when the distance loop's length is a constant (and ran it 1.5x
 # slower over an array of row pointers than over one strided array), so the features are
-# padded to D = 4, 8 or 12 with zeros (the rows in a 4 x 12 local copy, the columns in a copy when d is
-# not a multiple of 4): exact zeros added to every distance. `clamp`: some entry may underflow
-# (the caller's bound), so the argument is clamped at -708 and the entry set to 0 below it, as
-# `exp_scaled` does, which keeps the vector exp on its fast path.
+# padded to D = 4, 8 or 12 with zeros (the rows in a 4 x 12 local copy, the columns in a copy
+# when d is not a multiple of 4): exact zeros added to every distance. `clamp`: some entry may
+# underflow (the caller's bound), so the argument is clamped at -708 and the entry set to 0
+# below it, as `exp_scaled` does, which keeps the vector exp on its fast path.
 cdef extern from *:
     """
     #include <math.h>
@@ -187,7 +187,7 @@ cdef void _fused_tile(int kind, double g, const double* A, Py_ssize_t i0, Py_ssi
                       Py_ssize_t jc, const double* v, double* out, double* col,
                       const double* c, double radius) noexcept nogil:
     """out[i] += sum_{j0 <= j < j1} k(a_i, b_j) v[j] for the rows i0 <= i < i1 of A (row-major,
-    d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`_padded_columns`); with
+    d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`_padded`); with
     ``col``, also col[j] += sum_i k(a_i, b_j) v[i] for jc <= j < j1. Four rows a call of the
     fused loop; a short last group repeats a row with weight 0 and drops its sums. A group
     takes the clamped exp only where its distance bound (row spread + ``radius``, the columns'
@@ -226,18 +226,6 @@ cdef void _fused_tile(int kind, double g, const double* A, Py_ssize_t i0, Py_ssi
             if i + r < i1:
                 out[i + r] += racc[r]
         i += 4
-
-
-cdef double* _padded_columns(const double* bt, Py_ssize_t n, Py_ssize_t d) noexcept nogil:
-    """bt (d x n) with zero rows up to a multiple of 4 (a copy, to free), or NULL when d is
-    one already (bt itself serves)."""
-    cdef Py_ssize_t D = (d + 3) // 4 * 4
-    cdef double* out
-    if D == d:
-        return NULL
-    out = <double*> calloc(D * n if n > 0 else 1, sizeof(double))
-    memcpy(out, bt, d * n * sizeof(double))
-    return out
 
 
 cdef inline void _of_squared(int kind, const double* p, double* out,
@@ -324,6 +312,17 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
         free(rows)
 
 
+def _padded(const double[:, ::1] BT):
+    """BT (d x n) with zero rows up to a multiple of 4 (itself when d is one): the fused
+    loop's features. Allocated here, where a failed allocation raises MemoryError."""
+    cdef Py_ssize_t d = BT.shape[0]
+    if d % 4 == 0:
+        return BT
+    out = np.zeros(((d + 3) // 4 * 4, BT.shape[1]))
+    out[:d] = BT
+    return out
+
+
 def matmat(int kind, const double[::1] params, const double[:, ::1] A,
            const double[:, ::1] BT, const double[:, ::1] V, double[:, ::1] out,
            Py_ssize_t col_tile):
@@ -341,6 +340,7 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
     cdef double* orow
     cdef const double* vrow
     cdef double acc, kij
+    cdef const double[:, ::1] padded
     if m == 0 or r == 0:
         return
     out[:, :] = 0.0
@@ -349,8 +349,9 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
     if col_tile > n:
         col_tile = n
     if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
+        padded = _padded(BT)
         with nogil:
-            _matvec_fused(kind, p[0], &A[0, 0], m, &BT[0, 0], n, d, &V[0, 0], &out[0, 0],
+            _matvec_fused(kind, p[0], &A[0, 0], m, &padded[0, 0], n, d, &V[0, 0], &out[0, 0],
                           col_tile)
         return
     with nogil, parallel():
@@ -407,13 +408,16 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
     cdef double* orow
     cdef const double* vrow
     cdef double acc, kij, vi
+    cdef const double[:, ::1] padded
     if n == 0 or r == 0:
         return
     if col_tile < ROW_TILE:
         col_tile = ROW_TILE
     if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
+        padded = _padded(AT)
         with nogil:
-            _matvec_sym_fused(kind, p[0], &A[0, 0], &AT[0, 0], n, d, &V[0, 0], bufs, col_tile)
+            _matvec_sym_fused(kind, p[0], &A[0, 0], &padded[0, 0], n, d, &V[0, 0], bufs,
+                              col_tile)
         return
     with nogil, parallel():
         tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
@@ -461,15 +465,14 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
         free(tile)
 
 
-cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const double* bt,
+cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const double* b,
                        Py_ssize_t n, Py_ssize_t d, const double* v, double* out,
                        Py_ssize_t col_tile) noexcept nogil:
-    """out (m) = K(A, B) v through the fused loop, the threads over row tiles (out zeroed)."""
+    """out (m) = K(A, B) v through the fused loop, the threads over row tiles (out zeroed);
+    b the columns, padded (D x n, :func:`_padded`)."""
     cdef Py_ssize_t n_row_tiles = (m + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
-    cdef double* padded = _padded_columns(bt, n, d)
-    cdef const double* b = padded if padded != NULL else bt
-    cdef double* c = <double*> malloc((d + 1) * sizeof(double))
-    cdef double radius = _columns_radius(bt, n, n, d, c)
+    cdef double c[FUSED_MAX_D]
+    cdef double radius = _columns_radius(b, n, n, (d + 3) // 4 * 4, c)
     for t in prange(n_row_tiles, schedule="dynamic"):
         i0 = t * ROW_TILE
         i1 = i0 + ROW_TILE if i0 + ROW_TILE < m else m
@@ -478,21 +481,18 @@ cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const
             j1 = j0 + col_tile if j0 + col_tile < n else n
             _fused_tile(kind, g, A, i0, i1, d, b, n, j0, j1, j1, v, out, NULL, c, radius)
             j0 = j1
-    free(c)
-    free(padded)
 
 
-cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* at,
+cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* b,
                             Py_ssize_t n, Py_ssize_t d, const double* v, double[:, :, ::1] bufs,
                             Py_ssize_t col_tile) noexcept nogil:
     """bufs summed over axis 0 = K(A, A) v through the fused loop, each entry computed once
-    (the tiling and the per-thread buffers of :func:`matmat_sym`)."""
+    (the tiling and the per-thread buffers of :func:`matmat_sym`); b the points transposed and
+    padded (D x n, :func:`_padded`)."""
     cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
     cdef double* buf
-    cdef double* padded = _padded_columns(at, n, d)
-    cdef const double* b = padded if padded != NULL else at
-    cdef double* c = <double*> malloc((d + 1) * sizeof(double))
-    cdef double radius = _columns_radius(at, n, n, d, c)
+    cdef double c[FUSED_MAX_D]
+    cdef double radius = _columns_radius(b, n, n, (d + 3) // 4 * 4, c)
     for t in prange(n_row_tiles, schedule="static", chunksize=1):
         buf = &bufs[threadid(), 0, 0]
         i0 = t * ROW_TILE
@@ -502,8 +502,6 @@ cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* a
             j1 = j0 + col_tile if j0 + col_tile < n else n
             _fused_tile(kind, g, A, i0, i1, d, b, n, j0, j1, i1, v, buf, buf, c, radius)
             j0 = j1
-    free(c)
-    free(padded)
 
 
 def max_threads():
