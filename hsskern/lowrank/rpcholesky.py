@@ -91,7 +91,8 @@ def rp_cholesky(K, rank, *, block_size=None, random_state=None, memory_budget=No
         m = min(b, rank - r, np.count_nonzero(resid > 0))
         S = np.unique(rng.choice(n, size=m, replace=True, p=resid / resid.sum()))
         G = K.submatrix(rows, S)
-        G -= F[:, :r] @ F[S, :r].T
+        # as (F[S] F^T)^T: OpenBLAS runs the wide product faster than the tall F F[S]^T
+        G -= (F[S, :r] @ F[:, :r].T).T
         w, U = np.linalg.eigh((G[S] + G[S].T) / 2)
         keep = w > _EIG_CUTOFF * max(w[-1], scale)
         keep &= w > 0
