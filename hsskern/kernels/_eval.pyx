@@ -161,21 +161,21 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
     _of_squared(kind, p, out, m)
 
 
-cdef double _columns_radius(const double* bt, Py_ssize_t ldb, Py_ssize_t n, Py_ssize_t d,
+cdef double _columns_radius(const double* bt, Py_ssize_t n, Py_ssize_t d,
                            double* c) noexcept nogil:
-    """c = the mean of the columns of bt (d x n, row stride ldb); returns their largest
-    distance from it: with a row's own distance to c, a bound on its distance to any column."""
+    """c = the mean of the columns of bt (d x n, C order); returns their largest distance
+    from it: with a row's own distance to c, a bound on its distance to any column."""
     cdef Py_ssize_t j, k
     cdef double s, t, r2 = 0.0
     for k in range(d):
         s = 0.0
         for j in range(n):
-            s = s + bt[k * ldb + j]
+            s = s + bt[k * n + j]
         c[k] = s / n
     for j in range(n):
         s = 0.0
         for k in range(d):
-            t = bt[k * ldb + j] - c[k]
+            t = bt[k * n + j] - c[k]
             s = s + t * t
         if s > r2:
             r2 = s
@@ -472,7 +472,7 @@ cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const
     b the columns, padded (D x n, :func:`_padded`)."""
     cdef Py_ssize_t n_row_tiles = (m + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
     cdef double c[FUSED_MAX_D]
-    cdef double radius = _columns_radius(b, n, n, (d + 3) // 4 * 4, c)
+    cdef double radius = _columns_radius(b, n, d, c)
     for t in prange(n_row_tiles, schedule="dynamic"):
         i0 = t * ROW_TILE
         i1 = i0 + ROW_TILE if i0 + ROW_TILE < m else m
@@ -492,7 +492,7 @@ cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* b
     cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
     cdef double* buf
     cdef double c[FUSED_MAX_D]
-    cdef double radius = _columns_radius(b, n, n, (d + 3) // 4 * 4, c)
+    cdef double radius = _columns_radius(b, n, d, c)
     for t in prange(n_row_tiles, schedule="static", chunksize=1):
         buf = &bufs[threadid(), 0, 0]
         i0 = t * ROW_TILE
