@@ -82,7 +82,9 @@ def rp_cholesky(K, rank, *, block_size=None, random_state=None, memory_budget=No
     resid = np.asarray(K.diag(), dtype=np.float64).copy()
     scale = float(resid.max(initial=0.0))
     floor = 1e-14 * max(resid.sum(), np.finfo(float).tiny)
-    F = np.empty((n, rank))
+    # column-major, and every block computed transposed (pivots x n): the update is the wide
+    # product F[S] F^T, the new columns are written contiguously, nothing is transposed in memory
+    F = np.empty((n, rank), order="F")
     r = 0
     pivots = []
     blocks = []  # per block: the rows of W on its pivots and on all earlier pivots
@@ -90,25 +92,24 @@ def rp_cholesky(K, rank, *, block_size=None, random_state=None, memory_budget=No
     while r < rank and resid.sum() > floor:
         m = min(b, rank - r, np.count_nonzero(resid > 0))
         S = np.unique(rng.choice(n, size=m, replace=True, p=resid / resid.sum()))
-        G = K.submatrix(rows, S)
-        # as (F[S] F^T)^T: OpenBLAS runs the wide product faster than the tall F F[S]^T
-        G -= (F[S, :r] @ F[:, :r].T).T
-        w, U = np.linalg.eigh((G[S] + G[S].T) / 2)
+        GT = K.submatrix(S, rows)  # the residual's rows on S: K[S, :] - F[S] F^T
+        GT -= F[S, :r] @ F[:, :r].T
+        w, U = np.linalg.eigh((GT[:, S] + GT[:, S].T) / 2)
         keep = w > _EIG_CUTOFF * max(w[-1], scale)
         keep &= w > 0
         V = U[:, keep] / np.sqrt(w[keep])
         if return_map:  # Fb = (K[:, S] - F F[S]^T) V = K[:, S] V - K[:, earlier] W (F[S]^T V)
             blocks.append((V, F[S, :r].T @ V))
-        Fb = G @ V
-        F[:, r:r + Fb.shape[1]] = Fb
-        r += Fb.shape[1]
+        FbT = V.T @ GT
+        F[:, r:r + FbT.shape[0]] = FbT.T
+        r += FbT.shape[0]
         pivots.append(S)
-        resid -= np.einsum("ij,ij->i", Fb, Fb)
+        resid -= np.einsum("ij,ij->j", FbT, FbT)
         np.maximum(resid, 0.0, out=resid)
         resid[S] = 0.0  # exact on its pivots (up to rounding)
         if not keep.any():
             break  # the residual on the drawn pivots is rounding: nothing left to take
-    F = F if r == rank else F[:, :r].copy()  # no 8 n k byte copy when the rank was reached
+    F = F if r == rank else F[:, :r].copy(order="F")  # no 8 n k byte copy at the full rank
     piv = np.concatenate(pivots) if pivots else np.empty(0, int)
     return RPCholesky(F, piv, resid, _weights(blocks, piv.size, r) if return_map else None)
 
