@@ -7,7 +7,8 @@ of 2000 followed by a dot (the usual way to get K @ v without an n x n array), p
 throughput for 512 x 512 and 32 x 4096 blocks. Data: ijcnn1 (n = 50,000 rows of
 ../shared/datasets/ijcnn1.npz) when present, else standard normal points of the same shape;
 ``--d``: standard normal points with d features (kin40k's shape is ``--d 8 --h 1.7``), where
-d <= 12 takes the fused one-vector product. Run it on two builds (PYTHONPATH) with ``--tag``
+d <= 12 takes the fused one-vector product (and ``K.single_precision()``'s float32 product is
+timed too). Run it on two builds (PYTHONPATH) with ``--tag``
 to compare them.
 """
 import argparse
@@ -56,6 +57,9 @@ def main():
     for threads in (1, 2):
         with threadpool_limits(threads):
             t_ours, m_ours, y_ours = measure(lambda: K @ v, args.repeat)
+            single = K.single_precision()  # None unless Gaussian with d <= 12
+            if single is not None:
+                t_single, _, y_single = measure(lambda: single @ v, args.repeat)
             t_sk, m_sk, y_sk = measure(lambda: sklearn_matvec(X, v, K.kernel.gamma),
                                        args.repeat)
             sub = {}
@@ -71,6 +75,12 @@ def main():
             "sklearn_blocked_s": t_sk, "sklearn_peak_extra_MB": m_sk / 2**20,
             "speedup_vs_sklearn": t_sk / t_ours, "rel_diff": err,
             "submatrix_entries_per_s": sub}
+        if single is not None:
+            results["threads"][threads].update(
+                single_matvec_s=t_single,
+                single_rel_diff=float(np.linalg.norm(y_single - y_ours) / np.linalg.norm(y_ours)))
+            print(f"threads={threads}: single-precision matvec {t_single:.2f} s, rel diff "
+                  f"{results['threads'][threads]['single_rel_diff']:.1e}")
         print(f"threads={threads}: matvec {t_ours:.2f} s ({m_ours / 2**20:.0f} MB extra) | "
               f"sklearn blocked {t_sk:.2f} s ({m_sk / 2**20:.0f} MB) | ratio "
               f"{t_sk / t_ours:.2f}x | rel diff {err:.1e} | submatrix 512x512 "

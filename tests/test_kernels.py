@@ -81,6 +81,32 @@ def test_fused_product_of_one_vector_equals_dense(n, m, d, name, spread, seed):
                                atol=1e-13 * (np.abs(cross) @ np.abs(v)).max() + 1e-300)
 
 
+@given(n=st.integers(1, 300), d=st.integers(1, 12), name=st.sampled_from(["gaussian", "laplacian"]),
+       spread=st.floats(0.3, 40.0), seed=st.integers(0, 10**6))
+def test_single_precision_product_is_the_product_to_float32_rounding(n, d, name, spread, seed):
+    # float32 points, entries and sums (the clamp below exp(-80) where the spread allows an
+    # underflow): within a few float32 roundings of |K| |v|, and the same on every call
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * spread
+    K = kernel_operator(X, name, h=np.sqrt(d))
+    v = rng.normal(size=n)
+    dense = reference_kernel(K.kernel, X)
+    S = K.single_precision()
+    out = S @ v
+    assert out.dtype == np.float64 and out.shape == (n,)
+    np.testing.assert_allclose(out, dense @ v, rtol=0,
+                               atol=2e-5 * (np.abs(dense) @ np.abs(v)).max() + 1e-30)
+    np.testing.assert_array_equal(S @ v, out)
+
+
+def test_single_precision_product_exists_only_for_the_fused_kernels():
+    X = np.random.default_rng(0).normal(size=(50, 13))
+    assert kernel_operator(X, "gaussian", h=3.0).single_precision() is None  # d > 12
+    assert kernel_operator(X[:, :4], "polynomial", degree=2).single_precision() is None
+    K = kernel_operator(X[:, :4], "laplacian", h=1.0)
+    assert K.single_precision() is not None and K.stored().single_precision() is None
+
+
 @given(X=point_sets(n_max=200, d_max=8), beta=st.floats(0.0, 1e3), seed=st.integers(0, 99))
 def test_shifted_adds_beta_identity_exactly(X, beta, seed):
     K = kernel_operator(X, "gaussian", h=float(np.std(X)) or 1.0)

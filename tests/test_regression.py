@@ -84,6 +84,44 @@ def test_krr_exact_solver_equals_sklearn_kernel_ridge(data, log_alpha, approxima
     np.testing.assert_array_equal(model.X_fit_, X)
 
 
+@pytest.mark.parametrize("scale", [1.0, 10.0])
+def test_exact_solver_refines_in_mixed_precision(monkeypatch, scale):
+    # The iterations run on the single-precision product, the reliable updates' residuals and
+    # the stopping test in double: KernelRidge's answer with a double residual <= tol, from a
+    # few double products. A single-precision operator too wrong to halve the residual between
+    # two updates (here 10 K) hands over to CG in double: the same answer.
+    from scipy.sparse.linalg import LinearOperator
+    from hsskern.kernels.operator import KernelOperator
+    single, double = [0], [0]
+    to_single, to_double = KernelOperator.single_precision, KernelOperator._matmat
+
+    def counted_single(self):
+        K32 = to_single(self)
+
+        def matvec(v):
+            single[0] += 1
+            return scale * K32.matvec(v)
+        return LinearOperator(self.shape, matvec=matvec, dtype=np.float64)
+
+    def counted_double(self, V):
+        double[0] += 1
+        return to_double(self, V)
+    monkeypatch.setattr(KernelOperator, "single_precision", counted_single)
+    monkeypatch.setattr(KernelOperator, "_matmat", counted_double)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 4))
+    y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=800)
+    model = HSSKernelRidge(1e-3, h=1.0, solver="exact", approximation="nystrom",
+                           n_components=40, random_state=0).fit(X, y)
+    ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=0.5).fit(X, y)
+    assert _rel(model.predict(X), ref.predict(X)) <= 1e-6
+    assert model.residual_ <= 1e-10
+    if scale == 1.0:  # the updates' residuals and the final check: no double iterations
+        assert single[0] >= 100 and double[0] <= 15 < model.n_iter_
+    else:  # the first update finds the residual not halved: double CG from there
+        assert single[0] >= 1 and double[0] >= 100
+
+
 @settings(max_examples=10)
 @given(data=regression_sets(n_min=60, n_max=400), tol=st.sampled_from([1e-4, 1e-6, 1e-8]),
        log_alpha=st.floats(-2, 1))

@@ -2,8 +2,8 @@
 """Blocked kernel evaluation.
 
 Every public routine here computes entries k(a_i, b_j) tile by tile and never holds more than
-one (row-tile x column-tile) buffer per thread. Inputs are trusted: C-contiguous float64,
-indices in range (validated by the Python layer).
+one (row-tile x column-tile) buffer per thread. Inputs are trusted: C-contiguous float64
+(float32 for ``matvec_sym_single``), indices in range (validated by the Python layer).
 
 Distances are accumulated directly, sum_k (a_ik - b_jk)^2, rather than through the
 |a|^2 + |b|^2 - 2 a.b expansion: the expansion loses all relative accuracy for nearby points
@@ -62,68 +62,90 @@ cdef extern from *:
     #include <math.h>
     #define HSSKERN_FUSED_MAX_D 12
 
-    static inline __attribute__((always_inline)) double hsskern_entry(int lap, int clamp,
-            double g, double s) {
-        double t = lap ? -g * sqrt(s) : -g * s;
-        if (!clamp)
-            return exp(t);
-        return t > -708.0 ? exp(t > -708.0 ? t : -708.0) : 0.0;
+    /* The fused loop for one floating type T (suffix S: _d double, _f float; EXP and SQRT
+       its libm functions; FLOOR the exponent below which exp underflows). */
+    #define HSSKERN_DEFINE_FUSED(T, S, EXP, SQRT, FLOOR) \\
+    static inline __attribute__((always_inline)) T hsskern_entry##S(int lap, int clamp, \\
+            T g, T s) { \\
+        T t = lap ? -g * SQRT(s) : -g * s; \\
+        if (!clamp) \\
+            return EXP(t); \\
+        return t > FLOOR ? EXP(t > FLOOR ? t : FLOOR) : (T) 0; \\
+    } \\
+    static inline __attribute__((always_inline)) void hsskern_fused_core##S(int lap, \\
+            int clamp, int withcol, int D, T g, const T *a, const T *bt, Py_ssize_t ldb, \\
+            Py_ssize_t j0, Py_ssize_t j1, const T *v, const T *vr, T *racc, T *col) { \\
+        const T *a0 = a, *a1 = a + HSSKERN_FUSED_MAX_D, *a2 = a + 2 * HSSKERN_FUSED_MAX_D; \\
+        const T *a3 = a + 3 * HSSKERN_FUSED_MAX_D; \\
+        T s0 = 0, s1 = 0, s2 = 0, s3 = 0; \\
+        T v0 = vr[0], v1 = vr[1], v2 = vr[2], v3 = vr[3]; \\
+        _Pragma("omp simd reduction(+:s0, s1, s2, s3)") \\
+        for (Py_ssize_t j = j0; j < j1; j++) { \\
+            T d0 = 0, d1 = 0, d2 = 0, d3 = 0; \\
+            for (int k = 0; k < D; k++) { \\
+                T b = bt[k * ldb + j]; \\
+                T t0 = a0[k] - b, t1 = a1[k] - b, t2 = a2[k] - b, t3 = a3[k] - b; \\
+                d0 += t0 * t0; d1 += t1 * t1; d2 += t2 * t2; d3 += t3 * t3; \\
+            } \\
+            T e0 = hsskern_entry##S(lap, clamp, g, d0), e1 = hsskern_entry##S(lap, clamp, g, d1); \\
+            T e2 = hsskern_entry##S(lap, clamp, g, d2), e3 = hsskern_entry##S(lap, clamp, g, d3); \\
+            T vj = v[j]; \\
+            s0 += e0 * vj; s1 += e1 * vj; s2 += e2 * vj; s3 += e3 * vj; \\
+            if (withcol) \\
+                col[j] += e0 * v0 + e1 * v1 + e2 * v2 + e3 * v3; \\
+        } \\
+        racc[0] += s0; racc[1] += s1; racc[2] += s2; racc[3] += s3; \\
+    } \\
+    static void hsskern_fused_rows##S(int lap, int clamp, int D, T g, const T *a, \\
+            const T *bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1, const T *v, \\
+            const T *vr, T *racc, T *col) { \\
+        HSSKERN_DISPATCH(hsskern_fused_core##S) \\
     }
 
-    static inline __attribute__((always_inline)) void hsskern_fused_core(int lap, int clamp,
-            int withcol, int D, double g, const double *a, const double *bt, Py_ssize_t ldb,
-            Py_ssize_t j0, Py_ssize_t j1, const double *v, const double *vr, double *racc,
-            double *col) {
-        const double *a0 = a, *a1 = a + HSSKERN_FUSED_MAX_D, *a2 = a + 2 * HSSKERN_FUSED_MAX_D;
-        const double *a3 = a + 3 * HSSKERN_FUSED_MAX_D;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        double v0 = vr[0], v1 = vr[1], v2 = vr[2], v3 = vr[3];
-        #pragma omp simd reduction(+:s0, s1, s2, s3)
-        for (Py_ssize_t j = j0; j < j1; j++) {
-            double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
-            for (int k = 0; k < D; k++) {
-                double b = bt[k * ldb + j];
-                double t0 = a0[k] - b, t1 = a1[k] - b, t2 = a2[k] - b, t3 = a3[k] - b;
-                d0 += t0 * t0; d1 += t1 * t1; d2 += t2 * t2; d3 += t3 * t3;
-            }
-            double e0 = hsskern_entry(lap, clamp, g, d0), e1 = hsskern_entry(lap, clamp, g, d1);
-            double e2 = hsskern_entry(lap, clamp, g, d2), e3 = hsskern_entry(lap, clamp, g, d3);
-            double vj = v[j];
-            s0 += e0 * vj; s1 += e1 * vj; s2 += e2 * vj; s3 += e3 * vj;
-            if (withcol)
-                col[j] += e0 * v0 + e1 * v1 + e2 * v2 + e3 * v3;
+    /* every (lap, clamp, col, D) its own instance: the loop body has no run-time branch */
+    #define HSSKERN_CORE(F, L, C, W, DD) F(L, C, W, DD, g, a, bt, ldb, j0, j1, v, vr, racc, col)
+    #define HSSKERN_BY_D(F, L, C, W) \\
+        if (D == 4) HSSKERN_CORE(F, L, C, W, 4); \\
+        else if (D == 8) HSSKERN_CORE(F, L, C, W, 8); \\
+        else HSSKERN_CORE(F, L, C, W, 12);
+    #define HSSKERN_DISPATCH(F) \\
+        if (lap) { \\
+            if (clamp) { if (col) { HSSKERN_BY_D(F, 1, 1, 1) } else { HSSKERN_BY_D(F, 1, 1, 0) } } \\
+            else       { if (col) { HSSKERN_BY_D(F, 1, 0, 1) } else { HSSKERN_BY_D(F, 1, 0, 0) } } \\
+        } else { \\
+            if (clamp) { if (col) { HSSKERN_BY_D(F, 0, 1, 1) } else { HSSKERN_BY_D(F, 0, 1, 0) } } \\
+            else       { if (col) { HSSKERN_BY_D(F, 0, 0, 1) } else { HSSKERN_BY_D(F, 0, 0, 0) } } \\
         }
-        racc[0] += s0; racc[1] += s1; racc[2] += s2; racc[3] += s3;
-    }
 
     /* racc[r] += sum_j k(a_r, b_j) v[j] over the columns j0 <= j < j1, for the four rows a_r
        (a: 4 x HSSKERN_FUSED_MAX_D, zero-padded) and the columns' features bt[k * ldb + j]
        (k < D); with col, also col[j] += sum_r k(a_r, b_j) vr[r]. */
-    static void hsskern_fused_rows(int lap, int clamp, int D, double g, const double *a,
-            const double *bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1, const double *v,
-            const double *vr, double *racc, double *col) {
-        #define HSSKERN_CORE(L, C, W, DD) \
-            hsskern_fused_core(L, C, W, DD, g, a, bt, ldb, j0, j1, v, vr, racc, col)
-        #define HSSKERN_BY_D(L, C, W) \
-            if (D == 4) HSSKERN_CORE(L, C, W, 4); \
-            else if (D == 8) HSSKERN_CORE(L, C, W, 8); \
-            else HSSKERN_CORE(L, C, W, 12)
-        if (lap) {
-            if (clamp) { if (col) { HSSKERN_BY_D(1, 1, 1); } else { HSSKERN_BY_D(1, 1, 0); } }
-            else       { if (col) { HSSKERN_BY_D(1, 0, 1); } else { HSSKERN_BY_D(1, 0, 0); } }
-        } else {
-            if (clamp) { if (col) { HSSKERN_BY_D(0, 1, 1); } else { HSSKERN_BY_D(0, 1, 0); } }
-            else       { if (col) { HSSKERN_BY_D(0, 0, 1); } else { HSSKERN_BY_D(0, 0, 0); } }
-        }
-        #undef HSSKERN_BY_D
-        #undef HSSKERN_CORE
-    }
+    HSSKERN_DEFINE_FUSED(double, _d, exp, sqrt, -708.0)
+    HSSKERN_DEFINE_FUSED(float, _f, expf, sqrtf, -87.0f)
     """
     enum: FUSED_MAX_D "HSSKERN_FUSED_MAX_D"
-    void _fused_rows "hsskern_fused_rows"(
+    void _fused_rows_d "hsskern_fused_rows_d"(
         int lap, int clamp, int D, double g, const double* a, const double* bt, Py_ssize_t ldb,
         Py_ssize_t j0, Py_ssize_t j1, const double* v, const double* vr, double* racc,
         double* col) noexcept nogil
+    void _fused_rows_f "hsskern_fused_rows_f"(
+        int lap, int clamp, int D, float g, const float* a, const float* bt, Py_ssize_t ldb,
+        Py_ssize_t j0, Py_ssize_t j1, const float* v, const float* vr, float* racc,
+        float* col) noexcept nogil
+
+
+#: The fused product's largest number of features (Python's view of FUSED_MAX_D).
+FUSED_MAX_FEATURES = FUSED_MAX_D
+
+
+cdef inline void _fused_rows(int lap, int clamp, int D, floating g, const floating* a,
+                             const floating* bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1,
+                             const floating* v, const floating* vr, floating* racc,
+                             floating* col) noexcept nogil:
+    if floating is double:
+        _fused_rows_d(lap, clamp, D, g, a, bt, ldb, j0, j1, v, vr, racc, col)
+    else:
+        _fused_rows_f(lap, clamp, D, g, a, bt, ldb, j0, j1, v, vr, racc, col)
 
 
 cdef inline void _row(int kind, const double* p, const double* a, const double* bt,
@@ -161,7 +183,7 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
     _of_squared(kind, p, out, m)
 
 
-cdef double _columns_radius(const double* bt, Py_ssize_t n, Py_ssize_t d,
+cdef double _columns_radius(const floating* bt, Py_ssize_t n, Py_ssize_t d,
                            double* c) noexcept nogil:
     """c = the mean of the columns of bt (d x n, C order); returns their largest distance
     from it: with a row's own distance to c, a bound on its distance to any column."""
@@ -182,22 +204,25 @@ cdef double _columns_radius(const double* bt, Py_ssize_t n, Py_ssize_t d,
     return sqrt(r2)
 
 
-cdef void _fused_tile(int kind, double g, const double* A, Py_ssize_t i0, Py_ssize_t i1,
-                      Py_ssize_t d, const double* bt, Py_ssize_t ldb, Py_ssize_t j0, Py_ssize_t j1,
-                      Py_ssize_t jc, const double* v, double* out, double* col,
-                      const double* c, double radius) noexcept nogil:
+cdef void _fused_tile(int kind, floating g, const floating* A, Py_ssize_t i0, Py_ssize_t i1,
+                      Py_ssize_t d, const floating* bt, Py_ssize_t ldb, Py_ssize_t j0,
+                      Py_ssize_t j1, Py_ssize_t jc, const floating* v, floating* out,
+                      floating* col, const double* c, double radius) noexcept nogil:
     """out[i] += sum_{j0 <= j < j1} k(a_i, b_j) v[j] for the rows i0 <= i < i1 of A (row-major,
     d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`_padded`); with
     ``col``, also col[j] += sum_i k(a_i, b_j) v[i] for jc <= j < j1. Four rows a call of the
     fused loop; a short last group repeats a row with weight 0 and drops its sums. A group
     takes the clamped exp only where its distance bound (row spread + ``radius``, the columns'
-    around ``c``) allows an underflow."""
-    cdef double a[4 * FUSED_MAX_D]
-    cdef double vr[4]
-    cdef double racc[4]
+    around ``c``) allows an underflow (at exp(-700) in double, exp(-80) in single)."""
+    cdef floating a[4 * FUSED_MAX_D]
+    cdef floating vr[4]
+    cdef floating racc[4]
     cdef Py_ssize_t i, r, k, jm, src
     cdef int D = <int> ((d + 3) // 4 * 4)
     cdef double ra, s, t, x
+    # the bound is exact arithmetic on the inputs; the slack covers the loop's own rounding
+    cdef double floor = 700.0 if floating is double else 80.0
+    cdef double slack = (1.0 + 1e-12) if floating is double else (1.0 + 1e-5)
     cdef int lap = kind == LAPLACIAN, clamp
     memset(a, 0, sizeof(a))
     i = i0
@@ -215,7 +240,7 @@ cdef void _fused_tile(int kind, double g, const double* A, Py_ssize_t i0, Py_ssi
             if s > ra:
                 ra = s
         x = sqrt(ra) + radius
-        clamp = g * (x if lap else x * x) * (1.0 + 1e-12) >= 700.0
+        clamp = g * (x if lap else x * x) * slack >= floor
         jm = j1 if col == NULL else (jc if jc < j1 else j1)
         if jm > j0:
             _fused_rows(lap, clamp, D, g, a, bt, ldb, j0, jm, v, vr, racc, NULL)
@@ -465,9 +490,9 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
         free(tile)
 
 
-cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const double* b,
-                       Py_ssize_t n, Py_ssize_t d, const double* v, double* out,
-                       Py_ssize_t col_tile) noexcept nogil:
+cdef void _matvec_fused(int kind, floating g, const floating* A, Py_ssize_t m,
+                       const floating* b, Py_ssize_t n, Py_ssize_t d, const floating* v,
+                       floating* out, Py_ssize_t col_tile) noexcept nogil:
     """out (m) = K(A, B) v through the fused loop, the threads over row tiles (out zeroed);
     b the columns, padded (D x n, :func:`_padded`)."""
     cdef Py_ssize_t n_row_tiles = (m + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
@@ -483,14 +508,14 @@ cdef void _matvec_fused(int kind, double g, const double* A, Py_ssize_t m, const
             j0 = j1
 
 
-cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* b,
-                            Py_ssize_t n, Py_ssize_t d, const double* v, double[:, :, ::1] bufs,
-                            Py_ssize_t col_tile) noexcept nogil:
+cdef void _matvec_sym_fused(int kind, floating g, const floating* A, const floating* b,
+                            Py_ssize_t n, Py_ssize_t d, const floating* v,
+                            floating[:, :, ::1] bufs, Py_ssize_t col_tile) noexcept nogil:
     """bufs summed over axis 0 = K(A, A) v through the fused loop, each entry computed once
     (the tiling and the per-thread buffers of :func:`matmat_sym`); b the points transposed and
     padded (D x n, :func:`_padded`)."""
     cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
-    cdef double* buf
+    cdef floating* buf
     cdef double c[FUSED_MAX_D]
     cdef double radius = _columns_radius(b, n, d, c)
     for t in prange(n_row_tiles, schedule="static", chunksize=1):
@@ -502,6 +527,21 @@ cdef void _matvec_sym_fused(int kind, double g, const double* A, const double* b
             j1 = j0 + col_tile if j0 + col_tile < n else n
             _fused_tile(kind, g, A, i0, i1, d, b, n, j0, j1, i1, v, buf, buf, c, radius)
             j0 = j1
+
+
+def matvec_sym_single(int kind, double g, const float[:, ::1] A, const float[:, ::1] BT,
+                      const float[:, ::1] V, float[:, :, ::1] bufs, Py_ssize_t col_tile):
+    """bufs summed over axis 0 = K(A, A) v in single precision: :func:`matmat_sym`'s fused
+    product for one vector (Gaussian or Laplacian, d <= FUSED_MAX_D) with float32 points,
+    entries and sums. BT: the points transposed with zero rows up to a multiple of 4 (as
+    :func:`_padded`); V: n x 1; bufs: threads x n x 1, zeroed."""
+    cdef Py_ssize_t n = A.shape[0], d = A.shape[1]
+    if n == 0:
+        return
+    if col_tile < ROW_TILE:
+        col_tile = ROW_TILE
+    with nogil:
+        _matvec_sym_fused(kind, <float> g, &A[0, 0], &BT[0, 0], n, d, &V[0, 0], bufs, col_tile)
 
 
 def max_threads():

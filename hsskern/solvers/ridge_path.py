@@ -20,6 +20,17 @@ refactorization (O(n r^2)), never a recompression, and then
   product (O(n^2 d), blocked, never stored) and one factor solve; a loose compression
   (delta near 1 or above, at small alpha) costs iterations, not accuracy.
 
+Where the kernel has a single-precision product (:meth:`KernelOperator.single_precision`:
+Gaussian or Laplacian, d <= 12), ``"exact"`` runs the same preconditioned CG with that
+product (~2x faster: points, entries and sums in float32) and reliable updates: each time the
+recursive residual has fallen by ``_RELIABLE_DROP``, it is replaced by the true residual
+y - (K + alpha I) x computed in double, and CG goes on from it (no restart). Single precision's
+error in a product scales with the vector, so between two updates it stays small against the
+residual of the last one, and the iterations stay close to double CG's; the stopping test is
+on the double residual, so the answer is the same exact solution to ``tol``, from about one
+double product per 1.5 digits. If an update finds the true residual not halved (alpha so small
+that single precision's error, magnified by ||K|| / alpha, dominates), CG finishes in double.
+
 Where the HSS approximation is indefinite (a loose tolerance, alpha below its most negative
 eigenvalue), ``"exact"`` preconditions with the factor at the smallest shift that is definite
 (still symmetric positive definite, so CG applies), while ``"direct"`` cannot solve the
@@ -54,6 +65,11 @@ from ..lowrank import nystrom_on_pivots, rp_cholesky
 from ..options import HSSOptions
 from .hss_path import prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
+
+#: Mixed-precision CG (_mixed_cg) replaces its recursive residual by the double one each time
+#: it has fallen by this factor (a "reliable update"), before single precision's error, which
+#: scales with the residual it started from, can matter.
+_RELIABLE_DROP = 0.03
 
 __all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "check_alphas",
            "check_targets", "loo_residuals"]
@@ -175,20 +191,68 @@ def loo_residuals(factor, coef):
 
 
 def _cg_columns(K, alpha, M, Y, X0, tol, max_iter):
-    """Preconditioned CG on (K + alpha I) x = y, one column at a time, from X0."""
+    """Preconditioned CG on (K + alpha I) x = y, one column at a time, from X0: in mixed
+    precision where K has a single-precision product (:func:`_mixed_cg`), then (or else) in
+    double to ``tol``."""
     A = K.shifted(alpha)
+    K32 = K.single_precision()
     X = np.empty_like(Y)
     n_iter = np.zeros(Y.shape[1], dtype=np.int64)
     ok = np.zeros(Y.shape[1], dtype=bool)
     for j in range(Y.shape[1]):
-        count = [0]
+        y, x, count = Y[:, j], X0[:, j], [0]
 
         def step(_, count=count):
             count[0] += 1
-        x, info = cg(A, Y[:, j], x0=X0[:, j], rtol=tol, atol=0.0, maxiter=max_iter, M=M,
-                     callback=step)
+        if K32 is not None:
+            x, done = _mixed_cg(A, K32, alpha, M, y, x, tol, max_iter, step, count)
+            if done:
+                X[:, j], n_iter[j], ok[j] = x, count[0], True
+                continue
+        x, info = cg(A, y, x0=x, rtol=tol, atol=0.0, maxiter=max(max_iter - count[0], 1),
+                     M=M, callback=step)
         X[:, j], n_iter[j], ok[j] = x, count[0], info == 0
     return X, n_iter, ok
+
+
+def _mixed_cg(A, K32, alpha, M, y, x, tol, max_iter, step, count):
+    """Preconditioned CG whose products are K32's (single precision), with reliable updates:
+    each time the recursive residual has fallen by _RELIABLE_DROP, it is replaced by the true
+    residual y - A x in double, and the search goes on from it. The stopping test is on that
+    double residual. If an update finds the true residual not halved since the last one,
+    single precision no longer gains here: the caller finishes in double from the best x.
+    Returns (x, converged)."""
+    ynorm = np.linalg.norm(y)
+    x = x.copy()
+    r = y - A.matvec(x)
+    best, x_best = np.linalg.norm(r), x.copy()
+    if best <= tol * ynorm:
+        return x, True
+    z = M.matvec(r)
+    p = z.copy()
+    rz = r @ z
+    while count[0] < max_iter:
+        q = K32.matvec(p) + alpha * p
+        pq = p @ q
+        if not (pq > 0 and rz > 0):  # only a broken product gets here: finish in double
+            return x_best, False
+        a = rz / pq
+        x += a * p
+        r -= a * q
+        step(x)
+        rnorm = np.linalg.norm(r)
+        if rnorm <= _RELIABLE_DROP * best or rnorm <= tol * ynorm:
+            r = y - A.matvec(x)
+            rnorm = np.linalg.norm(r)
+            if rnorm <= tol * ynorm:
+                return x, True
+            if not rnorm <= 0.5 * best:
+                return x_best, False
+            best, x_best = rnorm, x.copy()
+        z = M.matvec(r)
+        rz, rz_old = r @ z, rz
+        p = z + (rz / rz_old) * p
+    return x_best, False
 
 
 def _skipped(alpha, n, k, exc, seconds):
