@@ -428,8 +428,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         """K as a ``LinearOperator`` whose products with one vector are computed in single
         precision (points, entries and sums in float32: about 2x faster, with an error of
         ~1e-6 of |K| |v|), or None where only the double product exists (kernels other than
-        the Gaussian and the Laplacian, more than 12 features). For the inner solves of
-        mixed-precision iterative refinement, whose residuals are computed in double."""
+        the Gaussian and the Laplacian, more than 12 features). For mixed-precision CG (the
+        exact kernel ridge solver), whose residuals are recomputed in double."""
         d = self._erows.shape[1]
         if self._kernel.name not in ("gaussian", "laplacian") or d > _eval.FUSED_MAX_FEATURES:
             return None
