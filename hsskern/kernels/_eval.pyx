@@ -209,7 +209,7 @@ cdef void _fused_tile(int kind, floating g, const floating* A, Py_ssize_t i0, Py
                       Py_ssize_t j1, Py_ssize_t jc, const floating* v, floating* out,
                       floating* col, const double* c, double radius) noexcept nogil:
     """out[i] += sum_{j0 <= j < j1} k(a_i, b_j) v[j] for the rows i0 <= i < i1 of A (row-major,
-    d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`_padded`); with
+    d columns), Gaussian or Laplacian, columns bt (D x ldb, :func:`padded_columns`); with
     ``col``, also col[j] += sum_i k(a_i, b_j) v[i] for jc <= j < j1. Four rows a call of the
     fused loop; a short last group repeats a row with weight 0 and drops its sums. A group
     takes the clamped exp only where its distance bound (row spread + ``radius``, the columns'
@@ -337,13 +337,14 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
         free(rows)
 
 
-def _padded(const double[:, ::1] BT):
-    """BT (d x n) with zero rows up to a multiple of 4 (itself when d is one): the fused
-    loop's features. Allocated here, where a failed allocation raises MemoryError."""
+def padded_columns(BT):
+    """BT (d x n, float64 or float32) with zero rows up to a multiple of 4 (itself when d is
+    one): the fused loop's features. Allocated here, where a failed allocation raises
+    MemoryError."""
     cdef Py_ssize_t d = BT.shape[0]
     if d % 4 == 0:
         return BT
-    out = np.zeros(((d + 3) // 4 * 4, BT.shape[1]))
+    out = np.zeros(((d + 3) // 4 * 4, BT.shape[1]), dtype=np.asarray(BT).dtype)
     out[:d] = BT
     return out
 
@@ -374,7 +375,7 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
     if col_tile > n:
         col_tile = n
     if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
-        padded = _padded(BT)
+        padded = padded_columns(BT)
         with nogil:
             _matvec_fused(kind, p[0], &A[0, 0], m, &padded[0, 0], n, d, &V[0, 0], &out[0, 0],
                           col_tile)
@@ -439,7 +440,7 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
     if col_tile < ROW_TILE:
         col_tile = ROW_TILE
     if r == 1 and (kind == GAUSSIAN or kind == LAPLACIAN) and d <= FUSED_MAX_D:
-        padded = _padded(AT)
+        padded = padded_columns(AT)
         with nogil:
             _matvec_sym_fused(kind, p[0], &A[0, 0], &padded[0, 0], n, d, &V[0, 0], bufs,
                               col_tile)
@@ -494,7 +495,7 @@ cdef void _matvec_fused(int kind, floating g, const floating* A, Py_ssize_t m,
                        const floating* b, Py_ssize_t n, Py_ssize_t d, const floating* v,
                        floating* out, Py_ssize_t col_tile) noexcept nogil:
     """out (m) = K(A, B) v through the fused loop, the threads over row tiles (out zeroed);
-    b the columns, padded (D x n, :func:`_padded`)."""
+    b the columns, padded (D x n, :func:`padded_columns`)."""
     cdef Py_ssize_t n_row_tiles = (m + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
     cdef double c[FUSED_MAX_D]
     cdef double radius = _columns_radius(b, n, d, c)
@@ -513,7 +514,7 @@ cdef void _matvec_sym_fused(int kind, floating g, const floating* A, const float
                             floating[:, :, ::1] bufs, Py_ssize_t col_tile) noexcept nogil:
     """bufs summed over axis 0 = K(A, A) v through the fused loop, each entry computed once
     (the tiling and the per-thread buffers of :func:`matmat_sym`); b the points transposed and
-    padded (D x n, :func:`_padded`)."""
+    padded (D x n, :func:`padded_columns`)."""
     cdef Py_ssize_t n_row_tiles = (n + ROW_TILE - 1) // ROW_TILE, t, i0, i1, j0, j1
     cdef floating* buf
     cdef double c[FUSED_MAX_D]
@@ -534,7 +535,7 @@ def matvec_sym_single(int kind, double g, const float[:, ::1] A, const float[:, 
     """bufs summed over axis 0 = K(A, A) v in single precision: :func:`matmat_sym`'s fused
     product for one vector (Gaussian or Laplacian, d <= FUSED_MAX_D) with float32 points,
     entries and sums. BT: the points transposed with zero rows up to a multiple of 4 (as
-    :func:`_padded`); V: n x 1; bufs: threads x n x 1, zeroed."""
+    :func:`padded_columns`); V: n x 1; bufs: threads x n x 1, zeroed."""
     cdef Py_ssize_t n = A.shape[0], d = A.shape[1]
     if n == 0:
         return

@@ -435,8 +435,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
             return None
         if self._single_state is None:  # float32 points and their padded transpose, once
             rows = np.ascontiguousarray(self._erows, dtype=np.float32)
-            padded = np.zeros(((d + 3) // 4 * 4, rows.shape[0]), dtype=np.float32)
-            padded[:d] = rows.T
+            padded = np.ascontiguousarray(_eval.padded_columns(rows.T))
             self._single_state = (rows, padded)
         rows, padded = self._single_state
         n, code, g, tile = self.shape[0], self._kernel.code, self._params[0], self._col_tile
