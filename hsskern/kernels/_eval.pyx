@@ -230,7 +230,8 @@ cdef void _fused_tile(int kind, floating g, const floating* A, Py_ssize_t i0, Py
         ra = 0.0
         for r in range(4):
             src = i + r if i + r < i1 else i
-            vr[r] = v[src] if i + r < i1 else 0.0
+            # v is indexed by columns; only the symmetric product (col) has rows among them
+            vr[r] = v[src] if (col != NULL and i + r < i1) else 0.0
             racc[r] = 0.0
             s = 0.0
             for k in range(d):
