@@ -221,6 +221,23 @@ def test_scheduler_address_connects_for_the_fit(client, data):
     assert 0.5 < est.best_score_ <= 1.0
 
 
+def test_search_on_a_frame_checks_its_column_names(client, data):
+    # issue 43, part 2: the refit task fits the validated array; the model it returns must
+    # still check the frame's column names, as the serial HSSSVCCV's does
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, leaf_size=32, random_state=0).fit(df, y)
+    np.testing.assert_array_equal(est.best_estimator_.feature_names_in_, df.columns)
+    for bad in (df[df.columns[::-1]], df.rename(columns={"x0": "z"})):
+        for method in (est.predict, est.decision_function):
+            with pytest.raises(ValueError, match="feature names should match"):
+                method(bad)
+    with threadpool_limits(1):
+        ref = HSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, leaf_size=32, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.decision_function(df), ref.decision_function(X))
+
+
 def test_validation(data):
     X, y = data
     with pytest.raises(ValueError, match="n_threads"):

@@ -27,8 +27,17 @@ from ..solvers.path import check_Cs
 from .base import (ClassifierBase, check_sample_weight, encode_labels,
                    labels_from_decision, point_weights, solve_path)
 
-__all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "make_splits", "score_fold",
-           "search_results"]
+__all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "carry_feature_names",
+           "make_splits", "score_fold", "search_results"]
+
+
+def carry_feature_names(search, est):
+    """``est`` (refitted on the search's validated array) with the search's
+    ``feature_names_in_``, so that its predictions check the column names as scikit-learn's
+    ``GridSearchCV`` refit on the frame itself does (reordered or renamed columns raise)."""
+    if hasattr(search, "feature_names_in_"):
+        est.feature_names_in_ = search.feature_names_in_
+    return est
 
 
 def make_splits(cv, X, y, random_state=None):
@@ -245,8 +254,8 @@ class PathClassifierCV(ClassifierBase):
         self._log(1, f"best {self.best_params_}: validation accuracy {self.best_score_:.4f}")
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._refit(X, y, **(
-                {} if sw is None else {"sample_weight": sw}))
+            self.best_estimator_ = carry_feature_names(self, self._refit(X, y, **(
+                {} if sw is None else {"sample_weight": sw})))
             self.fit_time_["refit"] = time.perf_counter() - t0
             self.n_iter_ = self.best_estimator_.n_iter_
         else:

@@ -391,9 +391,7 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         est.classes_ = self.classes_
         if hasattr(self, "class_weight_"):
             est.class_weight_ = self.class_weight_
-        est.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            est.feature_names_in_ = self.feature_names_in_
+        est.n_features_in_ = self.n_features_in_  # the feature names: carry_feature_names
         fmap, solution = self._refits[self.best_index_]
         del self._refits
         est._model = FeatureModel(fmap, [solution])

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.ridge_path import check_alphas
 from .base import FitStateMixin, validate_input
-from .cv import search_results
+from .cv import carry_feature_names, search_results
 
 __all__ = ["RegressorBase", "PathRegressor", "PathRegressorCV", "make_regression_splits",
            "score_regression_fold", "regression_scores", "SCORINGS"]
@@ -285,7 +285,7 @@ class PathRegressorCV(RegressorBase):
         self._log(1, f"best {self.best_params_}: {self.scoring} {self.best_score_:.6g}")
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._refit(X, y)
+            self.best_estimator_ = carry_feature_names(self, self._refit(X, y))
             self.fit_time_["refit"] = time.perf_counter() - t0
             self.n_iter_ = self.best_estimator_.n_iter_
         else:
