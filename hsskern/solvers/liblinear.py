@@ -13,6 +13,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from ..utils._threads import LIBLINEAR_LOCK
+
 
 @dataclass(frozen=True)
 class LiblinearResult:
@@ -79,7 +81,7 @@ def l1svm_liblinear(F, y, C=1.0, *, tol=1e-4, max_iter=1000, intercept_scaling=1
     model = LinearSVC(loss="hinge", dual=True, C=C, tol=tol, max_iter=max_iter,
                       fit_intercept=s > 0, intercept_scaling=s if s > 0 else 1.0,
                       random_state=random_state)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, LIBLINEAR_LOCK:
         warnings.simplefilter("always", ConvergenceWarning)
         model.fit(F, y, sample_weight=sample_weight)
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.svm import LinearSVC
 
+from ..utils._threads import LIBLINEAR_LOCK
+
 
 @dataclass
 class CholeskySVMResult:
@@ -81,8 +83,9 @@ def linear_svm_on_factor(factor, codes, C, *, features=None, loss="squared_hinge
         dual = True
     model = LinearSVC(C=C, loss=loss, dual=dual, tol=tol, max_iter=max_iter,
                       intercept_scaling=intercept_scaling, random_state=random_state)
-    model.fit(F, codes[factor.perm],
-              sample_weight=None if sample_weight is None else sample_weight[factor.perm])
+    with LIBLINEAR_LOCK:  # its generator is process-wide (utils._threads)
+        model.fit(F, codes[factor.perm],
+                  sample_weight=None if sample_weight is None else sample_weight[factor.perm])
     W = np.ascontiguousarray(model.coef_.T)  # (n, n_models), permuted order
     A_perm = factor.solve_Lt(W)
     A = np.empty_like(A_perm)

@@ -19,7 +19,13 @@ import threading
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_threads", "one_blas_thread"]
+__all__ = ["blas_threads", "one_blas_thread", "LIBLINEAR_LOCK"]
+
+#: Held around every LIBLINEAR fit (scikit-learn's LinearSVC). Its coordinate-descent order
+#: comes from one process-wide generator that each fit seeds and then draws from without the
+#: GIL, so two concurrent fits would interleave their draws: one fit at a time keeps each as
+#: its serial run.
+LIBLINEAR_LOCK = threading.Lock()
 
 _BLAS_LIBS = []
 _LOCK = threading.Lock()
