@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
@@ -390,6 +391,50 @@ class HSSGaussianProcessRegressor(RegressorBase):
             V = self._factor.solve(np.ascontiguousarray(C.T))           # (n, b)
             var[start:start + block] = s2 * (1.0 + beta - np.einsum("ij,ji->i", C, V))
         return out_mean, self._std(var, scale)
+
+    def sample_y(self, X, n_samples=1, random_state=0):
+        """Draw samples from the posterior at X, as scikit-learn's ``sample_y``: from the
+        normal of :meth:`predict`'s mean and covariance (``return_cov=True``), by numpy's
+        ``multivariate_normal``, each target on its own.
+
+        The m x m covariance and its SVD need about 8 (3 m n + 5 m^2) bytes for m points
+        of X against n training points: beyond ``memory_budget`` (default 80% of the
+        available memory) a MemoryBudgetError with the estimate, before any work.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        n_samples : int, default 1
+            Samples drawn per point of X.
+        random_state : int, RandomState instance or None, default 0
+            As scikit-learn's (0: the same draws at every call).
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples) or
+            (n_samples_X, n_targets, n_samples)
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) \
+                or n_samples < 1:
+            raise ValueError(f"n_samples must be an int >= 1, got {n_samples!r}")
+        rng = check_random_state(random_state)
+        X = validate_input(self, X, reset=False)
+        m, n = X.shape[0], self._n_predict_points()
+        k = 1 if self.y_train_.ndim == 1 else self.y_train_.shape[1]
+        check_memory(8 * (3 * m * n + 5 * m * m + m * k * n_samples),
+                     f"sampling the posterior at {m} points (an {m} x {m} covariance and its "
+                     f"SVD, against {n} training points)", budget=self.memory_budget,
+                     hint="sample at fewer points")
+        mean, cov = self.predict(X, return_cov=True)
+        if mean.ndim == 1:
+            return rng.multivariate_normal(mean, cov, n_samples).T
+        return np.stack([rng.multivariate_normal(mean[:, t], cov[..., t], n_samples).T
+                         for t in range(mean.shape[1])], axis=1)
+
+    def _n_predict_points(self):
+        """Training points (inducing points for "nystrom") a prediction is computed against."""
+        return len(self._pivot_points) if self.approximation == "nystrom" else self._K.shape[0]
 
     def _block_rows(self, floats_per_row):
         """Test points per block of the std: at most 256 MiB or a quarter of the budget."""
