@@ -129,8 +129,8 @@ def run_path(Xtr, ytr, Xte, yte, gamma, k, C, repeat, path_solvers):
         print(f"  C path {solver:8s} end to end (CPU s): single {E['single_C_cpu_s']:7.2f}  path "
               f"{E['path_10_Cs_cpu_s']:7.2f}  ratio {E['ratio_cpu']:.2f} (wall ratio "
               f"{E['ratio_wall']:.2f})  best acc {max(accs):.4f}  load {loads}", flush=True)
-        # solver only, same F (the path estimator's: fit_path leaves it fitted as the last C)
-        F = path.features_.transform(Xtr)
+        # solver only, same F (the path's models share its landmarks; self stays unfitted)
+        F = models[-1].features_.transform(Xtr)
         kw = dict(tol=path.tol, max_iter=path.max_iter, newton_solver=solver)
         s1, sp_, loads = [], [], []
         for _ in range(repeat):

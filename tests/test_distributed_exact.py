@@ -357,6 +357,9 @@ def test_estimator_path_and_scheduler_address(client):
     refs = ExactSVC(**EST).fit_path(X, y, Cs)
     est = DaskExactSVC(**EST, scheduler=client.scheduler.address, n_blocks=3)
     models = est.fit_path(X, y, Cs)
+    # issue 43: self is left unfitted; the path's product stats travel with its models
+    assert not [k for k in vars(est) if k.endswith("_") or k == "_model"]
+    assert all(m.products_stats_["calls"] > 0 for m in models)
     for m, r in zip(models, refs):
         assert m.C == r.C
         np.testing.assert_array_equal(m.predict(X), r.predict(X))

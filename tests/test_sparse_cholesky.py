@@ -299,16 +299,15 @@ def test_fit_path_reuses_the_factor_and_matches_separate_fits():
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_fit_path_contract(n_classes):
-    """The shared contract: fitted copies in increasing C with their C set, ``self`` fitted
-    as the last of them (its own C unchanged), the preparation's time in the first model."""
+    """The shared contract: fitted copies in increasing C with their C set, ``self`` left
+    unfitted (its own C unchanged), the preparation's time in the first model."""
     X, y = make_blobs(240, centers=n_classes, cluster_std=2.0, random_state=3)
     proto = SparseCholeskySVC(sigma=1.0, C=0.5, random_state=0)
     models = proto.fit_path(X, y, [10.0, 0.1, 1.0])
     assert [m.C for m in models] == [0.1, 1.0, 10.0] and proto.C == 0.5
     assert all(type(m) is SparseCholeskySVC and m is not proto for m in models)
-    np.testing.assert_array_equal(proto.decision_function(X), models[-1].decision_function(X))
-    np.testing.assert_array_equal(proto.dual_coef_, models[-1].dual_coef_)
-    assert proto.nnz_L_ == models[0].nnz_L_ > 0
+    assert not hasattr(proto, "dual_coef_") and not hasattr(proto, "nnz_L_")
+    assert all(m.nnz_L_ == models[0].nnz_L_ > 0 for m in models)
     first, rest = models[0].fit_time_, [m.fit_time_ for m in models[1:]]
     assert first["gram"] > 0 and first["factor"] > 0
     assert all(t["gram"] == t["factor"] == t["features"] == 0 for t in rest)

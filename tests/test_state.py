@@ -70,3 +70,91 @@ def test_search_fitted_on_a_frame_checks_its_column_names(est):
             got = _call(on_frame, name, df, y)
         np.testing.assert_array_equal(got, _call(on_array, name, df.to_numpy(), y),
                                       err_msg=name)
+
+
+# ---------------------------------------------------------------- fit_path leaves self alone
+def _with_path():
+    """Every public estimator that has ``fit_path`` (a few variants of the routes), fast."""
+    import hsskern
+    found = []
+    for name in hsskern.__all__:
+        cls = getattr(hsskern, name)
+        if isinstance(cls, type) and hasattr(cls, "get_params") and hasattr(cls(), "fit_path"):
+            found.append(cls)
+    assert {c.__name__ for c in found} >= {"HSSSVC", "ExactSVC", "NystromSVC",
+                                           "SparseCholeskySVC", "HSSKernelRidge", "HSSSVR"}
+    fast = {HSSSVC: dict(h=1.0, leaf_size=32, random_state=0),
+            ExactSVC: dict(h=1.0, subsample=60, random_state=0),
+            NystromSVC: dict(gamma=1.0, n_components=30, random_state=0),
+            SparseCholeskySVC: dict(sigma=1.5, random_state=0),
+            HSSKernelRidge: dict(h=1.0, random_state=0),
+            HSSSVR: dict(h=1.0, leaf_size=32, random_state=0)}
+    ests = [cls(**fast.get(cls, {})) for cls in found]
+    ests += [HSSSVC(h=1.0, approximation="exact", random_state=0),
+             HSSSVC(h=1.0, probability=True, class_weight="balanced", random_state=0),
+             HSSKernelRidge(h=1.0, solver="exact", random_state=0)]
+    return ests
+
+
+WITH_PATH = _with_path()
+PATH_IDS = [type(e).__name__ + ("-exact" if getattr(e, "approximation", "") == "exact"
+                                 or getattr(e, "solver", "") == "exact" else "")
+            + ("-probability" if getattr(e, "probability", False) else "") for e in WITH_PATH]
+
+
+def _param(est):
+    return "alpha" if "alpha" in est.get_params() else "C"
+
+
+def _path_data(est, seed, n_features):
+    X, y = make_classification(120, n_features, n_informative=n_features, n_redundant=0,
+                               n_classes=2 if seed else 3, n_clusters_per_class=1,
+                               random_state=seed)
+    if is_regressor(est):
+        y = np.sin(X[:, 0]) + 0.3 * X[:, -1]
+    return X, y
+
+
+def _snapshot(est):
+    import pickle
+    return dict(vars(est)), pickle.dumps(est), est.get_params()
+
+
+def _assert_unchanged(est, snap):
+    import pickle
+    attrs, blob, params = snap
+    assert vars(est).keys() == attrs.keys()
+    changed = [k for k in attrs if vars(est)[k] is not attrs[k]]
+    assert not changed, f"fit_path replaced {changed}"
+    assert pickle.dumps(est) == blob, "fit_path changed the fitted state in place"
+    assert est.get_params() == params
+
+
+@pytest.mark.parametrize("est", WITH_PATH, ids=PATH_IDS)
+@pytest.mark.parametrize("fitted", [False, True], ids=["unfitted", "fitted"])
+def test_fit_path_leaves_the_estimator_as_it_was(est, fitted):
+    """Issue 43, part 3: ``fit_path`` left ``self`` fitted as the last C (alpha) while
+    ``get_params()`` kept the old one. It returns its models and leaves ``self`` exactly as it
+    was, here after a path on other data (other labels, another feature count): unfitted
+    stays unfitted, fitted keeps the same attribute objects, bytes and predictions."""
+    est = clone(est)
+    X, y = _path_data(est, seed=0, n_features=3)
+    XB, yB = _path_data(est, seed=1, n_features=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence on these small sets is not the point
+        if fitted:
+            est.fit(X, y)
+            before = est.predict(X)
+        snap = _snapshot(est)
+        models = est.fit_path(XB, yB, [10.0, 0.1])
+    _assert_unchanged(est, snap)
+    if fitted:
+        np.testing.assert_array_equal(est.predict(X), before)
+    else:
+        assert not [k for k in vars(est) if k.endswith("_") or k == "_model"]
+    name = _param(est)
+    assert [getattr(m, name) for m in models] == [0.1, 10.0]
+    for m in models:
+        assert m.get_params() == {**est.get_params(), name: getattr(m, name)}
+        assert m.n_features_in_ == 4 and m.predict(XB).shape == yB.shape
+

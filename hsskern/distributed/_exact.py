@@ -22,6 +22,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from ..estimators.exact_svc import ExactSVC
@@ -447,9 +448,16 @@ class DaskExactSVC(ExactSVC):
             return super().fit(X, y, sample_weight=sample_weight)
 
     def fit_path(self, X, y, Cs, sample_weight=None):
-        """As :meth:`ExactSVC.fit_path`, the decomposition's products on the Dask cluster."""
-        with self._connected():
-            return super().fit_path(X, y, Cs, sample_weight=sample_weight)
+        """As :meth:`ExactSVC.fit_path`, the decomposition's products on the Dask cluster.
+
+        ``self`` is left as it was; each model's ``products_stats_`` are the whole path's.
+        """
+        work = clone(self)  # connected for the path, as ExactSVC.fit_path fits a clone
+        with work._connected():
+            models = work._fit_path(X, y, Cs, sample_weight)
+        for m in models:
+            m.products_stats_ = dict(work.products_stats_)
+        return models
 
     @contextmanager
     def _connected(self):

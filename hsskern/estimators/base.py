@@ -379,7 +379,7 @@ class PathClassifier(ClassifierBase):
     def fit_path(self, X, y, Cs, **fit_params):
         """Fit one model per C on one preparation, warm-starting along increasing C: the
         contract of :meth:`WeightedPathClassifier.fit_path`, without weights."""
-        return self._fit_path(X, y, Cs, self._fit_params(fit_params))
+        return clone(self)._fit_path(X, y, Cs, self._fit_params(fit_params))
 
     def _validate_fit(self, X, y, sample_weight):
         """(X, classes, Y, weights, rows): the points of positive weight and their labels.
@@ -410,7 +410,8 @@ class PathClassifier(ClassifierBase):
         return self
 
     def _fit_path(self, X, y, Cs, sample_weight):
-        """The one ``fit_path`` contract (documented on the public ``fit_path``)."""
+        """The one ``fit_path`` contract (documented on the public ``fit_path``), run on a
+        clone: ``self`` is a scratch estimator whose own fitted state is discarded."""
         self._validate_params()
         Cs = check_Cs(Cs)
         X, classes, Y, w, rows = self._validate_fit(X, y, sample_weight)
@@ -426,14 +427,11 @@ class PathClassifier(ClassifierBase):
                     setattr(m, attr, getattr(self, attr))
             m._set_fitted(classes, backend, prepared, sol, shared=(i == 0), rows=rows, Y=Y)
             models.append(m)
-        self._set_fitted(classes, backend, prepared, solutions[-1], shared=len(models) == 1,
-                         rows=rows, Y=Y)
         if getattr(self, "probability", False):
             del prepared, solutions  # each fold solves the whole path once: every C calibrated
             sigmoids = self._fit_sigmoids(backend, X, Y, w, Cs)
             for m, (A, B, seconds) in zip(models, sigmoids):
                 m._set_sigmoids(A, B, seconds)
-            self._set_sigmoids(*sigmoids[-1])
         return models
 
     def _fit_sigmoids(self, backend, X, Y, w, Cs):
@@ -597,7 +595,8 @@ class WeightedPathClassifier(PathClassifier):
         -------
         list of estimators
             Fitted copies of this estimator with its C set to each value, in increasing order
-            of C. ``self`` is left fitted as the last of them (the largest C). The shared
-            preparation's time is counted once, in the first model's ``fit_time_``.
+            of C. The shared preparation's time is counted once, in the first model's
+            ``fit_time_``. ``self`` is left as it was (unfitted, or fitted as before): its
+            state stays the one its parameters describe.
         """
-        return self._fit_path(X, y, Cs, sample_weight)
+        return clone(self)._fit_path(X, y, Cs, sample_weight)

@@ -178,9 +178,9 @@ class HSSKernelRidge(PathRegressor):
         Returns
         -------
         list of HSSKernelRidge
-            Fitted copies with ``alpha`` set to each value, in increasing order. ``self`` is
-            left fitted as the last of them (the largest alpha). The compression's time is
-            counted once, in the first model's ``fit_time_``.
+            Fitted copies with ``alpha`` set to each value, in increasing order. The
+            compression's time is counted once, in the first model's ``fit_time_``.
+            ``self`` is left as it was (unfitted, or fitted as before).
         """
         return super().fit_path(X, y, alphas)
 

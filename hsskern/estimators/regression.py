@@ -3,8 +3,8 @@
 The classifier base (``base.py``) encodes labels into -1/+1 columns; a regressor passes its
 targets through as columns (``Y``, shape (n, k)) and otherwise follows the same contract:
 validation at the boundary, ``fit`` starting from nothing, one ``fit_path`` (fitted copies in
-increasing order of the path parameter, ``self`` fitted as the last, the preparation's time
-counted once in the first). :class:`PathRegressorCV` is the regression counterpart of
+increasing order of the path parameter, the preparation's time counted once in the first,
+``self`` left as it was). :class:`PathRegressorCV` is the regression counterpart of
 ``PathClassifierCV``: one splitter policy (:func:`make_regression_splits`), one fold scorer
 (:func:`score_regression_fold`, one preparation per fold and kernel parameter, the whole path
 on it) and ``cv_results_`` by the shared :func:`~hsskern.estimators.cv.search_results`.
@@ -143,19 +143,21 @@ class PathRegressor(RegressorBase):
         return self
 
     def _fit_prepared(self, backend, prepared, Y, values, ravel, copies):
-        """Solve the path on a prepared problem and fit ``self`` as its last value; with
-        ``copies``, return a fitted copy per value (the preparation's time in the first)."""
+        """Solve the path on a prepared problem: with ``copies``, return a fitted copy per
+        value (the preparation's time in the first); else fit ``self`` as its last value."""
         solutions = backend.path(prepared, Y, values)
+        if not copies:
+            self._set_fitted(backend, prepared, solutions[-1], shared=len(solutions) == 1,
+                             ravel=ravel)
+            return []
         models = []
-        for i, sol in enumerate(solutions if copies else ()):
+        for i, sol in enumerate(solutions):
             m = clone(self).set_params(**{self._path_param: float(sol.C)})
             for attr in ("n_features_in_", "feature_names_in_"):
                 if hasattr(self, attr):
                     setattr(m, attr, getattr(self, attr))
             m._set_fitted(backend, prepared, sol, shared=(i == 0), ravel=ravel)
             models.append(m)
-        self._set_fitted(backend, prepared, solutions[-1], shared=len(solutions) == 1,
-                         ravel=ravel)
         return models
 
     def fit_path(self, X, y, values):
@@ -174,16 +176,17 @@ class PathRegressor(RegressorBase):
         -------
         list of estimators
             Fitted copies of this estimator with the parameter set to each value, in
-            increasing order. ``self`` is left fitted as the last of them (the largest
-            value). The shared preparation's time is counted once, in the first model's
-            ``fit_time_``.
+            increasing order. The shared preparation's time is counted once, in the first
+            model's ``fit_time_``. ``self`` is left as it was (unfitted, or fitted as
+            before): its state stays the one its parameters describe.
         """
-        self._validate_params()
+        work = clone(self)  # validation sets fitted attributes: on the copy, not on self
+        work._validate_params()
         values = check_alphas(values, name=f"{self._path_param}s")
-        X, y, Y = self._validate_xy(X, y)
-        backend = self._make_backend(X, values)
+        X, y, Y = work._validate_xy(X, y)
+        backend = work._make_backend(X, values)
         prepared = backend.prepare(X, Y)
-        return self._fit_prepared(backend, prepared, Y, values, y.ndim == 1, copies=True)
+        return work._fit_prepared(backend, prepared, Y, values, y.ndim == 1, copies=True)
 
     def _set_fitted(self, backend, prepared, solution, shared, ravel):
         self._model = backend.model(prepared, [solution])

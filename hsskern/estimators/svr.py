@@ -224,9 +224,9 @@ class HSSSVR(PathRegressor):
         Returns
         -------
         list of HSSSVR
-            Fitted copies with ``C`` set to each value, in increasing order; ``self`` is left
-            fitted as the last (the largest C). The compression's time is counted once, in
-            the first model's ``fit_time_``.
+            Fitted copies with ``C`` set to each value, in increasing order. The
+            compression's time is counted once, in the first model's ``fit_time_``.
+            ``self`` is left as it was (unfitted, or fitted as before).
         """
         return super().fit_path(X, y, Cs)
 
