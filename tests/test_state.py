@@ -158,3 +158,49 @@ def test_fit_path_leaves_the_estimator_as_it_was(est, fitted):
         assert m.get_params() == {**est.get_params(), name: getattr(m, name)}
         assert m.n_features_in_ == 4 and m.predict(XB).shape == yB.shape
 
+
+# ---------------------------------------------------------------- grids: one checker
+BAD_GRIDS = {"string": "abc", "digit string": "1", "strings": ["1", "2"],
+             "string array": np.array(["1.0"]), "None": [None], "bool": [True, 2.0],
+             "dict": {"a": 1.0}, "generator of strings": lambda: (s for s in "ab"),
+             "complex": [1j], "nested": [[1.0, 2.0]], "empty": []}
+
+
+@pytest.mark.parametrize("what", list(BAD_GRIDS))
+@pytest.mark.parametrize("est", WITH_PATH, ids=PATH_IDS)
+def test_fit_path_refuses_a_non_numeric_grid_saying_what_to_pass(est, what):
+    """Issue 43, part 7: a string (or other non-numeric) grid must be refused by the one
+    grid checker, naming the parameter and saying what to pass, never numpy's own message
+    and never read as numbers ("1" as 1.0, None as NaN)."""
+    est = clone(est)
+    X, y = _path_data(est, seed=1, n_features=3)
+    name = "alphas" if _param(est) == "alpha" else "Cs"
+    bad = BAD_GRIDS[what]() if callable(BAD_GRIDS[what]) else BAD_GRIDS[what]
+    with pytest.raises(ValueError, match=name) as err:
+        est.fit_path(X, y, bad)
+    msg = str(err.value)
+    assert "such as [0.1, 1.0, 10.0]" in msg, msg
+    assert "could not convert" not in msg and "float()" not in msg, msg
+    assert not hasattr(est, "n_features_in_")
+
+
+@pytest.mark.parametrize("search,name", [
+    (HSSSVCCV(h=1.0), "Cs"), (NystromSVCCV(gamma=1.0), "Cs"), (HSSSVRCV(h=1.0), "Cs"),
+    (HSSKernelRidgeCV(h=1.0), "alphas")], ids=["HSSSVCCV", "NystromSVCCV", "HSSSVRCV",
+                                               "HSSKernelRidgeCV"])
+def test_search_grids_use_the_same_checker(search, name):
+    X, y = _path_data(search, seed=1, n_features=3)
+    for bad in (["1", "2"], [None], [True, 2.0], [0.1, -1.0]):
+        with pytest.raises(ValueError, match=name) as err:
+            clone(search).set_params(**{name: bad}).fit(X, y)
+        assert "could not convert" not in str(err.value)
+
+
+def test_grid_count_is_a_logspace():
+    from hsskern.solvers.path import check_Cs
+    np.testing.assert_array_equal(check_Cs(4, count=(-2, 3)), np.logspace(-2, 3, 4))
+    np.testing.assert_array_equal(check_Cs((c for c in (3.0, 1.0))), [1.0, 3.0])
+    with pytest.raises(ValueError, match="Cs must be an int >= 1"):
+        check_Cs(0, count=(-2, 3))
+    with pytest.raises(ValueError, match="use np.logspace"):
+        check_Cs(4)

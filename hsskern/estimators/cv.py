@@ -173,11 +173,7 @@ class PathClassifierCV(ClassifierBase):
     def _Cs(self):
         if self._C_param is None:
             return [None]
-        if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
-            if self.Cs < 1:
-                raise ValueError(f"Cs must be >= 1 or a sequence of C values, got {self.Cs}")
-            return np.logspace(-2, 3, self.Cs)
-        return check_Cs(self.Cs)
+        return check_Cs(self.Cs, count=(-2, 3))  # Cs=k: k values from 0.01 to 1000
 
     def _grid(self, X, Y):
         """The kernel-parameter candidates (a list of dicts), checked; X and Y validated."""

@@ -321,9 +321,7 @@ class HSSSVRCV(PathRegressorCV):
         return HSSSVR._validate_xy(self, X, y)
 
     def _values(self):
-        if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
-            return np.logspace(-2, 3, int(self.Cs))
-        return check_Cs(self.Cs)
+        return check_Cs(self.Cs, count=(-2, 3))  # Cs=k: k values from 0.01 to 1000
 
     def _grid(self, X):
         return width_grid(self, X)

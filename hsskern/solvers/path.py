@@ -124,32 +124,52 @@ class PreparedProblem:
                                   for v in values))
 
 
-def check_grid(values, name, what="values"):
+def check_grid(values, name, what="values", count=None):
     """A grid of regularization values as a sorted float array, or a clear error before any
-    work is done: a non-empty 1-D sequence of finite values > 0 (a scalar is one value)."""
-    if isinstance(values, (str, bytes)) or values is None:
-        raise ValueError(f"{name} must be a non-empty sequence of {what} > 0, got {values!r}")
-    if isinstance(values, (Real, np.number)) and not isinstance(values, (bool, np.bool_)):
-        if isinstance(values, Integral):
+    work is done: a non-empty 1-D sequence (any iterable) of finite real numbers > 0, a
+    scalar being one value. Strings, booleans and None are refused, also inside the sequence
+    (numpy would read "1" as 1.0 and None as NaN).
+
+    ``count`` (a ``*CV``'s ``Cs=k``): an int k >= 1 means ``np.logspace(*count, k)``; None:
+    an int is refused, with the hint to build the grid.
+    """
+    hint = f"pass a sequence of {what} > 0 such as [0.1, 1.0, 10.0] or np.logspace(-2, 3, 6)"
+    if isinstance(values, (Integral, np.integer)) and not isinstance(values, (bool, np.bool_)):
+        if count is None:
             raise ValueError(f"{name} must be a sequence of {what}, got the integer "
-                             f"{values!r} (for a grid of that many values use np.logspace)")
+                             f"{values!r} (for a grid of that many values use np.logspace): "
+                             f"{hint}")
+        if values < 1:
+            raise ValueError(f"{name} must be an int >= 1 (that many {what} in "
+                             f"np.logspace({count[0]}, {count[1]}, {name})) or a sequence of "
+                             f"{what} > 0, got {values!r}")
+        return np.logspace(count[0], count[1], int(values))
+    if isinstance(values, (Real, np.number)) and not isinstance(values, (bool, np.bool_)):
         values = [values]
+    elif values is None or isinstance(values, (str, bytes, bool, np.bool_, dict)):
+        raise ValueError(f"{name} must be a sequence of {what}: {hint}; got {values!r}")
+    elif not isinstance(values, (list, tuple, np.ndarray)) and hasattr(values, "__iter__"):
+        values = list(values)  # a generator, a set, a Series: read once
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.dtype.kind in "USbVc" or (arr.dtype == object and any(
+            v is None or isinstance(v, (str, bytes, bool, np.bool_)) for v in arr.ravel())):
+        raise ValueError(f"{name} must hold real numbers: {hint}; got {values!r}")
     try:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold real numbers, got {values!r}") from None
+        raise ValueError(f"{name} must hold real numbers: {hint}; got {values!r}") from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of {what} > 0, "
-                         f"got shape {arr.shape}")
+        raise ValueError(f"{name} must be a non-empty 1-D sequence: {hint}; got shape "
+                         f"{arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"every value in {name} must be finite and > 0, got {arr.tolist()}")
     return np.sort(arr)
 
 
-def check_Cs(Cs, name="Cs"):
+def check_Cs(Cs, name="Cs", count=None):
     """Cs as a sorted float array, or a clear error before any work is done
-    (:func:`check_grid`)."""
-    return check_grid(Cs, name, "C values")
+    (:func:`check_grid`; ``count=(lo, hi)``: an int k is ``np.logspace(lo, hi, k)``)."""
+    return check_grid(Cs, name, "C values", count=count)
 
 
 def check_labels(Y, n):
