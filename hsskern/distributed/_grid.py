@@ -26,10 +26,20 @@ class DaskHSSSVCCV(HSSSVCCV):
 
     The splits are drawn on the client with the serial estimator's code and each task runs
     the serial estimator's per-(width, fold) function, so with an int ``random_state`` the
-    ``cv_results_`` scores and iteration counts and the chosen (width, C) equal those of
-    :class:`~hsskern.HSSSVCCV` — bitwise when both run with the same number of BLAS/OpenMP
-    threads per fit (``threads_per_task``; the intercepts can otherwise differ in the last
-    bit because OpenBLAS's reduction order depends on its thread count).
+    ``cv_results_`` scores and iteration counts, the chosen (width, C) and the refitted
+    model equal those of :class:`~hsskern.HSSSVCCV` bitwise when the serial fit runs with
+    the tasks' BLAS thread count (``threads_per_task``; for the default 1:
+    ``with threadpoolctl.threadpool_limits(1): HSSSVCCV(...).fit(X, y)``). The OpenMP
+    thread count does not matter. Without that limit, equality still holds for folds of at
+    most ``hsskern.solvers.hss_path.SERIAL_N`` (5,000) training points on the exact
+    decomposition route (the default up to 100,000 points), which runs on one thread
+    anyway; above it OpenBLAS splits its sums (dot products, matrix-vector products) by
+    its thread count, so the decomposition rounds differently, and where that changes a
+    working-set choice it stops at another point within its tolerance. Each solution then
+    differs from the last bits up to the solver's tolerance (``min(tol, 1e-3)`` in LIBSVM's
+    gap; decision values by up to about 1e-3), and a fold's accuracy by the held-out points
+    whose decision value lies that close to 0: k such points move it by k / n_test (one in
+    4,000 moves the mean over 5 folds by 5e-5).
 
     What does not scale yet: one compression (one width, one fold) always runs on one
     worker, so the largest n is bounded by one worker's memory, and a grid with fewer cells
