@@ -36,8 +36,6 @@ _GEMM_ROW_TILE = 128
 #: evaluator is compiled with -ffast-math and must only see finite numbers). Pairs farther
 #: apart than 2^40 widths already have entries of exactly 0.0.
 _MAX_EXTENT_LOG2 = 470
-#: Polynomial kernel entries must stay below 2^_MAX_POLY_LOG2 (sums of many stay finite).
-_MAX_POLY_LOG2 = 1000
 
 
 def _readonly(a):
@@ -114,8 +112,7 @@ def _evaluation_inputs(kernel, rows, cols):
     polynomial entries overflow float64.
     """
     if not kernel.scale_invariant:
-        if kernel.name == "polynomial":
-            _check_polynomial_range(kernel, rows, cols)
+        _check_polynomial_range(kernel, rows, cols)
         return rows, cols, kernel, None
     w = kernel.width
     name = "sigma" if kernel.name == "compact_gaussian" else "h"
@@ -167,22 +164,7 @@ def _evaluation_inputs(kernel, rows, cols):
 
 
 def _check_polynomial_range(kernel, rows, cols):
-    # |coef0 + x.y| <= coef0 + |x| |y|
-    lb = _max_norm_log2(rows) + (_max_norm_log2(cols) if cols is not rows else
-                                 _max_norm_log2(rows))
-    c = kernel.coef0
-    if lb == -math.inf:
-        top = log2(c)
-    elif lb > 1000:
-        top = lb
-    else:
-        top = log2(c + 2.0 ** lb)
-    if kernel.degree * top > _MAX_POLY_LOG2:
-        raise ValueError(
-            f"polynomial kernel entries (coef0 + x.y)^degree reach about 2^"
-            f"{kernel.degree * top:.0f} (degree={kernel.degree}, coef0={c:g}, largest "
-            f"|x| |y| = 2^{lb:.1f}), beyond float64 (2^1024): scale X, e.g. to unit norm, "
-            f"or lower the degree")
+    kernel.check_dot_range(_max_norm_log2(rows) + _max_norm_log2(cols))
 
 
 class _KernelSurface(LinearOperator):
@@ -798,7 +780,7 @@ class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
         return self._dense_block(self._erows[I], self._ecols[J], out)
 
 
-def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
+def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
                     sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """Matrix-free kernel matrix K(X, X).
 
@@ -809,7 +791,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
         and later changes to it do not affect the operator. A scipy sparse X gives a
         :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
         copied as canonical CSR).
-    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"} or Kernel
+    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
     h, gamma, degree, coef0, sigma, l
         Kernel parameters, see :func:`hsskern.kernels.make_kernel`.
     block_memory : int, default 32 MiB
