@@ -33,6 +33,8 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 SVC_SPELLINGS = ("rbf", "poly", "linear")
 #: kernels of the dot product x . y (not of |x - y|): no width, no HSS compression
 DOT_KERNELS = ("polynomial", "sigmoid")
+#: kernels only the exact decomposition takes (no distances for a tree, or no factor)
+EXACT_ONLY_KERNELS = DOT_KERNELS + ("callable",)
 #: Polynomial kernel entries must stay below 2^_MAX_POLY_LOG2 (sums of many stay finite).
 _MAX_POLY_LOG2 = 1000
 #: kernels that depend only on |x - y| / width: rescaling points and width together is exact
@@ -68,6 +70,9 @@ class Kernel:
     scale : float or None
         The dot product's factor in the polynomial and sigmoid kernels (SVC's ``gamma`` for
         them; 1 when None).
+    function : callable or None
+        For ``name="callable"``: k(A, B) -> array of shape (len(A), len(B)), as SVC's
+        callable kernels (evaluated in blocks, see :mod:`hsskern.kernels.callable`).
     """
 
     name: str
@@ -77,6 +82,7 @@ class Kernel:
     sigma: float = None
     l: float = None
     scale: float = None
+    function: object = None
 
     @property
     def gamma(self):
@@ -149,6 +155,9 @@ class Kernel:
 
     def diag(self, X):
         """k(x_i, x_i) for the rows of X."""
+        if self.name == "callable":
+            from .callable import CallableKernelOperator
+            return CallableKernelOperator(X, X, self, 8 * 2 ** 20).diag()
         if self.name in DOT_KERNELS:
             return self.of_dot(np.einsum("ij,ij->i", X, X))
         return np.ones(X.shape[0])
@@ -187,6 +196,8 @@ class Kernel:
             return f"Kernel('polynomial', degree={self.degree}, coef0={self.coef0:g}{g})"
         if self.name == "sigmoid":
             return f"Kernel('sigmoid', gamma={self.dot_scale:g}, coef0={self.coef0:g})"
+        if self.name == "callable":
+            return f"Kernel('callable', function={self.function!r})"
         return f"Kernel('compact_gaussian', sigma={self.sigma:g}, l={self.l:g})"
 
 
@@ -196,9 +207,10 @@ def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=Non
 
     Parameters
     ----------
-    kernel : str or Kernel
-        Kernel name (see ``KERNELS``; SVC's ``"rbf"``, ``"poly"`` and ``"linear"`` too) or an
-        existing Kernel, returned unchanged.
+    kernel : str, callable or Kernel
+        Kernel name (see ``KERNELS``; SVC's ``"rbf"``, ``"poly"`` and ``"linear"`` too), a
+        function k(A, B) -> (len(A), len(B)) array (SVC's callable kernel), or an existing
+        Kernel, returned unchanged.
     h, gamma : float, optional
         Width of the Gaussian (``gamma = 1/(2 h^2)``) or Laplacian (``gamma = 1/h``) kernel;
         give one of them. Default h = 1. For the dot-product kernels ("poly", "polynomial",
@@ -217,6 +229,8 @@ def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=Non
     """
     if isinstance(kernel, Kernel):
         return kernel
+    if callable(kernel):
+        return Kernel("callable", function=kernel)
     names = KERNELS + SVC_SPELLINGS
     if not isinstance(kernel, str) or kernel not in names:
         raise ValueError(f"kernel must be one of {names}, got {kernel!r}")

@@ -16,6 +16,7 @@ from ..utils._scaling import SAFE_LOG2, coordinate_extent, log2, power_of_two_be
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_out, check_points, check_positive
 from . import _eval
+from .callable import CallableKernelOperator
 from .functions import make_kernel
 
 #: Default memory for the per-thread scratch tiles of blocked products.
@@ -677,6 +678,20 @@ class StoredKernelOperator(_StoredMatrix, KernelOperator):
         return f"<StoredKernelOperator n={n} d={d} {self._kernel!r}>"
 
 
+class StoredCallableKernelOperator(_StoredMatrix, CallableKernelOperator):
+    """A callable kernel's K(X, X) evaluated once and kept (8 n^2 bytes), made by
+    :meth:`CallableKernelOperator.stored`: blocks are gathers and products dgemm, as for
+    :class:`StoredKernelOperator`; pickles as the plain operator."""
+
+    def __init__(self, base):
+        super().__init__(base.points, base.points, base.kernel, base._block_memory)
+        self._store()
+
+    def __reduce__(self):
+        return (CallableKernelOperator,
+                (self._rows, self._cols, self._kernel, self._block_memory))
+
+
 def _equal_pairs(I, J):
     """(rows, cols) of every position with I[rows] == J[cols]: where beta I lands in a block.
     O((len(I) + len(J)) log len(J)), never the len(I) x len(J) comparison."""
@@ -811,7 +826,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     >>> K.submatrix([0, 1], [2, 3]).shape
     (2, 2)
     """
-    if sp.issparse(X):  # kernel entries straight from the sparse rows
+    if sp.issparse(X) and not callable(kernel):  # kernel entries from the sparse rows
         from .sparse_rows import sparse_kernel_operator
         return sparse_kernel_operator(X, kernel, h=h, gamma=gamma, degree=degree, coef0=coef0,
                                       sigma=sigma, l=l, block_memory=block_memory)
@@ -824,4 +839,6 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     block_memory = int(block_memory)
     if block_memory < 8 * _ROW_TILE * 16:
         raise ValueError(f"block_memory must be at least {format_bytes(8 * _ROW_TILE * 16)}")
+    if k.name == "callable":
+        return CallableKernelOperator(X, X, k, block_memory)
     return KernelOperator(X, k, block_memory)

@@ -22,6 +22,7 @@ from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._scaling import SAFE_LOG2, log2, power_of_two_below
 from ..utils.validation import check_points
 from . import _eval, _sparse_eval
+from .callable import CallableKernelOperator
 from .functions import DOT_KERNELS, make_kernel
 from .operator import (_MAX_EXTENT_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
                        KernelOperator, _CrossSurface, _KernelSurface, _StoredMatrix,
@@ -136,6 +137,8 @@ def rows_operator(points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
     """The kernel operator of trusted points (validated upstream): a
     :class:`~hsskern.kernels.KernelOperator` for a dense array, a
     :class:`SparseRowsKernelOperator` for sparse rows."""
+    if kernel.name == "callable":
+        return CallableKernelOperator(points, points, kernel, block_memory)
     if sp.issparse(points):
         return SparseRowsKernelOperator(points, kernel, block_memory)
     return KernelOperator(points, kernel, block_memory)
