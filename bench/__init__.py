@@ -1,0 +1,1 @@
+"""hsskern's benchmark harness: ``python -m bench SUITE ...`` (see bench/README.md)."""

@@ -1,0 +1,504 @@
+"""What every suite shares: the data loader, the peer registry, the result schema, the plot.
+
+A suite (a module registered in :data:`bench.run.SUITES`) adds its arguments to the command
+line and, in ``run(args, bench)``, asks this module's :class:`Bench` to run *tasks*: a task is
+a function ``task(data, params) -> dict`` of a module importable as ``bench.<...>``, run for
+one *system* (ours or a peer) in a fresh interpreter (:mod:`bench.peer_runner`), ``repeat``
+times. The child prints one JSON object on stdout; the parent keeps the median time, the
+child's peak resident memory (``ru_maxrss``) and whatever the task reported (accuracy, per-C
+records), and writes one JSON per run (:func:`validate` is its schema) and its PNG.
+"""
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+SHARED = ROOT.parent / "shared" / "datasets"
+SCHEMA = "hsskern-bench/1"
+
+
+class DataUnavailable(Exception):
+    """A data set whose file is absent: the suite skips it and says so."""
+
+
+# ----------------------------------------------------------------------------- data
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Which data a task runs on; a child rebuilds the same arrays from it (seeded)."""
+
+    name: str
+    n_train: int = None
+    n_test: int = None
+    standardize: bool = False
+    seed: int = 0
+
+    def as_dict(self):
+        return {"name": self.name, "n_train": self.n_train, "n_test": self.n_test,
+                "standardize": self.standardize, "seed": self.seed}
+
+
+def _gmm8(n):
+    sys.path.insert(0, str(ROOT.parent / "shared" / "tools"))
+    try:
+        from gen_gmm import gmm8
+    except ImportError:
+        raise DataUnavailable("gmm8 needs ../shared/tools/gen_gmm.py") from None
+    return gmm8(n)
+
+
+def _raw(name):
+    m = re.fullmatch(r"gmm8_(\d+)", name)
+    if m:
+        return _gmm8(int(m.group(1)))
+    for path in (SHARED / f"{name}.npz", SHARED / "regression" / f"{name}.npz"):
+        if path.exists():
+            d = np.load(path)
+            return d["X_train"], d["y_train"], d["X_test"], d["y_test"]
+    from hsskern.datasets import BUNDLED, load
+    if name in BUNDLED:
+        return load(name)
+    raise DataUnavailable(f"data set {name!r}: no {SHARED}/{name}.npz (nor regression/), "
+                          f"not bundled ({', '.join(BUNDLED)}), not gmm8_<n>")
+
+
+def load_data(spec):
+    """(X_train, y_train, X_test, y_test) for a :class:`DataSpec` (or its dict): random
+    subsamples of ``n_train`` / ``n_test`` points (seeded), z-scored with the training
+    statistics when ``standardize``. Raises :class:`DataUnavailable` when the file is absent."""
+    if isinstance(spec, dict):
+        spec = DataSpec(**spec)
+    Xtr, ytr, Xte, yte = _raw(spec.name)
+    rng = np.random.default_rng(spec.seed)
+    if spec.n_train and spec.n_train < len(ytr):
+        i = np.sort(rng.choice(len(ytr), spec.n_train, replace=False))
+        Xtr, ytr = Xtr[i], ytr[i]
+    if spec.n_test and spec.n_test < len(yte):
+        i = np.sort(rng.choice(len(yte), spec.n_test, replace=False))
+        Xte, yte = Xte[i], yte[i]
+    if spec.standardize:
+        mu, sd = Xtr.mean(0), Xtr.std(0)
+        sd[sd == 0] = 1.0
+        Xtr, Xte = (Xtr - mu) / sd, (Xte - mu) / sd
+    return (np.ascontiguousarray(Xtr, dtype=np.float64), ytr,
+            np.ascontiguousarray(Xte, dtype=np.float64), yte)
+
+
+def describe(spec, data):
+    Xtr, ytr, Xte, yte = data
+    return {**spec.as_dict(), "n_train": int(len(ytr)), "n_test": int(len(yte)),
+            "n_features": int(Xtr.shape[1])}
+
+
+# ----------------------------------------------------------------------------- peers
+
+@dataclass(frozen=True)
+class Peer:
+    """A system measured in a child process. ``requires``: the module it imports (checked
+    before a child is started; absent -> status "unavailable"). ``factory(kind)`` (called in
+    the child) returns the estimator class for a task kind ("svc", "svr", "krr", "gp", ...)."""
+
+    name: str
+    label: str
+    factory: object
+    requires: str = None
+    install: str = None
+
+    def unavailable(self):
+        if self.requires and importlib.util.find_spec(self.requires) is None:
+            return f"{self.requires} is not installed" + (
+                f" ({self.install})" if self.install else "")
+        return None
+
+
+PEERS = {}
+
+
+def peer(name, label, requires=None, install=None):
+    """Register a peer: ``@peer("libsvm", "LIBSVM (sklearn.svm.SVC)")`` on its factory."""
+    def deco(factory):
+        PEERS[name] = Peer(name, label, factory, requires, install)
+        return factory
+    return deco
+
+
+@peer("hsskern", "hsskern")
+def _hsskern(kind):
+    import hsskern
+    return {"svc": hsskern.HSSSVC, "svc_cv": hsskern.HSSSVCCV, "svr": hsskern.HSSSVR,
+            "krr": hsskern.HSSKernelRidge, "gp": hsskern.HSSGaussianProcessRegressor,
+            "exact": hsskern.ExactSVC}[kind]
+
+
+@peer("libsvm", "LIBSVM (sklearn.svm.SVC / SVR)")
+def _libsvm(kind):
+    from sklearn import svm
+    return {"svc": svm.SVC, "svr": svm.SVR}[kind]
+
+
+@peer("onedal", "oneDAL (sklearnex.svm.SVC / SVR)", requires="sklearnex",
+      install="pip install scikit-learn-intelex, or the bench extra")
+def _onedal(kind):
+    from sklearnex import svm
+    return {"svc": svm.SVC, "svr": svm.SVR}[kind]
+
+
+@peer("liblinear", "LIBLINEAR on Nystroem features (sklearn LinearSVC)")
+def _liblinear(kind):
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    def build(C=1.0, gamma="scale", n_components=1000, random_state=0):
+        if gamma == "scale":
+            gamma = None  # Nystroem's None is 1 / n_features: gamma="scale" on z-scored X
+        return make_pipeline(Nystroem(gamma=gamma, n_components=n_components,
+                                      random_state=random_state), LinearSVC(C=C))
+    return {"svc": build}[kind]
+
+
+@peer("sklearn", "scikit-learn (KernelRidge, GaussianProcessRegressor)")
+def _sklearn(kind):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.kernel_ridge import KernelRidge
+    return {"krr": KernelRidge, "gp": GaussianProcessRegressor}[kind]
+
+
+def peer_class(name, kind):
+    return PEERS[name].factory(kind)
+
+
+# ----------------------------------------------------------------------------- machine
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def machine():
+    import scipy
+    import sklearn
+    mem = None
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        pass
+    return {"cpu_count": os.cpu_count(), "cpu": _cpu_model(), "memory_bytes": mem,
+            "platform": platform.platform(), "python": platform.python_version(),
+            "numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
+            "hostname": platform.node()}
+
+
+def git_commit():
+    def git(*a):
+        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+    commit = git("rev-parse", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(dirty) if dirty is not None else None}
+
+
+# ----------------------------------------------------------------------------- running
+
+def _tail(lines, k=15):
+    return "".join(lines[-k:]).strip()
+
+
+def run_in_child(task, system, data, params, repeat=1, timeout=None, quiet=False):
+    """``task`` ("bench.module:function") for ``system`` in a fresh interpreter: the record
+    the child printed (status "ok"), or {"status": "failed" | "timeout", "reason": ...}.
+
+    The child's stderr (its progress lines) is echoed as it comes, unless ``quiet``."""
+    spec = {"task": task, "system": system, "data": data.as_dict(), "params": params,
+            "repeat": int(repeat)}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "bench.peer_runner"], cwd=str(ROOT),
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdin.write(json.dumps(spec))
+    proc.stdin.close()
+    err, out = [], []
+
+    def echo():
+        for line in proc.stderr:
+            err.append(line)
+            if not quiet:
+                sys.stderr.write(f"    [{system}] {line}")
+                sys.stderr.flush()
+    readers = [threading.Thread(target=echo, daemon=True),
+               threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)]
+    for r in readers:
+        r.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return {"status": "timeout", "reason": f"stopped after {timeout:g} s",
+                "process_time": time.perf_counter() - t0}
+    for r in readers:
+        r.join()
+    out = "".join(out)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return {"status": "failed", "reason": f"exit {proc.returncode}: {_tail(err)}",
+                "process_time": wall}
+    try:
+        rec = json.loads(out.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"status": "failed", "reason": f"no JSON on stdout: {out[-500:]!r}",
+                "process_time": wall}
+    rec["process_time"] = wall
+    return rec
+
+
+def run_task(task, data, params, repeat=1):
+    """The child's side (also usable in-process): the task ``repeat`` times, its median time.
+
+    A task returns a dict with ``time`` (seconds of the work measured; setup such as
+    building the estimator and scoring excluded) and anything else it reports; the record
+    keeps every repeat's time and the last repeat's other fields."""
+    mod, fn = task.split(":")
+    fn = getattr(importlib.import_module(mod), fn)
+    times, rec = [], None
+    for _ in range(max(1, repeat)):
+        rec = fn(data, params)
+        if rec.get("status") in ("unavailable", "skipped"):
+            return rec
+        times.append(float(rec["time"]))
+    rec = {"status": "ok", **rec}
+    rec["times"] = times
+    rec["time"] = float(statistics.median(times))
+    return rec
+
+
+# ----------------------------------------------------------------------------- results
+
+def jsonable(o):
+    if isinstance(o, dict):
+        return {str(k): jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [jsonable(v) for v in o]
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, float) and not np.isfinite(o):
+        return None
+    return o
+
+
+_TOP = {"schema": str, "suite": str, "name": str, "date": str, "command": str, "git": dict,
+        "machine": dict, "data": (dict, type(None)), "options": dict, "cases": list,
+        "loadavg": dict}
+_CASE = {"case": str, "mode": str, "reference": str, "metric": (str, type(None)),
+         "systems": dict, "ratios": dict}
+_STATUS = {"ok", "unavailable", "failed", "timeout", "skipped"}
+
+
+def validate(result):
+    """The result schema: raise ValueError naming the first field that does not conform.
+
+    A run: ``schema``, ``suite``, ``name``, ``date`` (UTC, ISO 8601), ``command``, ``git``
+    (``commit``, ``dirty``), ``machine``, ``data`` (name, n_train, n_test, n_features, ...;
+    None for a suite without one data set), ``options`` (the parsed arguments), ``loadavg``
+    (``before`` / ``after``), ``cases``. A case: ``case`` (its label), ``mode``,
+    ``reference`` (the system ratios divide by), ``metric`` (what ``score`` means, e.g.
+    "accuracy" or "rmse"), ``systems`` (name -> record), ``ratios`` (name -> its time / the
+    reference's; > 1: the reference is faster). A record: ``status`` in
+    {ok, unavailable, failed, timeout, skipped}; with "ok" ``time`` (median seconds),
+    ``times`` (every repeat), ``peak_rss`` (bytes, the child's ru_maxrss), ``score``
+    (number or None); otherwise ``reason``.
+    """
+    def check(obj, spec, where):
+        for k, t in spec.items():
+            if k not in obj:
+                raise ValueError(f"{where}: missing {k!r}")
+            if not isinstance(obj[k], t):
+                raise ValueError(f"{where}.{k}: {type(obj[k]).__name__}, expected {t}")
+    check(result, _TOP, "result")
+    if result["schema"] != SCHEMA:
+        raise ValueError(f"result.schema {result['schema']!r} != {SCHEMA!r}")
+    datetime.fromisoformat(result["date"])
+    for i, case in enumerate(result["cases"]):
+        check(case, _CASE, f"cases[{i}]")
+        for name, rec in case["systems"].items():
+            where = f"cases[{i}].systems[{name!r}]"
+            if rec.get("status") not in _STATUS:
+                raise ValueError(f"{where}.status: {rec.get('status')!r}")
+            if rec["status"] == "ok":
+                check(rec, {"time": (int, float), "times": list, "peak_rss": int,
+                            "score": (int, float, type(None))}, where)
+            else:
+                check(rec, {"reason": str}, where)
+        for name, r in case["ratios"].items():
+            if not isinstance(r, (int, float)) or case["systems"].get(name, {}).get(
+                    "status") != "ok":
+                raise ValueError(f"cases[{i}].ratios[{name!r}]: {r!r} without an ok time")
+    return result
+
+
+# ----------------------------------------------------------------------------- one run
+
+@dataclass
+class Bench:
+    """One run of a suite: runs tasks, collects cases, writes the JSON and the PNG."""
+
+    suite: str
+    argv: list
+    options: dict
+    out_dir: Path = RESULTS
+    tag: str = ""
+    timeout: float = None
+    cases: list = field(default_factory=list)
+    data: dict = None
+
+    def __post_init__(self):
+        self.started = datetime.now(timezone.utc)
+        self.load_before = os.getloadavg()
+
+    def unavailable(self, system):
+        if system not in PEERS:
+            raise ValueError(f"unknown system {system!r}; registered: {sorted(PEERS)}")
+        return PEERS[system].unavailable()
+
+    def measure(self, task, system, data, params, repeat=1):
+        """One system's record for a task (a child process, or "unavailable")."""
+        why = self.unavailable(system)
+        if why:
+            print(f"  {system}: unavailable ({why})", flush=True)
+            return {"status": "unavailable", "reason": why}
+        print(f"  {system}: fresh process, load {os.getloadavg()[0]:.2f}", flush=True)
+        rec = run_in_child(task, system, data, params, repeat, self.timeout)
+        if rec["status"] == "ok":
+            print(f"  {system}: {rec['time']:.2f} s"
+                  + ("" if rec.get("score") is None else f", score {rec['score']:.4g}")
+                  + f", peak RSS {rec.get('peak_rss', 0) / 2**20:.0f} MB", flush=True)
+        else:
+            print(f"  {system}: {rec['status']}: {rec['reason'].splitlines()[-1]}", flush=True)
+        return rec
+
+    def add_case(self, case, mode, systems, reference="hsskern", metric="accuracy", **extra):
+        """Record a case; the ratios are each ok system's time over the reference's."""
+        ref = systems.get(reference, {})
+        ratios = {}
+        if ref.get("status") == "ok" and ref["time"] > 0:
+            ratios = {k: r["time"] / ref["time"] for k, r in systems.items()
+                      if k != reference and r.get("status") == "ok"}
+        c = {"case": case, "mode": mode, "reference": reference, "metric": metric,
+             "systems": systems, "ratios": ratios, **extra}
+        self.cases.append(c)
+        return c
+
+    def summary(self):
+        for c in self.cases:
+            print(f"\n{c['case']} ({c['mode']}): time / {c['metric'] or 'score'} / peak RSS")
+            for k, r in c["systems"].items():
+                if r.get("status") != "ok":
+                    why = (r.get("reason") or "").strip().splitlines() or [""]
+                    print(f"  {k:<10} {r.get('status')}: {why[-1]}")
+                    continue
+                ratio = c["ratios"].get(k)
+                score = "-" if r.get("score") is None else f"{r['score']:.4f}"
+                print(f"  {k:<10} {r['time']:9.2f} s  {score:>8}  "
+                      f"{r.get('peak_rss', 0) / 2**20:7.0f} MB"
+                      + ("" if ratio is None else f"   {ratio:.2f}x {c['reference']}'s time"))
+
+    def result(self, name):
+        return jsonable({
+            "schema": SCHEMA, "suite": self.suite, "name": name,
+            "date": self.started.isoformat(timespec="seconds"),
+            "command": "python -m bench " + " ".join(shlex.quote(a) for a in self.argv),
+            "git": git_commit(), "machine": machine(), "data": self.data,
+            "options": self.options,
+            "loadavg": {"before": list(self.load_before), "after": list(os.getloadavg())},
+            "cases": self.cases})
+
+    def write(self, name, plot=None):
+        """The run's JSON (validated) and, with matplotlib, its PNG: the paths."""
+        name = name + (f"_{self.tag}" if self.tag else "")
+        result = validate(self.result(name))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / f"{name}.json"
+        png = self.out_dir / f"{name}.png"
+        result["plot"] = png.name if (plot or plot_cases)(result, png) else None
+        path.write_text(json.dumps(result, indent=1))
+        print(f"wrote {path}" + (f" and {png.name}" if result["plot"] else ""))
+        return path
+
+
+def plot_cases(result, path):
+    """The default figure: per case, each system's median time (log scale); for cases with
+    per-C records, time and score along C. False without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return False
+    cases = result["cases"]
+    per_c = [c for c in cases if any("per_C" in r for r in c["systems"].values())]
+    ncol = 1 + 2 * len(per_c)
+    fig, axes = plt.subplots(1, ncol, figsize=(4.4 * ncol, 3.6), squeeze=False)
+    axes = axes[0]
+    systems = sorted({k for c in cases for k in c["systems"]})
+    width = 0.8 / max(1, len(systems))
+    color = {s: f"C{j}" for j, s in enumerate(systems)}
+    ax = axes[0]
+    for j, s in enumerate(systems):
+        t = [c["systems"].get(s, {}).get("time", np.nan) if c["systems"].get(s, {}).get(
+            "status") == "ok" else np.nan for c in cases]
+        ax.bar(np.arange(len(cases)) + j * width, t, width, label=s, color=color[s])
+    ax.set_xticks(np.arange(len(cases)) + 0.4 - width / 2, [c["case"] for c in cases],
+                  rotation=20, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("time [s] (median)")
+    ax.set_title(f"{result['suite']}: {result['date'][:10]}", fontsize=9)
+    ax.legend(fontsize=7)
+    for k, c in enumerate(per_c):
+        at, aa = axes[1 + 2 * k], axes[2 + 2 * k]
+        for s, r in c["systems"].items():
+            if "per_C" not in r:
+                continue
+            Cs = [f["C"] for f in r["per_C"]]
+            at.plot(Cs, np.cumsum([f["time"] for f in r["per_C"]]), "o-", label=s, ms=3,
+                    color=color[s])
+            aa.plot(Cs, [f.get("score", np.nan) for f in r["per_C"]], "o-", label=s, ms=3,
+                    color=color[s])
+        for a, lab in ((at, "cumulative time [s]"), (aa, c["metric"] or "score")):
+            a.set_xscale("log")
+            if lab.startswith("cumulative"):
+                a.set_yscale("log")
+            a.set_xlabel("C")
+            a.set_ylabel(lab)
+            a.set_title(c["case"], fontsize=9)
+            a.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True

@@ -1,0 +1,76 @@
+"""``python -m bench SUITE [options]`` (or ``python bench/run.py SUITE ...``): one harness.
+
+``python -m bench list`` names the suites; ``python -m bench SUITE --help`` their options.
+
+A suite is a module in :data:`SUITES` with
+
+* ``DESCRIPTION`` (one line),
+* ``add_arguments(parser)``: its options (the shared ones are added here),
+* ``run(args, bench)``: measures through ``bench`` (:class:`bench.harness.Bench`:
+  ``bench.measure(task, system, data_spec, params, repeat)`` runs one system in a fresh
+  process, ``bench.add_case(...)`` records a case) and returns the result's name, or None
+  when there was nothing to run (a data file absent: skipped with a message, exit 0),
+* optionally ``plot(result, path)`` (default: :func:`bench.harness.plot_cases`).
+"""
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # python bench/run.py: import the package from the checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from bench.harness import RESULTS, Bench, DataUnavailable  # noqa: E402
+
+# name -> module. To add a suite: write the module (the interface above) and add a line.
+SUITES = {
+    "c_grid": "bench.suites.c_grid",
+    "regression": "bench.suites.regression",
+    "hss": "bench.suites.hss",
+    "large_n": "bench.suites.large_n",
+    "dask": "bench.suites.dask",
+}
+
+
+def _parser(name, mod):
+    p = argparse.ArgumentParser(prog=f"python -m bench {name}", description=mod.DESCRIPTION)
+    g = p.add_argument_group("shared")
+    g.add_argument("--repeat", type=int, default=1, help="repeats per system (median kept)")
+    g.add_argument("--timeout", type=float, default=None,
+                   help="seconds a system's process may take (then: status 'timeout')")
+    g.add_argument("--tag", default="", help="suffix of the result file names")
+    g.add_argument("--out", type=Path, default=RESULTS, help="result directory")
+    mod.add_arguments(p)
+    return p
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "list"):
+        print(__doc__.split("\n")[0] + "\n\nsuites:")
+        for name, path in SUITES.items():
+            print(f"  {name:<12} {importlib.import_module(path).DESCRIPTION}")
+        return 0
+    name = argv[0]
+    if name not in SUITES:
+        print(f"unknown suite {name!r}; known: {', '.join(SUITES)}", file=sys.stderr)
+        return 2
+    mod = importlib.import_module(SUITES[name])
+    args = _parser(name, mod).parse_args(argv[1:])
+    bench = Bench(name, argv, {k: (str(v) if isinstance(v, Path) else v)
+                               for k, v in vars(args).items()},
+                  out_dir=args.out, tag=args.tag, timeout=args.timeout)
+    try:
+        result_name = mod.run(args, bench)
+    except DataUnavailable as e:
+        print(f"skipped: {e}")
+        return 0
+    if result_name is None:
+        return 0
+    bench.summary()
+    bench.write(result_name, getattr(mod, "plot", None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

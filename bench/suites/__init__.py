@@ -1,0 +1,1 @@
+"""The suites of ``python -m bench`` (registered in bench/run.py)."""

@@ -1,0 +1,194 @@
+"""Classifiers: HSSSVC against LIBSVM (sklearn.svm.SVC), oneDAL (sklearnex.svm.SVC) and
+LIBLINEAR on Nystroem features: one fit at SVC's defaults, the C path, GridSearchCV.
+
+    python -m bench c_grid --data ijcnn1 --peers onedal libsvm          # the headline row
+    python -m bench c_grid --data magic04 --standardize --modes fit path cv --peers libsvm
+    python -m bench c_grid --data a9a --ours-option start=admm --tag admm   # a variant
+
+Modes (each system in a fresh process of its own, one after the other):
+
+* ``fit``: one fit at SVC's defaults, C = 1, gamma = "scale", on z-scored X (whatever
+  ``--standardize`` says);
+* ``path`` (default): the C grid (``--C``, default 10 values 1e-2 ... 1e3) at each kernel
+  width ``--h`` (gamma = 1 / (2 h^2)): ``HSSSVC.fit_path`` (one preparation, each C
+  warm-started) against one fit per C for the peers (they have no path);
+* ``cv``: ``HSSSVCCV`` against ``GridSearchCV(SVC, {"C": grid}, cv=--folds)``, the refit on
+  all points included.
+
+Times are training only (scoring the test set is excluded); ``score`` is test accuracy
+(balanced accuracy with ``--class-weight balanced``). Variants of ours pass options to the
+estimator (``--ours-option key=value``), never patch module names.
+"""
+import json
+
+import numpy as np
+
+from bench.harness import DataSpec, describe, load_data, peer_class
+
+DESCRIPTION = "classifiers vs LIBSVM / oneDAL / LIBLINEAR: fit at defaults, C path, grid search"
+TASKS = "bench.suites.c_grid"
+
+
+def add_arguments(p):
+    p.add_argument("--data", default="ijcnn1", help="a data set name (bench/README.md)")
+    p.add_argument("--peers", nargs="*", default=["libsvm"],
+                   help="from libsvm, onedal, liblinear (hsskern always runs)")
+    p.add_argument("--modes", nargs="+", default=["path"], choices=["fit", "path", "cv"])
+    p.add_argument("--h", nargs="+", type=float, default=[1.0], help="kernel widths (path, cv)")
+    p.add_argument("--C", nargs="+", default=["1e-2:1e3:10"],
+                   help="values, or lo:hi:k for k log-spaced values")
+    p.add_argument("--folds", type=int, default=3, help="cv mode's folds")
+    p.add_argument("--n-train", type=int, default=None)
+    p.add_argument("--n-test", type=int, default=None)
+    p.add_argument("--standardize", action="store_true",
+                   help="z-score X for path and cv too (fit always does)")
+    p.add_argument("--class-weight", choices=["balanced"], default=None)
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="the KKT gap every exact solver stops at (SVC's tol)")
+    p.add_argument("--libsvm-cache", type=float, default=1000.0, help="SVC's cache_size [MB]")
+    p.add_argument("--ours-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an HSSSVC parameter (value parsed as JSON when it parses)")
+
+
+def grid(spec):
+    if len(spec) == 1 and ":" in spec[0]:
+        lo, hi, k = spec[0].split(":")
+        return np.logspace(np.log10(float(lo)), np.log10(float(hi)), int(k)).tolist()
+    return [float(s) for s in spec]
+
+
+def ours_options(pairs):
+    out = {}
+    for pair in pairs:
+        k, _, v = pair.partition("=")
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+def run(args, bench):
+    Cs = grid(args.C)
+    systems = ["hsskern"] + [p for p in args.peers if p != "hsskern"]
+    common = {"class_weight": args.class_weight, "tol": args.tol,
+              "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option)}
+    for mode in args.modes:
+        spec = DataSpec(args.data, args.n_train, args.n_test,
+                        standardize=args.standardize or mode == "fit")
+        bench.data = describe(spec, load_data(spec))
+        print(f"{args.data}: {bench.data['n_train']} training / {bench.data['n_test']} test "
+              f"points, {bench.data['n_features']} features, mode {mode}", flush=True)
+        if mode == "fit":
+            cases = [("fit C=1 gamma=scale", {"C": 1.0, "gamma": "scale"})]
+        else:
+            cases = [(f"{mode} h={h:g} ({len(Cs)} C" + (f" x {args.folds} folds)" if mode == "cv"
+                                                       else ")"),
+                      {"gamma": 1.0 / (2 * h * h), "h": h, "Cs": Cs, "folds": args.folds})
+                     for h in args.h]
+        for label, params in cases:
+            print(f"{label}:", flush=True)
+            recs = {s: bench.measure(f"{TASKS}:{mode}_task", s, spec, {**common, **params},
+                                     args.repeat) for s in systems}
+            bench.add_case(label, mode, recs, metric=_metric(args), params=params,
+                           standardized=spec.standardize)
+    bench.data["standardized"] = args.standardize
+    return f"c_grid_{args.data}"
+
+
+def _metric(args):
+    return "balanced_accuracy" if args.class_weight else "accuracy"
+
+
+# ----------------------------------------------------------------------------- tasks (child)
+
+def _score(est, X, y, params):
+    pred = est.predict(X)
+    if params.get("class_weight"):
+        from sklearn.metrics import balanced_accuracy_score
+        return float(balanced_accuracy_score(y, pred))
+    return float(np.mean(pred == y))
+
+
+def _estimator(params, C, gamma):
+    s = params["system"]
+    if s == "hsskern":
+        return peer_class(s, "svc")(C=C, gamma=gamma, class_weight=params["class_weight"],
+                                    random_state=0, **params["ours"])
+    if s == "liblinear":
+        return peer_class(s, "svc")(C=C, gamma=gamma)
+    extra = {"cache_size": params["cache_size"]} if s == "libsvm" else {}
+    return peer_class(s, "svc")(C=C, gamma=gamma, tol=params["tol"],
+                                class_weight=params["class_weight"], **extra)
+
+
+def _n_support(est):
+    n = getattr(est, "n_support_", None)
+    return None if n is None else int(np.sum(n))
+
+
+def _route(est):
+    stats = getattr(est, "hss_", None)
+    return None if stats is None else stats.get("start")
+
+
+def fit_task(data, params):
+    import time
+    Xtr, ytr, Xte, yte = data
+    est = _estimator(params, params["C"], params["gamma"])
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    t = time.perf_counter() - t0
+    return {"time": t, "score": _score(est, Xte, yte, params), "n_support": _n_support(est),
+            "route": _route(est), "phases": getattr(est, "fit_time_", None)}
+
+
+def path_task(data, params):
+    import time
+    Xtr, ytr, Xte, yte = data
+    Cs, gamma = params["Cs"], params["gamma"]
+    per_c = []
+    if params["system"] == "hsskern":
+        est = _estimator(params, Cs[0], gamma)
+        t0 = time.perf_counter()
+        models = est.fit_path(Xtr, ytr, Cs)
+        t = time.perf_counter() - t0
+        for m in models:
+            per_c.append({"C": float(m.C), "time": float(sum(m.fit_time_.values())),
+                          "score": _score(m, Xte, yte, params), "n_support": _n_support(m)})
+        route = _route(models[0])
+    else:
+        t = 0.0
+        for C in Cs:
+            est = _estimator(params, C, gamma)
+            t0 = time.perf_counter()
+            est.fit(Xtr, ytr)
+            dt = time.perf_counter() - t0
+            t += dt
+            per_c.append({"C": float(C), "time": dt, "score": _score(est, Xte, yte, params),
+                          "n_support": _n_support(est)})
+            print(f"C={C:.3g}: {dt:.2f} s, score {per_c[-1]['score']:.4f}", flush=True)
+        route = None
+    best = max(per_c, key=lambda f: f["score"])
+    return {"time": t, "score": best["score"], "best_C": best["C"], "per_C": per_c,
+            "route": route}
+
+
+def cv_task(data, params):
+    import time
+    Xtr, ytr, Xte, yte = data
+    Cs, folds = params["Cs"], params["folds"]
+    if params["system"] == "hsskern":
+        est = peer_class("hsskern", "svc_cv")(
+            Cs=Cs, gamma=params["gamma"], cv=folds, class_weight=params["class_weight"],
+            random_state=0, **params["ours"])
+    else:
+        from sklearn.model_selection import GridSearchCV, StratifiedKFold
+        key = "linearsvc__C" if params["system"] == "liblinear" else "C"
+        est = GridSearchCV(_estimator(params, 1.0, params["gamma"]), {key: Cs},
+                           cv=StratifiedKFold(folds, shuffle=True, random_state=0))
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    t = time.perf_counter() - t0
+    best_C = float(est.C_ if hasattr(est, "C_") else next(iter(est.best_params_.values())))
+    return {"time": t, "score": _score(est, Xte, yte, params), "best_C": best_C}

@@ -1,0 +1,93 @@
+"""The benchmark harness end to end on a tiny configuration: each system in a fresh process,
+one JSON per run that matches the schema, a peer that cannot run reported as unavailable."""
+import copy
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import harness  # noqa: E402
+from bench.run import SUITES, main  # noqa: E402
+
+
+def test_c_grid_tiny_run_writes_a_result_matching_the_schema(tmp_path, capsys):
+    argv = ["c_grid", "--data", "ijcnn1", "--n-train", "400", "--n-test", "300",
+            "--C", "0.5", "5", "--peers", "libsvm", "--repeat", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    [path] = tmp_path.glob("*.json")
+    result = harness.validate(json.loads(path.read_text()))
+    assert result["suite"] == "c_grid"
+    assert result["command"] == "python -m bench " + " ".join(argv)
+    assert result["data"]["n_train"] == 400 and result["data"]["n_test"] == 300
+    assert result["git"]["commit"] and result["machine"]["cpu_count"] >= 1
+    [case] = result["cases"]
+    assert case["mode"] == "path"
+    ours, svc = case["systems"]["hsskern"], case["systems"]["libsvm"]
+    for rec in (ours, svc):
+        assert rec["status"] == "ok" and len(rec["times"]) == 1 and rec["time"] > 0
+        assert [f["C"] for f in rec["per_C"]] == [0.5, 5.0]
+        # the child's high-water mark holds at least the data it loaded
+        assert rec["peak_rss"] >= rec["data_rss"] > 0
+        assert 0.9 <= rec["score"] <= 1.0  # ijcnn1's majority class scores 0.905
+    assert case["ratios"] == {"libsvm": pytest.approx(svc["time"] / ours["time"])}
+    assert ours["route"] in ("decomposition", "admm")
+    # both solve the same SVM to SVC's tolerance: the same test accuracy up to a few points
+    for a, b in zip(ours["per_C"], svc["per_C"]):
+        assert abs(a["score"] - b["score"]) <= 3 / 300
+    if result["plot"]:
+        assert (tmp_path / result["plot"]).stat().st_size > 0
+
+
+def test_a_peer_that_cannot_be_imported_is_unavailable_without_a_process(monkeypatch):
+    monkeypatch.setitem(harness.PEERS, "absent", harness.Peer(
+        "absent", "a peer whose module is missing", None, requires="no_such_module_xyz"))
+    bench = harness.Bench("c_grid", ["c_grid"], {})
+    rec = bench.measure("bench.suites.c_grid:path_task", "absent",
+                        harness.DataSpec("ijcnn1"), {})
+    assert rec == {"status": "unavailable",
+                   "reason": "no_such_module_xyz is not installed"}
+    case = bench.add_case("x", "path", {"absent": rec})
+    assert case["ratios"] == {}
+
+
+def test_an_absent_data_file_skips_cleanly(tmp_path, capsys):
+    assert main(["c_grid", "--data", "no_such_data_set", "--out", str(tmp_path)]) == 0
+    assert "skipped: data set 'no_such_data_set'" in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())
+
+
+def _minimal():
+    rec = {"status": "ok", "time": 1.0, "times": [1.0], "peak_rss": 1, "score": 0.5}
+    return {"schema": harness.SCHEMA, "suite": "s", "name": "n",
+            "date": "2026-12-01T00:00:00+00:00", "command": "python -m bench s",
+            "git": {}, "machine": {}, "data": None, "options": {},
+            "loadavg": {}, "cases": [{"case": "c", "mode": "m", "reference": "a",
+                                      "metric": None, "systems": {"a": rec, "b": dict(rec)},
+                                      "ratios": {"b": 1.0}}]}
+
+
+@pytest.mark.parametrize("breaks", [
+    lambda r: r.pop("git"),
+    lambda r: r.update(schema="other/1"),
+    lambda r: r["cases"][0]["systems"]["a"].pop("peak_rss"),
+    lambda r: r["cases"][0]["systems"]["a"].update(status="fine"),
+    lambda r: r["cases"][0]["systems"]["b"].update(status="failed"),  # a ratio without a time
+    lambda r: r["cases"][0]["systems"]["a"].update(time="1 s"),
+])
+def test_schema_rejects_what_does_not_conform(breaks):
+    harness.validate(_minimal())
+    r = copy.deepcopy(_minimal())
+    breaks(r)
+    with pytest.raises(ValueError):
+        harness.validate(r)
+
+
+def test_every_registered_suite_has_the_interface():
+    import importlib
+    for name, module in SUITES.items():
+        mod = importlib.import_module(module)
+        assert isinstance(mod.DESCRIPTION, str) and callable(mod.add_arguments)
+        assert callable(mod.run), name
