@@ -27,6 +27,8 @@ from bench.harness import DataSpec, describe, load_data, peer_class
 
 DESCRIPTION = "classifiers vs LIBSVM / oneDAL / LIBLINEAR: fit at defaults, C path, grid search"
 TASKS = "bench.suites.c_grid"
+OURS = {"hss": ("HSSSVC", "HSSSVCCV"), "exact": ("ExactSVC", None),
+        "nystrom": ("NystromSVC", "NystromSVCCV")}
 
 
 def add_arguments(p):
@@ -46,6 +48,8 @@ def add_arguments(p):
     p.add_argument("--tol", type=float, default=1e-3,
                    help="the KKT gap every exact solver stops at (SVC's tol)")
     p.add_argument("--libsvm-cache", type=float, default=1000.0, help="SVC's cache_size [MB]")
+    p.add_argument("--ours", choices=sorted(OURS), default="hss",
+                   help="our estimator: HSSSVC (hss), ExactSVC (exact), NystromSVC (nystrom)")
     p.add_argument("--ours-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an HSSSVC parameter (value parsed as JSON when it parses)")
 
@@ -72,7 +76,10 @@ def run(args, bench):
     Cs = grid(args.C)
     systems = ["hsskern"] + [p for p in args.peers if p != "hsskern"]
     common = {"class_weight": args.class_weight, "tol": args.tol,
-              "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option)}
+              "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option),
+              "ours_estimator": args.ours}
+    if "cv" in args.modes and OURS[args.ours][1] is None:
+        raise SystemExit(f"--ours {args.ours} has no CV estimator: drop the cv mode")
     for mode in args.modes:
         spec = DataSpec(args.data, args.n_train, args.n_test,
                         standardize=args.standardize or mode == "fit")
@@ -113,8 +120,10 @@ def _score(est, X, y, params):
 def _estimator(params, C, gamma):
     s = params["system"]
     if s == "hsskern":
-        return peer_class(s, "svc")(C=C, gamma=gamma, class_weight=params["class_weight"],
-                                    random_state=0, **params["ours"])
+        import hsskern
+        cls = getattr(hsskern, OURS[params["ours_estimator"]][0])
+        return cls(C=C, gamma=gamma, class_weight=params["class_weight"], random_state=0,
+                   **params["ours"])
     if s == "liblinear":
         return peer_class(s, "svc")(C=C, gamma=gamma)
     extra = {"cache_size": params["cache_size"]} if s == "libsvm" else {}
@@ -179,7 +188,8 @@ def cv_task(data, params):
     Xtr, ytr, Xte, yte = data
     Cs, folds = params["Cs"], params["folds"]
     if params["system"] == "hsskern":
-        est = peer_class("hsskern", "svc_cv")(
+        import hsskern
+        est = getattr(hsskern, OURS[params["ours_estimator"]][1])(
             Cs=Cs, gamma=params["gamma"], cv=folds, class_weight=params["class_weight"],
             random_state=0, **params["ours"])
     else:
