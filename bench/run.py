@@ -11,6 +11,9 @@ A suite is a module in :data:`SUITES` with
   process, ``bench.add_case(...)`` records a case) and returns the result's name, or None
   when there was nothing to run (a data file absent: skipped with a message, exit 0),
 * optionally ``plot(result, path)`` (default: :func:`bench.harness.plot_cases`).
+
+A plain script with only ``main(argv)`` can be registered too: it then runs as it is, with
+its own arguments and output (no shared schema), until it is given ``run``.
 """
 import argparse
 import importlib
@@ -32,8 +35,12 @@ SUITES = {
 }
 
 
+def _description(mod):
+    return getattr(mod, "DESCRIPTION", None) or (mod.__doc__ or "").strip().split("\n")[0]
+
+
 def _parser(name, mod):
-    p = argparse.ArgumentParser(prog=f"python -m bench {name}", description=mod.DESCRIPTION)
+    p = argparse.ArgumentParser(prog=f"python -m bench {name}", description=_description(mod))
     g = p.add_argument_group("shared")
     g.add_argument("--repeat", type=int, default=1, help="repeats per system (median kept)")
     g.add_argument("--timeout", type=float, default=None,
@@ -49,13 +56,15 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help", "list"):
         print(__doc__.split("\n")[0] + "\n\nsuites:")
         for name, path in SUITES.items():
-            print(f"  {name:<12} {importlib.import_module(path).DESCRIPTION}")
+            print(f"  {name:<12} {_description(importlib.import_module(path))}")
         return 0
     name = argv[0]
     if name not in SUITES:
         print(f"unknown suite {name!r}; known: {', '.join(SUITES)}", file=sys.stderr)
         return 2
     mod = importlib.import_module(SUITES[name])
+    if not hasattr(mod, "run"):  # a plain script registered as it is
+        return mod.main(argv[1:]) or 0
     args = _parser(name, mod).parse_args(argv[1:])
     bench = Bench(name, argv, {k: (str(v) if isinstance(v, Path) else v)
                                for k, v in vars(args).items()},

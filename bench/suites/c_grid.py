@@ -74,6 +74,9 @@ def ours_options(pairs):
 
 def run(args, bench):
     Cs = grid(args.C)
+    unknown = set(args.peers) - {"hsskern", "libsvm", "onedal", "liblinear"}
+    if unknown:
+        raise SystemExit(f"unknown peers {sorted(unknown)}: c_grid has libsvm, onedal, liblinear")
     systems = ["hsskern"] + [p for p in args.peers if p != "hsskern"]
     common = {"class_weight": args.class_weight, "tol": args.tol,
               "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option),
