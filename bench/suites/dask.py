@@ -112,7 +112,7 @@ def exact_task(data, params):
         cluster, client = _cluster(params["workers"])
         with cluster, client:
             t0 = time.perf_counter()
-            est = DaskExactSVC(scheduler=client, **kw).fit(X, y)
+            est = DaskExactSVC(scheduler=cluster.scheduler_address, **kw).fit(X, y)
             t = time.perf_counter() - t0
             extra = {"worker_peak_rss": _worker_peaks(client)}
     acc = float(np.mean(est.predict(Xt) == yt))
