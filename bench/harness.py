@@ -226,13 +226,14 @@ def _tail(lines, k=15):
     return "".join(lines[-k:]).strip()
 
 
-def run_in_child(task, system, data, params, repeat=1, timeout=None, quiet=False):
+def run_in_child(task, system, data, params, repeat=1, timeout=None, quiet=False,
+                 warmup=False):
     """``task`` ("bench.module:function") for ``system`` in a fresh interpreter: the record
     the child printed (status "ok"), or {"status": "failed" | "timeout", "reason": ...}.
 
     The child's stderr (its progress lines) is echoed as it comes, unless ``quiet``."""
     spec = {"task": task, "system": system, "data": data.as_dict(), "params": params,
-            "repeat": int(repeat)}
+            "repeat": int(repeat), "warmup": bool(warmup)}
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
@@ -276,14 +277,37 @@ def run_in_child(task, system, data, params, repeat=1, timeout=None, quiet=False
     return rec
 
 
-def run_task(task, data, params, repeat=1):
+WARMUP_POINTS = 300
+
+
+def warm_up(fn, data, params):
+    """One untimed run on a random ``WARMUP_POINTS``-point slice, so that the timed runs do
+    not pay a library's first-call costs (lazy imports, thread pools); seconds, or None when
+    the slice cannot be fitted (a class missing, say): the timed runs then go cold."""
+    Xtr, ytr, Xte, yte = data
+    if len(ytr) <= WARMUP_POINTS:
+        i = np.arange(len(ytr))
+    else:
+        i = np.sort(np.random.default_rng(1).choice(len(ytr), WARMUP_POINTS, replace=False))
+    t0 = time.perf_counter()
+    try:
+        fn((Xtr[i], ytr[i], Xte[:WARMUP_POINTS], yte[:WARMUP_POINTS]), params)
+    except Exception as e:  # only a warm-up: the timed runs report real failures
+        print(f"warm-up failed ({type(e).__name__}: {e}); timed runs start cold", flush=True)
+        return None
+    return time.perf_counter() - t0
+
+
+def run_task(task, data, params, repeat=1, warmup=False):
     """The child's side (also usable in-process): the task ``repeat`` times, its median time.
 
     A task returns a dict with ``time`` (seconds of the work measured; setup such as
     building the estimator and scoring excluded) and anything else it reports; the record
-    keeps every repeat's time and the last repeat's other fields."""
+    keeps every repeat's time and the last repeat's other fields. ``warmup``: first one
+    untimed run on a small slice (:func:`warm_up`)."""
     mod, fn = task.split(":")
     fn = getattr(importlib.import_module(mod), fn)
+    warm = warm_up(fn, data, params) if warmup else None
     times, rec = [], None
     for _ in range(max(1, repeat)):
         rec = fn(data, params)
@@ -291,6 +315,7 @@ def run_task(task, data, params, repeat=1):
             return rec
         times.append(float(rec["time"]))
     rec = {"status": "ok", **rec}
+    rec["warmup"] = warm
     rec["times"] = times
     rec["time"] = float(statistics.median(times))
     return rec
@@ -386,14 +411,15 @@ class Bench:
             raise ValueError(f"unknown system {system!r}; registered: {sorted(PEERS)}")
         return PEERS[system].unavailable()
 
-    def measure(self, task, system, data, params, repeat=1):
-        """One system's record for a task (a child process, or "unavailable")."""
+    def measure(self, task, system, data, params, repeat=1, warmup=True):
+        """One system's record for a task (a child process, or "unavailable"); ``warmup``:
+        an untimed run on a small slice first (off where a run starts a cluster, say)."""
         why = self.unavailable(system)
         if why:
             print(f"  {system}: unavailable ({why})", flush=True)
             return {"status": "unavailable", "reason": why}
         print(f"  {system}: fresh process, load {os.getloadavg()[0]:.2f}", flush=True)
-        rec = run_in_child(task, system, data, params, repeat, self.timeout)
+        rec = run_in_child(task, system, data, params, repeat, self.timeout, warmup=warmup)
         if rec["status"] == "ok":
             print(f"  {system}: {rec['time']:.2f} s"
                   + ("" if rec.get("score") is None else f", score {rec['score']:.4g}")

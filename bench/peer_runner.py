@@ -1,6 +1,6 @@
 """The child side of a measurement: ``python -m bench.peer_runner`` reads a JSON spec on stdin
-({"task": "module:function", "system", "data", "params", "repeat"}), runs the task in this
-fresh interpreter and prints one JSON record on stdout (everything else goes to stderr).
+({"task": "module:function", "system", "data", "params", "repeat", "warmup"}), runs the task
+in this fresh interpreter and prints one JSON record on stdout (everything else goes to stderr).
 
 The record adds ``peak_rss`` (this process's ru_maxrss, bytes: interpreter, data and the
 work) and ``data_rss`` (the resident size once the data was loaded, before the work)."""
@@ -24,7 +24,8 @@ def main():
     data = load_data(spec["data"])
     params = {**spec["params"], "system": spec["system"]}
     data_rss = _rss()
-    rec = run_task(spec["task"], data, params, spec.get("repeat", 1))
+    rec = run_task(spec["task"], data, params, spec.get("repeat", 1),
+                   spec.get("warmup", False))
     rec["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     rec["data_rss"] = data_rss
     rec.setdefault("score", None)

@@ -28,6 +28,7 @@ def test_c_grid_tiny_run_writes_a_result_matching_the_schema(tmp_path, capsys):
     ours, svc = case["systems"]["hsskern"], case["systems"]["libsvm"]
     for rec in (ours, svc):
         assert rec["status"] == "ok" and len(rec["times"]) == 1 and rec["time"] > 0
+        assert rec["warmup"] > 0  # one untimed run on a slice came first
         assert [f["C"] for f in rec["per_C"]] == [0.5, 5.0]
         # the child's high-water mark holds at least the data it loaded
         assert rec["peak_rss"] >= rec["data_rss"] > 0

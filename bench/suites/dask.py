@@ -49,8 +49,8 @@ def run(args, bench):
         label = (f"grid {len(args.h)} h x {args.Cs} C, {args.workers} workers" if mode == "grid"
                  else f"exact C={args.C:g}, {args.workers} workers")
         print(f"{label}:", flush=True)
-        recs = {s: bench.measure(f"{TASKS}:{mode}_task", s, spec, params, args.repeat)
-                for s in ("hsskern", "dask")}
+        recs = {s: bench.measure(f"{TASKS}:{mode}_task", s, spec, params, args.repeat,
+                                 warmup=False) for s in ("hsskern", "dask")}
         case = bench.add_case(label, mode, recs, params=params)
         if recs["dask"]["status"] == "ok" and recs["hsskern"]["status"] == "ok":
             case["speedup"] = recs["hsskern"]["time"] / recs["dask"]["time"]
