@@ -508,9 +508,11 @@ def plot_cases(result, path):
     ax.legend(fontsize=7)
     for k, c in enumerate(per_c):
         at, aa = axes[1 + 2 * k], axes[2 + 2 * k]
+        xlabel = "C"
         for s, r in c["systems"].items():
             if "per_C" not in r:
                 continue
+            xlabel = r.get("path_parameter", xlabel)
             Cs = [f["C"] for f in r["per_C"]]
             at.plot(Cs, np.cumsum([f["time"] for f in r["per_C"]]), "o-", label=s, ms=3,
                     color=color[s])
@@ -520,7 +522,7 @@ def plot_cases(result, path):
             a.set_xscale("log")
             if lab.startswith("cumulative"):
                 a.set_yscale("log")
-            a.set_xlabel("C")
+            a.set_xlabel(xlabel)
             a.set_ylabel(lab)
             a.set_title(c["case"], fontsize=9)
             a.legend(fontsize=7)

@@ -17,7 +17,8 @@ Modes per model (each system in a fresh process):
   (``HSSSVR.fit_path``) against a fit per value;
 * ``cv``: KRR's alpha chosen by ``--folds``-fold CV: HSSKernelRidgeCV against GridSearchCV.
 
-``score`` is the test RMSE (in the standardized target's units): lower is better.
+``score`` is the test RMSE (in the standardized target's units): lower is better. A path's
+records keep the value under ``C`` whatever the parameter (``path_parameter``: alpha or C).
 """
 import time
 
