@@ -405,6 +405,7 @@ class Bench:
     def __post_init__(self):
         self.started = datetime.now(timezone.utc)
         self.load_before = os.getloadavg()
+        self.git = git_commit()  # the code measured: the checkout as the run starts
 
     def unavailable(self, system):
         if system not in PEERS:
@@ -459,7 +460,7 @@ class Bench:
             "schema": SCHEMA, "suite": self.suite, "name": name,
             "date": self.started.isoformat(timespec="seconds"),
             "command": "python -m bench " + " ".join(shlex.quote(a) for a in self.argv),
-            "git": git_commit(), "machine": machine(), "data": self.data,
+            "git": self.git, "machine": machine(), "data": self.data,
             "options": self.options,
             "loadavg": {"before": list(self.load_before), "after": list(os.getloadavg())},
             "cases": self.cases})
@@ -503,6 +504,10 @@ def plot_cases(result, path):
     ax.set_xticks(np.arange(len(cases)) + 0.4 - width / 2, [c["case"] for c in cases],
                   rotation=20, fontsize=7)
     ax.set_yscale("log")
+    ok = [r["time"] for c in cases for r in c["systems"].values()
+          if r.get("status") == "ok" and r["time"] > 0]
+    if ok:  # log-scale bars need a floor below the smallest one to be seen
+        ax.set_ylim(bottom=min(ok) / 3)
     ax.set_ylabel("time [s] (median)")
     ax.set_title(f"{result['suite']}: {result['date'][:10]}", fontsize=9)
     ax.legend(fontsize=7)
