@@ -2,6 +2,11 @@
 
     python -m bench hss --sizes 10000 50000 100000 --threads 1 2
     python -m bench hss --sizes 50000 --options second
+    python -m bench hss --modes kernel --threads 1 2      # the kernel operator's K v
+
+``kernel`` mode: the Gaussian operator's K v on ``--kernel-n`` rows of ``--kernel-data``
+(ijcnn1: d = 22) against scikit-learn's ``rbf_kernel`` in row blocks of 2,000 followed by a
+dot (K v without an n x n array), per thread count; ``score`` is their relative difference.
 
 gmm8(n) of ../shared/tools/gen_gmm.py (d = 8), Gaussian h = 1, beta = 100, ours at an option
 set chosen to land at or below the reference's error. Measured per (n, threads), each in a
@@ -18,7 +23,8 @@ import numpy as np
 
 from bench.harness import DataSpec, describe, load_data
 
-DESCRIPTION = "HSS compression and ULV factorization vs the STRUMPACK reference figures"
+DESCRIPTION = ("HSS compression and ULV factorization vs the STRUMPACK reference figures; "
+               "the kernel operator's K v vs scikit-learn")
 TASKS = "bench.suites.hss"
 
 OPTION_SETS = {
@@ -43,9 +49,25 @@ def add_arguments(p):
     p.add_argument("--options", choices=sorted(OPTION_SETS), default="first")
     p.add_argument("--h", type=float, default=1.0)
     p.add_argument("--beta", type=float, default=100.0)
+    p.add_argument("--modes", nargs="+", default=["compress"], choices=["compress", "kernel"])
+    p.add_argument("--kernel-data", default="ijcnn1")
+    p.add_argument("--kernel-n", type=int, default=50000)
 
 
 def run(args, bench):
+    if "kernel" in args.modes:
+        spec = DataSpec(args.kernel_data, args.kernel_n)
+        bench.data = describe(spec, load_data(spec))
+        for threads in args.threads:
+            label = f"K v, {bench.data['n_train']} x {bench.data['n_features']}, " \
+                    f"threads={threads}"
+            print(f"{label}:", flush=True)
+            params = {"threads": threads, "h": args.h}
+            recs = {s: bench.measure(f"{TASKS}:kernel_task", s, spec, params, args.repeat)
+                    for s in ("hsskern", "sklearn")}
+            bench.add_case(label, "kernel", recs, metric="rel_diff", params=params)
+    if "compress" not in args.modes:
+        return f"hss_kernel_{args.kernel_data}"
     for n in args.sizes:
         spec = DataSpec(f"gmm8_{n}")
         info = describe(spec, load_data(spec))
@@ -98,3 +120,28 @@ def task(data, params):
             "ranks_per_level": st["ranks_per_level"], "hss_MB": st["memory_bytes"] / 2**20,
             "factor": t_factor, "solve": float(np.median(solves)),
             "ulv_MB": F.memory_bytes() / 2**20}
+
+
+def kernel_task(data, params):
+    from threadpoolctl import threadpool_limits
+    X = data[0]
+    v = np.random.default_rng(1).standard_normal(len(X))
+    gamma = 1.0 / (2 * params["h"] ** 2)
+    with threadpool_limits(params["threads"]):
+        if params["system"] == "hsskern":
+            from hsskern import kernel_operator
+            K = kernel_operator(X, "gaussian", h=params["h"])
+            t0 = time.perf_counter()
+            y = K @ v
+        else:
+            from sklearn.metrics.pairwise import rbf_kernel
+            t0 = time.perf_counter()
+            y = np.concatenate([rbf_kernel(X[i:i + 2000], X, gamma=gamma) @ v
+                                for i in range(0, len(X), 2000)])
+        t = time.perf_counter() - t0
+    # each system in its own process: both are checked on 200 rows against the plain formula
+    rows = np.random.default_rng(2).choice(len(X), min(200, len(X)), replace=False)
+    sq = np.einsum("ij,ij->i", X, X)
+    d2 = np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (X[rows] @ X.T), 0.0)
+    ref = np.exp(-gamma * d2) @ v
+    return {"time": t, "score": float(np.linalg.norm(y[rows] - ref) / np.linalg.norm(ref))}
