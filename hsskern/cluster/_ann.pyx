@@ -28,6 +28,14 @@ from libc.stdint cimport uint64_t
 
 import numpy as np
 
+from ..utils._memory import format_bytes
+
+
+def _no_scratch(Py_ssize_t words, what):
+    """MemoryError's message when malloc fails for ``words`` 8-byte words of scratch."""
+    return (f"could not allocate {format_bytes(8 * words)} for {what} of the nearest-"
+            f"neighbour search (the process is out of memory or address space)")
+
 
 cdef inline uint64_t _rand(uint64_t* s) noexcept nogil:
     # splitmix64: tiny, good enough for choosing split points, and reproducible per tree
@@ -210,22 +218,34 @@ def forest_knn(const double[:, ::1] X, Py_ssize_t k, Py_ssize_t n_trees, Py_ssiz
     cdef double* xt
     cdef double* out
     cdef const double* row
+    cdef int no_scratch = 0
+    cdef int* failed = &no_scratch  # set by a thread whose scratch malloc failed
     if n_trees == 0:
         return
     with nogil, parallel():
         proj = <double*> malloc(n * sizeof(double))
         w = <double*> malloc(d * sizeof(double))
+        if proj == NULL or w == NULL:
+            failed[0] = 1
         for tr in prange(n_trees, schedule="dynamic"):
+            if proj == NULL or w == NULL:  # raised below
+                continue
             n_leaves[tr] = _build_tree(X, &perms[tr, 0], leaf_size, seeds[tr],
                                        &leaves[tr, 0], proj, w)
         free(proj)
         free(w)
+    if no_scratch:
+        raise MemoryError(_no_scratch(n + d, "a thread's tree projections"))
     for tr in range(n_trees):
         nl = n_leaves[tr]
         with nogil, parallel():
             xt = <double*> malloc(leaf_size * d * sizeof(double))
             out = <double*> malloc(leaf_size * leaf_size * sizeof(double))
+            if xt == NULL or out == NULL:
+                failed[0] = 1
             for li in prange(nl, schedule="dynamic"):
+                if xt == NULL or out == NULL:  # raised below
+                    continue
                 lo = leaves[tr, li]
                 m = leaves[tr, li + 1] - lo
                 _leaf_distances(X, &perms[tr, lo], m, xt, out)
@@ -255,6 +275,8 @@ def forest_knn(const double[:, ::1] X, Py_ssize_t k, Py_ssize_t n_trees, Py_ssiz
                                 _push(&hd[pi, 0], &hi[pi, 0], k, row[j], perms[tr, lo + j], True)
             free(xt)
             free(out)
+        if no_scratch:
+            raise MemoryError(_no_scratch(leaf_size * (leaf_size + d), "a thread's leaf tile"))
 
 
 cdef void _leaf_distances(const double[:, ::1] X, const Py_ssize_t* pts, Py_ssize_t m,
@@ -360,11 +382,18 @@ def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] near, double[:, ::1]
     cdef Py_ssize_t i, t, s, j, l, q, updates = 0
     cdef Py_ssize_t* stamp
     cdef double dist
+    cdef int no_stamp = 0
+    cdef int* failed = &no_stamp  # set by a thread whose stamp malloc failed
     with nogil, parallel():
         stamp = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
-        for q in range(n):
-            stamp[q] = -1
+        if stamp == NULL:
+            failed[0] = 1
+        else:
+            for q in range(n):
+                stamp[q] = -1
         for i in prange(n, schedule="dynamic", chunksize=64):
+            if stamp == NULL:  # raised below
+                continue
             # row i of the heaps is written only by this iteration, so it is still the
             # pre-round state here
             stamp[i] = i
@@ -381,6 +410,8 @@ def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] near, double[:, ::1]
                     if _push(&hd[i, 0], &hi[i, 0], k, dist, l, False):
                         updates += 1
         free(stamp)
+    if no_stamp:
+        raise MemoryError(_no_scratch(n, "a thread's stamp array"))
     return updates
 
 
@@ -407,9 +438,13 @@ def finish(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, const Py_ssize_t[::1] order
         _sort_row(&hd[p, 0], &hi[p, 0], k)
     if k == 0:
         return
+    cd = <double*> malloc(k * sizeof(double))
+    ci = <Py_ssize_t*> malloc(k * sizeof(Py_ssize_t))
+    if cd == NULL or ci == NULL:
+        free(cd)
+        free(ci)
+        raise MemoryError(_no_scratch(2 * k, "a spare row"))
     with nogil:
-        cd = <double*> malloc(k * sizeof(double))
-        ci = <Py_ssize_t*> malloc(k * sizeof(Py_ssize_t))
         for s in range(n):
             if done[s]:
                 continue

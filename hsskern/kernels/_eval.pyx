@@ -28,10 +28,19 @@ from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
+from ..utils._memory import format_bytes
+
 from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
 
 KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
               "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT, "sigmoid": SIGMOID}
+
+
+def _no_scratch(Py_ssize_t doubles, what="scratch"):
+    """MemoryError's message when malloc fails for ``doubles`` float64 of scratch."""
+    return (f"could not allocate {format_bytes(8 * doubles)} for {what} of a kernel "
+            f"evaluation (the process is out of memory or address space)")
+
 
 # rows per tile; columns per tile are chosen by the caller from the memory budget
 DEF ROW_TILE = 32
@@ -305,9 +314,13 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
     cdef double* rows
     if m == 0 or n == 0:
         return
+    bt = <double*> malloc(d * n * sizeof(double))
+    rows = <double*> malloc(d * m * sizeof(double))
+    if bt == NULL or rows == NULL:
+        free(bt)
+        free(rows)
+        raise MemoryError(_no_scratch(d * (m + n)))
     with nogil:
-        bt = <double*> malloc(d * n * sizeof(double))
-        rows = <double*> malloc(d * m * sizeof(double))
         for b in range(n):
             for k in range(d):
                 bt[k * n + b] = X[J[b], k]
@@ -353,6 +366,8 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
     cdef Py_ssize_t t, i0, i1, i, j0, j1, j, c, w
     cdef const double* p = &params[0]
     cdef double* tile
+    cdef int no_tile = 0
+    cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     cdef double* orow
     cdef const double* vrow
     cdef double acc, kij
@@ -372,7 +387,11 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
         return
     with nogil, parallel():
         tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
+        if tile == NULL:
+            failed[0] = 1
         for t in prange(n_row_tiles, schedule="dynamic"):
+            if tile == NULL:  # this thread could not get its tile: raised below
+                continue
             i0 = t * ROW_TILE
             i1 = i0 + ROW_TILE
             if i1 > m:
@@ -402,6 +421,8 @@ def matmat(int kind, const double[::1] params, const double[:, ::1] A,
                                 orow[c] += kij * vrow[c]
                 j0 = j1
         free(tile)
+    if no_tile:
+        raise MemoryError(_no_scratch(ROW_TILE * col_tile, "a thread's tile"))
 
 
 def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
@@ -419,6 +440,8 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
     cdef Py_ssize_t t, i0, i1, i, j0, j1, j, jt, c, w, tid
     cdef const double* p = &params[0]
     cdef double* tile
+    cdef int no_tile = 0
+    cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     cdef double* trow
     cdef double* buf
     cdef double* orow
@@ -437,9 +460,13 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
         return
     with nogil, parallel():
         tile = <double*> malloc(ROW_TILE * col_tile * sizeof(double))
+        if tile == NULL:
+            failed[0] = 1
         # round-robin, not dynamic: which thread sums which tile, and so the rounding of
         # the result, must not change from call to call
         for t in prange(n_row_tiles, schedule="static", chunksize=1):
+            if tile == NULL:  # this thread could not get its tile: raised below
+                continue
             tid = threadid()
             buf = &bufs[tid, 0, 0]
             i0 = t * ROW_TILE
@@ -479,6 +506,8 @@ def matmat_sym(int kind, const double[::1] params, const double[:, ::1] A,
                                 orow[c] += kij * vrow[c]
                 j0 = j1
         free(tile)
+    if no_tile:
+        raise MemoryError(_no_scratch(ROW_TILE * col_tile, "a thread's tile"))
 
 
 cdef void _matvec_fused(int kind, floating g, const floating* A, Py_ssize_t m,
@@ -586,6 +615,8 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
     cdef int R = <int> r, MB, W
     cdef double one = 1.0
     cdef double* tile
+    cdef int no_tile = 0
+    cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     if m == 0 or r == 0:
         return
     out[:, :] = 0.0
@@ -598,7 +629,11 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
     n_row_tiles = (m + row_tile - 1) // row_tile
     with nogil, parallel():
         tile = <double*> malloc(row_tile * col_tile * sizeof(double))
+        if tile == NULL:
+            failed[0] = 1
         for t in prange(n_row_tiles, schedule="dynamic"):
+            if tile == NULL:  # this thread could not get its tile: raised below
+                continue
             i0 = t * row_tile
             mb = row_tile if i0 + row_tile <= m else m - i0
             j0 = 0
@@ -613,6 +648,8 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
                       &out[i0, 0], &R)
                 j0 = j0 + w
         free(tile)
+    if no_tile:
+        raise MemoryError(_no_scratch(row_tile * col_tile, "a thread's tile"))
 
 
 def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
@@ -631,6 +668,8 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
     cdef int R = <int> r, MB, W, LDT
     cdef double one = 1.0
     cdef double* tile
+    cdef int no_tile = 0
+    cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     cdef double* buf
     if n == 0 or r == 0:
         return
@@ -641,9 +680,13 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
     n_row_tiles = (n + row_tile - 1) // row_tile
     with nogil, parallel():
         tile = <double*> malloc(row_tile * col_tile * sizeof(double))
+        if tile == NULL:
+            failed[0] = 1
         # round-robin, not dynamic: which thread sums which tile, and so the rounding of
         # the result, must not change from call to call
         for t in prange(n_row_tiles, schedule="static", chunksize=1):
+            if tile == NULL:  # this thread could not get its tile: raised below
+                continue
             tid = threadid()
             buf = &bufs[tid, 0, 0]
             i0 = t * row_tile
@@ -667,6 +710,8 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
                           tile + (w - W), &LDT, &one, buf + (j0 + w - W) * r, &R)
                 j0 = j0 + w
         free(tile)
+    if no_tile:
+        raise MemoryError(_no_scratch(row_tile * col_tile, "a thread's tile"))
 
 
 DEF GATHER_ROWS = 64
@@ -690,11 +735,17 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     cdef double* bn
     if m == 0 or n == 0:
         return
+    bt = <double*> malloc(d * n * sizeof(double))
+    rows = <double*> malloc(d * m * sizeof(double))
+    an = <double*> malloc(m * sizeof(double))
+    bn = <double*> malloc(n * sizeof(double))
+    if bt == NULL or rows == NULL or an == NULL or bn == NULL:
+        free(bt)
+        free(rows)
+        free(an)
+        free(bn)
+        raise MemoryError(_no_scratch((d + 1) * (m + n)))
     with nogil:
-        bt = <double*> malloc(d * n * sizeof(double))
-        rows = <double*> malloc(d * m * sizeof(double))
-        an = <double*> malloc(m * sizeof(double))
-        bn = <double*> malloc(n * sizeof(double))
         for b in range(n):
             bn[b] = xn[J[b]]
             for k in range(d):

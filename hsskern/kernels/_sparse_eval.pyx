@@ -32,6 +32,8 @@ from libc.string cimport memset
 
 import numpy as np
 
+from ..utils._memory import format_bytes
+
 # the kernel codes are _eval's (``Kernel.code``), from the one shared definition
 from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
 
@@ -39,6 +41,12 @@ DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
 # Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
 # thread): a parallel region waits for a busy core, which smaller blocks do not hide.
 DEF PARALLEL_ENTRIES = 200000
+
+
+def _no_scratch(Py_ssize_t words, what="scratch"):
+    """MemoryError's message when malloc fails for ``words`` 8-byte words of scratch."""
+    return (f"could not allocate {format_bytes(8 * words)} for {what} of a sparse-rows "
+            f"kernel evaluation (the process is out of memory or address space)")
 
 
 cdef inline double _merge_sq(const double* av, const Py_ssize_t* ai, Py_ssize_t na,
@@ -162,14 +170,15 @@ def columns(const double[::1] data, const Py_ssize_t[::1] indices,
     val_a = np.empty(nnz)
     cdef Py_ssize_t[::1] ptr = ptr_a, pos = pos_a
     cdef double[::1] val = val_a
-    cdef Py_ssize_t* nxt
+    cdef Py_ssize_t* nxt = <Py_ssize_t*> malloc((d + 1) * sizeof(Py_ssize_t))
+    if nxt == NULL:
+        raise MemoryError(_no_scratch(d + 1))
     with nogil:
         for b in range(n):
             for t in range(indptr[J[b]], indptr[J[b] + 1]):
                 ptr[indices[t] + 1] += 1
         for k in range(d):
             ptr[k + 1] += ptr[k]
-        nxt = <Py_ssize_t*> malloc((d + 1) * sizeof(Py_ssize_t))
         for k in range(d):
             nxt[k] = ptr[k]
         for b in range(n):
@@ -203,6 +212,10 @@ def block(int kind, const double[::1] params, double tol,
         return
     xnJ = <double*> malloc(n * sizeof(double))
     nzJ = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
+    if xnJ == NULL or nzJ == NULL:
+        free(xnJ)
+        free(nzJ)
+        raise MemoryError(_no_scratch(2 * n))
     with nogil:
         for b in range(n):
             xnJ[b] = xnorm[J[b]]
@@ -241,6 +254,8 @@ def matmat(int kind, const double[::1] params, double tol,
     cdef Py_ssize_t a, b, c
     cdef const double* p = &params[0]
     cdef double* buf
+    cdef int no_buf = 0
+    cdef int* failed = &no_buf  # set by a thread whose buffer malloc failed
     cdef double* orow
     cdef const double* vrow
     cdef double acc, kab
@@ -257,7 +272,11 @@ def matmat(int kind, const double[::1] params, double tol,
     cdef int nt = 1 if m * n <= PARALLEL_ENTRIES else openmp.omp_get_max_threads()
     with nogil, parallel(num_threads=nt):
         buf = <double*> malloc(n * sizeof(double))
+        if buf == NULL:
+            failed[0] = 1
         for a in prange(m, schedule="dynamic", chunksize=4):
+            if buf == NULL:  # this thread could not get its row buffer: raised below
+                continue
             _row(kind, p, tol, &ydata[0], &yind[0], yptr[a], yptr[a + 1], ynorm[a], a,
                  &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
                  &xnorm[0], &nz[0], 0, n, same, buf)
@@ -274,3 +293,5 @@ def matmat(int kind, const double[::1] params, double tol,
                     for c in range(r):
                         orow[c] += kab * vrow[c]
         free(buf)
+    if no_buf:
+        raise MemoryError(_no_scratch(n, "a thread's row buffer"))

@@ -17,7 +17,16 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 cimport numpy as cnp
 
+from ..utils._memory import format_bytes
+
 cnp.import_array()
+
+
+def _no_scratch(Py_ssize_t nbytes, what="scratch"):
+    """MemoryError's message when malloc fails for ``nbytes`` of scratch."""
+    return (f"could not allocate {format_bytes(nbytes)} for {what} of the sparse Gram "
+            f"assembly (the process is out of memory or address space)")
+
 
 ctypedef fused index_t:
     int
@@ -77,7 +86,7 @@ def fill_columns(const Py_ssize_t[:, ::1] pairs, const double[::1] values, bint 
     cdef Py_ssize_t maxlen = 0
     cdef index_t* pos = <index_t*> malloc((ncols + 1) * sizeof(index_t))
     if pos == NULL:
-        raise MemoryError()
+        raise MemoryError(_no_scratch((ncols + 1) * sizeof(index_t), "the column positions"))
     with nogil:
         for c in range(ncols):
             pos[c] = indptr[c]
@@ -102,32 +111,46 @@ def fill_columns(const Py_ssize_t[:, ::1] pairs, const double[::1] values, bint 
     _sort_columns(indptr, indices, data, maxlen)
 
 
-cdef void _sort_columns(index_t[::1] indptr, index_t[::1] indices, double[::1] data,
-                        Py_ssize_t maxlen) noexcept:
+cdef int _sort_columns(index_t[::1] indptr, index_t[::1] indices, double[::1] data,
+                       Py_ssize_t maxlen) except -1:
     """Sort each column's (row, value) pairs by row; per-thread scratch, columns in parallel."""
     cdef Py_ssize_t ncols = indptr.shape[0] - 1, c
     cdef index_t* ki
     cdef double* kv
+    cdef int no_scratch = 0
+    cdef int* failed = &no_scratch  # set by a thread whose scratch malloc failed
     if maxlen <= 1:
-        return
+        return 0
     if indptr[ncols] < 20000:
         ki = <index_t*> malloc(maxlen * sizeof(index_t))
         kv = <double*> malloc(maxlen * sizeof(double))
+        if ki == NULL or kv == NULL:
+            free(ki)
+            free(kv)
+            raise MemoryError(_no_scratch(maxlen * (sizeof(index_t) + 8)))
         with nogil:
             for c in range(ncols):
                 _merge_sort(&indices[indptr[c]], &data[indptr[c]], indptr[c + 1] - indptr[c],
                             ki, kv)
         free(ki)
         free(kv)
-        return
+        return 0
     with nogil, parallel():
         ki = <index_t*> malloc(maxlen * sizeof(index_t))
         kv = <double*> malloc(maxlen * sizeof(double))
+        if ki == NULL or kv == NULL:
+            failed[0] = 1
         for c in prange(ncols, schedule="dynamic", chunksize=256):
+            if ki == NULL or kv == NULL:  # raised below
+                continue
             _merge_sort(&indices[indptr[c]], &data[indptr[c]], indptr[c + 1] - indptr[c],
                         ki, kv)
         free(ki)
         free(kv)
+    if no_scratch:
+        raise MemoryError(_no_scratch(maxlen * (sizeof(index_t) + 8),
+                                      "a thread's merge buffer"))
+    return 0
 
 
 cdef void _merge_sort(index_t* idx, double* val, Py_ssize_t n, index_t* ti,
