@@ -1,4 +1,6 @@
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -390,8 +392,6 @@ def test_submatrix_rejects_bad_out(rows, which, out, match):
 def test_fused_cross_product_of_a_million_rows_equals_dense_in_a_fresh_process():
     # the fused loop once read the vector at row indices (valid only for the symmetric
     # product), past its end when the rows outnumber the columns: a signal at ~1e5 rows
-    import subprocess
-    import sys
     code = (
         "import numpy as np\n"
         "from hsskern import kernel_operator\n"
@@ -447,3 +447,153 @@ def test_svc_kernel_spellings_resolve_to_hsskerns():
     own = make_kernel("polynomial")
     assert (own.degree, own.coef0, own.gamma) == (2, 1.0, 1.0)  # FPC's form, unchanged
     assert not make_kernel("sigmoid").positive_definite
+
+
+# ------------------------------------------------------------------ tile boundaries of every route
+# The products run in tiles: ROW_TILE = 32 rows a thread's tile, the fused loop four rows a pass
+# (a short last group repeats a row with weight 0), col_tile columns a tile (block_memory 4096
+# gives the smallest, 256; the other width is not a multiple of 4 or 32), and the dgemm route
+# _GEMM_ROW_TILE x _GEMM_COL_TILE. Every count around every edge (t - 1, t, t + 1), against one
+# dense reference of the largest sets whose leading blocks are the smaller ones'.
+_ROW_TILE = 32
+
+
+def _around(*edges):
+    return sorted({v for t in edges for v in (t - 1, t, t + 1) if v >= 1})
+
+
+def _dense(kernel, Y, X, rows=256):
+    """reference_kernel(kernel, Y, X) a band of rows at a time (its broadcast is m x n x d)."""
+    return np.vstack([reference_kernel(kernel, Y[s:s + rows], X) for s in range(0, len(Y), rows)])
+
+
+def _block_memory_for(col_tile):
+    from os import cpu_count
+    return 8 * _ROW_TILE * col_tile * max(1, cpu_count() or 1)  # inverse of _col_tile
+
+
+def _assert_product(got, dense, V, rel, what):
+    tol = rel * (np.abs(dense) @ np.abs(V)).max(initial=0.0) + 1e-300
+    err = np.abs(got - dense @ V).max(initial=0.0)
+    assert err <= tol, f"{what}: error {err:.3g} > {tol:.3g}"
+
+
+# (kernel, d, r, spread): the fused loop with D = 4, 8 and 12 (a wide spread: the clamped
+# exp), the direct tiles' one-vector and several-vector branches (d > 12, another kernel, r > 1)
+_DIRECT_ROUTES = [("gaussian", 3, 1, 1.0), ("gaussian", 7, 1, 20.0), ("laplacian", 12, 1, 1.0),
+                  ("laplacian", 9, 1, 1.0), ("laplacian", 13, 1, 1.0),
+                  ("compact_gaussian", 4, 1, 1.0), ("gaussian", 3, 3, 1.0)]
+
+
+@pytest.mark.parametrize("col_tile", [256, 299])
+@pytest.mark.parametrize("name, d, r, spread", _DIRECT_ROUTES)
+def test_products_at_every_tile_boundary_equal_dense(name, d, r, spread, col_tile):
+    rng = np.random.default_rng(d * 100 + r)
+    rows = _around(1, 4, 8, _ROW_TILE, 2 * _ROW_TILE)
+    cols = _around(1, 5, _ROW_TILE, col_tile, col_tile + _ROW_TILE, 2 * col_tile)
+    X = rng.normal(size=(cols[-1], d)) * spread
+    Y = rng.normal(size=(rows[-1], d)) * spread
+    V = rng.normal(size=(cols[-1], r))
+    kw = {"sigma": np.sqrt(d)} if name == "compact_gaussian" else {"h": np.sqrt(d)}
+    bm = _block_memory_for(col_tile)
+    kernel = kernel_operator(X, name, block_memory=bm, **kw).kernel
+    cross, sym = _dense(kernel, Y, X), _dense(kernel, X, X)
+    for n in cols:
+        K = kernel_operator(X[:n], name, block_memory=bm, **kw)
+        assert K._col_tile == min(col_tile, n) and K._gemm() is None
+        v = V[:n, 0] if r == 1 else V[:n]
+        _assert_product(K @ v, sym[:n, :n], v, 1e-13, f"K(X, X), n={n}")
+        S = K.single_precision() if r == 1 else None
+        if S is not None:
+            _assert_product(S @ v, sym[:n, :n], v, 2e-5, f"float32 K(X, X), n={n}")
+        # the row edges against a few widths (the row and column tilings are independent)
+        for m in rows if n in (1, 5, col_tile + 1) else (1, 3, _ROW_TILE + 1):
+            _assert_product(K.cross(Y[:m]) @ v, cross[:m, :n], v, 1e-13,
+                            f"K(Y, X), m={m}, n={n}")
+
+
+@pytest.mark.parametrize("d, r", [(12, 1), (12, 3), (20, 1)])
+def test_gaussian_blas_route_at_its_tile_boundaries_equals_dense(d, r):
+    from hsskern.kernels.operator import _GEMM_COL_TILE, _GEMM_ROW_TILE
+    rng = np.random.default_rng(d + r)
+    rows = _around(1, _GEMM_ROW_TILE, 2 * _GEMM_ROW_TILE)
+    cols = [c for c in _around(1, 5, _GEMM_ROW_TILE, _GEMM_COL_TILE,
+                               _GEMM_COL_TILE + _GEMM_ROW_TILE) if c != 5 or r == 1]
+    X = rng.normal(size=(cols[-1], d))
+    Y = rng.normal(size=(rows[-1], d))
+    V = rng.normal(size=(cols[-1], r))
+    kernel = kernel_operator(X[:2], "gaussian", h=np.sqrt(d)).kernel
+    cross, sym = _dense(kernel, Y, X), _dense(kernel, X, X)
+    for n in cols:
+        K = kernel_operator(X[:n], "gaussian", h=np.sqrt(d))
+        assert K._gemm() is not None
+        v = V[:n, 0] if r == 1 else V[:n]
+        _assert_product(K @ v, sym[:n, :n], v, 1e-12, f"K(X, X), n={n}")
+        for m in rows if n in (1, _GEMM_COL_TILE - 1, _GEMM_COL_TILE, _GEMM_COL_TILE + 1) \
+                else (1, rows[-1]):
+            _assert_product(K.cross(Y[:m]) @ v, cross[:m, :n], v, 1e-12,
+                            f"K(Y, X), m={m}, n={n}")
+
+
+@given(m=st.integers(1, 3000), n=st.integers(1, 40), d=st.integers(1, 12),
+       name=st.sampled_from(["gaussian", "laplacian"]), spread=st.floats(0.3, 40.0),
+       seed=st.integers(0, 10**6))
+def test_cross_product_with_rows_far_beyond_columns_equals_dense(m, n, d, name, spread, seed):
+    # the case of the old out-of-bounds read (the fused loop took the vector at row indices):
+    # many more rows than columns, every d of the fused loop, both of its kernels
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * spread
+    Y = rng.normal(size=(m, d)) * spread
+    K = kernel_operator(X, name, h=np.sqrt(d))
+    v = rng.normal(size=n)
+    _assert_product(K.cross(Y) @ v, reference_kernel(K.kernel, Y, X), v, 1e-12, "K(Y, X)")
+
+
+_GUARDED_PRODUCTS = r"""
+import ctypes, mmap, sys
+import numpy as np
+from hsskern import kernel_operator
+from hsskern.testing import reference_kernel
+
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+keep = []
+
+def guarded(a):
+    # a copy of ``a`` whose last byte is followed by a page that may not be read
+    page = mmap.PAGESIZE
+    pages = -(-a.nbytes // page) + 1
+    buf = mmap.mmap(-1, pages * page)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    assert libc.mprotect(addr + (pages - 1) * page, page, 0) == 0
+    g = np.frombuffer(buf, np.float64, a.size, (pages - 1) * page - a.nbytes).reshape(a.shape)
+    g[...] = a
+    keep.append(buf)
+    return g
+
+rng = np.random.default_rng(0)
+for name, d, r, n, m in [("gaussian", 2, 1, 3, 5000), ("laplacian", 12, 1, 37, 3000),
+                         ("gaussian", 7, 1, 300, 6000), ("gaussian", 3, 2, 5, 4000),
+                         ("laplacian", 13, 1, 5, 4000), ("gaussian", 14, 1, 5, 4000),
+                         ("gaussian", 14, 3, 129, 3000), ("gaussian", 5, 1, 1500, 7)]:
+    X, Y = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    V = guarded(rng.normal(size=(n, r)))
+    for bm in (4096, 32 * 2**20):
+        K = kernel_operator(X, name, h=np.sqrt(d), block_memory=bm)
+        v = V[:, 0] if r == 1 else V
+        for A, B, out in [(Y, X, K.cross(Y) @ v), (X, X, K @ v)]:
+            ref = reference_kernel(K.kernel, A, B)
+            err = np.abs(out - ref @ v).max() / (np.abs(ref) @ np.abs(v)).max()
+            assert err < 1e-12, (name, d, r, n, m, bm, err)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect via ctypes")
+def test_products_read_no_vector_entry_past_its_end():
+    # the right-hand sides end where an unreadable page begins: a read past their end (as the
+    # fused cross product once read v at row indices) is a signal, caught here in a child
+    res = subprocess.run([sys.executable, "-c", _GUARDED_PRODUCTS], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
+    assert res.stdout.strip() == "ok"

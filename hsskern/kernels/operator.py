@@ -32,6 +32,7 @@ _GEMM_MIN_FEATURES = 12
 #: Largest accepted bound on the dgemm route's relative entry error (see ``_gemm_route``).
 _GEMM_MAX_REL_ERROR = 1e-12
 _GEMM_ROW_TILE = 128
+_GEMM_COL_TILE = 2048
 #: A scale-invariant kernel is evaluated only on points whose bounding box is at most
 #: 2^_MAX_EXTENT_LOG2 kernel widths wide: then gamma |x - y|^2 <= 2^945 d stays finite (the
 #: evaluator is compiled with -ffast-math and must only see finite numbers). Pairs farther
@@ -344,7 +345,7 @@ class _KernelLinearOperator(_KernelSurface):
             rc, rn, ccT, cn = route
             with one_blas_thread():
                 _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
-                                   2048)
+                                   _GEMM_COL_TILE)
         else:
             _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
                          self._col_tile)
@@ -401,7 +402,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         if route is not None:
             with one_blas_thread():
                 _eval.matmat_gauss_sym(self._params[0], route[0], route[1], route[2], V, bufs,
-                                       _GEMM_ROW_TILE, 2048)
+                                       _GEMM_ROW_TILE, _GEMM_COL_TILE)
         else:
             _eval.matmat_sym(self._kernel.code, self._params, self._erows, self._colsT, V,
                              bufs, self._col_tile)
