@@ -47,8 +47,8 @@ _CASES = {
     "block scratch, dgemm route": (
         "K = kernel_operator(rng.normal(size=(300, 1000)), 'gaussian', h=30.0)\n"
         "K.submatrix(np.zeros(300000, dtype=np.intp), [0])", False),
-    # every product's per-thread tile (1 MB, malloc'ed inside the parallel region) when about
-    # half a tile of address space is left: each raises, none writes through NULL
+    # every product's per-thread tile (1 MB, malloc'ed inside the parallel region) when 600 KB
+    # of address space are left: each raises, none writes through NULL
     "tiles at the edge of the limit": (
         "X = rng.normal(size=(4096, 13))\n"
         "ops = [kernel_operator(X, 'laplacian', h=4.0).cross(X[:64]),\n"
@@ -58,21 +58,21 @@ _CASES = {
         "v = np.ones(4096)\n"
         "for K in ops:\n"
         "    K @ v\n"
+        "reserve = np.empty(600 * 1024, np.uint8)\n"
         "ballast, step = [], 2**24\n"
         "while step >= 4096:\n"
         "    try:\n"
         "        ballast.append(np.empty(step, np.uint8))\n"
         "    except MemoryError:\n"
         "        step //= 2\n"
-        "freed = 0\n"
-        "while freed < 2**18:\n"
-        "    freed += ballast.pop().nbytes\n"
         "errors = []\n"
         "for K in ops:\n"
+        "    del reserve\n"
         "    try:\n"
         "        K @ v\n"
         "    except MemoryError as e:\n"
         "        errors.append(str(e))\n"
+        "    reserve = np.empty(600 * 1024, np.uint8)\n"
         "assert len(errors) == 4 and all('tile' in e for e in errors), errors", True),
     # an 8 n^2 stored kernel (n = 20,000: 3 GB)
     "ExactSVC.fit": (
