@@ -448,7 +448,8 @@ def test_gp_log_marginal_likelihood_at_n_2000_with_tight_compression():
     X = rng.uniform(-3, 3, size=(2000, 2))
     y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=2000)
     model = HSSGaussianProcessRegressor(h=0.8, noise_ratio=0.02, amplitude=1.3, optimizer=None,
-                                        rel_tol=1e-10, abs_tol=1e-12, random_state=0).fit(X, y)
+                                        rel_tol=1e-10, abs_tol=1e-12, approximation="hss",
+                                        random_state=0).fit(X, y)
     ref = GaussianProcessRegressor(_sk_kernel(1.3, 0.8, 0.026), optimizer=None,
                                    alpha=0.0).fit(X, y)
     assert model.hss_["approximation"] == "hss" and model.hss_["max_rank"] < 500
@@ -554,7 +555,8 @@ def test_gp_reports_optimum_at_a_bound():
     X2 = rng.uniform(-2, 2, size=(300, 2))
     with pytest.warns(ConvergenceWarning, match="smallest value the HSS approximation allows"):
         loose = HSSGaussianProcessRegressor(h_bounds="fixed", rel_tol=0.3, abs_tol=0.3,
-                                            max_rank=2, leaf_size=16, random_state=0).fit(
+                                            max_rank=2, leaf_size=16, approximation="hss",
+                                            random_state=0).fit(
             X2, np.sin(X2[:, 0]))
     assert loose.noise_ratio_ > 1e-6
     assert loose.noise_ratio_ == pytest.approx(loose.search_["noise_history"][0][0])

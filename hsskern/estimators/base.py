@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..kernels.sparse_rows import check_sparse_rows, densify, densify_fits, prefer_sparse_rows
 from ..solvers.path import check_Cs, check_weights
+from ._budget import budgeted_decision
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
@@ -538,7 +539,7 @@ class PathClassifier(ClassifierBase):
         """
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        D = self._model.decision(X)[0]
+        D = budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
         return D[:, 0] if D.shape[1] == 1 else D
 
     def predict(self, X):

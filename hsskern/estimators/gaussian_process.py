@@ -18,9 +18,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
 from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
-                          prepare_gp_problem, variational_residual)
+                          prepare_gp_problem, resolve_approximation, variational_residual)
 from ..solvers.hss_path import HSSProblem
-from ..utils._memory import check_memory
+from ..utils._memory import check_memory, chunk_rows
 from .base import validate_input
 from .hss_params import HSS_CONSTRAINTS, hss_options
 from .regression import RegressorBase
@@ -29,6 +29,8 @@ __all__ = ["HSSGaussianProcessRegressor"]
 
 #: Memory for one block of the predictive variance (cross-kernel block + its solve).
 _PREDICT_BLOCK_BYTES = 256 * 2**20
+#: What a MemoryBudgetError at prediction suggests
+_PREDICT_HINT = "predict fewer points at a time, or raise memory_budget"
 
 
 def _bounds_constraint():
@@ -59,7 +61,8 @@ class HSSGaussianProcessRegressor(RegressorBase):
         Range of the width search.
     noise_ratio : float, default 1e-2
         The noise-to-signal variance ratio beta = sigma^2 / s^2 used with
-        ``noise_ratio_bounds="fixed"`` or ``optimizer=None``.
+        ``noise_ratio_bounds="fixed"`` or ``optimizer=None``; the dense route's starting
+        value otherwise.
     noise_ratio_bounds : pair of float or "fixed", default (1e-6, 100)
         Range of the beta search. Where the HSS approximation + beta I is indefinite at the low
         end (a loose compression and a small beta) the search starts at the smallest definite
@@ -82,8 +85,16 @@ class HSSGaussianProcessRegressor(RegressorBase):
         HSS compression options (:class:`~hsskern.options.HSSOptions`). The likelihood needs
         K - H small against beta: the defaults (1e-6 / 1e-8 / 1000) are tighter than the
         classifier's.
-    approximation : {"hss", "exact", "nystrom"}, default "hss"
-        "exact": the dense kernel and a dense Cholesky factor (small n; memory checked first).
+    approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
+        "auto": "exact" up to :data:`~hsskern.solvers.gp.DENSE_MAX_N` points (where the
+        dense factorizations are faster than compressions: bench/gp_small.py), "hss" above.
+        "exact": the dense route (memory checked first): the distances computed once, the
+        exact likelihood and its analytic gradient from one Cholesky factor and its inverse
+        per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
+        (``h``, ``noise_ratio``) as scikit-learn's optimizer, the amplitude in closed form
+        (:mod:`hsskern.solvers.gp_dense`); a local search, as scikit-learn's (restarts:
+        ``n_restarts_optimizer``), where "hss" searches every width's noise ratio over its
+        whole range.
         "nystrom": the sparse GP of Titsias ("SGPR"): ``n_components`` inducing points drawn
         once by a randomly pivoted Cholesky at the initial width ``h`` (``random_state``),
         every width's F F^T <= K the Nystrom approximation on them, hyperparameters
@@ -97,8 +108,10 @@ class HSSGaussianProcessRegressor(RegressorBase):
         Inducing points of "nystrom" (8 n ``n_components`` bytes while fitting, 8
         ``n_components``^2 in the fitted model); ignored otherwise.
     memory_budget : float or None, default None
-        Bytes a fit may use (default 80% of the available memory); it also bounds the
-        blocks of ``predict(return_std=True)`` (at most 256 MiB each).
+        Bytes a fit may use (default 80% of the available memory), checked before any work;
+        at prediction, the output and one block of test points (its cross-kernel row block,
+        and for the std its solve, at most 256 MiB) must fit it: the test points are cut into
+        blocks that do, and a MemoryBudgetError says so when not even one point's does.
     verbose : int, default 0
         1: a line per width; 2: also per noise evaluation.
     random_state : int, RandomState or None
@@ -144,7 +157,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
         "optimizer": [StrOptions({"bounded"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "approximation": [StrOptions({"hss", "exact", "nystrom"})],
+        "approximation": [StrOptions({"auto", "hss", "exact", "nystrom"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -152,7 +165,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
                  noise_ratio_bounds=(1e-6, 100.0), amplitude=None, normalize_y=False,
                  optimizer="bounded", n_restarts_optimizer=0, tol=1e-2, rel_tol=1e-6,
                  abs_tol=1e-8, max_rank=1000, leaf_size=128, n_neighbors=64,
-                 approximation="hss", n_components=2000, memory_budget=None, verbose=0,
+                 approximation="auto", n_components=2000, memory_budget=None, verbose=0,
                  random_state=None):
         self.kernel = kernel
         self.h = h
@@ -220,11 +233,12 @@ class HSSGaussianProcessRegressor(RegressorBase):
             amplitude=self.amplitude, approximation=self.approximation,
             hss_options=hss_options(self), n_components=self.n_components,
             n_restarts=self.n_restarts_optimizer,
-            random_state=self.random_state, xatol=self.tol, memory_budget=self.memory_budget,
-            log=self._log if self.verbose >= 1 else None)
+            random_state=self.random_state, xatol=self.tol, noise0=self.noise_ratio,
+            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)
+        self._route = resolve_approximation(self.approximation, X.shape[0])
         noise = res.noise
         self._K, self._inducing = res.problem.K, res.pivots
-        if self.approximation == "nystrom":
+        if self._route == "nystrom":
             self._fit_low_rank(res.problem, noise)
         else:  # the pieces, not the HSSProblem (its mappings do not pickle)
             self._approximation, self._factor = res.problem.approximation, noise.factor
@@ -322,11 +336,11 @@ class HSSGaussianProcessRegressor(RegressorBase):
                              f"{theta!r}")
         s2, h, sigma2 = np.exp(theta)
         beta = sigma2 / s2
-        if self.approximation != "nystrom" and math.isclose(h, self.h_, rel_tol=1e-12):
+        if self._route != "nystrom" and math.isclose(h, self.h_, rel_tol=1e-12):
             problem = HSSProblem(self._K, self._approximation, self._factor)
         else:  # the fitted model keeps no n x k factor: one Nystrom on its inducing points
             problem = prepare_gp_problem(self.X_train_, self.kernel, h, beta=beta,
-                                         approximation=self.approximation,
+                                         approximation=self._route,
                                          hss_options=hss_options(self), pivots=self._inducing,
                                          memory_budget=self.memory_budget)
         Y = self.y_train_.reshape(len(self.y_train_), -1)
@@ -362,16 +376,23 @@ class HSSGaussianProcessRegressor(RegressorBase):
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        if self.approximation == "nystrom":
+        if self._route == "nystrom":
             return self._predict_low_rank(X, return_std, return_cov)
         K = self._K
         scale, shift = self._y_train_std, self._y_train_mean
-        mean = (K.cross(X) @ self._coef) * scale + shift
+        n, (m, d), k = K.shape[0], X.shape, self._coef.shape[1]
+        # the mean's blocks: the cross-kernel rows against the training points
+        rows = self._block_rows(m, k + (2 if return_std else 0), n + d)
+        if return_std:  # a std block also holds its solve: (b, n) twice more
+            rows = min(rows, self._block_rows(m, k + 2, 3 * n + d))
+        mean = np.empty((m, k))
+        for start in range(0, m, rows):
+            mean[start:start + rows] = K.cross(X[start:start + rows]) @ self._coef
+        mean = mean * scale + shift
         out_mean = mean[:, 0] if mean.shape[1] == 1 else mean
         if not (return_std or return_cov):
             return out_mean
         s2, beta = self.amplitude_, self.noise_ratio_
-        n, m = K.shape[0], X.shape[0]
         if return_cov:
             check_memory(8 * (3 * m * n + m * m), f"the predictive covariance of {m} points "
                          f"against {n} training points", budget=self.memory_budget,
@@ -384,7 +405,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
             cov = cov[:, :, None] * (scale ** 2)
             return out_mean, (cov[:, :, 0] if cov.shape[2] == 1 else cov)
         var = np.empty(m)
-        block = self._block_rows(3 * n)
+        block = rows
         for start in range(0, m, block):
             Xb = X[start:start + block]
             C = K.cross(Xb).to_dense(max_bytes=8 * Xb.shape[0] * n + 1)  # (b, n)
@@ -434,13 +455,16 @@ class HSSGaussianProcessRegressor(RegressorBase):
 
     def _n_predict_points(self):
         """Training points (inducing points for "nystrom") a prediction is computed against."""
-        return len(self._pivot_points) if self.approximation == "nystrom" else self._K.shape[0]
+        return len(self._pivot_points) if self._route == "nystrom" else self._K.shape[0]
 
-    def _block_rows(self, floats_per_row):
-        """Test points per block of the std: at most 256 MiB or a quarter of the budget."""
-        budget = _PREDICT_BLOCK_BYTES if self.memory_budget is None else min(
-            _PREDICT_BLOCK_BYTES, self.memory_budget / 4)
-        return int(max(1, budget // (8 * max(floats_per_row, 1))))
+    def _block_rows(self, m, out_floats, floats_per_row):
+        """Test points per block: the output (``out_floats`` a point) and one block of
+        ``floats_per_row`` a point within ``memory_budget`` (MemoryBudgetError, with the
+        estimate, when not even a block of one point fits), the block at most 256 MiB."""
+        rows = chunk_rows(m, 8 * out_floats, 8 * floats_per_row, self.memory_budget,
+                          what=f"{type(self).__name__} prediction on {m} points",
+                          hint=_PREDICT_HINT)
+        return int(max(1, min(rows, _PREDICT_BLOCK_BYTES // (8 * max(floats_per_row, 1)))))
 
     def _std(self, var, scale):
         if np.any(var < 0):
@@ -463,7 +487,9 @@ class HSSGaussianProcessRegressor(RegressorBase):
                          hint="use return_std=True (blocked) for many points")
         mean = np.empty((m, self._mean_weights.shape[1]))
         var = np.empty(m)
-        rows = m if return_cov else self._block_rows(2 * len(self._pivot_points))
+        k = self._mean_weights.shape[1]
+        rows = m if return_cov else self._block_rows(
+            m, k + (2 if return_std else 0), 2 * len(self._pivot_points) + X.shape[1])
         for start in range(0, m, rows):
             C = pivots.cross(X[start:start + rows]).to_dense()  # (b, |P|)
             mean[start:start + rows] = C @ self._mean_weights

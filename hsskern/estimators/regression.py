@@ -21,6 +21,7 @@ from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.ridge_path import check_alphas
+from ._budget import budgeted_decision
 from .base import FitStateMixin, validate_input
 from .cv import carry_feature_names, search_results
 
@@ -207,7 +208,7 @@ class PathRegressor(RegressorBase):
         """
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        D = self._model.decision(X)[0]
+        D = budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
         return D[:, 0] if self._ravel else D
 
 

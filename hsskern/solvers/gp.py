@@ -45,14 +45,57 @@ from scipy.optimize import minimize_scalar
 from ..exceptions import NotPositiveDefiniteError
 from ..kernels import kernel_operator, make_kernel
 from ..lowrank import rp_cholesky
-from .hss_path import prepare_hss
+from ..utils._memory import check_memory
+from .gp_dense import DenseLikelihood, dense_memory, dense_search
+from .hss_path import HSSBackend, prepare_hss
 from .ridge_path import NystromProblem, prepare_nystrom
 
 __all__ = ["profile_log_marginal_likelihood", "log_marginal_likelihood", "noise_search",
            "prepare_gp_problem", "variational_residual", "inducing_pivots",
-           "gp_hyperparameter_search", "NoiseSearchResult", "GPSearchResult"]
+           "gp_hyperparameter_search", "NoiseSearchResult", "GPSearchResult",
+           "resolve_approximation", "check_gp_memory", "DENSE_MAX_N"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+
+#: ``approximation="auto"`` takes the dense route up to this many points, the HSS one above:
+#: the crossover measured by bench/gp_small.py (the dense route's n^3 factorizations against
+#: the compressions' n r^2)
+DENSE_MAX_N = 6000
+
+
+def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N):
+    """The route of a GP fit on n points: "auto" is "exact" (dense) up to ``dense_max_n``
+    points and "hss" above; any other value as given."""
+    if approximation == "auto":
+        return "exact" if n <= dense_max_n else "hss"
+    return approximation
+
+
+def check_gp_memory(n, d, k, approximation, *, hss_options=None, n_components=None,
+                    memory_budget=None):
+    """MemoryBudgetError, with the estimate, when a GP fit on n points of d features (k
+    targets) cannot fit ``memory_budget``: the dense route's n x n arrays
+    (:func:`~hsskern.solvers.gp_dense.dense_memory`), the Nystrom factor (twice: the best
+    width's is kept beside the next) or the HSS fit at its smallest ranks (twice, likewise).
+    Called before any work."""
+    if approximation == "exact":
+        need, what = dense_memory(n, d, k), "the dense kernel, its factor and inverse"
+        hint = 'use approximation="hss" (or "nystrom") for large n'
+    elif approximation == "nystrom":
+        m = min(int(n_components), n)
+        need = 8 * n * d + 2 * 8 * n * (m + k)
+        what, hint = f"{m} inducing points (two n x {m} factors)", "lower n_components"
+    else:
+        hss = HSSBackend(make_kernel("gaussian", h=1.0), hss_options=hss_options,
+                         adaptive_beta=False, refine=False)
+        low = hss.memory_estimate(n, d, k, max_rank=1)
+        need = low["peak"] + low["hss"] + low["factor"] + 8 * n * k
+        what = "two HSS compressions and factors (the best width's and the next) at the " \
+               "smallest ranks"
+        hint = "lower leaf_size or n_neighbors"
+    check_memory(need, f"a Gaussian-process fit on {n} points x {d} features with {what}",
+                 memory_budget, hint=hint + ", fit on fewer points, or raise memory_budget")
+    return need
 
 
 def _quadratic(factor, Y):
@@ -348,7 +391,7 @@ def _bracket(f, x0, lo, hi, step):
 def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1e-6, 100.0),
                              amplitude=None, approximation="hss", hss_options=None,
                              n_components=None, n_restarts=0, random_state=None, xatol=1e-2,
-                             memory_budget=None, log=None):
+                             noise0=None, memory_budget=None, log=None):
     """Maximise the profile log marginal likelihood over the width h and the noise ratio.
 
     For each width evaluated: one preparation (compression + first factor at the lower noise
@@ -369,9 +412,12 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
         Range of beta = sigma^2 / s^2.
     amplitude : float or None
         A fixed amplitude s^2 (None: its closed-form optimum, the profile likelihood).
-    approximation : {"hss", "exact", "nystrom"}
+    approximation : {"auto", "hss", "exact", "nystrom"}
         "nystrom": Titsias' bound on the Nystrom approximation at ``n_components`` inducing
-        points (the module docstring).
+        points (the module docstring). "exact": the dense route
+        (:mod:`~hsskern.solvers.gp_dense`: the exact likelihood and its gradient, L-BFGS-B in
+        (log h, log beta) from (``h0``, ``noise0``) and the restarts). "auto":
+        :func:`resolve_approximation`.
     hss_options : HSSOptions or None
     n_components : int or None
         The number of inducing points for "nystrom".
@@ -380,8 +426,12 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
         Draws the restarts' starting widths (and the inducing points for "nystrom",
         :func:`inducing_pivots`).
     xatol : float
-        Tolerance of both searches, in log h and log beta.
+        Tolerance of both searches, in log h and log beta (the dense route: how near a bound
+        counts as at it).
+    noise0 : float or None
+        The dense route's starting beta (clipped to the bounds; None: their geometric mean).
     memory_budget : float or None
+        Checked before any work (:func:`check_gp_memory`).
     log : callable or None
 
     Returns
@@ -389,6 +439,13 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     GPSearchResult
     """
     lo_n, hi_n = _check_bounds(noise_bounds, "noise_bounds")
+    n, d = X.shape
+    approximation = resolve_approximation(approximation, n)
+    check_gp_memory(n, d, Y.shape[1], approximation, hss_options=hss_options,
+                    n_components=n_components, memory_budget=memory_budget)
+    if approximation == "exact":
+        return _dense_route(X, Y, kernel, float(h0), h_bounds, (lo_n, hi_n), amplitude,
+                            n_restarts, random_state, xatol, noise0, memory_budget, log)
     timings = {"prepare": 0.0, "factor": 0.0, "solve": 0.0}
     pivots = None
     if approximation == "nystrom":
@@ -454,3 +511,49 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     return GPSearchResult(h=h, noise=res, problem=problem, lml=lml, history=tuple(history),
                           n_compressions=len(history), n_factorizations=sum(counts),
                           h_at_bound=h_at_bound, timings=timings, pivots=pivots)
+
+
+def _dense_route(X, Y, kernel, h0, h_bounds, noise_bounds, amplitude, n_restarts,
+                 random_state, xatol, noise0, memory_budget, log):
+    """:func:`gp_hyperparameter_search` on the dense kernel (:mod:`.gp_dense`), then the
+    chosen (h, beta)'s dense problem and factor, as the HSS route returns them."""
+    lo_n, hi_n = noise_bounds
+    b0 = math.sqrt(lo_n * hi_n) if noise0 is None else float(noise0)
+    if h_bounds is None:
+        hb = (h0, h0)
+    else:
+        hb = _check_bounds(h_bounds, "h_bounds")
+        if not hb[0] <= h0 <= hb[1]:
+            raise ValueError(f"the initial width h={h0:g} is outside h_bounds {hb}")
+    rng = np.random.default_rng(random_state)
+    starts = [(h0, b0)] + [(math.exp(t), b0) for t in
+                           rng.uniform(math.log(hb[0]), math.log(hb[1]), size=int(n_restarts))]
+    t0 = time.perf_counter()
+    lik = DenseLikelihood(X, Y, kernel, amplitude)
+    h, beta, lml, h_at, b_at, _ = dense_search(lik, starts, hb, noise_bounds, xatol=xatol,
+                                               log=log)
+    history, n_evals = tuple(lik.history), lik.n_evals
+    del lik  # the distances: the final problem needs the room
+    t1 = time.perf_counter()
+    if not np.isfinite(lml):
+        raise NotPositiveDefiniteError(
+            f"K + beta I is not numerically positive definite at any (h, beta) the search "
+            f"tried (beta in ({lo_n:.3g}, {hi_n:.3g})): raise the lower noise bound",
+            suggested_beta=None)
+    problem = prepare_hss(X, make_kernel(kernel, h=h), approximation="exact", beta=beta,
+                          memory_budget=memory_budget)
+    t2 = time.perf_counter()
+    lml, s2, coef = _evaluate_lml(problem.factor, Y, amplitude)
+    if log is not None:
+        log(1, f"dense route: h={h:.4g}, beta={beta:.4g}, amplitude {s2:.4g}, log marginal "
+               f"likelihood {lml:.8g} ({n_evals} evaluations, {t2 - t0:.3g} s)")
+    noise_history = tuple((b, v) for hh, b, v in history if hh == h) or ((beta, lml),)
+    noise = NoiseSearchResult(beta=beta, amplitude=s2, lml=lml, coef=coef,
+                              factor=problem.factor, n_evals=n_evals + 1,
+                              history=noise_history, at_bound=b_at, lower=lo_n,
+                              timings={"factor": t1 - t0, "solve": time.perf_counter() - t2})
+    return GPSearchResult(h=h, noise=noise, problem=problem, lml=lml,
+                          history=tuple((hh, b, v) for hh, b, v in history),
+                          n_compressions=0, n_factorizations=n_evals + 1, h_at_bound=h_at,
+                          timings={"prepare": t2 - t1, "factor": t1 - t0,
+                                   "solve": time.perf_counter() - t2})

@@ -63,7 +63,8 @@ from ..factors import LowRankShiftFactor
 from ..kernels import kernel_operator
 from ..lowrank import nystrom_on_pivots, rp_cholesky
 from ..options import HSSOptions
-from .hss_path import prepare_hss
+from ..utils._memory import check_memory
+from .hss_path import HSSBackend, prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
 
 #: Mixed-precision CG (_mixed_cg) replaces its recursive residual by the double one each time
@@ -75,6 +76,9 @@ __all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "c
            "check_targets", "loo_residuals"]
 
 _SOLVERS = ("direct", "exact")
+#: n-vectors per target of the exact solver (CG's iterate, residual, direction, product,
+#: preconditioned residual, the start and the residual check)
+_CG_VECTORS = 8
 
 
 def check_alphas(alphas, name="alphas"):
@@ -396,8 +400,41 @@ class RidgeBackend:
     memory_budget: float = None
     log: object = None
 
+    def memory_estimate(self, n, d, n_rhs=1):
+        """The least bytes a fit on n points of d features with ``n_rhs`` targets takes:
+        the points, the approximation at its smallest (HSS ranks of 1,
+        :func:`hsskern.hss.estimate_memory`; the dense K and its factor; the n x
+        ``n_components`` Nystrom factor) and the solver's vectors. Checked before any work."""
+        points = 8 * n * d
+        vectors = 8 * n * n_rhs * (_CG_VECTORS if self.solver == "exact" else 2)
+        if self.approximation == "exact":
+            return points + 16 * n * n + vectors
+        if self.approximation == "nystrom":
+            return points + 8 * n * min(int(self.n_components), n) + vectors
+        hss = HSSBackend(self.kernel, hss_options=self.hss_options, adaptive_beta=False,
+                         refine=False)
+        return hss.memory_estimate(n, d, n_rhs, max_rank=1)["peak"] + vectors
+
+    def check_memory(self, n, d, n_rhs=1):
+        """MemoryBudgetError, with the estimate, when :meth:`memory_estimate` exceeds
+        ``memory_budget`` (default 80% of the available memory)."""
+        o = self.hss_options
+        what = {"exact": "the dense kernel and its Cholesky factor",
+                "nystrom": f"a rank-{self.n_components} Nystrom factor"}.get(
+            self.approximation, f"an HSS compression (leaf_size={o.leaf_size}) at the "
+                                "smallest ranks")
+        hint = {"exact": 'use approximation="hss" for large n',
+                "nystrom": "lower n_components"}.get(self.approximation,
+                                                     "lower leaf_size or n_neighbors")
+        check_memory(self.memory_estimate(n, d, n_rhs),
+                     f"kernel ridge on {n} points x {d} features with {what}",
+                     self.memory_budget, hint=hint + ", fit on fewer points, or raise "
+                                                     "memory_budget")
+
     def prepare(self, X, Y=None):
-        """The problem of the points X (targets are not needed: one factor serves all)."""
+        """The problem of the points X (targets are not needed: one factor serves all;
+        their count sizes the memory estimate, checked first)."""
+        self.check_memory(*X.shape, 1 if Y is None else np.shape(Y)[-1])
         if self.approximation == "nystrom":
             return prepare_nystrom(X, self.kernel, rank=self.n_components, beta=self.beta,
                                    random_state=self.hss_options.random_state,

@@ -47,3 +47,24 @@ def resolve_budget(budget=None):
         return float(budget)
     avail = available_memory()
     return None if avail is None else 0.8 * avail
+
+
+def chunk_rows(n_rows, out_per_row, work_per_row, budget=None, what="prediction", hint=""):
+    """Rows per chunk of a row-wise computation whose output (``out_per_row`` bytes a row) is
+    held whole and whose working memory (``work_per_row`` bytes a row) is held one chunk at a
+    time: as many as ``budget`` (default 80% of the available memory) holds beside the output.
+
+    Raises MemoryBudgetError, with the estimate, when not even the output and a chunk of one
+    row fit; returns ``n_rows`` (one chunk) when the budget is unknown or holds them all.
+    """
+    n_rows = int(n_rows)
+    budget = resolve_budget(budget)
+    if budget is None or n_rows == 0:
+        return max(n_rows, 1)
+    out = float(out_per_row) * n_rows
+    per = max(float(work_per_row), 1.0)
+    check_memory(out + per, f"{what} ({format_bytes(out)} of output for {n_rows} rows and "
+                 f"{format_bytes(per)} of working memory per row, in chunks of one row at "
+                 "least)", budget, hint=hint or "predict fewer rows at a time, or raise "
+                 "memory_budget")
+    return int(max(1, min(n_rows, (budget - out) // per)))

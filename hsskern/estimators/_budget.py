@@ -1,0 +1,44 @@
+"""``memory_budget`` at prediction: a fitted model's decision values in chunks of test rows.
+
+The output (8 bytes per row and model column) is held whole; each chunk's working memory is
+its block of kernel entries against the model's support vectors (or landmarks, or features)
+and its coordinates, 8 (n_terms + d) bytes a row, which is what a dense evaluation would take
+(the blocked products take less). The rows are cut into as many chunks as the budget needs;
+a MemoryBudgetError, with the estimate, only when the output and a chunk of one row do not fit.
+"""
+import numpy as np
+
+from ..utils._memory import chunk_rows
+
+__all__ = ["model_terms", "budgeted_decision"]
+
+
+def model_terms(model):
+    """Kernel entries (or features) per test row of a model's decision function."""
+    for attr in ("support_vectors", "landmarks", "centers"):
+        a = getattr(model, attr, None)
+        if a is not None and hasattr(a, "shape"):
+            return int(a.shape[0])
+    fmap = getattr(model, "feature_map", None)
+    coef = getattr(model, "coef", None)
+    if fmap is not None:
+        for attr in ("landmarks", "centers"):
+            a = getattr(fmap, attr, None)
+            if a is not None and hasattr(a, "shape"):
+                return int(a.shape[0])
+    return int(coef.shape[1]) if coef is not None and np.ndim(coef) == 2 else 1
+
+
+def budgeted_decision(est, model, X):
+    """``model.decision(X)`` (shape (S, m, r)) within ``est.memory_budget``, by row chunks."""
+    m, d = X.shape
+    S, r = model.shape
+    rows = chunk_rows(m, 8 * S * r, 8 * (model_terms(model) + d),
+                      getattr(est, "memory_budget", None),
+                      what=f"{type(est).__name__} prediction on {m} points")
+    if rows >= m:
+        return model.decision(X)
+    out = np.empty((S, m, r))
+    for start in range(0, m, rows):
+        out[:, start:start + rows] = model.decision(X[start:start + rows])
+    return out
