@@ -107,11 +107,12 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
     log = log or (lambda level, msg: None)
     timings = {}
     t0 = time.perf_counter()
+    # the estimate (bounded work, on samples) first: a refused fit touches nothing else
+    est = estimate_gram(X, kernel, random_state=seed)
+    check_gram_budget(est, memory_budget)
     scale = distance_scale(X)  # the kernel sees |x - y| / sigma only: exact rescaling
     Xs, ks = (X, kernel) if scale == 1.0 else (X / scale, kernel.rescaled(scale))
     tree = cKDTree(Xs)
-    est = estimate_gram(Xs, ks, tree=tree, random_state=seed)
-    check_gram_budget(est, memory_budget)
     K = assemble_compact_gram(Xs, ks, tree)
     del tree, Xs
     timings["gram"] = time.perf_counter() - t0

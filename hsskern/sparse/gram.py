@@ -9,7 +9,8 @@ COO -> CSC) sorts and allocates several nnz-sized temporaries.
 
 How many pairs there are depends steeply on sigma (about sigma^d for small sigma), and a
 careless sigma asks for terabytes. :func:`estimate_gram` counts neighbours of a random sample
-of rows for a whole grid of radii in one dual-tree pass and extrapolates; the assembly
+of rows against a random sample of the columns for a whole grid of radii in one pass (bounded
+work: a dual-tree count in low dimension, dense blocks of distances above) and scales up; the assembly
 functions call it first and raise :class:`~hsskern.exceptions.MemoryBudgetError` *before*
 allocating anything, naming the largest sigma of the grid that would fit.
 """
@@ -21,6 +22,7 @@ from scipy.spatial import cKDTree
 
 from ..kernels.functions import Kernel, make_kernel
 from ..utils._memory import check_memory, resolve_budget
+from ..utils._scaling import distance_scale
 from ..utils.validation import check_points
 from . import _assemble
 
@@ -90,12 +92,19 @@ class GramEstimate:
         return float(self.sigmas[ok].max()) if ok.any() else None
 
 
-def estimate_gram(X, kernel, *, Y=None, tree=None, n_samples=2000, random_state=0):
-    """Estimate nnz of K(Y, X) (or K(X, X)) from the neighbour counts of sampled rows.
+def estimate_gram(X, kernel, *, Y=None, tree=None, n_samples=2000, max_pairs=4_000_000,
+                  tree_max_features=8, random_state=0):
+    """Estimate nnz of K(Y, X) (or K(X, X)) from the neighbour counts of sampled rows against
+    sampled columns, in work bounded whatever n and d.
 
-    One dual-tree ``count_neighbors`` pass counts, for a random sample of rows, the points
-    within every radius of a geometric grid below 3 sigma, so the same call tells what any
-    smaller sigma would cost.
+    One pass counts, for a random sample of rows against a random sample of the columns, the
+    pairs within every radius of a geometric grid below 3 sigma, so the same call tells what
+    any smaller sigma would cost. The counts are scaled by the sampled fraction of the pairs
+    (for a square Gram, of the off-diagonal pairs; the unit diagonal is added exactly), an
+    unbiased estimate, exact when every row and column is sampled. The work is at most
+    ``max_pairs`` distances (``n_samples`` rows by ``max_pairs / n_samples`` columns), by
+    dense blocks; at up to ``tree_max_features`` features, where k-d trees prune, a tree over
+    50 times as many columns (and over all of them when they are that few, ``tree`` reused).
 
     Parameters
     ----------
@@ -106,9 +115,13 @@ def estimate_gram(X, kernel, *, Y=None, tree=None, n_samples=2000, random_state=
     Y : ndarray of shape (m, d), optional
         Row points; default X.
     tree : cKDTree, optional
-        Tree over X, if already built.
+        Tree over X, if already built (used when every column is counted).
     n_samples : int, default 2000
         Rows sampled (all rows when fewer).
+    max_pairs : int, default 4,000,000
+        Distances the dense count may form (50 times as many with a tree).
+    tree_max_features : int, default 8
+        Up to this many features the count runs on k-d trees.
     random_state : int, default 0
 
     Returns
@@ -117,18 +130,57 @@ def estimate_gram(X, kernel, *, Y=None, tree=None, n_samples=2000, random_state=
     """
     rows = X if Y is None else Y
     m, n = rows.shape[0], X.shape[0]
-    tree = cKDTree(X) if tree is None else tree
     rng = np.random.default_rng(random_state)
-    take = rng.choice(m, size=n_samples, replace=False) if m > n_samples else np.arange(m)
+    take = np.sort(rng.choice(m, size=n_samples, replace=False)) if m > n_samples \
+        else np.arange(m)
+    use_tree = X.shape[1] <= tree_max_features
+    c = max(1, int(max_pairs * (50 if use_tree else 1)) // take.size)
+    cols = np.sort(rng.choice(n, size=c, replace=False)) if n > c else None
     sigmas = kernel.sigma * np.geomspace(1.0 / 64.0, 1.0, 13)
-    counts = cKDTree(rows[take]).count_neighbors(tree, 3.0 * sigmas)
-    nnz_grid = np.asarray(counts, dtype=np.float64) * (m / take.size)
-    nnz = int(min(nnz_grid[-1], float(m) * n))
-    nnz_grid = np.minimum(nnz_grid, float(m) * n)
+    Xc, Xr = (X if cols is None else X[cols]), rows[take]
+    # the samples' own exact rescaling (a power of two) keeps their distances in range
+    scale = 1.0 if tree is not None else distance_scale(np.vstack([Xr[:1], Xc]))
+    if scale != 1.0:
+        Xc, Xr = Xc / scale, Xr / scale
+    radii = 3.0 * sigmas / scale
+    if use_tree:
+        ct = tree if (tree is not None and cols is None) else cKDTree(Xc)
+        counts = np.asarray(cKDTree(Xr).count_neighbors(ct, radii), dtype=np.float64)
+    else:
+        counts = _dense_counts(Xr, Xc, radii, max_pairs)
+    n_cols = n if cols is None else cols.size
+    pairs = float(take.size) * n_cols
+    if Y is None:  # the sampled rows that are also sampled columns count themselves
+        self_pairs = float(take.size if cols is None else np.intersect1d(take, cols).size)
+        off = float(m) * (n - 1)
+        frac = (pairs - self_pairs) / off if off > 0 else 1.0
+        nnz_grid = m + (counts - self_pairs) / max(frac, 1e-300) if off > 0 else counts
+    else:
+        nnz_grid = counts * (float(m) * n / pairs)
+    nnz_grid = np.minimum(np.maximum(nnz_grid, 0.0), float(m) * n)
+    nnz = int(round(nnz_grid[-1]))
     return GramEstimate(n_rows=m, n_cols=n, nnz=nnz,
                         assembly_bytes=int(nnz * BYTES_PER_ENTRY_ASSEMBLY),
                         stored_bytes=int(nnz * BYTES_PER_ENTRY_STORED),
                         sigmas=sigmas, nnz_per_sigma=nnz_grid)
+
+
+def _dense_counts(A, B, radii, max_pairs):
+    """Pairs (a, b) with |a - b| <= r for each radius r (ascending), by dense blocks of
+    distances (at most ``max_pairs`` at once): the count where trees do not prune."""
+    r2 = np.asarray(radii, dtype=np.float64) ** 2
+    counts = np.zeros(r2.size)
+    mu = B.mean(axis=0)  # centred: |a|^2 + |b|^2 - 2 a.b loses less to rounding
+    Ac, Bc = A - mu, B - mu
+    an = np.einsum("ij,ij->i", Ac, Ac)
+    step = max(1, int(max_pairs) // max(1, Ac.shape[0]))
+    for s in range(0, Bc.shape[0], step):
+        Bs = Bc[s:s + step]
+        D = an[:, None] + np.einsum("ij,ij->i", Bs, Bs)[None, :] - 2.0 * (Ac @ Bs.T)
+        hist = np.bincount(np.searchsorted(r2, D.ravel(), side="left"),
+                           minlength=r2.size + 1)
+        counts += np.cumsum(hist[:r2.size])
+    return counts
 
 
 def check_gram_budget(estimate, max_memory=None, what="sparse compact-kernel Gram"):
