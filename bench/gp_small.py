@@ -9,10 +9,11 @@ log marginal likelihoods reached. Routes: "auto" (the default), "exact" (the den
 forced) and "hss" (compression forced), to find where compression starts to pay.
 
     python bench/gp_small.py                      # n = 1000, 2000, 5000; writes the json
-    python bench/gp_small.py --n 1000 2000 --routes auto hss
+    python bench/gp_small.py --n 1000 2000 --routes auto hss --threads 1
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,10 +63,14 @@ print(json.dumps({"fit_s": fit, "predict_s": pred, "lml": lml, "theta": theta,
 """
 
 
-def run(n, d, route, seed, tmp):
+def run(n, d, route, seed, tmp, threads=None):
     out = tmp / f"pred_{route}_{n}.npy"
+    env = dict(os.environ)
+    if threads:  # both sides alike: BLAS threads (their spinning dominates on a busy machine)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), route, str(seed),
-                           str(out)], capture_output=True, text=True, cwd=HERE.parent)
+                           str(out)], capture_output=True, text=True, cwd=HERE.parent, env=env)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1:]}, None
     return json.loads(proc.stdout.strip().splitlines()[-1]), np.load(out)
@@ -77,6 +82,8 @@ def main():
     ap.add_argument("--d", type=int, default=3)
     ap.add_argument("--routes", nargs="+", default=["auto", "exact", "hss"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="BLAS/OpenMP threads of every child (default: the libraries' own)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     import tempfile
@@ -84,10 +91,11 @@ def main():
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         for n in args.n:
-            ref, P_ref = run(n, args.d, "sklearn", args.seed, tmp)
-            row = {"n": n, "d": args.d, "sklearn": ref}
+            ref, P_ref = run(n, args.d, "sklearn", args.seed, tmp, args.threads)
+            row = {"n": n, "d": args.d, "threads": args.threads,
+                   "load_average": os.getloadavg()[0], "sklearn": ref}
             for route in args.routes:
-                r, P = run(n, args.d, route, args.seed, tmp)
+                r, P = run(n, args.d, route, args.seed, tmp, args.threads)
                 if P is not None and P_ref is not None:
                     r["mean_max_abs_diff"] = float(np.max(np.abs(P[:, 0] - P_ref[:, 0])))
                     r["std_max_abs_diff"] = float(np.max(np.abs(P[:, 1] - P_ref[:, 1])))

@@ -14,7 +14,8 @@ Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
                          NystromSVC, NystromSVCCV, SparseCholeskySVC)
-from .exceptions import HsskernError, MemoryBudgetError, NotPositiveDefiniteError
+from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteError,
+                         TimeBudgetError)
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
 from .lowrank import NystromFeatures
@@ -29,5 +30,5 @@ __all__ = [
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
-    "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError",
+    "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError", "TimeBudgetError",
 ]

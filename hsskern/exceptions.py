@@ -9,6 +9,11 @@ class MemoryBudgetError(HsskernError, MemoryError):
     """A request would need more memory than allowed; the message carries the estimate."""
 
 
+class TimeBudgetError(HsskernError, ValueError):
+    """A time budget (``max_time``) cannot hold even the work a fit must do before it can
+    return a model; raised before that work, with the estimate in the message."""
+
+
 class NotPositiveDefiniteError(HsskernError, ValueError):
     """A matrix that must be symmetric positive definite is not (numerically)."""
 

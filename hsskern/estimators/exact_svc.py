@@ -4,6 +4,8 @@ The backend (:mod:`hsskern.solvers.exact_path`) solves a random subsample exactl
 the decomposition on all points from there, within ``max_time``; this module holds the
 parameters and the fitted attributes that say how exact the answer is.
 """
+import time
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -48,11 +50,18 @@ or callable, default "gaussian"
     tol : float, default 1e-3
         The KKT gap at which the decomposition stops (LIBSVM's ``tol``).
     max_time : float or None, default None
-        Seconds for the whole fit (``fit_path``: the whole path, shared among the remaining
-        (C, class) pairs as each starts, unused time carried on), the last product included:
-        when an earlier stage's point would be returned, its gap over all training points
-        takes one more product, whose time (estimated from the products measured so far) the
-        rounds leave free. The subsample's solve is not interrupted. None: run to ``tol``.
+        Seconds for the whole fit from the call (``fit_path``: the whole path, shared among
+        the remaining (C, class) pairs as each starts, unused time carried on): validation,
+        the subsample's solve and the last product included. The subsample is sized to
+        ``subsample_time_share`` (0.4) of the time left at the rate of kernel entries
+        measured on the data (its solve ~m^2 entries, its model's certifying product ~m/2 x n)
+        and its decomposition stops at that share (a feasible start all the same); when an
+        earlier stage's point would be returned, its gap over all training points takes one
+        more product, whose time the rounds leave free. A fit returns within about 1.1
+        ``max_time`` + 0.5 s (a round that has started finishes); when not even a subsample of
+        100 points fits, a :class:`~hsskern.exceptions.TimeBudgetError` says so before any
+        solve. Platt's sigmoids (``probability``) take their own time on top. None: run to
+        ``tol``.
     subsample : int or float, default 50000
         Points of the exactly solved start (a float: that fraction of the training points);
         all of them when it is at least their number (the fit is then :class:`HSSSVC`'s
@@ -160,6 +169,24 @@ or callable, default "gaussian"
         # sparse rows (a distributed engine's workers hold dense row blocks)
         return self._products() is None
 
+    def _fit(self, X, y, sample_weight):
+        self._fit_started = time.perf_counter()  # max_time counts from here: validation too
+        try:
+            return super()._fit(X, y, sample_weight)
+        finally:
+            del self._fit_started
+
+    def _fit_path(self, X, y, Cs, sample_weight):
+        self._fit_started = time.perf_counter()
+        try:
+            return super()._fit_path(X, y, Cs, sample_weight)
+        finally:
+            del self._fit_started
+
+    def _fit_sigmoids(self, backend, X, Y, w, Cs):
+        # each internal fold is a fit of its own: its max_time counts from its start
+        return super()._fit_sigmoids(replace(backend, started=None), X, Y, w, Cs)
+
     def _make_backend(self, X, for_path):
         return ExactBackend(kernel_of(self, None, X), subsample=self.subsample,
                             validation_fraction=self.validation_fraction,
@@ -169,6 +196,7 @@ or callable, default "gaussian"
                             continuation=0 if for_path else 3,
                             memory_budget=self.memory_budget, random_state=self.random_state,
                             products=self._products(),
+                            started=getattr(self, "_fit_started", None),
                             log=self._log if self.verbose >= 1 else None)
 
     def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):

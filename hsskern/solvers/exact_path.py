@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..exceptions import TimeBudgetError
 from ..kernels.sparse_rows import rows_operator
 from ..options import HSSOptions
 from .admm import kkt_violation
-from .hss_path import HSSBackend
+from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .refine import LocalProducts, RefineResult, continuation_start, refine_exact
@@ -139,6 +140,20 @@ class _Rate:
 
 #: entries the rate must have seen before it estimates anything (a few ms of products)
 _RATE_MIN_ENTRIES = 10 ** 6
+#: the smallest subsample a time budget may shrink the start to
+_MIN_SUBSAMPLE = 100
+#: rows x columns of the product that measures the rate of kernel entries
+_PROBE = (256, 4096)
+
+
+def _probe_rate(X, kernel):
+    """Kernel entries a second of one blocked product on X's points (its first rows against
+    the next ones; at least one entry a second)."""
+    n = X.shape[0]
+    r, c = min(_PROBE[0], n), min(_PROBE[1], n)
+    t = time.perf_counter()
+    rows_operator(X[:r], kernel).cross(X[n - c:]) @ np.ones(r)
+    return max(r * c / max(time.perf_counter() - t, 1e-6), 1.0)
 
 
 class _ValidationTracker:
@@ -287,19 +302,64 @@ class ExactBackend:
     random_state: object = None
     growth: float = 2.0
     products: object = None
+    started: float = None
+    subsample_time_share: float = 0.4
+    time_slack: float = 0.25
     log: object = None
 
     def prepare(self, X, Y=None):
+        """Split the points and size the stages. Under ``max_time`` the subsample is also
+        sized to the time (:meth:`plan_subsample`), or a TimeBudgetError refuses the fit
+        before any solve."""
         t0 = time.perf_counter()
+        subsample, stats = self.subsample, {}
+        if self.max_time is not None:
+            subsample, stats = self.plan_subsample(X)
         train, val, order, m = split_points(X.shape[0], self.validation_fraction,
-                                            self.subsample, self.random_state)
+                                            subsample, self.random_state)
         stages = self._schedule(m, train.size)
         problem = ExactProblem(points=X, train=train, validation=val, order=order,
                                stages=tuple(stages),
                                stats={"n_train": int(train.size), "n_validation": int(val.size),
-                                      "subsample_size": m, "stages": tuple(stages)},
+                                      "subsample_size": m, "stages": tuple(stages), **stats},
                                timings={"split": time.perf_counter() - t0})
         return problem
+
+    def _clock(self):
+        """The perf_counter time the budget started at: the fit's (``started``, its
+        validation included) or now."""
+        return self.started if self.started is not None else time.perf_counter()
+
+    def plan_subsample(self, X):
+        """(subsample size, stats) under ``max_time``: the largest subsample whose solve from
+        zero (~m^2 kernel entries) and whose model's certifying product over the other points
+        (~m/2 support vectors by n) fit ``subsample_time_share`` of the time left (plus
+        ``time_slack``), at the rate of kernel entries measured on X; a TimeBudgetError when
+        not even min(n, _MIN_SUBSAMPLE) points do."""
+        n = X.shape[0]
+        requested = (self.subsample if isinstance(self.subsample, (int, np.integer))
+                     else int(np.ceil(self.subsample * n)))
+        rate = _probe_rate(X, self.kernel)
+        left = max(0.0, self.max_time - (time.perf_counter() - self._clock()))
+        entries = rate * (self.subsample_time_share * left + self.time_slack)
+        # m^2 + m n / 2 <= entries
+        fit = int((-0.5 * n + np.sqrt(0.25 * n * n + 4.0 * entries)) / 2.0)
+        smallest = min(n, _MIN_SUBSAMPLE)
+        if fit < smallest:
+            need = (smallest ** 2 + 0.5 * smallest * n) / rate
+            raise TimeBudgetError(
+                f"max_time={self.max_time:g} s cannot hold the preparation of an exact fit on "
+                f"{n} points: a subsample of {smallest} points and its model's certifying "
+                f"product over the others need about {need:.3g} s at the {rate:.3g} kernel "
+                f"entries a second measured, and {left:.3g} s are left (validation "
+                "included); raise max_time to at least "
+                f"{(need - self.time_slack) / self.subsample_time_share + self.max_time - left:.3g}"
+                " s, or fit on fewer points")
+        m = max(2, min(requested, fit))
+        if self.log is not None and m < requested:
+            self.log(1, f"subsample of {m} points (not {requested}): what max_time="
+                        f"{self.max_time:g} s holds at {rate:.3g} kernel entries a second")
+        return m, {"probe_rate": rate, "subsample_requested": requested}
 
     def _schedule(self, first, n_train):
         """Stage sizes from ``first``, growing by ``growth``, to all ``n_train`` points."""
@@ -324,9 +384,12 @@ class ExactBackend:
             nxt = max(min(nxt, int(fit)), smallest)
         return self._schedule(nxt, n_train)
 
-    def _subsample_path(self, prepared, Y, Cs, weights):
-        """The exact solutions of the subsample at every C (the HSS path, refined)."""
+    def _subsample_path(self, prepared, Y, Cs, weights, deadline=None):
+        """The exact solutions of the subsample at every C (the HSS path, refined; under a
+        ``deadline``, the exact decomposition from zero stopped by it)."""
         X = prepared.points[prepared.train[prepared.order[:prepared.stages[0]]]]
+        if deadline is not None:
+            return self._subsample_timed(X, Y, Cs, weights, deadline)
         # start="auto": up to 10^5 points the exact decomposition from zero beats compression
         hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True, start="auto",
                          refine_tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
@@ -337,8 +400,39 @@ class ExactBackend:
         setup = sum(prob.timings.values())
         return sols, setup
 
-    def path(self, prepared, Y, Cs, weights=None):
+    def _subsample_timed(self, X, Y, Cs, weights, deadline):
+        """The subsample's C path by the exact decomposition from zero (continuation along
+        C), each (C, class) with its share of the time to ``deadline``: a feasible point
+        with its exact gap where the time runs out (the stages start from it all the same)."""
         t0 = time.perf_counter()
+        prob = prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk, n_rhs=Y.shape[1],
+                                     memory_budget=self.memory_budget, log=self.log)
+        q = decomposition_chunk(prob, True, self.max_chunk)
+        setup = time.perf_counter() - t0
+        sols, prev, workspace = [], None, {}
+        pairs = len(Cs) * Y.shape[1]
+        for C in Cs:
+            tc, out = time.perf_counter(), []
+            for j in range(Y.shape[1]):
+                a = f = None
+                if prev is not None:
+                    _, a, f = continuation_start(prev[1][j], C / prev[0], ray=False)
+                left = max(deadline - time.perf_counter(), 0.0) / pairs
+                pairs -= 1
+                out.append(refine_exact(prob.K, Y[:, j], C, a, weights=weights, f=f,
+                                        tol=self.tol, max_chunk=q, newton=self.newton,
+                                        workspace=workspace, max_time=left))
+            prev = (C, out)
+            sols.append(PathSolution(C=C, intercept=[rr.bias for rr in out],
+                                     n_iter=[rr.rounds for rr in out],
+                                     converged=[rr.converged for rr in out],
+                                     gap=[rr.gap for rr in out],
+                                     dual_coef=np.column_stack([rr.dual_coef for rr in out]),
+                                     timings={"refine": time.perf_counter() - tc}))
+        return tuple(sols), setup
+
+    def path(self, prepared, Y, Cs, weights=None):
+        t0 = self._clock() if self.max_time is not None else time.perf_counter()
         n = prepared.points.shape[0]
         Y = check_labels(Y, n)
         Cs = check_Cs(Cs)
@@ -352,8 +446,15 @@ class ExactBackend:
         if log is not None:
             log(1, f"exact SVM: {tr.size} training points, {val.size} validation, "
                    f"subsample of {sub.size}")
+        deadline = None
+        # its share of the time left, or the slack at least (a subsample of at most
+        # _MIN_SUBSAMPLE points, milliseconds of work, is solved to the end)
+        if self.max_time is not None and sub.size > _MIN_SUBSAMPLE:
+            left = max(0.0, self.max_time - (time.perf_counter() - t0))
+            deadline = time.perf_counter() + max(self.subsample_time_share * left,
+                                                 self.time_slack)
         sub_sols, sub_setup = self._subsample_path(
-            prepared, Ytr[sub], Cs, None if wtr is None else wtr[sub])
+            prepared, Ytr[sub], Cs, None if wtr is None else wtr[sub], deadline)
         t_sub = time.perf_counter() - t0
         if log is not None:
             log(1, f"subsample solved at {len(Cs)} C in {t_sub:.1f} s")
@@ -433,6 +534,8 @@ class ExactBackend:
         # that certifies it over all training points (its time estimated by the trackers)
         deadline = None if budget is None else t0 + budget
         rate = _Rate()
+        if "probe_rate" in prepared.stats:  # the plan's measurement, until rounds measure
+            rate.add(_RATE_MIN_ENTRIES, _RATE_MIN_ENTRIES / prepared.stats["probe_rate"])
         if val.size:
             Xval = prepared.points[val]
             wval = None if weights is None else weights[val]
