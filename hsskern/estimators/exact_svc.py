@@ -58,7 +58,7 @@ or callable, default "gaussian"
         and its decomposition stops at that share (a feasible start all the same); when an
         earlier stage's point would be returned, its gap over all training points takes one
         more product, whose time the rounds leave free. A fit returns within about 1.1
-        ``max_time`` + 0.5 s (a round that has started finishes); when not even a subsample of
+        ``max_time`` + 1 s (a round that has started finishes); when not even a subsample of
         100 points fits, a :class:`~hsskern.exceptions.TimeBudgetError` says so before any
         solve. Platt's sigmoids (``probability``) take their own time on top. None: run to
         ``tol``.

@@ -31,7 +31,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..exceptions import TimeBudgetError
-from ..kernels.sparse_rows import rows_operator
+from ..kernels.sparse_rows import rows_nbytes, rows_operator
+from ..utils._memory import check_memory
 from ..options import HSSOptions
 from .admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
@@ -140,6 +141,9 @@ class _Rate:
 
 #: entries the rate must have seen before it estimates anything (a few ms of products)
 _RATE_MIN_ENTRIES = 10 ** 6
+#: n-vectors per label column of a stage (the decomposition's, the validation's and the
+#: candidates' coefficients and decision values)
+_STAGE_VECTORS = 32
 #: the smallest subsample a time budget may shrink the start to
 _MIN_SUBSAMPLE = 100
 #: rows x columns of the product that measures the rate of kernel entries
@@ -312,6 +316,7 @@ class ExactBackend:
         sized to the time (:meth:`plan_subsample`), or a TimeBudgetError refuses the fit
         before any solve."""
         t0 = time.perf_counter()
+        self.check_memory(X, 1 if Y is None else np.shape(Y)[-1])
         subsample, stats = self.subsample, {}
         if self.max_time is not None:
             subsample, stats = self.plan_subsample(X)
@@ -324,6 +329,24 @@ class ExactBackend:
                                       "subsample_size": m, "stages": tuple(stages), **stats},
                                timings={"split": time.perf_counter() - t0})
         return problem
+
+    def memory_estimate(self, X, n_rhs=1):
+        """The least bytes a fit on X takes: the training points' copy and a stage's (each
+        up to X's size), the decomposition's vectors per label column and its working set's
+        kernel block (twice, while a Newton step copies it), the working set at most
+        min(n, max_chunk) points, at least min(n, 256)."""
+        n = X.shape[0]
+        q = min(n, 256)
+        return (2 * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs) + 16 * q * q)
+
+    def check_memory(self, X, n_rhs=1):
+        """MemoryBudgetError, with the estimate, before any work when :meth:`memory_estimate`
+        exceeds ``memory_budget`` (default 80% of the available memory)."""
+        n, d = X.shape
+        check_memory(self.memory_estimate(X, n_rhs), f"an exact fit on {n} points x {d} "
+                     "features (the training points' and a stage's copies, the decomposition's "
+                     "vectors and a working set of 256 points at least)", self.memory_budget,
+                     hint="fit on fewer points, or raise memory_budget")
 
     def _clock(self):
         """The perf_counter time the budget started at: the fit's (``started``, its
