@@ -78,7 +78,10 @@ or callable, default "gaussian"
         vectors pass 16,000, and the rounds need them and ~8,000 violators in the working set
         (README, "The working set at 10^6").
     memory_budget : float or None
-        Bytes the subsample's HSS fit may use (checked before it starts).
+        Bytes the fit may use (default 80% of the available memory): the training points'
+        and a stage's copies, the decomposition's vectors and its smallest working set are
+        checked before any work, the subsample's fit before it starts. Prediction holds its output and works in chunks of test rows that fit the budget
+        (a MemoryBudgetError when not even one row's does).
     class_weight : dict, "balanced" or None
     probability : bool, default False
         Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit

@@ -83,7 +83,11 @@ class HSSKernelRidge(PathRegressor):
     n_components : int, default 2000
         Rank of the "nystrom" approximation (8 n ``n_components`` bytes); ignored otherwise.
     memory_budget : float or None, default None
-        Bytes the fit may use (default 80% of the available memory).
+        Bytes the fit may use (default 80% of the available memory): the least a fit takes
+        (the points, the approximation at its smallest: HSS ranks of 1, the dense K and
+        factor, the Nystrom factor; the solver's vectors) is checked before any work, a
+        MemoryBudgetError with the estimate when it does not fit. Prediction holds its output and works in chunks of test rows that fit the budget
+        (a MemoryBudgetError when not even one row's does).
     verbose : int, default 0
     random_state : int, RandomState or None
         Seeds the randomized compression.

@@ -61,9 +61,11 @@ class SparseCholeskySVC(WeightedPathClassifier):
     ordering : str, default "amd"
         Fill-reducing ordering for CHOLMOD ("amd", "metis", "best", ...).
     memory_budget : float or None, default None
-        Bytes the Gram assembly may use (checked on a sampled estimate before allocating) and,
-        with CHOLMOD, the factor (checked on its exact symbolic size before the numeric
-        factorization); default 80% of the available memory.
+        Bytes the Gram assembly may use (checked on a sampled estimate before anything else,
+        in bounded work: sampled rows against sampled columns) and, with CHOLMOD, the factor
+        (checked on its exact symbolic size before the numeric factorization); default 80%
+        of the available memory. Prediction holds its output and works in chunks of test rows that fit the budget
+        (a MemoryBudgetError when not even one row's does).
     probability : bool, default False
         Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5
         stratified internal folds drawn with ``random_state``, each factored and solved at

@@ -32,6 +32,12 @@ not. The bound is
 the likelihood of the low-rank model minus the residual's trace over the noise: it rewards
 ranks that capture K where the noise is small, never exceeds the exact likelihood, and equals
 it when F F^T = K. The amplitude keeps its closed form (the trace term is s^2-free).
+
+Below :data:`DENSE_MAX_N` points (``approximation="auto"``) or with "exact" the search runs on
+the dense kernel instead (:mod:`hsskern.solvers.gp_dense`): the same profile likelihood, exact,
+with its analytic gradient from one Cholesky factor and its inverse, maximised jointly over
+(log h, log beta) by L-BFGS-B, where a compression per width and a factorization per noise
+evaluation cost more than the n^3 of a dense factor.
 """
 import math
 import time
