@@ -32,13 +32,16 @@ def model_terms(model):
 def budgeted_decision(est, model, X):
     """``model.decision(X)`` (shape (S, m, r)) within ``est.memory_budget``, by row chunks."""
     m, d = X.shape
-    S, r = model.shape
+    S, r = getattr(model, "shape", (1, 1))
     rows = chunk_rows(m, 8 * S * r, 8 * (model_terms(model) + d),
                       getattr(est, "memory_budget", None),
                       what=f"{type(est).__name__} prediction on {m} points")
     if rows >= m:
         return model.decision(X)
-    out = np.empty((S, m, r))
+    out = None
     for start in range(0, m, rows):
-        out[:, start:start + rows] = model.decision(X[start:start + rows])
+        D = model.decision(X[start:start + rows])
+        if out is None:
+            out = np.empty((D.shape[0], m, D.shape[2]))
+        out[:, start:start + rows] = D
     return out
