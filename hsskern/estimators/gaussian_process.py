@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
 from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
-                          prepare_gp_problem, resolve_approximation, variational_residual)
+                          prepare_gp_problem, variational_residual)
 from ..solvers.hss_path import HSSProblem
 from ..utils._memory import check_memory, chunk_rows
 from .base import validate_input
@@ -87,7 +87,8 @@ class HSSGaussianProcessRegressor(RegressorBase):
         classifier's.
     approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
         "auto": "exact" up to :data:`~hsskern.solvers.gp.DENSE_MAX_N` points (where the
-        dense factorizations are faster than compressions: bench/gp_small.py), "hss" above.
+        dense factorizations are faster than compressions: bench/gp_small.py) when its
+        n x n arrays fit ``memory_budget``, "hss" otherwise.
         "exact": the dense route (memory checked first): the distances computed once, the
         exact likelihood and its analytic gradient from one Cholesky factor and its inverse
         per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
@@ -235,7 +236,7 @@ class HSSGaussianProcessRegressor(RegressorBase):
             n_restarts=self.n_restarts_optimizer,
             random_state=self.random_state, xatol=self.tol, noise0=self.noise_ratio,
             memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)
-        self._route = resolve_approximation(self.approximation, X.shape[0])
+        self._route = res.problem.stats["approximation"]  # the route "auto" took
         noise = res.noise
         self._K, self._inducing = res.problem.K, res.pivots
         if self._route == "nystrom":

@@ -51,7 +51,7 @@ from scipy.optimize import minimize_scalar
 from ..exceptions import NotPositiveDefiniteError
 from ..kernels import kernel_operator, make_kernel
 from ..lowrank import rp_cholesky
-from ..utils._memory import check_memory
+from ..utils._memory import check_memory, resolve_budget
 from .gp_dense import DenseLikelihood, dense_memory, dense_search
 from .hss_path import HSSBackend, prepare_hss
 from .ridge_path import NystromProblem, prepare_nystrom
@@ -69,11 +69,15 @@ _LOG_2PI = math.log(2.0 * math.pi)
 DENSE_MAX_N = 6000
 
 
-def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N):
-    """The route of a GP fit on n points: "auto" is "exact" (dense) up to ``dense_max_n``
-    points and "hss" above; any other value as given."""
+def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N, *, d=1, k=1,
+                          memory_budget=None):
+    """The route of a GP fit on n points of d features (k targets): "auto" is "exact"
+    (dense) up to ``dense_max_n`` points when its arrays fit ``memory_budget``, else "hss";
+    any other value as given."""
     if approximation == "auto":
-        return "exact" if n <= dense_max_n else "hss"
+        budget = resolve_budget(memory_budget)
+        fits = budget is None or dense_memory(n, d, k) <= budget
+        return "exact" if n <= dense_max_n and fits else "hss"
     return approximation
 
 
@@ -446,7 +450,8 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     """
     lo_n, hi_n = _check_bounds(noise_bounds, "noise_bounds")
     n, d = X.shape
-    approximation = resolve_approximation(approximation, n)
+    approximation = resolve_approximation(approximation, n, d=d, k=Y.shape[1],
+                                          memory_budget=memory_budget)
     check_gp_memory(n, d, Y.shape[1], approximation, hss_options=hss_options,
                     n_components=n_components, memory_budget=memory_budget)
     if approximation == "exact":
