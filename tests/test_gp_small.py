@@ -119,7 +119,7 @@ def test_auto_takes_the_dense_route_up_to_the_switch_size():
     assert resolve_approximation("hss", 10) == "hss"
     assert resolve_approximation("nystrom", 10) == "nystrom"
     # the dense arrays (4 n^2 floats) beyond the budget: the HSS route, which fits in less
-    assert resolve_approximation("auto", 1000, memory_budget=3e7) == "exact"
+    assert resolve_approximation("auto", 1000, memory_budget=4e7) == "exact"
     assert resolve_approximation("auto", 1000, memory_budget=1e7) == "hss"
     X, y, _ = _problem(0, 400, 2)
     m = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds="fixed",
