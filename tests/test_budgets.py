@@ -219,3 +219,30 @@ def test_exact_svc_refuses_a_time_budget_that_cannot_hold_its_preparation():
     with pytest.raises(TimeBudgetError, match=r"raise max_time to at least [0-9.e+]+ s"):
         ExactSVC(h=1.0, max_time=1e-3).fit(X, y)
     assert time.perf_counter() - t0 < 2.0 + 1.2 * t_validate  # refused before any solve
+
+
+def test_default_budget_follows_an_address_space_limit():
+    # under ulimit -v the default budget (80% of what is available) must shrink to what the
+    # limit leaves, so that a fit too large for it is refused up front with the estimate
+    import subprocess
+    import sys
+    code = (
+        "import resource, numpy as np\n"
+        "from hsskern import MemoryBudgetError, HSSKernelRidge\n"
+        "from hsskern.utils._memory import available_memory\n"
+        "size = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status')\n"
+        "            if l.startswith('VmSize:'))\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + 2**28, resource.RLIM_INFINITY))\n"
+        "left = available_memory()\n"
+        "assert 0 < left <= 2**28, left\n"
+        "X = np.random.default_rng(0).normal(size=(20000, 5))\n"
+        "try:\n"  # the dense K alone takes 3.2 GB
+        "    HSSKernelRidge(approximation='exact').fit(X, X[:, 0])\n"
+        "except MemoryBudgetError as e:\n"
+        "    print('refused:', e)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**__import__("os").environ,
+                                           "OMP_NUM_THREADS": "1",
+                                           "OPENBLAS_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("refused:"), res.stdout + res.stderr[-2000:]

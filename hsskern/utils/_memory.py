@@ -5,7 +5,15 @@ from ..exceptions import MemoryBudgetError
 
 
 def available_memory():
-    """Bytes of memory the OS reports as available (MemAvailable), or None if unknown."""
+    """Bytes this process can still take: the least of what the OS reports as available
+    (MemAvailable), what an address-space limit (``ulimit -v``) leaves beside the process's
+    current size, and what a cgroup v2 limit (a container) leaves; None if none is known."""
+    limits = [v for v in (_os_available(), _address_space_left(), _cgroup_left())
+              if v is not None]
+    return max(0, min(limits)) if limits else None
+
+
+def _os_available():
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -16,6 +24,31 @@ def available_memory():
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _address_space_left():
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as f:
+            size = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+        return soft - size
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+
+
+def _cgroup_left():
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            cap = f.read().strip()
+        if cap == "max":
+            return None
+        with open("/sys/fs/cgroup/memory.current") as f:
+            return int(cap) - int(f.read().strip())
+    except (OSError, ValueError):
         return None
 
 
