@@ -54,11 +54,11 @@ def _subsample(X, y, n, seed=0):
 
 
 def _load(name, n):
-    from bench._common import load_shared
-    data = load_shared(name)
-    if data is None:
-        raise SystemExit(f"{name}.npz not found in ../shared/datasets")
-    X, y = data[0], data[1]
+    path = HERE.parent / "shared" / "datasets" / f"{name}.npz"
+    if not path.exists():
+        raise SystemExit(f"{path} not found")
+    data = np.load(path, allow_pickle=False)
+    X, y = data["X_train"], data["y_train"]
     if hasattr(X, "toarray"):
         X = X.toarray()
     X, y = _subsample(np.asarray(X, dtype=np.float64), np.asarray(y), n)
@@ -114,7 +114,7 @@ def _direct_path(K, y, Cs, opts):
 
 
 def run(args):
-    sys.path.insert(0, str(Path(args.repo).resolve()))  # its hsskern and bench._common
+    sys.path.insert(0, str(Path(args.repo).resolve()))  # its hsskern
     import hsskern
     from hsskern import HSSSVC
     from hsskern.kernels import kernel_operator
