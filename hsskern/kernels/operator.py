@@ -18,7 +18,7 @@ from ._surface import (_MAX_EXTENT_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,  # noq
                        _CrossSurface, _evaluation_inputs, _KernelSurface, _StoredMatrix,
                        _SymmetricSurface)
 from .callable import CallableKernelOperator
-from .functions import make_kernel
+from .functions import _MAX_POLY_LOG2, make_kernel  # noqa: F401 (tests read it here)
 
 #: The symmetric product's per-thread buffers may use at least this much (see _matmat).
 _SYM_MIN_BYTES = 64 * 2**20
