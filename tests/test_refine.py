@@ -293,8 +293,8 @@ def test_multiclass_refine_equals_per_class_binary():
 def test_working_set_shrinks_to_the_available_memory(monkeypatch):
     # K[W, W] takes 8 |W|^2 bytes: with room for a 30-point block only, W stays at 30 points
     # and the decomposition still ends at the optimum
-    from hsskern.solvers import refine as refine_mod
-    monkeypatch.setattr(refine_mod, "available_memory", lambda: 2 * 8 * 30 ** 2)
+    from hsskern.solvers import decomposition
+    monkeypatch.setattr(decomposition, "available_memory", lambda: 2 * 8 * 30 ** 2)
     X, y = _problem(8, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
     r = refine_exact(K, y, 1.0, max_rounds=10_000)
@@ -326,7 +326,7 @@ def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitt
     # Newton step: stays feasible, keeps v = y - K(y o alpha) exact, lowers the objective,
     # and (the free set being the optimum's) lands back on the optimum. max_fixed=0 sends
     # every step that leaves the box to the fallbacks (projected arc, scaled face step)
-    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
     X, y = _problem(seed, n=200, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -346,7 +346,7 @@ def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitt
             a[side] += jitter * room * d / np.abs(d).max()
     v = y - Kd @ (y * a)
     obj0 = _dual_objective(Kd, y, a)
-    fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=max_fixed)
+    fixed, t = _newton_free(Kd, y, a, v, C, DecompositionOptions().newton_ridge, max_fixed=max_fixed)
     assert np.all(a >= 0) and np.all(a <= C)
     assert abs(y @ a) <= 1e-9 * C * len(y)
     np.testing.assert_allclose(v, y - Kd @ (y * a), atol=1e-8 * C)
@@ -367,14 +367,14 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     # Newton on any working set with two free points, after one SMO step (the thresholds and
     # the cost estimate that normally keep it for large, nearly all-free sets lowered): still
     # the exact SVM, and it was used
-    from hsskern.solvers import refine as refine_mod
+    from hsskern.solvers import decomposition as refine_mod
+    from hsskern.solvers.decomposition import DecompositionOptions
     X, y = _problem(seed, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
+    eager = DecompositionOptions(newton_min_free=2, newton_free_fraction=0.0,
+                                 newton_first_rate=0.0)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(refine_mod, "_NEWTON_MIN_FREE", 2)
-        mp.setattr(refine_mod, "_NEWTON_FREE_FRACTION", 0.0)
-        mp.setattr(refine_mod, "_NEWTON_FIRST_RATE", 0.0)
         events = []
         newton_free, smo_block = refine_mod._newton_free, refine_mod.smo_block
 
@@ -392,7 +392,7 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
         mp.setattr(refine_mod, "smo_block", smo)
         mp.setattr(refine_mod, "_newton_free", newton)
         r = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8),
-                         max_rounds=100_000)
+                         max_rounds=100_000, options=eager)
     assert r.converged and r.gap < 1e-3
     _assert_exact_svm(K, y, C, r, X, 1.0)
     plain = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8), newton=False,
@@ -412,7 +412,7 @@ def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled
     # on the wrong side of the box: the face step fixes them, and where fixing a batch makes
     # the face's minimum worse (forced by a small max_fixed) the fallbacks step instead. Every
     # kept step is feasible, keeps v exact and lowers the exact objective
-    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
     X, y = _problem(seed, n=200, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -420,7 +420,7 @@ def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled
     a = np.minimum(_exact_solution(K, y, C / 5) * (5.0 if scaled else 1.0), C)  # rounding
     v = y - Kd @ (y * a)
     obj0 = _dual_objective(Kd, y, a)
-    fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=max_fixed)
+    fixed, t = _newton_free(Kd, y, a, v, C, DecompositionOptions().newton_ridge, max_fixed=max_fixed)
     assert np.all(a >= 0) and np.all(a <= C) and abs(y @ a) <= 1e-9 * C * len(y)
     np.testing.assert_allclose(v, y - Kd @ (y * a), atol=1e-8 * C)
     obj = _dual_objective(Kd, y, a)
@@ -434,7 +434,7 @@ def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled
 def test_newton_fallback_takes_most_steps_a_face_step_cannot():
     # max_fixed=0: every step that leaves the box would have been rejected before the
     # fallbacks; from the C path's starts they keep a lowering step in most cases
-    from hsskern.solvers.refine import _NEWTON_RIDGE, _newton_free
+    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
     kept = 0
     for seed in range(10):
         X, y = _problem(seed, n=200, sep=0.5)
@@ -444,7 +444,7 @@ def test_newton_fallback_takes_most_steps_a_face_step_cannot():
         a = np.minimum(_exact_solution(K, y, C / 5) * 5.0, C)
         v = y - Kd @ (y * a)
         obj0 = _dual_objective(Kd, y, a)
-        fixed, t = _newton_free(Kd, y, a, v, C, _NEWTON_RIDGE, max_fixed=0)
+        fixed, t = _newton_free(Kd, y, a, v, C, DecompositionOptions().newton_ridge, max_fixed=0)
         kept += t > 0 and _dual_objective(Kd, y, a) < obj0
     assert kept >= 8
 
@@ -455,7 +455,7 @@ def test_projection_onto_box_and_zero_sum(data, m):
     # the projected Newton arc's projection: in the box, summing to zero, and optimal: a shift
     # lam with e = clip(x - lam, lo, hi), i.e. x - e = lam where e is strictly inside, <= lam
     # where e is at lo, >= lam where e is at hi
-    from hsskern.solvers.refine import _project_zero_sum
+    from hsskern.solvers.decomposition import _project_zero_sum
     flt = st.floats(0.0, 10.0)
     lo = -np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))
     hi = np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))

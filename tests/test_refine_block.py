@@ -10,7 +10,8 @@ from hsskern import kernel_operator
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
 from hsskern.kernels import make_kernel
-from hsskern.solvers.refine import LocalProducts, _working_block, refine_exact
+from hsskern.solvers.decomposition import _working_block
+from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import gap_tol
 
 
@@ -185,21 +186,21 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
     assert s.kernel_entries["start"] == len(y) * np.count_nonzero(r.alpha)
 
 
-def test_the_default_working_set_is_smaller_below_the_shrinking_size(monkeypatch):
-    # below _SHRINK_MIN_POINTS points an evaluated kernel's rounds default to the small working
+def test_the_default_working_set_is_smaller_below_the_shrinking_size():
+    # below shrink_min_points points an evaluated kernel's rounds default to the small working
     # set (set to 40 for this n), from there on to 8,000; the same optimum either way
-    import hsskern.solvers.refine as R
-    monkeypatch.setattr(R, "_SMALL_MAX_WS", 40)
+    from hsskern.solvers.decomposition import DecompositionOptions
+    options = DecompositionOptions(small_max_ws=40)
     X, y = _problem(7)
     K = kernel_operator(X, "gaussian", h=1.0)
     Kd = K.to_dense()
-    small = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000)
-    wide = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000, max_ws=8000)
+    small = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000, options=options)
+    wide = refine_exact(K, y, 1.0, tol=1e-8, max_rounds=100_000, max_ws=8000, options=options)
     assert small.converged and wide.converged
     assert small.ws_sizes[0] <= 40 < wide.ws_sizes[0]
     np.testing.assert_allclose(Kd @ small.dual_coef, Kd @ wide.dual_coef,
                                atol=gap_tol(1e-8, 1.0, np.ones(len(y))))
     # a stored kernel keeps its own working sets (its cap, not the small default)
-    assert refine_exact(K.stored(), y, 1.0, max_rounds=1).ws_sizes[0] > 40
-    monkeypatch.setattr(R, "_SHRINK_MIN_POINTS", len(y))
-    assert refine_exact(K, y, 1.0, max_rounds=1).ws_sizes[0] > 40
+    assert refine_exact(K.stored(), y, 1.0, max_rounds=1, options=options).ws_sizes[0] > 40
+    options = DecompositionOptions(small_max_ws=40, shrink_min_points=len(y))
+    assert refine_exact(K, y, 1.0, max_rounds=1, options=options).ws_sizes[0] > 40

@@ -176,17 +176,17 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, 
     np.testing.assert_allclose(b.decision - b.bias, Kd @ b.dual_coef, rtol=1e-9, atol=1e-9)
 
 
-def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows(monkeypatch):
+def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     # a stored kernel's rounds are cheap (rows read, not evaluated): smaller working sets,
     # and no block matvec in the update (the products read every row anyway)
-    monkeypatch.setattr("hsskern.solvers.refine._STORED_MAX_CHUNK", 40)
-    monkeypatch.setattr("hsskern.solvers.refine._STORED_CAP_ROUNDS", 10 ** 6)
+    from hsskern.solvers.decomposition import DecompositionOptions
     rng = np.random.default_rng(5)
     n = 200
     X = (rng.random((n, 10)) < 0.4) + 0.0
     y = np.where(X[:, :3].sum(1) + 0.5 * rng.normal(size=n) > 1.2, 1.0, -1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
-    kw = dict(tol=1e-8, max_ws=120, max_chunk=120, max_rounds=100_000, C=5.0)
+    kw = dict(tol=1e-8, max_ws=120, max_chunk=120, max_rounds=100_000, C=5.0,
+              options=DecompositionOptions(stored_max_chunk=40, stored_cap_rounds=10 ** 6))
     a, b = refine_exact(K, y, **kw), refine_exact(K.stored(), y, **kw)
     assert a.converged and b.converged
     assert max(a.ws_sizes) > 40 >= max(b.ws_sizes)
@@ -196,8 +196,8 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows(monkeyp
     # every update from the stored rows: entries read = n x the changed points, summed
     changed = b.kernel_entries["update"] / n
     assert changed == int(changed) and changed >= np.count_nonzero(b.alpha)
-    # the cap is lifted after _STORED_CAP_ROUNDS rounds (many free points may need it)
-    monkeypatch.setattr("hsskern.solvers.refine._STORED_CAP_ROUNDS", 2)
+    # the cap is lifted after stored_cap_rounds rounds (many free points may need it)
+    kw["options"] = DecompositionOptions(stored_max_chunk=40, stored_cap_rounds=2)
     c = refine_exact(K.stored(), y, **kw)
     assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 

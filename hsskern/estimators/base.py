@@ -15,16 +15,18 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..kernels.sparse_rows import check_sparse_rows, densify, densify_fits, prefer_sparse_rows
 from ..solvers.path import check_Cs, check_weights
+# input validation lives in utils.validation; its names stay importable from here
+from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
 from ._budget import budgeted_decision
+from ._splits import make_splits
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
@@ -32,62 +34,6 @@ __all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathCla
            "encode_labels", "labels_from_decision", "check_sample_weight",
            "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path",
            "validate_input", "sparse_or_dense"]
-
-
-#: scipy sparse formats taken as input (others are converted by scikit-learn's check_array)
-SPARSE_FORMATS = ("csr", "csc")
-
-
-def validate_input(est, X, y="no_validation", *, reset=True, **kwargs):
-    """``validate_data`` for every estimator here: dense arrays and scipy sparse CSR/CSC.
-
-    Sparse input is checked by scikit-learn (finite ``.data``, 2-D, the feature count of
-    the fit); then the estimator decides (:func:`sparse_or_dense`): it stays sparse (canonical
-    CSR rows, kernel entries from them) where the estimator's route takes sparse rows and
-    the data is sparse and wide or its dense copy does not fit, else it is densified,
-    C-ordered, after the dense copy (8 n d bytes) is estimated: beyond the estimator's
-    ``memory_budget`` (default 80% of the available memory), a MemoryBudgetError carrying
-    the estimate.
-
-    Returns X, or (X, y) when y is given (None included: scikit-learn's error), as
-    ``validate_data``.
-    """
-    only_x = isinstance(y, str) and y == "no_validation"
-    out = validate_data(est, X, y, reset=reset, dtype=np.float64,
-                        accept_sparse=SPARSE_FORMATS, **kwargs)
-    X, rest = (out, None) if only_x else out
-    if sp.issparse(X):
-        X = sparse_or_dense(est, X, fitting=reset)
-    else:
-        X = np.ascontiguousarray(X)
-    to_points = getattr(est, "_kernel_points", None)  # e.g. a precomputed Gram's rows
-    if to_points is not None:
-        X = to_points(X, fitting=reset)
-    return X if only_x else (X, rest)
-
-
-def sparse_or_dense(est, X, fitting):
-    """Validated sparse X as the estimator takes it: canonical CSR rows or a dense array.
-
-    ``est._sparse_rows(X, fitting)`` (absent: None) says what its route can take: "keep"
-    (a fitted model whose support vectors are sparse rows: X stays sparse), "when_wide"
-    (a fit whose route needs only kernel entries: X stays sparse when it is sparse and wide,
-    :func:`~hsskern.kernels.sparse_rows.prefer_sparse_rows`, or when its dense copy does not
-    fit ``memory_budget``) or None (dense coordinates needed: densified within the budget,
-    else a MemoryBudgetError with the estimate that names the routes taking sparse rows).
-    """
-    decide = getattr(est, "_sparse_rows", None)
-    route = decide(X, fitting) if decide is not None else None
-    budget = getattr(est, "memory_budget", None)
-    if route == "keep" or (route == "when_wide" and (prefer_sparse_rows(X) or
-                                                     not densify_fits(X, budget))):
-        return check_sparse_rows(X)
-    hint = "pass fewer rows, or raise memory_budget"
-    takers = ('ExactSVC and HSSSVC(start="decomposition")' if is_classifier(est) else
-              'HSSSVR(start="decomposition")')
-    hint += f"; {takers} take sparse rows as they are (kernel entries from the nonzeros)"
-
-    return densify(X, type(est).__name__, budget, hint=hint)
 
 
 def encode_labels(y):
@@ -446,7 +392,6 @@ class PathClassifier(ClassifierBase):
         likelihood weighs each point by its ``sample_weight`` only, so that class weights move
         the boundary but the probabilities stay calibrated to the data's frequencies.
         """
-        from .cv import make_splits  # cv builds on this module
         t0 = time.perf_counter()
         labels = label_index(Y)
         splits = make_splits(min(N_FOLDS, labels.size), X, labels, self.random_state)

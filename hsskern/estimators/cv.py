@@ -14,16 +14,15 @@ their sample weights (so a row of weight k counts as k repeated rows).
 """
 import time
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.exceptions import FitFailedWarning, NotFittedError
-from sklearn.model_selection import (KFold, ShuffleSplit, StratifiedKFold,
-                                     StratifiedShuffleSplit, check_cv)
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
+from ._splits import make_splits
 from .base import (ClassifierBase, check_sample_weight, encode_labels,
                    labels_from_decision, point_weights, solve_path)
 
@@ -38,28 +37,6 @@ def carry_feature_names(search, est):
     if hasattr(search, "feature_names_in_"):
         est.feature_names_in_ = search.feature_names_in_
     return est
-
-
-def make_splits(cv, X, y, random_state=None):
-    """The splitter policy of every ``*CV`` estimator.
-
-    int k: stratified k-fold, shuffled with ``random_state`` (plain k-fold when a class has
-    fewer than k members); float in (0, 1): one stratified hold-out of that fraction (plain
-    when it cannot be stratified); anything else: a scikit-learn splitter or an iterable of
-    (train, test) index pairs.
-    """
-    counts = np.unique(y, return_counts=True)[1]
-    if isinstance(cv, Integral) and not isinstance(cv, bool):
-        k = int(cv)
-        cls = StratifiedKFold if counts.min() >= k else KFold
-        splitter = cls(k, shuffle=True, random_state=random_state)
-    elif isinstance(cv, Real) and not isinstance(cv, bool):
-        stratify = counts.min() >= 2 and round(cv * len(y)) >= len(counts)
-        cls = StratifiedShuffleSplit if stratify else ShuffleSplit
-        splitter = cls(n_splits=1, test_size=cv, random_state=random_state)
-    else:
-        splitter = check_cv(cv, y, classifier=True)
-    return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)]
 
 
 def score_fold(backend, X, y, train, test, Cs, sample_weight=None, class_weight=None):

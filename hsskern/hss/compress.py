@@ -308,8 +308,6 @@ def _compress_ann(K, tree, sampler, opt, rng, log=None):
     nn = tree.n_nodes
     D, U, B, J = [None] * nn, [None] * nn, [None] * nn, [None] * nn
     err = np.zeros(nn)
-    iperm = tree.inverse_perm()
-    perm = tree.perm
     # verbose 1: a line per level (_level_done); 2: also the per-node progress bar
     progress = Progress(nn, "HSS compression", opt.verbose - 1, min_total=2000)
     level_start = (tree.level[nn - 1], nn - 1, time.perf_counter())
@@ -319,12 +317,10 @@ def _compress_ann(K, tree, sampler, opt, rng, log=None):
     # node's neighbour lists do not reach (e.g. lists swamped by duplicate points) when the
     # kernel has decayed to zero over most of the complement. Every stratum is sampled,
     # nearest ones most: O(log n) columns a node, O(n (r + log n)) kernel entries in all.
-    X = K.points
-    far_off, far_w, blo, bhi = _far_targets(X, tree, _SKELETON_STRATA)
-    sampled = np.zeros(n, np.uint8)  # marks a node's sample while its probes are chosen
-    c_sib = max(opt.n_random, 2)
-    c_far = max(opt.n_random // 2, 2)
-    oversample = 4  # significant sampled columns the ID must leave unused
+    iperm = tree.inverse_perm()
+    far_off, far_w, blo, bhi = _far_targets(K.points, tree, _SKELETON_STRATA)
+    far = dict(off=far_off, w=far_w, lo=blo, hi=bhi,
+               sampled=np.zeros(n, np.uint8))  # marks a node's sample while probes are chosen
     for t in range(nn - 1, -1, -1):  # children before parents
         if log is not None and tree.level[t] != level_start[0]:
             level_start = _level_done(log, tree, J, t, level_start)
@@ -337,99 +333,126 @@ def _compress_ann(K, tree, sampler, opt, rng, log=None):
         progress.update()
         if t == 0:
             break
-        lo, hi = tree.lo[t], tree.hi[t]
-        m = len(cand)
-        if m == 0:
+        if len(cand) == 0:
             U[t], J[t] = np.zeros((0, 0)), np.zeros(0, np.intp)
             continue
-        strata = _strata(tree, t)
-        # the near strata (sibling, parent's sibling) through their compressed descendants:
-        # nodes are numbered breadth-first, so every node one level below t is compressed
-        # and the recursion stops there (at most 2 + 4 nodes, O(r) columns each)
-        skel = []
-        near = _near_strata_roots(tree, t, _SKELETON_STRATA)
-        for w in near:
-            _skeleton_frontier(tree, J, w, skel)
-        base = np.full(len(strata), c_far)
-        base[0] = c_sib
-        counts = base.copy()
-        counts[:len(near)] = 0  # covered by their skeletons; still checked below
-        cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
-                              sampler.draw_strata(strata, counts, rng), *skel])
-        n_out = n - (hi - lo)
-        if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
-            cols = _all_outside(perm, lo, hi)
-        M = K.submatrix(cand, cols)
-        probes, MP = np.zeros(0, np.intp), np.zeros((m, 0))
-        if len(cols) < n_out and far_off[t] < far_off[t + 1]:
-            sampled[cols] = 1
-            probes = _far_probes(X, tree, J, far_w[far_off[t]:far_off[t + 1]],
-                                 blo, bhi, t, sampled)
-            sampled[cols] = 0
-            MP = K.submatrix(cand, probes)
-        n_sig_prev = -1
-        for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
-            col_norms = np.empty(M.shape[1])
-            Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank,
-                                              col_norms)
-            k = Ut.shape[1]
-            if len(cols) == n_out or k >= opt.max_rank:
-                break
-            # (1) the sample must reveal the rank: an ID that uses nearly every significant
-            # sampled column may be missing directions that no sampled column carries
-            n_sig = int(np.count_nonzero(col_norms > tol))
-            starved = k < m and k + oversample > n_sig and n_sig > n_sig_prev
-            n_sig_prev = n_sig
-            # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
-            # column must be interpolated about as well as the sampled ones
-            V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
-                                    exclude=(cols,))
-            if len(V):
-                MV = K.submatrix(cand, V)
-                rv = _ops.interp_residual(MV, Ut, rows)
-                resid = rv.max()
-            else:
-                MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
-            # (3) the far strata's nodes nearest to t, through a few probe columns each
-            far_fail = np.zeros(0, bool)
-            if len(probes):
-                rp = _ops.interp_residual(MP, Ut, rows)
-                far_fail = rp > 2.0 * tol
-                resid = max(resid, rp.max())
-            if resid <= 2.0 * tol and not starved:
-                break
-            if resid > 2.0 * tol:
-                achieved = max(achieved, float(resid / max(tol, 1e-300)) * opt.rel_tol)
-            if last == 0:
-                break
-            # grow the sample, keeping V (already evaluated): quadruple the share of the
-            # strata where a check column failed (the missed directions live there), double
-            # every stratum's share when the sample was merely starved
-            v_fail = rv > 2.0 * tol
-            if v_fail.any():
-                pos = iperm[V[v_fail]][:, None]
-                lo_s, hi_s = strata.T
-                hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
-                counts[hit] = 4 * np.maximum(counts[hit], base[hit])
-            elif starved:
-                counts = 2 * np.maximum(counts, base)
-            if v_fail.any() or starved:  # V excludes cols: together they are what was seen
-                extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
-            else:  # only far probes failed: they alone join the sample (a new stratified
-                extra = np.zeros(0, np.intp)  # draw would not target what they missed)
-            # failing probes join the sample with their evaluated columns; the rest stay probes
-            add = far_fail & ~np.isin(probes, V)
-            P_add, MP_add = probes[add], MP[:, add]
-            probes, MP = probes[~far_fail], MP[:, ~far_fail]
-            if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
-                cols = _all_outside(perm, lo, hi)
-                M = K.submatrix(cand, cols)
-            else:
-                cols = np.concatenate((cols, V, P_add, extra))
-                M = np.hstack((M, MV, MP_add, K.submatrix(cand, extra)))
+        sample = _first_sample(K, tree, sampler, opt, rng, t, cand, J, far)
+        Ut, rows, achieved = _sample_until_revealed(K, tree, sampler, opt, rng, t, cand,
+                                                    iperm, *sample)
         U[t], J[t], err[t] = Ut, cand[rows], achieved
     progress.close()
     return D, U, B, J, err
+
+
+def _first_sample(K, tree, sampler, opt, rng, t, cand, J, far):
+    """Node t's first column sample of its block row K(cand, outside t): its neighbours',
+    a draw per far stratum, and the near strata through their skeletons; with a few probe
+    columns of the far strata's nodes nearest to t for the checks.
+
+    Returns ``(strata, base, counts, cols, M, probes, MP)``: the strata, each one's least
+    and current draw, the sampled columns and K(cand, cols), the probes and their block."""
+    n = tree.n_points
+    lo, hi = tree.lo[t], tree.hi[t]
+    m = len(cand)
+    strata = _strata(tree, t)
+    # the near strata (sibling, parent's sibling) through their compressed descendants:
+    # nodes are numbered breadth-first, so every node one level below t is compressed
+    # and the recursion stops there (at most 2 + 4 nodes, O(r) columns each)
+    skel = []
+    near = _near_strata_roots(tree, t, _SKELETON_STRATA)
+    for w in near:
+        _skeleton_frontier(tree, J, w, skel)
+    base = np.full(len(strata), max(opt.n_random // 2, 2))
+    base[0] = max(opt.n_random, 2)
+    counts = base.copy()
+    counts[:len(near)] = 0  # covered by their skeletons; still checked below
+    cols = sampler.union([sampler.neighbor_columns(cand, lo, hi, _nbr_budget(opt, m)),
+                          sampler.draw_strata(strata, counts, rng), *skel])
+    n_out = n - (hi - lo)
+    if 2 * len(cols) >= n_out:  # nearly everything: sample the whole block row
+        cols = _all_outside(tree.perm, lo, hi)
+    M = K.submatrix(cand, cols)
+    probes, MP = np.zeros(0, np.intp), np.zeros((m, 0))
+    off, sampled = far["off"], far["sampled"]
+    if len(cols) < n_out and off[t] < off[t + 1]:
+        sampled[cols] = 1
+        probes = _far_probes(K.points, tree, J, far["w"][off[t]:off[t + 1]],
+                             far["lo"], far["hi"], t, sampled)
+        sampled[cols] = 0
+        MP = K.submatrix(cand, probes)
+    return strata, base, counts, cols, M, probes, MP
+
+
+def _sample_until_revealed(K, tree, sampler, opt, rng, t, cand, iperm, strata, base, counts,
+                           cols, M, probes, MP):
+    """The interpolative decomposition of node t's sampled block row, the sample grown
+    until fresh columns and the far probes are interpolated as well as the sampled ones
+    (at most ``_MAX_SAMPLE_ROUNDS`` samples). Returns ``(U_t, rows, achieved tolerance)``."""
+    lo, hi = tree.lo[t], tree.hi[t]
+    m = len(cand)
+    n_out = tree.n_points - (hi - lo)
+    oversample = 4  # significant sampled columns the ID must leave unused
+    n_sig_prev = -1
+    for last in range(_MAX_SAMPLE_ROUNDS - 1, -1, -1):
+        col_norms = np.empty(M.shape[1])
+        Ut, rows, achieved, tol = _row_id(M, opt.rel_tol, opt.abs_tol, opt.max_rank,
+                                          col_norms)
+        k = Ut.shape[1]
+        if len(cols) == n_out or k >= opt.max_rank:
+            break
+        # (1) the sample must reveal the rank: an ID that uses nearly every significant
+        # sampled column may be missing directions that no sampled column carries
+        n_sig = int(np.count_nonzero(col_norms > tol))
+        starved = k < m and k + oversample > n_sig and n_sig > n_sig_prev
+        n_sig_prev = n_sig
+        # (2) a posteriori check on fresh columns drawn per stratum: every unsampled
+        # column must be interpolated about as well as the sampled ones
+        V = sampler.draw_strata(strata, np.maximum(np.maximum(counts, base) // 2, 4), rng,
+                                exclude=(cols,))
+        if len(V):
+            MV = K.submatrix(cand, V)
+            rv = _ops.interp_residual(MV, Ut, rows)
+            resid = rv.max()
+        else:
+            MV, rv, resid = np.zeros((m, 0)), np.zeros(0), 0.0
+        # (3) the far strata's nodes nearest to t, through a few probe columns each
+        far_fail = np.zeros(0, bool)
+        if len(probes):
+            rp = _ops.interp_residual(MP, Ut, rows)
+            far_fail = rp > 2.0 * tol
+            resid = max(resid, rp.max())
+        if resid <= 2.0 * tol and not starved:
+            break
+        if resid > 2.0 * tol:
+            achieved = max(achieved, float(resid / max(tol, 1e-300)) * opt.rel_tol)
+        if last == 0:
+            break
+        # grow the sample, keeping V (already evaluated): quadruple the share of the
+        # strata where a check column failed (the missed directions live there), double
+        # every stratum's share when the sample was merely starved
+        v_fail = rv > 2.0 * tol
+        if v_fail.any():
+            pos = iperm[V[v_fail]][:, None]
+            lo_s, hi_s = strata.T
+            hit = ((lo_s <= pos) & (pos < hi_s)).any(axis=0)
+            counts[hit] = 4 * np.maximum(counts[hit], base[hit])
+        elif starved:
+            counts = 2 * np.maximum(counts, base)
+        if v_fail.any() or starved:  # V excludes cols: together they are what was seen
+            extra = sampler.draw_strata(strata, counts, rng, exclude=(cols, V))
+        else:  # only far probes failed: they alone join the sample (a new stratified
+            extra = np.zeros(0, np.intp)  # draw would not target what they missed)
+        # failing probes join the sample with their evaluated columns; the rest stay probes
+        add = far_fail & ~np.isin(probes, V)
+        P_add, MP_add = probes[add], MP[:, add]
+        probes, MP = probes[~far_fail], MP[:, ~far_fail]
+        if 2 * (len(cols) + len(V) + len(P_add) + len(extra)) >= n_out:
+            cols = _all_outside(tree.perm, lo, hi)
+            M = K.submatrix(cand, cols)
+        else:
+            cols = np.concatenate((cols, V, P_add, extra))
+            M = np.hstack((M, MV, MP_add, K.submatrix(cand, extra)))
+    return Ut, rows, achieved
 
 
 def _level_done(log, tree, J, t, level_start):

@@ -13,20 +13,20 @@ Entries agree with the dense operator's on the densified rows to a relative 1e-1
 sum), diagonal blocks are exactly symmetric, and a point's distance to itself is exactly 0.
 Compressions, trees and feature maps need dense coordinates and do not take these operators.
 """
-import math
-
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._memory import check_memory, format_bytes, resolve_budget
-from ..utils._scaling import SAFE_LOG2, log2, power_of_two_below
-from ..utils.validation import check_points
+from ..utils._memory import check_memory, format_bytes
+# the sparse-input policy lives with the input validation; its names stay importable here
+from ..utils.validation import (SPARSE_ROWS_MAX_DENSITY, SPARSE_ROWS_MIN_FEATURES,  # noqa: F401
+                                canonical_rows, check_points, check_sparse_rows, densify,
+                                densify_fits, prefer_sparse_rows, rows_nbytes)
 from . import _eval, _sparse_eval
+from ._surface import (_ROW_TILE, DEFAULT_BLOCK_MEMORY, _CrossSurface, _evaluation_inputs,
+                       _KernelSurface, _StoredMatrix, _SymmetricSurface)
 from .callable import CallableKernelOperator
 from .functions import DOT_KERNELS, make_kernel
-from .operator import (_MAX_EXTENT_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
-                       KernelOperator, _CrossSurface, _KernelSurface, _StoredMatrix,
-                       _SymmetricSurface)
+from .operator import KernelOperator
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
@@ -37,102 +37,6 @@ __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
 #: as the dense Gaussian's dgemm route); pairs beyond it take the direct sum.
 _MAX_REL_ERROR = 1e-12
 
-#: The "sparse and wide" rule of :func:`prefer_sparse_rows`: at most this fraction of the
-#: entries stored, and at least this many features (README, "Sparse input", measured).
-SPARSE_ROWS_MAX_DENSITY = 0.1
-SPARSE_ROWS_MIN_FEATURES = 100
-
-
-def _csr(data, indices, indptr, shape):
-    """A csr_matrix on read-only views of these arrays (its constructor would narrow intp
-    indices to int32, and the evaluator reads intp); the arrays themselves are untouched."""
-    M = sp.csr_matrix(shape, dtype=np.float64)
-    views = []
-    for a in (data, indices, indptr):
-        v = a.view()
-        v.flags.writeable = False  # immutable through the operator, as the dense points
-        views.append(v)
-    M.data, M.indices, M.indptr = views
-    M.has_canonical_format = True  # callers pass sorted rows without duplicates
-    return M
-
-
-def _canonical(X):
-    """Canonical CSR rows (float64, sorted indices without duplicates, intp indices) of the
-    trusted sparse X, sharing its arrays where they already are; X is never modified."""
-    X = X.tocsr() if X.format != "csr" else X
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # duplicates add up (scipy's meaning); sorts the indices too
-    return _csr(np.ascontiguousarray(X.data, dtype=np.float64),
-                np.ascontiguousarray(X.indices, dtype=np.intp),
-                np.ascontiguousarray(X.indptr, dtype=np.intp), X.shape)
-
-
-def check_sparse_rows(X, name="X", min_samples=1):
-    """A copy of the scipy sparse matrix X as canonical CSR rows, or a clear error.
-
-    Any scipy sparse format is taken; values must be real and finite (NaN/infinity in the
-    stored entries are refused with the first position), X 2-D with at least one feature.
-    """
-    if not sp.issparse(X):
-        raise TypeError(f"{name} must be a scipy sparse matrix, got {type(X).__name__}")
-    if X.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be real-valued, got dtype {X.dtype}")
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
-    n, d = X.shape
-    if n < min_samples:
-        raise ValueError(f"{name} has {n} samples; at least {min_samples} required")
-    if d < 1:
-        raise ValueError(f"{name} has 0 features")
-    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
-    bad = np.flatnonzero(~np.isfinite(X.data))
-    if bad.size:
-        row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
-        raise ValueError(f"{name} contains NaN or infinity (first at row {row}, column "
-                         f"{int(X.indices[bad[0]])})")
-    return _canonical(X)
-
-
-def rows_nbytes(X):
-    """Bytes the rows of X take: 8 n d for a dense array, the arrays of a sparse matrix."""
-    if sp.issparse(X):
-        X = X.tocsr() if X.format != "csr" else X
-        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-    return 8 * int(np.prod(np.shape(X)))
-
-
-def prefer_sparse_rows(X):
-    """Whether kernel entries from X's sparse rows are not slower than from its dense copy:
-    X stores at most :data:`SPARSE_ROWS_MAX_DENSITY` of its entries and has at least
-    :data:`SPARSE_ROWS_MIN_FEATURES` features (README, "Sparse input": a working set's block
-    and a product timed both ways)."""
-    n, d = X.shape
-    return (d >= SPARSE_ROWS_MIN_FEATURES
-            and X.nnz <= SPARSE_ROWS_MAX_DENSITY * float(n) * d)
-
-
-def densify(X, what, memory_budget=None, hint=""):
-    """X's dense C-ordered copy once its 8 n d bytes are checked against ``memory_budget``
-    (MemoryBudgetError with the estimate and ``hint`` beyond it); dense X as is."""
-    if not sp.issparse(X):
-        return X
-    n, d = X.shape
-    check_memory(8.0 * n * d, f"{what}: densifying the sparse input ({n} x {d}, {X.nnz} "
-                              f"stored entries, {format_bytes(X.data.nbytes)} of values)",
-                 memory_budget, hint=hint)
-    return X.toarray(order="C")
-
-
-def densify_fits(X, memory_budget=None):
-    """Whether X's dense copy (8 n d bytes) fits ``memory_budget``."""
-    budget = resolve_budget(memory_budget)
-    n, d = X.shape
-    return budget is None or 8.0 * n * d <= budget
-
-
 def rows_operator(points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
     """The kernel operator of trusted points (validated upstream): a
     :class:`~hsskern.kernels.KernelOperator` for a dense array, a
@@ -142,81 +46,6 @@ def rows_operator(points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
     if sp.issparse(points):
         return SparseRowsKernelOperator(points, kernel, block_memory)
     return KernelOperator(points, kernel, block_memory)
-
-
-def _row_max_abs(X):
-    """max_k |x_ik| per row (0 for an empty row)."""
-    out = np.zeros(X.shape[0])
-    nz = np.diff(X.indptr) > 0
-    if X.nnz:
-        out[nz] = np.maximum.reduceat(np.abs(X.data), X.indptr[:-1][nz])
-    return out
-
-
-def _max_norm_log2(X):
-    """log2 of the largest row norm of the CSR X (-inf for none or all zero), no overflow."""
-    a = float(np.abs(X.data).max()) if X.nnz else 0.0
-    if a == 0.0:
-        return -math.inf
-    s = power_of_two_below(a)  # exact: the squares of X / s are in [0, 1]
-    sq = _sparse_eval.row_norms(X.data / s, X.indptr)
-    return log2(s) + 0.5 * log2(float(sq.max()))
-
-
-def _evaluation_inputs(kernel, rows, cols):
-    """(row values, column values, kernel', far) for the compiled evaluator, as
-    :func:`hsskern.kernels.operator._evaluation_inputs` does for dense points: the values
-    and the width divided by one power of two s when the width is far from 1 or the values
-    huge (exact; nothing is copied when s = 1), rows of a rectangular operator too far from
-    every column for an entry above 0 marked ``far`` (their values replaced by zeros).
-
-    The extent of sparse rows is bounded by their largest |value| M, since their zeros are
-    coordinates too: every distance is at most 2 M sqrt(d).
-
-    Raises ValueError when no rescaling keeps the entries exact: values reaching more than
-    2^_MAX_EXTENT_LOG2 kernel widths, or polynomial entries beyond float64.
-    """
-    rdata, cdata = rows.data, cols.data
-    if not kernel.scale_invariant:
-        kernel.check_dot_range(_max_norm_log2(rows) + _max_norm_log2(cols))
-        return rdata, cdata, kernel, None
-    w = kernel.width
-    lw = log2(w)
-    name = "sigma" if kernel.name == "compact_gaussian" else "h"
-    M = float(np.abs(cdata).max()) if cdata.size else 0.0
-    if log2(M) - lw > _MAX_EXTENT_LOG2:
-        hm = M * 2.0 ** -_MAX_EXTENT_LOG2
-        if name == "sigma":
-            least = f"sigma >= {hm:.3g}"
-        else:
-            with np.errstate(over="ignore", divide="ignore"):
-                hm = np.float64(hm)
-                g = 1.0 / (2.0 * hm * hm) if kernel.name == "gaussian" else 1.0 / hm
-            least = f"h >= {hm:.3g}, i.e. gamma <= {g:.3g}"
-        raise ValueError(
-            f"the sparse rows hold values up to {M:.3g} in magnitude (their zeros are "
-            f"coordinates too), more than 2^{_MAX_EXTENT_LOG2} = "
-            f"{2.0 ** _MAX_EXTENT_LOG2:.3g} kernel widths ({name} = {w:.3g}): squared "
-            f"distances over the width leave the float64 range. Scale X, or use a wider "
-            f"kernel: {least}")
-    far = None
-    Mr = M
-    if rows is not cols and rows.shape[0]:
-        ymax = _row_max_abs(rows)
-        with np.errstate(over="ignore"):  # an infinite reach: nothing is beyond it
-            reach = M + w * 2.0 ** (_MAX_EXTENT_LOG2 - 2)
-        far = ymax > reach  # |y - x| >= |y_k| - M: entries underflow to exactly 0
-        if far.any():
-            rdata = rdata.copy()
-            rdata[np.repeat(far, np.diff(rows.indptr))] = 0.0
-        else:
-            far = None
-        Mr = max(M, float(np.abs(rdata).max()) if rdata.size else 0.0)
-    if abs(lw) <= SAFE_LOG2 and log2(Mr) <= SAFE_LOG2 + 80:
-        return rdata, cdata, kernel, far
-    s = power_of_two_below(w)  # the width becomes [1, 2)
-    rs = rdata / s
-    return rs, (rs if cdata is rdata else cdata / s), kernel.rescaled(s), far
 
 
 class _SparseRowsLinearOperator(_KernelSurface):
@@ -285,7 +114,7 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
     """
 
     def __init__(self, points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
-        points = _canonical(points)
+        points = canonical_rows(points)
         super().__init__(points, points, kernel, block_memory)
 
     @classmethod
@@ -314,7 +143,7 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
         if sp.issparse(Y):
             Y = check_sparse_rows(Y, "Y", min_samples=0)
         else:
-            Y = _canonical(sp.csr_matrix(check_points(Y, "Y", min_samples=0)))
+            Y = canonical_rows(sp.csr_matrix(check_points(Y, "Y", min_samples=0)))
         return SparseRowsCrossKernelOperator(self._check_features(Y), self._rows, self._kernel,
                                              self._block_memory)
 
@@ -367,7 +196,7 @@ class SparseRowsCrossKernelOperator(_CrossSurface, _SparseRowsLinearOperator):
     """Rectangular K(Y, X) of shape (m, n) for sparse rows Y and X: row i is k(y_i, .)."""
 
     def __init__(self, Y, X, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
-        super().__init__(_canonical(Y), _canonical(X), kernel, block_memory)
+        super().__init__(canonical_rows(Y), canonical_rows(X), kernel, block_memory)
 
     def _state(self):
         return (self._rows, self._cols, self._kernel, self._block_memory)

@@ -21,6 +21,7 @@ from numbers import Integral, Real
 
 from ..kernels import KERNELS, kernel_operator, make_kernel
 from ..utils._memory import check_memory
+from ..utils.validation import validate_input
 from .landmarks import LANDMARK_METHODS, check_n_landmarks, select_landmarks
 
 #: Scratch for one block of K(X_block, Z) while F is assembled.
@@ -258,7 +259,6 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         -------
         self
         """
-        from ..estimators.base import validate_input  # the estimators import this module
         self._validate_params()
         X = validate_input(self, X)
         kernel = make_kernel(self.kernel, h=self.h, gamma=self.gamma, degree=self.degree,
@@ -300,7 +300,6 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         -------
         F : ndarray of shape (n_samples, n_components_)
         """
-        from ..estimators.base import validate_input
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
         return self.feature_map_.transform(X)

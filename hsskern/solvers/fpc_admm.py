@@ -309,128 +309,20 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     k = Y.shape[1]
     be = _per_column(beta, k, "beta")
     if isinstance(alpha, str):
-        if alpha != "auto":
-            raise ValueError(f"alpha must be a positive number or 'auto', got {alpha!r}")
-        if factor is not None:
-            raise ValueError("alpha='auto' needs the Gram matrix: with factor= pass the "
-                             "alpha the factor was built with (proximal_alpha(G, beta))")
-        if mask is not None:
-            raise ValueError("alpha='auto' is for unmasked problems: with mask= pass "
-                             "proximal_alpha of each column's Gram matrix")
-        G = gram_matrix(A)
-        alpha = np.array([proximal_alpha(G, b) for b in be])
-        if np.all(alpha == alpha[0]):
-            alpha = alpha[0]
-            factor = fpc_factor(alpha=alpha, beta=be[0], gram=G)
-        del G
+        alpha, factor = _auto_alpha(A, alpha, be, factor, mask)
     al = _per_column(alpha, k, "alpha")
-    Mf = Cf = None  # 0/1 indicator of the used rows; their counts when not all 1
-    if mask is not None:
-        Cf = np.broadcast_to(np.asarray(mask, dtype=np.float64).reshape(m, -1), (m, k))
-        if np.any(Cf < 0):
-            raise ValueError("mask: counts must be non-negative")
-        M = Cf > 0
-        Mf = M.astype(np.float64)
-        Cf = None if np.array_equal(Cf, Mf) else np.ascontiguousarray(Cf)
+    M, Mf, Cf = _mask_counts(mask, m, k)
     rows = np.full(k, float(m)) if Mf is None else (Mf if Cf is None else Cf).sum(axis=0)
-    # unique factors and each column's index into them: columns sharing one solve together
-    if factor is None:
-        if Mf is None and np.all(al == al[0]) and np.all(be == be[0]):
-            factor = fpc_factor(A, al[0], be[0])
-        else:
-            factor = [fpc_factor(A if Mf is None else
-                                 A[M[:, c]] * (1.0 if Cf is None else
-                                               np.sqrt(Cf[M[:, c], c])[:, None]), al[c], be[c])
-                      for c in range(k)]
-    if isinstance(factor, list):
-        if len(factor) != k:
-            raise ValueError(f"factor: expected {k} factors (one per column), got {len(factor)}")
-        uniq, fid = [], np.empty(k, dtype=int)
-        for c, f in enumerate(factor):
-            for g, h in enumerate(uniq):
-                if h is f:
-                    fid[c] = g
-                    break
-            else:
-                fid[c] = len(uniq)
-                uniq.append(f)
-    else:
-        uniq, fid = [factor], np.zeros(k, dtype=int)
+    uniq, fid = _unique_factors(A, factor, al, be, M, Cf, k)
     U = np.zeros((n, k)) if u0 is None else np.array(u0, dtype=np.float64).reshape(n, k)
     V = Y.copy() if v0 is None else np.array(v0, dtype=np.float64).reshape(m, k)
     W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
     Cw = None if Mf is None else (Mf if Cf is None else Cf)  # row weights of the sums
     AU = np.empty((m, k))
     gamma = rows * be
-    history = [[] for _ in range(k)]
-    iterations = np.zeros(k, dtype=int)
-    converged = np.zeros(k, dtype=bool)
-    # compact copies of the still-running columns: no fancy indexing in the common path.
-    # The loop carries Q = -w / b instead of w (see "The iteration in place" above).
-    active = np.arange(k)
-    Ua, Va, Ya = U.copy(), V.copy(), Y.copy()
-    Qa = W / -be
-    aa, ba, gia, fa = al, be, 1.0 / gamma, fid
-    Ca = Cw
-    AUa = A @ Ua if u0 is not None else np.zeros((m, k))  # no pass over A for u = 0
-    for it in range(1, max_iter + 1):
-        D = np.add(Va, Qa)  # v - w / b
-        if Ca is not None:
-            D *= Ca  # off-mask rows drop out of A^T (b v - w) here, and only here
-        rhs = A.T @ D
-        rhs *= ba
-        rhs += aa * Ua
-        if len(uniq) == 1:
-            U_new = cho_solve(uniq[0], rhs, check_finite=False)
-        else:
-            U_new = np.empty_like(rhs)
-            for g in np.unique(fa):
-                cols = fa == g
-                U_new[:, cols] = cho_solve(uniq[g], rhs[:, cols], check_finite=False)
-        AU_new = A @ U_new
-        B = np.subtract(AU_new, Qa)  # A u+ + w / b, the point (15) is taken at
-        # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
-        # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
-        Q_new = _hinge_shift(Ya, B, gia)
-        V_new = np.add(B, Q_new, out=B)
-        dU = U_new - Ua
-        dV = np.subtract(V_new, Va, out=Va)  # the old iterates are not needed any more
-        dQ = np.subtract(Q_new, Qa, out=Qa)
-        dV *= dV
-        dQ *= dQ
-        dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
-        vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
-        step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
-        if not np.all(np.isfinite(step)):  # NaN never stops the loop by itself: refuse it
-            bad = active[~np.isfinite(step)]
-            raise FloatingPointError(
-                f"fpc_admm: the iterates of column(s) {bad.tolist()} became non-finite at "
-                f"iteration {it} (alpha={aa[~np.isfinite(step)][0]:.3g}); the factor of "
-                "beta A^T A + alpha I is not accurate enough: raise alpha (alpha='auto'), "
-                "or scale the inputs / lower the degree")
-        Ua, Va, Qa, AUa = U_new, V_new, Q_new, AU_new
-        for c, st in zip(active, step):
-            history[c].append(float(st))
-        iterations[active] = it
-        done = step < tol
-        if verbose > 1:
-            print(f"[fpc_admm] iter {it}: max step {step.max():.3e}, "
-                  f"{int((~done).sum())}/{active.size} columns still running")
-        if done.any() or it == max_iter:
-            fin = done if it < max_iter else np.ones_like(done)
-            cols = active[fin]
-            converged[active[done]] = True
-            U[:, cols], V[:, cols], W[:, cols], AU[:, cols] = (Ua[:, fin], Va[:, fin],
-                                                               Qa[:, fin] * -ba[fin],
-                                                               AUa[:, fin])
-            keep = ~fin
-            active = active[keep]
-            if active.size == 0:
-                break
-            Ua, Va, Qa, AUa, Ya = Ua[:, keep], Va[:, keep], Qa[:, keep], AUa[:, keep], Ya[:, keep]
-            aa, ba, gia, fa = aa[keep], ba[keep], gia[keep], fa[keep]
-            if Ca is not None:
-                Ca = Ca[:, keep]
+    history, iterations, converged, AUa = _iterate(
+        A, Y, U, V, W, AU, al, be, 1.0 / gamma, uniq, fid, Cw, u0 is not None, tol, max_iter,
+        verbose)
     if max_iter == 0:
         AU = AUa
     short = np.flatnonzero(~converged & (iterations >= max_iter) & (max_iter > 0))
@@ -455,3 +347,146 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         return FPCADMMResult(U[:, 0], int(iterations[0]), history[0], float(objective[0]),
                              bool(converged[0]), elapsed, AU[:, 0], V[:, 0], W[:, 0])
     return FPCADMMResult(U, iterations, history, objective, converged, elapsed, AU, V, W)
+
+
+def _auto_alpha(A, alpha, be, factor, mask):
+    """``alpha="auto"``: (alpha per column, or one shared, and its factor when shared)."""
+    if alpha != "auto":
+        raise ValueError(f"alpha must be a positive number or 'auto', got {alpha!r}")
+    if factor is not None:
+        raise ValueError("alpha='auto' needs the Gram matrix: with factor= pass the "
+                         "alpha the factor was built with (proximal_alpha(G, beta))")
+    if mask is not None:
+        raise ValueError("alpha='auto' is for unmasked problems: with mask= pass "
+                         "proximal_alpha of each column's Gram matrix")
+    G = gram_matrix(A)
+    alpha = np.array([proximal_alpha(G, b) for b in be])
+    if np.all(alpha == alpha[0]):
+        alpha = alpha[0]
+        factor = fpc_factor(alpha=alpha, beta=be[0], gram=G)
+    return alpha, factor
+
+
+def _mask_counts(mask, m, k):
+    """``(M, Mf, Cf)``: the used rows per column (bool), as 0/1, and their counts when not
+    all 1 (None each without a mask; Cf None when the counts are the indicator)."""
+    if mask is None:
+        return None, None, None
+    Cf = np.broadcast_to(np.asarray(mask, dtype=np.float64).reshape(m, -1), (m, k))
+    if np.any(Cf < 0):
+        raise ValueError("mask: counts must be non-negative")
+    M = Cf > 0
+    Mf = M.astype(np.float64)
+    Cf = None if np.array_equal(Cf, Mf) else np.ascontiguousarray(Cf)
+    return M, Mf, Cf
+
+
+def _unique_factors(A, factor, al, be, M, Cf, k):
+    """``(factors, index)``: the distinct factors and each column's index into them (columns
+    sharing one solve together); the factors are computed here when ``factor`` is None."""
+    if factor is None:
+        if M is None and np.all(al == al[0]) and np.all(be == be[0]):
+            factor = fpc_factor(A, al[0], be[0])
+        else:
+            factor = [fpc_factor(A if M is None else
+                                 A[M[:, c]] * (1.0 if Cf is None else
+                                               np.sqrt(Cf[M[:, c], c])[:, None]), al[c], be[c])
+                      for c in range(k)]
+    if not isinstance(factor, list):
+        return [factor], np.zeros(k, dtype=int)
+    if len(factor) != k:
+        raise ValueError(f"factor: expected {k} factors (one per column), got {len(factor)}")
+    uniq, fid = [], np.empty(k, dtype=int)
+    for c, f in enumerate(factor):
+        for g, h in enumerate(uniq):
+            if h is f:
+                fid[c] = g
+                break
+        else:
+            fid[c] = len(uniq)
+            uniq.append(f)
+    return uniq, fid
+
+
+def _iterate(A, Y, U, V, W, AU, al, be, gamma_inv, uniq, fid, Cw, warm, tol, max_iter,
+             verbose):
+    """The iterations (13)-(15) of every column until it stops; a stopped column's u, v, w
+    and A u are written into ``U, V, W, AU``. Returns ``(history, iterations, converged,
+    AUa)``, ``AUa`` the running columns' A u (the start's, when ``max_iter`` is 0)."""
+    m, k = Y.shape
+    history = [[] for _ in range(k)]
+    iterations = np.zeros(k, dtype=int)
+    converged = np.zeros(k, dtype=bool)
+    # compact copies of the still-running columns: no fancy indexing in the common path.
+    # The loop carries Q = -w / b instead of w (see "The iteration in place" above).
+    active = np.arange(k)
+    Ua, Va, Ya = U.copy(), V.copy(), Y.copy()
+    Qa = W / -be
+    aa, ba, gia, fa = al, be, gamma_inv, fid
+    Ca = Cw
+    AUa = A @ Ua if warm else np.zeros((m, k))  # no pass over A for u = 0
+    for it in range(1, max_iter + 1):
+        Ua, Va, Qa, AUa, step = _step(A, Ua, Va, Qa, Ya, aa, ba, gia, fa, uniq, Ca)
+        if not np.all(np.isfinite(step)):  # NaN never stops the loop by itself: refuse it
+            bad = active[~np.isfinite(step)]
+            raise FloatingPointError(
+                f"fpc_admm: the iterates of column(s) {bad.tolist()} became non-finite at "
+                f"iteration {it} (alpha={aa[~np.isfinite(step)][0]:.3g}); the factor of "
+                "beta A^T A + alpha I is not accurate enough: raise alpha (alpha='auto'), "
+                "or scale the inputs / lower the degree")
+        for c, st in zip(active, step):
+            history[c].append(float(st))
+        iterations[active] = it
+        done = step < tol
+        if verbose > 1:
+            print(f"[fpc_admm] iter {it}: max step {step.max():.3e}, "
+                  f"{int((~done).sum())}/{active.size} columns still running")
+        if done.any() or it == max_iter:
+            fin = done if it < max_iter else np.ones_like(done)
+            cols = active[fin]
+            converged[active[done]] = True
+            U[:, cols], V[:, cols], W[:, cols], AU[:, cols] = (Ua[:, fin], Va[:, fin],
+                                                               Qa[:, fin] * -ba[fin],
+                                                               AUa[:, fin])
+            keep = ~fin
+            active = active[keep]
+            if active.size == 0:
+                break
+            Ua, Va, Qa, AUa, Ya = Ua[:, keep], Va[:, keep], Qa[:, keep], AUa[:, keep], Ya[:, keep]
+            aa, ba, gia, fa = aa[keep], ba[keep], gia[keep], fa[keep]
+            if Ca is not None:
+                Ca = Ca[:, keep]
+    return history, iterations, converged, AUa
+
+
+def _step(A, Ua, Va, Qa, Ya, aa, ba, gia, fa, uniq, Ca):
+    """One iteration of the running columns, in place where it can: ``(u+, v+, Q+, A u+,
+    step)``, the step ||p+ - p||_H^2 per column (``Va`` and ``Qa`` are overwritten)."""
+    D = np.add(Va, Qa)  # v - w / b
+    if Ca is not None:
+        D *= Ca  # off-mask rows drop out of A^T (b v - w) here, and only here
+    rhs = A.T @ D
+    rhs *= ba
+    rhs += aa * Ua
+    if len(uniq) == 1:
+        U_new = cho_solve(uniq[0], rhs, check_finite=False)
+    else:
+        U_new = np.empty_like(rhs)
+        for g in np.unique(fa):
+            cols = fa == g
+            U_new[:, cols] = cho_solve(uniq[g], rhs[:, cols], check_finite=False)
+    AU_new = A @ U_new
+    B = np.subtract(AU_new, Qa)  # A u+ + w / b, the point (15) is taken at
+    # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
+    # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
+    Q_new = _hinge_shift(Ya, B, gia)
+    V_new = np.add(B, Q_new, out=B)
+    dU = U_new - Ua
+    dV = np.subtract(V_new, Va, out=Va)  # the old iterates are not needed any more
+    dQ = np.subtract(Q_new, Qa, out=Qa)
+    dV *= dV
+    dQ *= dQ
+    dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
+    vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
+    step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
+    return U_new, V_new, Q_new, AU_new, step

@@ -1,0 +1,79 @@
+"""The decomposition's object form (hsskern.solvers.decomposition): its options, and the
+one-call ``refine_exact`` as a wrapper of it."""
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from hsskern.kernels import kernel_operator
+from hsskern.solvers.decomposition import Decomposition, DecompositionOptions
+from hsskern.solvers.refine import refine_exact
+
+
+def _problem(seed, n=200, d=4):
+    X, y = make_classification(n, d, n_informative=3, n_redundant=0, random_state=seed,
+                               class_sep=0.8, flip_y=0.05)
+    return kernel_operator(X, "gaussian", h=1.0), np.where(y == 1, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("max_chunk", 0), ("max_ws", 0), ("max_rounds", -1), ("sub_tol", -0.1),
+    ("newton_ridge", float("nan")), ("newton_free_fraction", 1.5), ("newton", "yes"),
+    ("shrinking", "sometimes"), ("sync_rounds", 0), ("small_max_ws", 2.5),
+    ("max_smo_iter", True)])
+def test_options_refuse_values_outside_their_range_by_name(field, value):
+    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+        DecompositionOptions(**{field: value})
+
+
+def test_options_are_frozen_and_have_the_documented_defaults():
+    o = DecompositionOptions()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.newton = False
+    # the defaults refine_exact's keyword arguments have
+    kw = refine_exact.__kwdefaults__
+    for name in ("max_ws", "max_chunk", "max_rounds", "sub_tol", "max_smo_iter", "newton",
+                 "block_reuse", "shrinking"):
+        assert getattr(o, name) == kw[name]
+
+
+@pytest.mark.parametrize("seed, C, weighted", [(0, 1.0, False), (1, 30.0, True)])
+def test_refine_exact_is_the_object_solve_bit_for_bit(seed, C, weighted):
+    K, y = _problem(seed)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, y.size) if weighted else None
+    # Newton on every working set with two free points; SMO's budget before it is one step
+    # (smo_before_newton=0: no measured time steers the run, so it is deterministic)
+    opts = DecompositionOptions(max_ws=40, max_chunk=60, max_rounds=10_000,
+                                newton_min_free=2, newton_free_fraction=0.0,
+                                smo_before_newton=0.0)
+    a = refine_exact(K, y, C, weights=w, tol=1e-6, options=opts)
+    b = Decomposition(K, y, C, weights=w, options=opts).solve(tol=1e-6)
+    assert a.converged and b.converged and a.newton_steps > 0
+    assert a.rounds == b.rounds and a.smo_iters == b.smo_iters
+    assert np.array_equal(a.alpha, b.alpha) and np.array_equal(a.decision, b.decision)
+    # the same arguments spelled as refine_exact's keywords: the same run
+    c = refine_exact(K, y, C, weights=w, tol=1e-6, max_ws=40, max_chunk=60,
+                     max_rounds=10_000, options=DecompositionOptions(
+                         newton_min_free=2, newton_free_fraction=0.0, smo_before_newton=0.0))
+    assert c.smo_iters == a.smo_iters and np.array_equal(c.alpha, a.alpha)
+
+
+def test_a_keyword_left_at_its_default_keeps_the_options_field():
+    K, y = _problem(2)
+    small = DecompositionOptions(max_ws=20, max_chunk=20)
+    # from alpha = 0 every point violates: the first working set is as large as allowed
+    r = refine_exact(K, y, 1.0, max_rounds=1, options=small)  # max_ws, max_chunk: defaults
+    assert r.ws_sizes == [20]
+    r = refine_exact(K, y, 1.0, max_rounds=1, max_ws=30, max_chunk=30, options=small)
+    assert r.ws_sizes == [30]  # given: they win
+
+
+def test_a_solve_can_be_repeated_on_one_object():
+    # the state is the solve's: a second solve from the same start repeats the first
+    K, y = _problem(3)
+    d = Decomposition(K, y, 2.0, options=DecompositionOptions(max_ws=30, max_chunk=30,
+                                                              max_rounds=10_000))
+    a, b = d.solve(), d.solve()
+    assert a is not b and a.converged and np.array_equal(a.alpha, b.alpha)
+    assert a.smo_iters == b.smo_iters
