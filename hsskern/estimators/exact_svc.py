@@ -99,6 +99,16 @@ class ExactSVC(WeightedPathClassifier):
     classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, fit_status_,
     class_weight_, shape_fit_, n_features_in_, feature_names_in_, fit_time_
         As in :class:`HSSSVC` (validation points are never support vectors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import ExactSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> clf = ExactSVC(h=1.0, C=10.0, subsample=100, random_state=0).fit(X, y)
+    >>> clf.stages_, clf.selected_, bool(clf.converged_[0])
+    ((100, 200, 294), ('exact',), True)
     """
 
     _parameter_constraints = {

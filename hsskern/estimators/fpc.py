@@ -272,6 +272,16 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         ADMM iterations of the refit (per one-vs-rest problem), or the rounded mean over the
         folds of the best degree when ``refit=False``.
     classes_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import FPCClassifierCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((500, 2)); y = (X[:, 1] > X[:, 0] ** 2).astype(int)
+    >>> cv = FPCClassifierCV(degrees=[2, 4], max_iter=300, random_state=0).fit(X, y)
+    >>> cv.degree_ in (2, 4), bool(cv.score(X, y) > 0.95)
+    (True, True)
     """
 
     _parameter_constraints = {

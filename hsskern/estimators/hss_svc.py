@@ -186,6 +186,18 @@ class HSSSVC(WeightedPathClassifier):
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per class, or None without ``refine``).
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> clf = HSSSVC(h=1.0, C=10.0, random_state=0).fit(X, y)
+    >>> clf.hss_["start"], bool(clf.score(X, y) > 0.95)
+    ('decomposition', True)
+    >>> [m.C for m in HSSSVC(h=1.0).fit_path(X, y, [0.1, 1, 10])]
+    [0.1, 1.0, 10.0]
     """
 
     _parameter_constraints = {
@@ -294,6 +306,18 @@ class HSSSVCCV(WeightedPathClassifierCV):
         ADMM iterations of the refitted model (of the best grid point without refit).
     classes_, class_weight_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and
         ``refit``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVCCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> cv = HSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
+    >>> cv.best_params_
+    {'h': 0.5, 'C': 1.0}
+    >>> len(cv.cv_results_["mean_test_score"])
+    6
     """
 
     _parameter_constraints = {
