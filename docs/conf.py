@@ -29,7 +29,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "examples/GALLERY_HEADER.rst"]
+exclude_patterns = ["_build", "screenshots", "examples/GALLERY_HEADER.rst", "_scripts"]
 templates_path = ["_templates"]
 
 # Markdown (the user guide moved from the README): $...$ maths, heading anchors for links

@@ -38,7 +38,7 @@ print(f"serial: {serial_seconds:.1f} s, best (h, C) = {serial.best_params_}")
 seconds = {}
 for n_workers in (1, 2):
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=":0") as cluster, Client(cluster):
         start = time.perf_counter()
         search = DaskHSSSVCCV(**params).fit(X, y)
         seconds[n_workers] = time.perf_counter() - start
