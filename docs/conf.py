@@ -79,11 +79,14 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = "hsskern"
 html_static_path = ["_static"]
+# the wide tables (benchmarks, choosing an estimator) get the whole width of the page
+_WIDE = ["benchmarks", "design_notes", "user_guide/estimators"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "github_url": None,
+    "secondary_sidebar_items": {"**": ["page-toc"], **{page: [] for page in _WIDE}},
 }
+html_sidebars = {page: [] for page in _WIDE}
 html_show_sourcelink = False
 
 
