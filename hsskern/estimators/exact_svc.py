@@ -60,8 +60,8 @@ class ExactSVC(WeightedPathClassifier):
     max_chunk : int, default 24000
         The stages' working set (its kernel block takes 8 |W|^2 bytes: 4.6 GB at 24,000,
         lowered to what half the available memory holds). At 10^6 points the free support
-        vectors pass 16,000, and the rounds need them and ~8,000 violators in the working set
-        (README, "The working set at 10^6").
+        vectors can pass 16,000, and the rounds need them and ~8,000 violators in the working
+        set (see the documentation's design notes).
     memory_budget : float or None
         Bytes the subsample's HSS fit may use (checked before it starts).
     class_weight : dict, "balanced" or None

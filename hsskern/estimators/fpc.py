@@ -6,7 +6,8 @@ There is no C: the capacity is set by the degree s alone. ``FPCClassifierCV`` ch
 cross-validation over 1..s_max, s_max = min(ceil((m / log m)^(1/d)), 10) (the paper's range),
 computing the features of every s once and reusing them for all folds and the refit.
 
-Three departures from the paper (measured in bench/fpc.py, figures in the README):
+Three departures from the paper (measured in bench/fpc.py; see the documentation's design
+notes):
 
 * ``alpha = beta = "auto"`` (1/m) by default instead of 1: the paper's parameters on the *mean*
   hinge loss stop after 2-3 iterations near the ridge least-squares start; 1/m (its unit

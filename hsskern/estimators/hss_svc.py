@@ -78,7 +78,7 @@ class HSSSVC(WeightedPathClassifier):
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
         HSS compression options, see :class:`~hsskern.options.HSSOptions`. Defaults 1e-3 /
         1e-5 / 500 / 128 / 64, tighter than the paper's: the SVM at large C needs more of the
-        kernel's fine structure than its loose settings keep (README, "HSS tolerances").
+        kernel's fine structure than its loose settings keep.
     approximation : {"hss", "exact"}, default "hss"
         "exact": the dense kernel matrix and a dense Cholesky factor (small n only, memory is
         checked first) — the reference the HSS path is tested against.
@@ -89,7 +89,7 @@ class HSSSVC(WeightedPathClassifier):
         solved exactly, so it needs ``refine``; the working sets are capped to what
         ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
         ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
-        than it saves; README, "Small problems"), "admm" otherwise.
+        than it saves; see the documentation's design notes), "admm" otherwise.
     max_iter : int, default 100
         Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
         stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).

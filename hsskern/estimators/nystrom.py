@@ -103,8 +103,8 @@ class NystromSVC(WeightedPathClassifier):
         Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
         of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
         the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
-        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall
-        (README, Nystrom section), and along a C path the Gram matrix of the active rows is
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
+        and along a C path the Gram matrix of the active rows is
         updated rather than recomputed.
     eig_cutoff : float, default 1e-6
         Relative eigenvalue cutoff of K(Z, Z).

@@ -2,7 +2,7 @@
 
 The dual ADMM on an HSS approximation finds the *shape* of the solution cheaply, but the
 approximation's error moves the decision surface and, at large C, the ADMM converges slowly
-(README, "The HSS SVM and its exact refinement"). The exact dual
+(user guide, "The HSS SVM and the exact decomposition"). The exact dual
 ``min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0`` (Q_ij = y_i y_j k(x_i, x_j)) is recovered
 here without ever holding an n x n array, by Osuna-style decomposition:
 
@@ -77,15 +77,15 @@ _NEWTON_PER_ROUND = 4  # Newton steps a round may take, each after SMO's budget
 # rounds until the next sync, which brings it up to date every _SYNC_ROUNDS rounds
 _SHRINK_MARGIN = 0.25
 _SYNC_ROUNDS = 10
-# shrinking="auto" from here on: below, it was measured slower or even (README, "Shrinking
-# the rounds")
+# shrinking="auto" from here on: below, it was measured slower or even (docs/design_notes.md)
 _SHRINK_MIN_POINTS = 100_000
-# the working-set cap with a stored kernel, for its first rounds (README, "Integer features")
+# the working-set cap with a stored kernel, for its first rounds: its rounds are cheap, so
+# smaller blocks and SMO steps over more rounds win
 _STORED_MAX_CHUNK = 6000
 _STORED_CAP_ROUNDS = 100
 # the working set while the free points fit, below _SHRINK_MIN_POINTS points with an
 # evaluated kernel: there the blocks and SMO steps it saves cost more than the rounds it adds
-# (1.1-1.5x on four sets; gmm8(1e5) 0.9x: README, "Smaller working sets"); else _MAX_WS
+# (measured on several sets; not at 10^5 points and more, docs/design_notes.md); else _MAX_WS
 _SMALL_MAX_WS = 4000
 _MAX_WS = 8000
 
@@ -183,8 +183,8 @@ def continuation_start(rr, s_max, p=None, ray=True):
     bounded alpha, where s = C'/C would throw a solution that stopped moving away (SVR at
     large C). Without it s = C'/C, which keeps every bounded alpha at its new bound: the
     classifier's choice, since a lower objective with the bounded alphas moved inside the
-    box made them free and swelled the working sets (gmm8(10^5) at C = 0.036: 13.4 s
-    against 3.7 s). ``p`` is the dual's linear term (None: -e, the classifier).
+    box made them free and swelled the working sets (several times slower where measured).
+    ``p`` is the dual's linear term (None: -e, the classifier).
     """
     if not ray:
         return s_max, s_max * rr.alpha, s_max * (rr.decision - rr.bias)
@@ -265,8 +265,8 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     del KF
     # the factorization above runs on the BLAS threads the caller allows (one large call:
     # a busy core costs it at most its share); the solves below are many small calls, and
-    # OpenBLAS's spinning second thread made them 5-30x slower whenever the other core was
-    # busy (bench/results/ijcnn1_prof_*.log)
+    # OpenBLAS's spinning second thread made them many times slower whenever the other core
+    # was busy
     with one_blas_thread():
         return _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed)
 
@@ -458,9 +458,9 @@ def _update_decision(f, products, W, KW, ch, c, entry_cost, inactive=None):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
     except at the ``inactive`` (shrunk) points.
 
-    The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
-    16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
-    changes at d = 123), so the block is used once the change is large enough to pay for it.
+    The rows in W are already in the block: one |W| x |W| matvec (memory-bound, a few reads
+    an entry) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each), so the block is
+    used once the change is large enough to pay for it.
     ``entry_cost`` None: the products read stored rows, all of them whatever is skipped, so
     the matvec would only add to them. Returns the number of kernel entries evaluated.
     """
@@ -541,7 +541,7 @@ def _working_block(K, W, workspace, cap, index=None):
             k, c = new.size, q - new.size
             return B[:q], order, k * c + k * (k + 1) // 2, c * c
     if buf is None or q > S:  # room for the largest W at once: untouched rows cost nothing,
-        S = max(q, cap)  # while each regrowth touched a fresh buffer (~1 s per GB here)
+        S = max(q, cap)  # while each regrowth touched a fresh buffer (page faults per GB)
         buf = workspace["block"] = None  # the old buffer goes before the new one exists
         buf = workspace["block"] = np.empty(S * S)
         workspace["stride"] = S
@@ -606,8 +606,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     log : callable or None
         Called with one line per round.
     workspace : dict or None
-        Keeps the working-set block's buffer between calls (a C path): a fresh 2 GB array
-        costs 0.2-1 s of page faults on its first touch, every round that allocates it.
+        Keeps the working-set block's buffer between calls (a C path): a fresh array of
+        gigabytes pays its page faults on first touch, every round that allocates it.
     p : ndarray of shape (n_variables,) or None
         The dual's linear term (``min 1/2 a^T Q a + p^T a``); None: -e, the classifier.
     index : ndarray of int, shape (n_variables,) or None
@@ -697,7 +697,7 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     # rows read, not evaluated: a round's update is cheap, and smaller working sets save more
     # in their blocks and SMO steps than the extra rounds cost; lifted after
     # _STORED_CAP_ROUNDS rounds, as a problem with many more free points than the cap
-    # may need many rounds in small sets (gmm8(1e5) at C >= 77 hit the 200-round limit)
+    # may need many rounds in small sets (large C at 10^5 points hit the round limit)
     chunk = min(max_chunk, _STORED_MAX_CHUNK) if reads_rows else max_chunk
     if reads_rows:
         entry_cost = None
