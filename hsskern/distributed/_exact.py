@@ -415,6 +415,19 @@ class DaskExactSVC(ExactSVC):
         :class:`DaskProducts`).
     **other attributes
         As in :class:`~hsskern.ExactSVC`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from hsskern.distributed import DaskExactSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    ...                   dashboard_address=":0") as cluster, Client(cluster):
+    ...     clf = DaskExactSVC(h=1.0, C=10.0, subsample=100, random_state=0).fit(X, y)
+    >>> clf.selected_, bool(clf.converged_[0])
+    (('exact',), True)
     """
 
     _parameter_constraints = {

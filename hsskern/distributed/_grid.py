@@ -72,6 +72,19 @@ class DaskHSSSVCCV(HSSSVCCV):
         above the resident size it started from; Linux only, else None).
     fit_time_ : dict
         ``search`` (wall seconds of the whole grid, as seen by the client) and ``refit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from hsskern.distributed import DaskHSSSVCCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    ...                   dashboard_address=":0") as cluster, Client(cluster):
+    ...     cv = DaskHSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
+    >>> cv.best_params_
+    {'h': 0.5, 'C': 1.0}
     """
 
     _parameter_constraints = {

@@ -75,8 +75,8 @@ or callable, default "gaussian"
     max_chunk : int, default 24000
         The stages' working set (its kernel block takes 8 |W|^2 bytes: 4.6 GB at 24,000,
         lowered to what half the available memory holds). At 10^6 points the free support
-        vectors pass 16,000, and the rounds need them and ~8,000 violators in the working set
-        (README, "The working set at 10^6").
+        vectors can pass 16,000, and the rounds need them and ~8,000 violators in the working
+        set (see the documentation's design notes).
     memory_budget : float or None
         Bytes the fit may use (default 80% of the available memory): the training points'
         and a stage's copies, the decomposition's vectors and its smallest working set are
@@ -117,6 +117,16 @@ or callable, default "gaussian"
     classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, fit_status_,
     class_weight_, shape_fit_, n_features_in_, feature_names_in_, fit_time_
         As in :class:`HSSSVC` (validation points are never support vectors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import ExactSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> clf = ExactSVC(h=1.0, C=10.0, subsample=100, random_state=0).fit(X, y)
+    >>> clf.stages_, clf.selected_, bool(clf.converged_[0])
+    ((100, 200, 294), ('exact',), True)
     """
 
     _parameter_constraints = {

@@ -6,7 +6,8 @@ There is no C: the capacity is set by the degree s alone. ``FPCClassifierCV`` ch
 cross-validation over 1..s_max, s_max = min(ceil((m / log m)^(1/d)), 10) (the paper's range),
 computing the features of every s once and reusing them for all folds and the refit.
 
-Three departures from the paper (measured in bench/fpc.py, figures in the README):
+Three departures from the paper (measured in bench/fpc.py; see the documentation's design
+notes):
 
 * ``alpha = beta = "auto"`` (1/m) by default instead of 1: the paper's parameters on the *mean*
   hinge loss stop after 2-3 iterations near the ridge least-squares start; 1/m (its unit
@@ -272,6 +273,16 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         ADMM iterations of the refit (per one-vs-rest problem), or the rounded mean over the
         folds of the best degree when ``refit=False``.
     classes_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import FPCClassifierCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((500, 2)); y = (X[:, 1] > X[:, 0] ** 2).astype(int)
+    >>> cv = FPCClassifierCV(degrees=[2, 4], max_iter=300, random_state=0).fit(X, y)
+    >>> cv.degree_ in (2, 4), bool(cv.score(X, y) > 0.95)
+    (True, True)
     """
 
     _parameter_constraints = {

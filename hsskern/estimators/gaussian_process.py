@@ -145,6 +145,18 @@ class HSSGaussianProcessRegressor(RegressorBase):
     fit_time_ : dict
         Seconds: ``prepare`` (compressions), ``factor``, ``solve``, ``total``.
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSGaussianProcessRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 5, size=(200, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+    >>> gp = HSSGaussianProcessRegressor(h=1.0, h_bounds=(0.1, 10),
+    ...                                  noise_ratio_bounds=(1e-3, 10)).fit(X, y)
+    >>> mean, std = gp.predict(X[:3], return_std=True)
+    >>> bool(np.all(np.abs(mean - np.sin(X[:3, 0])) < 0.2)), bool(np.all(std > 0))
+    (True, True)
     """
 
     _parameter_constraints = {

@@ -93,7 +93,7 @@ or callable, default "gaussian"
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
         HSS compression options, see :class:`~hsskern.options.HSSOptions`. Defaults 1e-3 /
         1e-5 / 500 / 128 / 64, tighter than the paper's: the SVM at large C needs more of the
-        kernel's fine structure than its loose settings keep (README, "HSS tolerances").
+        kernel's fine structure than its loose settings keep.
     approximation : {"hss", "exact"}, default "hss"
         "exact": the dense kernel matrix and a dense Cholesky factor (small n only, memory is
         checked first) — the reference the HSS path is tested against.
@@ -104,7 +104,7 @@ or callable, default "gaussian"
         solved exactly, so it needs ``refine``; the working sets are capped to what
         ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
         ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
-        than it saves; README, "Small problems"), "admm" otherwise.
+        than it saves; see the documentation's design notes), "admm" otherwise.
     max_iter : int, default 100
         Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
         stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).
@@ -201,6 +201,18 @@ or callable, default "gaussian"
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per class, or None without ``refine``).
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> clf = HSSSVC(h=1.0, C=10.0, random_state=0).fit(X, y)
+    >>> clf.hss_["start"], bool(clf.score(X, y) > 0.95)
+    ('decomposition', True)
+    >>> [m.C for m in HSSSVC(h=1.0).fit_path(X, y, [0.1, 1, 10])]
+    [0.1, 1.0, 10.0]
     """
 
     _parameter_constraints = {
@@ -312,6 +324,18 @@ class HSSSVCCV(WeightedPathClassifierCV):
         ADMM iterations of the refitted model (of the best grid point without refit).
     classes_, class_weight_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and
         ``refit``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVCCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> cv = HSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
+    >>> cv.best_params_
+    {'h': 0.5, 'C': 1.0}
+    >>> len(cv.cv_results_["mean_test_score"])
+    6
     """
 
     _parameter_constraints = {

@@ -242,6 +242,16 @@ class HSSKernelRidgeCV(PathRegressorCV):
     n_iter_ : ndarray
     fit_time_ : dict with ``search`` and ``refit`` seconds
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSKernelRidgeCV
+    >>> X = np.random.default_rng(0).normal(size=(400, 2))
+    >>> y = np.sin(X).sum(axis=1)
+    >>> cv = HSSKernelRidgeCV(alphas=[0.1, 1.0], h=[0.5, 1.0]).fit(X, y)
+    >>> cv.alpha_, cv.h_
+    (0.1, 1.0)
     """
 
     _parameter_constraints = {

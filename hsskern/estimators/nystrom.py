@@ -103,8 +103,8 @@ class NystromSVC(WeightedPathClassifier):
         Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
         of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
         the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
-        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall
-        (README, Nystrom section), and along a C path the Gram matrix of the active rows is
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
+        and along a C path the Gram matrix of the active rows is
         updated rather than recomputed.
     eig_cutoff : float, default 1e-6
         Relative eigenvalue cutoff of K(Z, Z).
@@ -262,6 +262,16 @@ class NystromSVCCV(WeightedPathClassifierCV):
     classes_, n_features_in_
     fit_time_ : dict
         ``search`` and ``refit`` seconds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import NystromSVCCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> cv = NystromSVCCV(gamma=1.0, n_components=50, Cs=[1, 10], random_state=0).fit(X, y)
+    >>> cv.C_, bool(cv.score(X, y) > 0.9)
+    (10.0, True)
     """
 
     _parameter_constraints = {

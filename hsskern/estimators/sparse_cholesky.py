@@ -124,6 +124,16 @@ class SparseCholeskySVC(WeightedPathClassifier):
         Seconds per stage: gram, factor, features, svm_and_recover. In :meth:`fit_path` the
         shared gram, factor and features count in the first model only.
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import SparseCholeskySVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
+    >>> clf = SparseCholeskySVC(sigma=0.5, C=10.0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
     """
 
     _parameter_constraints = {

@@ -271,6 +271,16 @@ class HSSSVRCV(PathRegressorCV):
         ``GridSearchCV``'s format, one entry per (width, C) in grid order.
     best_index_, best_params_, best_score_, best_estimator_, n_splits_, n_iter_, fit_time_
     n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import HSSSVRCV
+    >>> X = np.random.default_rng(0).normal(size=(400, 2))
+    >>> y = np.sin(X).sum(axis=1)
+    >>> cv = HSSSVRCV(Cs=[1, 10], gamma=[0.5], epsilon=0.05).fit(X, y)
+    >>> cv.C_
+    10.0
     """
 
     _path_param = "C"

@@ -19,9 +19,10 @@ cdef inline void exp_scaled(double* out, Py_ssize_t m, double s) noexcept nogil:
     (exp(-708) = 3.3e-308, next to the smallest normal double).
 
     The vectorized exp (libmvec) leaves its fast path for a whole vector when one lane would
-    underflow, 6-10x slower an element; a narrow kernel (skin_nonskin's 0-255 features at
-    h = 1) underflows in most entries. A row that can underflow takes the clamped loop, which
-    keeps every lane on the fast path; the others the plain one (the clamp costs ~7 %).
+    underflow, several times slower an element; a narrow kernel (h small against the range
+    of the features) underflows in most entries. A row that can underflow takes the clamped
+    loop, which keeps every lane on the fast path; the others the plain one (the clamp costs
+    ~7 %).
     """
     cdef Py_ssize_t j
     cdef double mx = 0.0, t

@@ -38,8 +38,8 @@ from ..utils._memory import format_bytes
 from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
 
 DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
-# Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
-# thread): a parallel region waits for a busy core, which smaller blocks do not hide.
+# Blocks use OpenMP threads above this many entries (enough exp and index walks to pay for a
+# parallel region): a parallel region waits for a busy core, which smaller blocks do not hide.
 DEF PARALLEL_ENTRIES = 200000
 
 

@@ -428,7 +428,7 @@ class _StoredMatrix:
 
 
 # Distance codes: a distance kernel on integer-valued points whose squared distances are all
-# at most _CODE_MAX (one-hot and binary features: a9a, w8a) is stored exactly as one byte an
+# at most _CODE_MAX (one-hot and binary features) is stored exactly as one byte an
 # entry, the squared distance, and a table of k: an eighth of the memory, rows that stay in
 # cache when a block gathers from them
 _CODE_KERNELS = ("gaussian", "laplacian", "compact_gaussian")

@@ -268,8 +268,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 def distinct_rows(points, max_share=0.9):
     """``(first, inverse)`` when at most ``max_share`` of the dense ``points`` are distinct:
     the index of one copy of each distinct row, and each row's number among them; else None
-    (also for sparse rows). Data with many duplicate rows (skin_nonskin: 41,349 distinct of
-    171,539; a9a: 24,947 of 32,561) then needs each distinct point's kernel entries once.
+    (also for sparse rows). Data with many duplicate rows (low-resolution or one-hot
+    features) then needs each distinct point's kernel entries once.
     Rows compare by their bytes: -0.0 and 0.0 differ (a copy missed, never a wrong merge)."""
     if sp.issparse(points) or points.shape[0] < 2:
         return None

@@ -4,8 +4,8 @@
 tunables.
 
 The dual ADMM on an HSS approximation finds the *shape* of the solution cheaply, but the
-approximation's error moves the decision surface and, at large C, the ADMM converges slowly
-(README, "The HSS SVM and its exact refinement"). The exact dual
+approximation's error moves the decision surface and, at large C, the ADMM converges slowly.
+The exact dual
 ``min 1/2 a^T Q a - e^T a, 0 <= a <= C, y^T a = 0`` (Q_ij = y_i y_j k(x_i, x_j)) is recovered
 here without ever holding an n x n array, by Osuna-style decomposition:
 
@@ -305,8 +305,8 @@ def continuation_start(rr, s_max, p=None, ray=True):
     bounded alpha, where s = C'/C would throw a solution that stopped moving away (SVR at
     large C). Without it s = C'/C, which keeps every bounded alpha at its new bound: the
     classifier's choice, since a lower objective with the bounded alphas moved inside the
-    box made them free and swelled the working sets (gmm8(10^5) at C = 0.036: 13.4 s
-    against 3.7 s). ``p`` is the dual's linear term (None: -e, the classifier).
+    box made them free and swelled the working sets (measured: 3.6x slower; design notes).
+    ``p`` is the dual's linear term (None: -e, the classifier).
     """
     if not ray:
         return s_max, s_max * rr.alpha, s_max * (rr.decision - rr.bias)
@@ -387,8 +387,8 @@ def _newton_free(KW, yW, aW, vW, C, ridge, max_fixed=1000):
     del KF
     # the factorization above runs on the BLAS threads the caller allows (one large call:
     # a busy core costs it at most its share); the solves below are many small calls, and
-    # OpenBLAS's spinning second thread made them 5-30x slower whenever the other core was
-    # busy (bench/results/ijcnn1_prof_*.log)
+    # OpenBLAS's spinning second thread made them many times slower whenever the other core
+    # was busy
     with one_blas_thread():
         return _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed)
 

@@ -43,14 +43,13 @@ from .refine import LocalProducts, RefineResult, continuation_start, refine_exac
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
 _NO_ROUND_LIMIT = 10 ** 9  # the time budget bounds the rounds; a round without change ends them
-# A stage starts with tens of thousands of new violators, and the label-noise points keep the
-# gap near 5: solved to a tenth of it, a round of 8,000 moved ~50 points (the 4*10^5 stage of
-# gmm8 stalled for 900 rounds); to a hundredth, in working sets of max_chunk, ~5,000, and the
-# stage converged in 82 rounds (README, "gmm8(10^6) with ExactSVC")
+# A stage starts with tens of thousands of new violators, and label-noise points keep the gap
+# large: solved to a tenth of it, a round moved only a few dozen points and a stage could
+# stall for hundreds of rounds; to a hundredth, a round moves thousands and stages converge
 _STAGE_SUB_TOL = 0.01
 # Under a budget the stage after a finished one is sized to end in time: a stage from n0 to n
-# points cost ~kappa (n - n0) n seconds (gmm8, 4*10^5 to 4.9, 5.9 and 8*10^5 points: kappa
-# within 1.5x), kappa from the stage just finished; planned on this share of the time left
+# points costs ~kappa (n - n0) n seconds (kappa measured stable within 1.5x from stage to
+# stage), kappa from the stage just finished; planned on this share of the time left
 # (after the product that certifies its model over the points outside it) and at least
 # this growth
 _STAGE_TIME_SHARE = 0.8

@@ -54,8 +54,8 @@ __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
 DEFAULT_REFINE_LIMIT = 1e10
 
 #: ``start="auto"`` solves the first C by the exact decomposition from zero (no compression,
-#: factor or ADMM) up to this many points: measured faster up to here (README, "Small
-#: problems"); beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
+#: factor or ADMM) up to this many points: measured faster up to here (docs/design_notes.md);
+#: beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
 #: ADMM's solution may have to stand in for the exact one.
 SMALL_N = 100_000
 
@@ -76,15 +76,16 @@ SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
                     f'{SMALL_N} points), or raise memory_budget')
 
 #: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
-#: products are then at most n^2 = 2.5e7 entries a round (~0.1 s serial), and a parallel
-#: region whose second thread waits for a busy core cost more than it saved (svmguide1's
-#: grid, load 5: 1.7-2.0 s on two threads, 0.35-0.5 s on one; bench/results/*_smalln*).
+#: products are then at most n^2 = 2.5e7 entries a round, cheap on one thread, and a parallel
+#: region whose second thread waits for a busy core cost more than it saved (measured several
+#: times slower on two threads under load).
 SERIAL_N = 5000
 
 #: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the
 #: working sets) from this many features on: a C path reads several n^2 entries, and from a
 #: stored K they cost a gather where evaluating costs ~2d flops and an exp; at d <= 30 the
-#: storing was not paid back (README, "Many features"), unless K is stored as one-byte codes.
+#: storing was not paid back (an entry costs about what its read does), unless K is stored as
+#: one-byte codes.
 STORE_MIN_FEATURES = 64
 
 
@@ -597,10 +598,9 @@ class HSSBackend:
         ADMM by name), n <= :data:`SMALL_N`, and (with ``refine="auto"``) n^2 is within
         ``refine_limit``, so the ADMM route would have refined every column too. Both
         routes then pay about n x n_SV kernel entries for the first C (the decomposition
-        from zero over more rounds: measured 1.2x the ADMM route's entries on ijcnn1, 0.8x on
-        gmm8 at 10^5), but this one skips the compression, the factor and the ADMM, and was
-        faster on every set measured, from 3*10^3 points to 10^5 (README, "Small
-        problems"). d does not move
+        from zero over more rounds: measured between 0.8x and 1.2x the ADMM route's entries),
+        but this one skips the compression, the factor and the ADMM, and was faster on every
+        set measured, from 3*10^3 points to 10^5 (docs/design_notes.md). d does not move
         the choice (kernel entries and the compression's samples both cost ~d each). The
         memory budget does not either: the route takes less memory than the ADMM route (no
         HSS, no factor, the same working-set block), and ``prepare`` caps its working sets

@@ -109,7 +109,7 @@ def check_out(out, shape, name="out"):
 
 
 #: The "sparse and wide" rule of :func:`prefer_sparse_rows`: at most this fraction of the
-#: entries stored, and at least this many features (README, "Sparse input", measured).
+#: entries stored, and at least this many features (measured; docs, "Sparse input").
 SPARSE_ROWS_MAX_DENSITY = 0.1
 SPARSE_ROWS_MIN_FEATURES = 100
 
@@ -178,8 +178,8 @@ def rows_nbytes(X):
 def prefer_sparse_rows(X):
     """Whether kernel entries from X's sparse rows are not slower than from its dense copy:
     X stores at most :data:`SPARSE_ROWS_MAX_DENSITY` of its entries and has at least
-    :data:`SPARSE_ROWS_MIN_FEATURES` features (README, "Sparse input": a working set's block
-    and a product timed both ways)."""
+    :data:`SPARSE_ROWS_MIN_FEATURES` features (a working set's block and a product timed
+    both ways)."""
     n, d = X.shape
     return (d >= SPARSE_ROWS_MIN_FEATURES
             and X.nnz <= SPARSE_ROWS_MAX_DENSITY * float(n) * d)
