@@ -190,3 +190,40 @@ def test_expanded_distances_change_no_answer():
     assert _gap(K, y, expanded.alpha, 2.0) < 1e-8 * (1 + 1e-6)
     np.testing.assert_allclose(K @ (y * expanded.alpha), K @ (y * direct.alpha),
                                atol=gap_tol(1e-8, 2.0, np.ones(150)))
+
+
+@pytest.mark.parametrize("nu", [0.2, 0.5])
+def test_nu_variant_is_nusvcs(nu):
+    """Solver_NU from LIBSVM's nu-SVC start (each label's alphas summing to nu l / 2, p = 0,
+    bounds 1) holds scikit-learn's NuSVC: its dual coefficients are y alpha / r with
+    sum alpha = nu l fixed, which gives its r and alpha; the kernel parts and objectives are
+    compared at the gap's bounds (before the division by r, which can be ~1e-4)."""
+    from sklearn.svm import NuSVC
+    X, y, _ = _problem(9, 120, 2)
+    kern = make_kernel("gaussian", gamma=0.7)
+    alpha = np.zeros(y.size)
+    for label in (1.0, -1.0):
+        left = nu * y.size / 2
+        for i in np.flatnonzero(y == label):
+            alpha[i] = min(1.0, left)
+            left -= alpha[i]
+    tol = 1e-8
+    res = solve_dual(X, kern, y, 1.0, np.zeros(y.size), alpha, nu=True,
+                     options=SMOOptions(tol=tol))
+    assert res.converged
+    np.testing.assert_allclose([y @ res.alpha, res.alpha.sum()], [y @ alpha, alpha.sum()],
+                               atol=1e-9)
+    K = kernel_operator(X, kern).to_dense()
+    ref = NuSVC(nu=nu, gamma=0.7, tol=tol).fit(X, y)
+    c = np.zeros(y.size)
+    c[ref.support_] = ref.dual_coef_[0]
+    r_ref = alpha.sum() / np.abs(c).sum()
+    a_ref = np.abs(c) * r_ref
+    np.testing.assert_allclose(res.r, r_ref, rtol=1e-3)
+    np.testing.assert_allclose(K @ (y * res.alpha), K @ (y * a_ref),
+                               atol=gap_tol(tol, 1.0, np.ones(y.size)))
+    obj = [0.5 * (y * a) @ K @ (y * a) for a in (res.alpha, a_ref)]
+    assert abs(obj[0] - obj[1]) <= 2 * tol * y.size
+    dec = (K @ (y * res.alpha) - res.rho) / res.r  # the margin's free points at |f| = 1
+    free = (res.alpha > 1e-9) & (res.alpha < 1 - 1e-9)
+    np.testing.assert_allclose(np.abs(dec[free]), 1.0, atol=tol / res.r)

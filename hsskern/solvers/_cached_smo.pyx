@@ -124,7 +124,7 @@ cdef class Engine:
     cdef Py_ssize_t l, d, active_size, left, n_threads
     cdef int kind
     cdef double tol, par_work
-    cdef bint shrinking, unshrunk
+    cdef bint shrinking, unshrunk, nu
     cdef long interval, max_iter
     cdef double* y
     cdef double* p
@@ -160,7 +160,7 @@ cdef class Engine:
                  double[::1] p, double[::1] C, double[::1] alpha, double[::1] G,
                  double[::1] G_bar, double[::1] QD, double cache_doubles, double tol,
                  bint shrinking, long interval, long max_iter, int n_threads,
-                 double par_work, double[::1] xn=None):
+                 double par_work, double[::1] xn=None, bint nu=False):
         cdef Py_ssize_t t, l = y.shape[0]
         self.l, self.d, self.kind = l, xt.shape[0], kind
         self.keep = (params, xt, y, p, C, alpha, G, G_bar, QD)
@@ -185,6 +185,7 @@ cdef class Engine:
         self.tol, self.shrinking, self.interval, self.max_iter = tol, shrinking, interval, max_iter
         self.n_threads, self.par_work = max(1, n_threads), par_work
         self.unshrunk = False
+        self.nu = nu
         self.rate[0] = self.rate[1] = 0.0
         self.since, self.probe_gap = 0, _PROBE_FIRST
         self.rows_computed = self.entries_computed = self.row_requests = 0
@@ -565,12 +566,12 @@ cdef class Engine:
             if counter == 0:
                 counter = min(self.l, self.interval)
                 if self.shrinking:
-                    self._shrink()
-            if self._select(&i, &j, gap):
+                    self._shrink_nu() if self.nu else self._shrink()
+            if self._pick(&i, &j, gap):
                 # converged on the active part: every variable back, the test on all
                 self._reconstruct()
                 self.active_size = self.l
-                if self._select(&i, &j, gap):
+                if self._pick(&i, &j, gap):
                     return it
                 counter = 1  # shrink at the next step
             it += 1
@@ -578,8 +579,131 @@ cdef class Engine:
         if self.active_size < self.l:
             self._reconstruct()
             self.active_size = self.l
-        self._select(&i, &j, gap)
+        self._pick(&i, &j, gap)
         return it
+
+    cdef inline int _pick(self, Py_ssize_t* i, Py_ssize_t* j, double* gap) except -1 nogil:
+        if self.nu:
+            return self._select_nu(i, j, gap)
+        return self._select(i, j, gap)
+
+    # --- the nu variant (LIBSVM's Solver_NU): both variables of a pair share a label, so
+    # y^T a and e^T a stay fixed; selection, shrinking and rho work within each label's set
+    cdef int _select_nu(self, Py_ssize_t* out_i, Py_ssize_t* out_j,
+                        double* gap) except -1 nogil:
+        cdef Py_ssize_t t, ip = -1, jn = -1, j = -1, n = self.active_size
+        cdef double Gmaxp = -_HUGE, Gmaxp2 = -_HUGE, Gmaxn = -_HUGE, Gmaxn2 = -_HUGE
+        cdef double omin = _HUGE, g, gd, quad, o
+        cdef double* y = self.y
+        cdef double* G = self.G
+        cdef double* QD = self.QD
+        cdef char* st = self.status
+        cdef double* Qp = NULL
+        cdef double* Qn = NULL
+        for t in range(n):
+            if y[t] > 0:
+                if st[t] != _UPPER and -G[t] >= Gmaxp:
+                    Gmaxp = -G[t]
+                    ip = t
+            elif st[t] != _LOWER and G[t] >= Gmaxn:
+                Gmaxn = G[t]
+                jn = t
+        if ip >= 0:
+            Qp = self._row(ip, n)
+        if jn >= 0:
+            Qn = self._row(jn, n)
+        for t in range(n):
+            if y[t] > 0:
+                if st[t] != _LOWER:
+                    g = G[t]
+                    if g >= Gmaxp2:
+                        Gmaxp2 = g
+                    gd = Gmaxp + g
+                    if gd > 0 and ip >= 0:
+                        quad = QD[ip] + QD[t] - 2.0 * Qp[t]
+                        o = -(gd * gd) / (quad if quad > 0 else _TAU)
+                        if o <= omin:
+                            omin = o
+                            j = t
+            elif st[t] != _UPPER:
+                g = -G[t]
+                if g >= Gmaxn2:
+                    Gmaxn2 = g
+                gd = Gmaxn + g
+                if gd > 0 and jn >= 0:
+                    quad = QD[jn] + QD[t] - 2.0 * Qn[t]
+                    o = -(gd * gd) / (quad if quad > 0 else _TAU)
+                    if o <= omin:
+                        omin = o
+                        j = t
+        gap[0] = Gmaxp + Gmaxp2 if Gmaxp + Gmaxp2 > Gmaxn + Gmaxn2 else Gmaxn + Gmaxn2
+        if gap[0] < self.tol or j < 0:
+            return 1
+        out_i[0] = ip if y[j] > 0 else jn
+        out_j[0] = j
+        return 0
+
+    cdef inline bint _shrinkable_nu(self, Py_ssize_t t, double Gmax1, double Gmax2,
+                                    double Gmax3, double Gmax4) noexcept nogil:
+        if self.status[t] == _UPPER:
+            return (-self.G[t] > Gmax1) if self.y[t] > 0 else (-self.G[t] > Gmax4)
+        if self.status[t] == _LOWER:
+            return (self.G[t] > Gmax2) if self.y[t] > 0 else (self.G[t] > Gmax3)
+        return False
+
+    cdef int _shrink_nu(self) except -1 nogil:
+        cdef Py_ssize_t t
+        # per label: max of -G over the variables that can grow, of G over those that can shrink
+        cdef double Gmax1 = -_HUGE, Gmax2 = -_HUGE, Gmax3 = -_HUGE, Gmax4 = -_HUGE
+        cdef double* G = self.G
+        for t in range(self.active_size):
+            if self.status[t] != _UPPER:
+                if self.y[t] > 0:
+                    Gmax1 = -G[t] if -G[t] > Gmax1 else Gmax1
+                else:
+                    Gmax4 = -G[t] if -G[t] > Gmax4 else Gmax4
+            if self.status[t] != _LOWER:
+                if self.y[t] > 0:
+                    Gmax2 = G[t] if G[t] > Gmax2 else Gmax2
+                else:
+                    Gmax3 = G[t] if G[t] > Gmax3 else Gmax3
+        if not self.unshrunk and max(Gmax1 + Gmax2, Gmax3 + Gmax4) <= 10.0 * self.tol:
+            self.unshrunk = True
+            self._reconstruct()
+            self.active_size = self.l
+        t = 0
+        while t < self.active_size:
+            if self._shrinkable_nu(t, Gmax1, Gmax2, Gmax3, Gmax4):
+                self.active_size -= 1
+                while self.active_size > t:
+                    if not self._shrinkable_nu(self.active_size, Gmax1, Gmax2, Gmax3, Gmax4):
+                        self._swap(t, self.active_size)
+                        break
+                    self.active_size -= 1
+            t += 1
+        return 0
+
+    def rho_nu(self):
+        """LIBSVM's Solver_NU offsets: (rho, r) = ((r1 - r2) / 2, (r1 + r2) / 2), r1 and r2
+        each label's mean G over its free variables (else the midpoint of its bounds)."""
+        cdef Py_ssize_t t, k
+        cdef double[2] ub, lb, s
+        cdef long[2] nf
+        cdef double r[2]
+        for k in range(2):
+            ub[k], lb[k], s[k], nf[k] = _HUGE, -_HUGE, 0.0, 0
+        for t in range(self.l):
+            k = 0 if self.y[t] > 0 else 1
+            if self.status[t] == _UPPER:
+                lb[k] = max(lb[k], self.G[t])
+            elif self.status[t] == _LOWER:
+                ub[k] = min(ub[k], self.G[t])
+            else:
+                nf[k] += 1
+                s[k] += self.G[t]
+        for k in range(2):
+            r[k] = s[k] / nf[k] if nf[k] > 0 else 0.5 * (ub[k] + lb[k])
+        return 0.5 * (r[0] - r[1]), 0.5 * (r[0] + r[1])
 
     def run(self):
         """Solve; returns (iterations, final gap over all variables)."""

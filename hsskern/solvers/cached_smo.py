@@ -79,7 +79,8 @@ class SMOOptions:
 class SMOResult:
     """What :func:`solve_dual` returns (arrays per variable, in the caller's order).
 
-    ``rho`` is LIBSVM's (the decision function is sum_t y_t alpha_t k(x_m(t), x) - rho);
+    ``rho`` is LIBSVM's (the decision function is sum_t y_t alpha_t k(x_m(t), x) - rho;
+    with ``nu``, Solver_NU's rho and r: the function is divided by r);
     ``gap`` is m(a) - M(a) over all variables at return; ``stats``: steps, rows computed,
     kernel entries computed, row requests (cache hits are requests minus rows computed).
     """
@@ -92,6 +93,7 @@ class SMOResult:
     converged: bool
     time: float = 0.0
     stats: dict = field(default_factory=dict)
+    r: float = None
 
 
 def _expanded(kernel, pts, options):
@@ -132,7 +134,7 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
     return G, G_bar
 
 
-def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None,
+def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
                options=SMOOptions()):
     """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
 
@@ -153,6 +155,9 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None,
         The point of each variable (None: variable t on point t).
     G : ndarray of shape (l,) or None
         Q alpha + p when the caller knows it (else one blocked product computes it).
+    nu : bool, default False
+        LIBSVM's Solver_NU: pairs within one label, so e^T a stays fixed too (the start sets
+        it); the result's ``rho`` and ``r`` are its two offsets.
     options : SMOOptions
 
     Returns
@@ -185,9 +190,13 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None,
     eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
                  alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
                  bool(options.shrinking), int(options.shrink_interval), int(max_iter),
-                 int(threads), float(options.parallel_work), xn)
+                 int(threads), float(options.parallel_work), xn, bool(nu))
     n_iter, gap = eng.run()
-    rho = eng.rho()
+    r = None
+    if nu:
+        rho, r = eng.rho_nu()
+    else:
+        rho = eng.rho()
     order = eng.order()
     a_out, g_out = np.empty(l), np.empty(l)
     a_out[order], g_out[order] = alpha, G
@@ -196,7 +205,7 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None,
              "row_requests": int(eng.row_requests)}
     return SMOResult(alpha=a_out, G=g_out, rho=float(rho), n_iter=int(n_iter), gap=float(gap),
                      converged=bool(gap < options.tol), time=time.perf_counter() - t0,
-                     stats=stats)
+                     stats=stats, r=None if r is None else float(r))
 
 
 def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
