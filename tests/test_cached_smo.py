@@ -227,3 +227,28 @@ def test_nu_variant_is_nusvcs(nu):
     dec = (K @ (y * res.alpha) - res.rho) / res.r  # the margin's free points at |f| = 1
     free = (res.alpha > 1e-9) & (res.alpha < 1 - 1e-9)
     np.testing.assert_allclose(np.abs(dec[free]), 1.0, atol=tol / res.r)
+
+
+@pytest.mark.parametrize("name, kw", [("poly", dict(degree=3, gamma=0.5, coef0=1.0)),
+                                      ("linear", {}), ("sigmoid", dict(gamma=0.1, coef0=0.0))])
+def test_dot_product_kernels_are_svcs(name, kw):
+    X, y, _ = _problem(13, 120, 3)
+    kern = make_kernel(name, **kw)
+    K = kernel_operator(X, kern).to_dense()
+    res = solve_dual(X, kern, y, 1.0, options=SMOOptions(tol=1e-8))
+    ref = SVC(kernel=name, C=1.0, tol=1e-8, **kw).fit(X, y)
+    assert res.converged
+    if name != "sigmoid":  # indefinite: a KKT point, not a unique one
+        np.testing.assert_allclose(K @ (y * res.alpha),
+                                   ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, 1.0, np.ones(120)))
+    assert _gap(K, y, res.alpha, 1.0) < 1e-8 * (1 + 1e-6)
+
+
+def test_callable_kernel_takes_the_block_route():
+    X, y, _ = _problem(2, 80, 2)
+    kern = make_kernel(lambda A, B: A @ B.T)
+    with pytest.raises(ValueError, match="block"):
+        solve_dual(X, kern, y, 1.0)
+    prob = HSSBackend(kern, start="decomposition", refine=True).prepare(X, y[:, None])
+    assert resolve_engine(prob, "auto", SMOOptions()) == "block"

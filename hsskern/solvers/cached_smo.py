@@ -23,7 +23,11 @@ from ._cached_smo import Engine, max_threads
 from .path import check_weights
 from .refine import RefineResult, feasible_start
 
-__all__ = ["SMOOptions", "SMOResult", "solve_dual", "cached_refine", "single_fit_engine",
+#: the kernels whose rows the engine computes (a callable or precomputed kernel's come from
+#: its own operator: the block decomposition)
+KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
+
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "single_fit_engine",
            "bounded_options", "engine_memory"]
 
 
@@ -165,6 +169,9 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     SMOResult
     """
     t0 = time.perf_counter()
+    if kernel.name not in KERNELS:
+        raise ValueError(f"the cached engine computes the rows of the {KERNELS} kernels, not "
+                         f"{kernel.name!r}: use the block decomposition (engine=\"block\")")
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.array(y, dtype=np.float64)
     l = y.size

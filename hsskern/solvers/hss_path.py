@@ -44,6 +44,7 @@ from ..utils._threads import one_blas_thread
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
+from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import SMOOptions, bounded_options, cached_refine, single_fit_engine
 from .refine import RefineResult, continuation_start, refine_exact
 
@@ -547,7 +548,8 @@ def resolve_engine(problem, engine, smo_options, n_rhs=1):
     if engine != "auto":
         return engine
     K = problem.K
-    if sp.issparse(K.points) or problem.stats.get("stored_kernel"):
+    if (sp.issparse(K.points) or problem.stats.get("stored_kernel")
+            or getattr(K.kernel, "name", None) not in CACHED_KERNELS):
         return "block"
     n, d = K.points.shape
     return single_fit_engine(n, d, n_rhs, smo_options, problem.stats.get("memory_budget"))
