@@ -59,7 +59,7 @@ class SMOOptions:
         when that expansion's rounding bound is below 1e-12 of every entry.
     sv_share : float, default 0.25
         The share of the points expected to be support vectors at a first C, for
-        :func:`single_fit_engine` (measured 0.07-0.4 at C = 1 and 100 on standardized data).
+        :func:`single_fit_engine`.
     cache_overcommit : float, default 8
         :func:`single_fit_engine` takes this engine while the expected support vectors'
         whole rows take at most this many times the cache: with shrinking the rows are
@@ -269,8 +269,8 @@ def single_fit_engine(n, d, n_rhs, options, budget):
 
     The one rule. The cached engine computes each row it needs once while the rows stay in
     its cache, n x n_SV entries in all, where the block decomposition pays that product a
-    few times over (its start and every round's update): measured 2.5-20x faster from 2,000
-    to 20,000 points at C = 1 and 100, the support vectors' rows up to twice the cache.
+    few times over (its start and every round's update); measured faster with the support
+    vectors' rows up to several times the cache (shrinking shortens them).
     Once they take more than ``cache_overcommit`` times the cache (bounded by ``budget``),
     rows are recomputed over and over and the block route wins. The expected support vectors
     are ``sv_share`` of n; d and the label columns (``n_rhs``, solved one after another) scale
