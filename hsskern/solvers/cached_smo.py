@@ -1,0 +1,284 @@
+"""The single-fit engine: LIBSVM's SMO with kernel rows on demand, a row cache and shrinking.
+
+The block decomposition (:func:`~hsskern.solvers.refine.refine_exact`) keeps the decision
+values of all n points current by n x |changed| products and solves working sets of
+thousands of points; it is built for large n and a C path. At small and mid n LIBSVM's way
+is faster: two variables a step, the two kernel rows from a cache, the rows over the active
+variables only (shrinking). :func:`solve_dual` is that solver for any dual of LIBSVM's form
+(:mod:`hsskern.solvers._cached_smo`), :func:`cached_refine` its classifier case with
+:func:`~hsskern.solvers.refine.refine_exact`'s signature and result, so a C path runs its
+continuation on either.
+
+Warm starts: a feasible alpha's gradient G = Q alpha + p and G_bar (the bounded variables'
+share of it, which shrinking rebuilds the gradient from) take one blocked product
+``K [c, c_bar]`` of the kernel operator, never row by row.
+"""
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..kernels import kernel_operator
+from ._cached_smo import Engine, max_threads
+from .path import check_weights
+from .refine import RefineResult, feasible_start
+
+#: the kernels whose rows the engine computes (a callable or precomputed kernel's come from
+#: its own operator: the block decomposition)
+KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
+
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "single_fit_engine",
+           "bounded_options", "engine_memory"]
+
+
+@dataclass(frozen=True)
+class SMOOptions:
+    """How :func:`solve_dual` runs.
+
+    Parameters
+    ----------
+    cache_bytes : float, default 200 MiB
+        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
+        are always kept.
+    shrinking : bool, default True
+        LIBSVM's shrinking.
+    shrink_interval : int, default 1000
+        Steps between shrinkings (LIBSVM: min(l, 1000)).
+    max_iter : int or None
+        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
+    tol : float, default 1e-3
+        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
+    threads : int, default 0
+        Threads a long row is split between; 0: OpenMP's count, at most 2.
+    parallel_work : float, default 2e5
+        A row is split between threads from this many entries x (d + 8): below it the
+        fork/join costs more than half the row.
+    expand_min_features : int, default 12
+        From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
+        on centered points (one multiply-add an entry and feature, not two operations),
+        when that expansion's rounding bound is below 1e-12 of every entry.
+    sv_share : float, default 0.25
+        The share of the points expected to be support vectors at a first C, for
+        :func:`single_fit_engine`.
+    cache_overcommit : float, default 8
+        :func:`single_fit_engine` takes this engine while the expected support vectors'
+        whole rows take at most this many times the cache: with shrinking the rows are
+        shorter, and past it the rows are recomputed so often that the block
+        decomposition, which pays a few n x n_SV products in all, is faster.
+    """
+
+    cache_bytes: float = 200 * 2 ** 20
+    shrinking: bool = True
+    shrink_interval: int = 1000
+    max_iter: int = None
+    tol: float = 1e-3
+    threads: int = 0
+    parallel_work: float = 2e5
+    sv_share: float = 0.25
+    expand_min_features: int = 12
+    cache_overcommit: float = 8.0
+
+
+@dataclass
+class SMOResult:
+    """What :func:`solve_dual` returns (arrays per variable, in the caller's order).
+
+    ``rho`` is LIBSVM's (the decision function is sum_t y_t alpha_t k(x_m(t), x) - rho;
+    with ``nu``, Solver_NU's rho and r: the function is divided by r);
+    ``gap`` is m(a) - M(a) over all variables at return; ``stats``: steps, rows computed,
+    kernel entries computed, row requests (cache hits are requests minus rows computed).
+    """
+
+    alpha: np.ndarray
+    G: np.ndarray
+    rho: float
+    n_iter: int
+    gap: float
+    converged: bool
+    time: float = 0.0
+    stats: dict = field(default_factory=dict)
+    r: float = None
+
+
+def _expanded(kernel, pts, options):
+    """Whether rows take the expanded squared distances: a Gaussian, enough features, and
+    the expansion's absolute rounding 2 (d + 2) u (|a|^2 + |b|^2) on the centered points
+    (the kernel operator's bound) within 1e-12 once multiplied by gamma (a relative error
+    of the entry)."""
+    d = pts.shape[1]
+    if kernel.name != "gaussian" or d < options.expand_min_features or pts.shape[0] == 0:
+        return False
+    c = pts - pts.mean(axis=0)
+    r2 = float(np.einsum("ij,ij->i", c, c).max())
+    return kernel.gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps * r2 <= 1e-12
+
+
+def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
+    """(G, G_bar) of a feasible alpha: one blocked product for both (G given: G_bar's)."""
+    l = y.size
+    at_upper = alpha >= upper
+    need_g = G is None and np.any(alpha != 0)
+    if not need_g and not at_upper.any():
+        return (p.copy() if G is None else G), np.zeros(l)
+    cols = []
+    if need_g:
+        cols.append(y * alpha)
+    cols.append(np.where(at_upper, y * upper, 0.0))
+    V = np.column_stack(cols)
+    if index is not None:  # the variables' coefficients summed on their points
+        V = np.column_stack([np.bincount(index, v, minlength=X.shape[0]) for v in V.T])
+    KV = kernel_operator(X, kernel) @ V
+    if index is not None:
+        KV = KV[index]
+    G_bar = y * KV[:, -1]
+    if need_g:
+        G = y * KV[:, 0] + p
+    elif G is None:
+        G = p.copy()
+    return G, G_bar
+
+
+def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
+               options=SMOOptions()):
+    """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_points, d)
+        Dense points (trusted: finite, validated by the caller).
+    kernel : Kernel
+    y : ndarray of shape (l,)
+        Signs in {-1, +1} of the variables.
+    upper : float or ndarray of shape (l,)
+        The bounds C_t >= 0.
+    p : ndarray of shape (l,) or None
+        The linear term; None: -e (the classifier).
+    alpha : ndarray of shape (l,) or None
+        A feasible start (None: 0); its y^T alpha is kept.
+    index : ndarray of int of shape (l,) or None
+        The point of each variable (None: variable t on point t).
+    G : ndarray of shape (l,) or None
+        Q alpha + p when the caller knows it (else one blocked product computes it).
+    nu : bool, default False
+        LIBSVM's Solver_NU: pairs within one label, so e^T a stays fixed too (the start sets
+        it); the result's ``rho`` and ``r`` are its two offsets.
+    options : SMOOptions
+
+    Returns
+    -------
+    SMOResult
+    """
+    t0 = time.perf_counter()
+    if kernel.name not in KERNELS:
+        raise ValueError(f"the cached engine computes the rows of the {KERNELS} kernels, not "
+                         f"{kernel.name!r}: use the block decomposition (engine=\"block\")")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.array(y, dtype=np.float64)
+    l = y.size
+    p = -np.ones(l) if p is None else np.array(p, dtype=np.float64)
+    upper = np.array(np.broadcast_to(upper, (l,)), dtype=np.float64)
+    alpha = np.zeros(l) if alpha is None else np.array(alpha, dtype=np.float64)
+    if index is not None:
+        index = np.asarray(index, dtype=np.intp)
+    G, G_bar = _start_gradient(X, kernel, y, p, upper, alpha, index, G)
+    G = np.array(G, dtype=np.float64)
+    pts = X if index is None else X[index]
+    xn = None
+    if _expanded(kernel, pts, options):  # distances as |a|^2 + |b|^2 - 2 a.b, centered
+        pts = pts - pts.mean(axis=0)
+        xn = np.einsum("ij,ij->i", pts, pts)
+    xt = np.array(pts.T, order="C")  # a copy always (swapped in place; pts.T of d = 1 is
+    # already contiguous, and a view would permute the caller's points)
+    QD = np.ascontiguousarray(kernel.diag(pts), dtype=np.float64)
+    threads = options.threads or min(2, max_threads())
+    max_iter = options.max_iter
+    if max_iter is None:
+        max_iter = max(10 ** 7, 100 * l)
+    eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
+                 alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
+                 bool(options.shrinking), int(options.shrink_interval), int(max_iter),
+                 int(threads), float(options.parallel_work), xn, bool(nu))
+    n_iter, gap = eng.run()
+    r = None
+    if nu:
+        rho, r = eng.rho_nu()
+    else:
+        rho = eng.rho()
+    order = eng.order()
+    a_out, g_out = np.empty(l), np.empty(l)
+    a_out[order], g_out[order] = alpha, G
+    stats = {"iterations": int(n_iter), "rows_computed": int(eng.rows_computed),
+             "entries_computed": int(eng.entries_computed),
+             "row_requests": int(eng.row_requests)}
+    return SMOResult(alpha=a_out, G=g_out, rho=float(rho), n_iter=int(n_iter), gap=float(gap),
+                     converged=bool(gap < options.tol), time=time.perf_counter() - t0,
+                     stats=stats, r=None if r is None else float(r))
+
+
+def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+                  options=SMOOptions()):
+    """The classifier's dual by :func:`solve_dual`, as a
+    :class:`~hsskern.solvers.refine.RefineResult` (what :func:`refine_exact` returns), so a C
+    path's continuation (:func:`~hsskern.solvers.refine.continuation_start`) runs on it.
+
+    ``K`` is the kernel operator on dense points; ``alpha`` a start made feasible by
+    :func:`~hsskern.solvers.refine.feasible_start`, ``f`` its K (y o alpha) when known;
+    ``tol`` replaces the options' tolerance.
+    """
+    t0 = time.perf_counter()
+    X, kernel = K.points, K.kernel
+    y = np.asarray(y, dtype=np.float64)
+    n = y.size
+    weights = check_weights(weights, n)
+    ub = np.full(n, float(C)) if weights is None else C * weights
+    alpha = None if alpha is None else feasible_start(alpha, y, ub)
+    G = None if f is None else y * np.asarray(f, dtype=np.float64) - 1.0
+    opts = options if options.tol == tol else replace(options, tol=float(tol))
+    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts)
+    bias = -res.rho
+    decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
+    return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
+                        decision=decision, converged=res.converged, gap=res.gap,
+                        rounds=res.n_iter, smo_iters=[res.n_iter],
+                        time=time.perf_counter() - t0,
+                        timings={"smo": res.time},
+                        kernel_entries={"rows": res.stats["entries_computed"]})
+
+
+
+def engine_memory(n, d, l=None):
+    """Bytes :func:`solve_dual` takes on n points of d features for l variables (default n),
+    besides its row cache: the variables' copy of the coordinates and a dozen vectors."""
+    l = n if l is None else l
+    return 8 * l * d + 8 * 12 * l
+
+
+def bounded_options(options, n, d, budget):
+    """``options`` with its cache within what ``budget`` (bytes, None: no bound) leaves
+    beside the points (8 n d bytes) and :func:`engine_memory`; never below two rows."""
+    if budget is None:
+        return options
+    room = budget - 8 * n * d - engine_memory(n, d)
+    cache = max(16.0 * n, min(float(options.cache_bytes), room))
+    return options if cache == options.cache_bytes else replace(options, cache_bytes=cache)
+
+
+def single_fit_engine(n, d, n_rhs, options, budget):
+    """The engine of an exact fit from zero on n dense points of d features: "cached"
+    (:func:`cached_refine`) or "block" (:func:`~hsskern.solvers.refine.refine_exact`).
+
+    The one rule. The cached engine computes each row it needs once while the rows stay in
+    its cache, n x n_SV entries in all, where the block decomposition pays that product a
+    few times over (its start and every round's update); measured faster with the support
+    vectors' rows up to several times the cache (shrinking shortens them).
+    Once they take more than ``cache_overcommit`` times the cache (bounded by ``budget``),
+    rows are recomputed over and over and the block route wins. The expected support vectors
+    are ``sv_share`` of n; d and the label columns (``n_rhs``, solved one after another) scale
+    both engines alike. A budget that does not hold the engine's copy of the points and two
+    rows leaves the block route.
+    """
+    if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
+        return "block"
+    cache = bounded_options(options, n, d, budget).cache_bytes
+    rows_bytes = 8.0 * n * options.sv_share * n
+    return "cached" if rows_bytes <= options.cache_overcommit * cache else "block"
