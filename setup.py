@@ -60,6 +60,8 @@ MODULES = {
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
     "hsskern.solvers._smo": COMPILE,
+    # fast-math for the vector exp of the kernel rows; the solver uses no infinities
+    "hsskern.solvers._cached_smo": FAST,
 }
 
 extensions = [

@@ -1,0 +1,570 @@
+# cython: language_level=3
+"""LIBSVM's SMO on the whole dual, with kernel rows computed on demand and cached.
+
+The dual has LIBSVM's general form: min 1/2 a^T Q a + p^T a over 0 <= a_t <= C_t,
+y^T a = const, with Q_st = y_s y_t k(x_m(s), x_m(t)) for a map m from variables to points
+(the identity for the classifier, 2n variables on n points for epsilon-SVR). Every step
+updates a pair chosen by the second-order rule of Fan, Chen and Lin (JMLR 2005) and the
+gradient from the pair's two rows of Q.
+
+Rows come from an LRU cache of rows of the current active length (LIBSVM's Cache): a row
+is computed, from the point coordinates, only for the entries it lacks. Shrinking moves the
+variables that cannot enter a violating pair behind the active ones, as LIBSVM does, by
+swapping variables: every per-variable array, the columns of the coordinates and the
+entries of the cached rows are swapped together, so a row stays a prefix over the active
+variables. The gradient of the shrunk variables is rebuilt from G_bar (the bounded
+variables' share of Q a) and the free variables' rows.
+
+The solver loop is serial (its passes are short); a row long enough is split between
+threads. No infinities are used: the module is built with -ffast-math (the vector exp),
+which assumes finite values, so the empty extremes are +-_HUGE.
+"""
+cimport openmp
+from cython.parallel cimport prange
+from libc.math cimport sqrt, exp, pow
+from libc.stdlib cimport realloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+from hsskern.kernels._kinds cimport (COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled,
+                                     ipow_inplace)
+
+cdef double _HUGE = 1e300
+cdef double _TAU = 1e-12
+# columns per chunk of a row: a chunk's partial sums stay in L1 across the d passes
+cdef enum:
+    _CHUNK = 512
+cdef enum:
+    _LOWER = 0
+    _UPPER = 1
+    _FREE = 2
+
+ctypedef struct Row:
+    double* data
+    Py_ssize_t length
+    Py_ssize_t prev
+    Py_ssize_t nxt
+
+
+cdef void _kernel_columns(int kind, const double* prm, const double* a, const double* xt,
+                          Py_ssize_t ldx, Py_ssize_t d, const double* y, double yi,
+                          Py_ssize_t j0, Py_ssize_t j1, double* out) noexcept nogil:
+    """out[j] = yi y[j] k(a, x_j) for j0 <= j < j1, x_j column j of xt (d x ldx)."""
+    cdef Py_ssize_t c0, c1, j, k, w
+    cdef double ak, t, r
+    cdef const double* bk
+    c0 = j0
+    while c0 < j1:
+        c1 = c0 + _CHUNK if c0 + _CHUNK < j1 else j1
+        w = c1 - c0
+        memset(out + c0, 0, w * sizeof(double))
+        if kind == POLYNOMIAL:
+            for k in range(d):
+                ak = a[k]
+                bk = xt + k * ldx
+                for j in range(c0, c1):
+                    out[j] += ak * bk[j]
+            if prm[1] == 1.0:
+                for j in range(c0, c1):
+                    out[j] = prm[0] + out[j]
+            elif prm[1] == 2.0:
+                for j in range(c0, c1):
+                    t = prm[0] + out[j]
+                    out[j] = t * t
+            elif prm[1] >= 3.0 and prm[1] <= 64.0 and prm[1] == <double> (<int> prm[1]):
+                ipow_inplace(out + c0, w, prm[0], <int> prm[1])
+            else:
+                for j in range(c0, c1):
+                    out[j] = pow(prm[0] + out[j], prm[1])
+        else:
+            for k in range(d):
+                ak = a[k]
+                bk = xt + k * ldx
+                for j in range(c0, c1):
+                    t = ak - bk[j]
+                    out[j] += t * t
+            if kind == GAUSSIAN:
+                exp_scaled(out + c0, w, -prm[0])
+            elif kind == LAPLACIAN:
+                for j in range(c0, c1):
+                    out[j] = sqrt(out[j])
+                exp_scaled(out + c0, w, -prm[0])
+            else:  # COMPACT
+                for j in range(c0, c1):
+                    r = sqrt(out[j])
+                    t = 1.0 - r * prm[1]
+                    out[j] = pow(t, prm[2]) * exp(-prm[0] * out[j]) if t > 0.0 else 0.0
+        for j in range(c0, c1):
+            out[j] = out[j] * (yi * y[j])
+        c0 = c1
+
+
+cdef class Engine:
+    """The solver state of one dual (see :func:`solve`); trusted inputs, permuted in place."""
+
+    cdef Py_ssize_t l, d, active_size, left, n_threads
+    cdef int kind
+    cdef double tol, par_work
+    cdef bint shrinking, unshrunk
+    cdef long interval, max_iter
+    cdef double* y
+    cdef double* p
+    cdef double* C
+    cdef double* alpha
+    cdef double* G
+    cdef double* G_bar
+    cdef double* QD
+    cdef double* xt
+    cdef double* prm
+    cdef double* a_buf
+    cdef char* status
+    cdef Py_ssize_t* active_set
+    cdef Row* rows
+    cdef object keep  # the arrays behind the pointers
+    cdef object act  # the original index of the variable at each position
+    cdef public long rows_computed, entries_computed, row_requests
+
+    def __cinit__(self):
+        self.rows = NULL
+
+    def __dealloc__(self):
+        cdef Py_ssize_t t
+        if self.rows != NULL:
+            for t in range(self.l + 1):
+                free(self.rows[t].data)
+            free(self.rows)
+
+    def __init__(self, int kind, double[::1] params, double[:, ::1] xt, double[::1] y,
+                 double[::1] p, double[::1] C, double[::1] alpha, double[::1] G,
+                 double[::1] G_bar, double[::1] QD, double cache_doubles, double tol,
+                 bint shrinking, long interval, long max_iter, int n_threads,
+                 double par_work):
+        cdef Py_ssize_t t, l = y.shape[0]
+        self.l, self.d, self.kind = l, xt.shape[0], kind
+        self.keep = (params, xt, y, p, C, alpha, G, G_bar, QD)
+        self.prm, self.xt = &params[0], &xt[0, 0]
+        self.y, self.p, self.C = &y[0], &p[0], &C[0]
+        self.alpha, self.G, self.G_bar, self.QD = &alpha[0], &G[0], &G_bar[0], &QD[0]
+        st = np.empty(l, dtype=np.int8)
+        act = np.arange(l, dtype=np.intp)
+        abuf = np.empty(max(self.d, 1))
+        self.keep = self.keep + (st, abuf)
+        self.act = act
+        cdef signed char[::1] stv = st
+        cdef Py_ssize_t[::1] actv = act
+        cdef double[::1] abv = abuf
+        self.status = <char*> &stv[0]
+        self.active_set = &actv[0]
+        self.a_buf = &abv[0]
+        self.active_size = l
+        # at least two whole rows: the pair's two rows are then never evicted by each other
+        self.left = <Py_ssize_t> max(cache_doubles, 2.0 * l)
+        self.tol, self.shrinking, self.interval, self.max_iter = tol, shrinking, interval, max_iter
+        self.n_threads, self.par_work = max(1, n_threads), par_work
+        self.unshrunk = False
+        self.rows_computed = self.entries_computed = self.row_requests = 0
+        self.rows = <Row*> realloc(NULL, (l + 1) * sizeof(Row))
+        if self.rows == NULL:
+            raise MemoryError(f"the row cache's table of {l + 1} rows")
+        for t in range(l + 1):
+            self.rows[t].data = NULL
+            self.rows[t].length = 0
+        self.rows[l].prev = self.rows[l].nxt = l  # the LRU list's sentinel
+        for t in range(l):
+            self._set_status(t)
+
+    # --- the cache -------------------------------------------------------------------
+    cdef inline void _lru_delete(self, Py_ssize_t t) noexcept nogil:
+        self.rows[self.rows[t].prev].nxt = self.rows[t].nxt
+        self.rows[self.rows[t].nxt].prev = self.rows[t].prev
+
+    cdef inline void _lru_insert(self, Py_ssize_t t) noexcept nogil:
+        # at the tail: the most recently used
+        cdef Py_ssize_t s = self.l
+        self.rows[t].nxt = s
+        self.rows[t].prev = self.rows[s].prev
+        self.rows[self.rows[t].prev].nxt = t
+        self.rows[s].prev = t
+
+    cdef inline void _drop(self, Py_ssize_t t) noexcept nogil:
+        free(self.rows[t].data)
+        self.left += self.rows[t].length
+        self.rows[t].data = NULL
+        self.rows[t].length = 0
+
+    cdef double* _row(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
+        """Row i of Q over the first ``length`` variables, from the cache where it has them."""
+        cdef Row* h = &self.rows[i]
+        cdef Py_ssize_t more, start, old
+        cdef double* buf
+        self.row_requests += 1
+        if h.length:
+            self._lru_delete(i)
+        more = length - h.length
+        start = length
+        if more > 0:
+            while self.left < more:
+                old = self.rows[self.l].nxt
+                self._lru_delete(old)
+                self._drop(old)
+            buf = <double*> realloc(h.data, length * sizeof(double))
+            if buf == NULL:
+                with gil:
+                    raise MemoryError(f"a kernel row of {length} entries")
+            h.data = buf
+            self.left -= more
+            start = h.length
+            h.length = length
+        self._lru_insert(i)
+        if start < length:
+            self._compute(i, start, length, h.data)
+        return h.data
+
+    cdef void _compute(self, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
+                       double* out) noexcept nogil:
+        cdef Py_ssize_t k, part, nt = self.n_threads, lo, hi
+        cdef Py_ssize_t l = self.l, d = self.d
+        for k in range(d):
+            self.a_buf[k] = self.xt[k * l + i]
+        self.rows_computed += 1
+        self.entries_computed += j1 - j0
+        if nt > 1 and (j1 - j0) * (d + 8.0) >= self.par_work:
+            for part in prange(nt, num_threads=nt, schedule="static"):
+                lo = j0 + (j1 - j0) * part // nt
+                hi = j0 + (j1 - j0) * (part + 1) // nt
+                _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
+                                self.y[i], lo, hi, out)
+        else:
+            _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
+                            self.y[i], j0, j1, out)
+
+    cdef void _swap(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """Variables i and j trade places everywhere, cached rows included."""
+        cdef Py_ssize_t k, t, l = self.l
+        cdef double tmp
+        cdef char c
+        cdef double* dp
+        cdef Row* h
+        if i == j:
+            return
+        self.y[i], self.y[j] = self.y[j], self.y[i]
+        self.p[i], self.p[j] = self.p[j], self.p[i]
+        self.C[i], self.C[j] = self.C[j], self.C[i]
+        self.alpha[i], self.alpha[j] = self.alpha[j], self.alpha[i]
+        self.G[i], self.G[j] = self.G[j], self.G[i]
+        self.G_bar[i], self.G_bar[j] = self.G_bar[j], self.G_bar[i]
+        self.QD[i], self.QD[j] = self.QD[j], self.QD[i]
+        c = self.status[i]
+        self.status[i] = self.status[j]
+        self.status[j] = c
+        self.active_set[i], self.active_set[j] = self.active_set[j], self.active_set[i]
+        for k in range(self.d):
+            tmp = self.xt[k * l + i]
+            self.xt[k * l + i] = self.xt[k * l + j]
+            self.xt[k * l + j] = tmp
+        # the rows themselves
+        if self.rows[i].length:
+            self._lru_delete(i)
+        if self.rows[j].length:
+            self._lru_delete(j)
+        dp = self.rows[i].data
+        self.rows[i].data = self.rows[j].data
+        self.rows[j].data = dp
+        t = self.rows[i].length
+        self.rows[i].length = self.rows[j].length
+        self.rows[j].length = t
+        if self.rows[i].length:
+            self._lru_insert(i)
+        if self.rows[j].length:
+            self._lru_insert(j)
+        # the entries of every cached row: a row holding only one of the two is dropped
+        if i > j:
+            i, j = j, i
+        t = self.rows[l].nxt
+        while t != l:
+            h = &self.rows[t]
+            k = h.nxt
+            if h.length > i:
+                if h.length > j:
+                    tmp = h.data[i]
+                    h.data[i] = h.data[j]
+                    h.data[j] = tmp
+                else:
+                    self._lru_delete(t)
+                    self._drop(t)
+            t = k
+
+    # --- the solver ------------------------------------------------------------------
+    cdef inline void _set_status(self, Py_ssize_t t) noexcept nogil:
+        if self.alpha[t] >= self.C[t]:
+            self.status[t] = _UPPER
+        elif self.alpha[t] <= 0:
+            self.status[t] = _LOWER
+        else:
+            self.status[t] = _FREE
+
+    cdef int _select(self, Py_ssize_t* out_i, Py_ssize_t* out_j, double* gap) except -1 nogil:
+        """LIBSVM's second-order working-set selection over the active variables; 1 when
+        they satisfy the stopping rule (``gap`` = m(a) - M(a) over them), else 0."""
+        cdef Py_ssize_t t, i = -1, j = -1, n = self.active_size
+        cdef double Gmax = -_HUGE, Gmax2 = -_HUGE, omin = _HUGE, g, gd, quad, o, Kii
+        cdef double* y = self.y
+        cdef double* G = self.G
+        cdef double* QD = self.QD
+        cdef char* st = self.status
+        cdef double* Qi = NULL
+        for t in range(n):
+            if y[t] > 0:
+                if st[t] != _UPPER and -G[t] >= Gmax:
+                    Gmax = -G[t]
+                    i = t
+            elif st[t] != _LOWER and G[t] >= Gmax:
+                Gmax = G[t]
+                i = t
+        if i >= 0:
+            Qi = self._row(i, n)
+            Kii = QD[i]
+            for t in range(n):
+                if y[t] > 0:
+                    if st[t] != _LOWER:
+                        g = G[t]
+                        if g >= Gmax2:
+                            Gmax2 = g
+                        gd = Gmax + g
+                        if gd > 0:
+                            quad = Kii + QD[t] - 2.0 * y[i] * Qi[t]
+                            o = -(gd * gd) / (quad if quad > 0 else _TAU)
+                            if o <= omin:
+                                omin = o
+                                j = t
+                elif st[t] != _UPPER:
+                    g = -G[t]
+                    if g >= Gmax2:
+                        Gmax2 = g
+                    gd = Gmax + g
+                    if gd > 0:
+                        quad = Kii + QD[t] + 2.0 * y[i] * Qi[t]
+                        o = -(gd * gd) / (quad if quad > 0 else _TAU)
+                        if o <= omin:
+                            omin = o
+                            j = t
+        else:  # no variable can move up: the gap is still the lower side's extreme
+            for t in range(n):
+                if (y[t] > 0 and st[t] != _LOWER) or (y[t] < 0 and st[t] != _UPPER):
+                    g = y[t] * G[t]
+                    Gmax2 = g if g > Gmax2 else Gmax2
+        gap[0] = Gmax + Gmax2
+        if Gmax + Gmax2 < self.tol or j < 0:
+            return 1
+        out_i[0] = i
+        out_j[0] = j
+        return 0
+
+    cdef inline bint _shrinkable(self, Py_ssize_t t, double Gmax1, double Gmax2) noexcept nogil:
+        if self.status[t] == _UPPER:
+            return (-self.G[t] > Gmax1) if self.y[t] > 0 else (-self.G[t] > Gmax2)
+        if self.status[t] == _LOWER:
+            return (self.G[t] > Gmax2) if self.y[t] > 0 else (self.G[t] > Gmax1)
+        return False
+
+    cdef int _shrink(self) except -1 nogil:
+        cdef Py_ssize_t t
+        cdef double Gmax1 = -_HUGE, Gmax2 = -_HUGE  # max of -yG over I_up, of yG over I_low
+        cdef double* G = self.G
+        for t in range(self.active_size):
+            if self.y[t] > 0:
+                if self.status[t] != _UPPER and -G[t] >= Gmax1:
+                    Gmax1 = -G[t]
+                if self.status[t] != _LOWER and G[t] >= Gmax2:
+                    Gmax2 = G[t]
+            else:
+                if self.status[t] != _UPPER and -G[t] >= Gmax2:
+                    Gmax2 = -G[t]
+                if self.status[t] != _LOWER and G[t] >= Gmax1:
+                    Gmax1 = G[t]
+        if not self.unshrunk and Gmax1 + Gmax2 <= 10.0 * self.tol:
+            self.unshrunk = True  # once, near the end: every variable back with its gradient
+            self._reconstruct()
+            self.active_size = self.l
+        t = 0
+        while t < self.active_size:
+            if self._shrinkable(t, Gmax1, Gmax2):
+                self.active_size -= 1
+                while self.active_size > t:
+                    if not self._shrinkable(self.active_size, Gmax1, Gmax2):
+                        self._swap(t, self.active_size)
+                        break
+                    self.active_size -= 1
+            t += 1
+        return 0
+
+    cdef int _reconstruct(self) except -1 nogil:
+        """The inactive variables' gradient from G_bar and the free variables' rows."""
+        cdef Py_ssize_t i, j, n = self.active_size, l = self.l, nr_free = 0
+        cdef double* Qi
+        cdef double s
+        if n == l:
+            return 0
+        for j in range(n, l):
+            self.G[j] = self.G_bar[j] + self.p[j]
+        for j in range(n):
+            if self.status[j] == _FREE:
+                nr_free += 1
+        # whichever reads fewer entries: the inactive rows over the active part, or the
+        # free variables' whole rows
+        if nr_free * l > 2 * n * (l - n):
+            for i in range(n, l):
+                Qi = self._row(i, n)
+                s = 0.0
+                for j in range(n):
+                    if self.status[j] == _FREE:
+                        s += self.alpha[j] * Qi[j]
+                self.G[i] += s
+        else:
+            for i in range(n):
+                if self.status[i] == _FREE:
+                    Qi = self._row(i, l)
+                    s = self.alpha[i]
+                    for j in range(n, l):
+                        self.G[j] += s * Qi[j]
+        return 0
+
+    cdef int _update_pair(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
+        cdef Py_ssize_t k, n = self.active_size, l = self.l
+        cdef double* Qi = self._row(i, n)
+        cdef double* Qj = self._row(j, n)
+        cdef double* alpha = self.alpha
+        cdef double Ci = self.C[i], Cj = self.C[j], ai = alpha[i], aj = alpha[j]
+        cdef double quad, delta, diff, s, dai, daj
+        cdef bint ui, uj
+        if self.y[i] != self.y[j]:
+            quad = self.QD[i] + self.QD[j] + 2.0 * Qi[j]
+            if quad <= 0:
+                quad = _TAU
+            delta = (-self.G[i] - self.G[j]) / quad
+            diff = ai - aj
+            alpha[i] = ai + delta
+            alpha[j] = aj + delta
+            if diff > 0:
+                if alpha[j] < 0:
+                    alpha[j] = 0.0
+                    alpha[i] = diff
+            elif alpha[i] < 0:
+                alpha[i] = 0.0
+                alpha[j] = -diff
+            if diff > Ci - Cj:
+                if alpha[i] > Ci:
+                    alpha[i] = Ci
+                    alpha[j] = Ci - diff
+            elif alpha[j] > Cj:
+                alpha[j] = Cj
+                alpha[i] = Cj + diff
+        else:
+            quad = self.QD[i] + self.QD[j] - 2.0 * Qi[j]
+            if quad <= 0:
+                quad = _TAU
+            delta = (self.G[i] - self.G[j]) / quad
+            s = ai + aj
+            alpha[i] = ai - delta
+            alpha[j] = aj + delta
+            if s > Ci:
+                if alpha[i] > Ci:
+                    alpha[i] = Ci
+                    alpha[j] = s - Ci
+            elif alpha[j] < 0:
+                alpha[j] = 0.0
+                alpha[i] = s
+            if s > Cj:
+                if alpha[j] > Cj:
+                    alpha[j] = Cj
+                    alpha[i] = s - Cj
+            elif alpha[i] < 0:
+                alpha[i] = 0.0
+                alpha[j] = s
+        dai = alpha[i] - ai
+        daj = alpha[j] - aj
+        for k in range(n):
+            self.G[k] += Qi[k] * dai + Qj[k] * daj
+        ui = self.status[i] == _UPPER
+        uj = self.status[j] == _UPPER
+        self._set_status(i)
+        self._set_status(j)
+        # G_bar follows the variables that reached or left their upper bound (whole rows)
+        if ui != (self.status[i] == _UPPER):
+            Qi = self._row(i, l)
+            s = -Ci if ui else Ci
+            for k in range(l):
+                self.G_bar[k] += s * Qi[k]
+        if uj != (self.status[j] == _UPPER):
+            Qj = self._row(j, l)
+            s = -Cj if uj else Cj
+            for k in range(l):
+                self.G_bar[k] += s * Qj[k]
+        return 0
+
+    cdef long _solve(self, double* gap) except -1 nogil:
+        cdef long it = 0, counter
+        cdef Py_ssize_t i = 0, j = 0
+        counter = min(self.l, self.interval) + 1
+        while it < self.max_iter:
+            counter -= 1
+            if counter == 0:
+                counter = min(self.l, self.interval)
+                if self.shrinking:
+                    self._shrink()
+            if self._select(&i, &j, gap):
+                # converged on the active part: every variable back, the test on all
+                self._reconstruct()
+                self.active_size = self.l
+                if self._select(&i, &j, gap):
+                    return it
+                counter = 1  # shrink at the next step
+            it += 1
+            self._update_pair(i, j)
+        if self.active_size < self.l:
+            self._reconstruct()
+            self.active_size = self.l
+        self._select(&i, &j, gap)
+        return it
+
+    def run(self):
+        """Solve; returns (iterations, final gap over all variables)."""
+        cdef double gap = 0.0
+        cdef long it
+        with nogil:
+            it = self._solve(&gap)
+        return it, gap
+
+    def rho(self):
+        """LIBSVM's rho: the mean of y G over the free variables, else the midpoint of the
+        bounds the bounded ones put on it."""
+        cdef Py_ssize_t t, nr_free = 0
+        cdef double ub = _HUGE, lb = -_HUGE, sum_free = 0.0, yG
+        for t in range(self.l):
+            yG = self.y[t] * self.G[t]
+            if self.status[t] == _UPPER:
+                if self.y[t] < 0:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            elif self.status[t] == _LOWER:
+                if self.y[t] > 0:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            else:
+                nr_free += 1
+                sum_free += yG
+        if nr_free > 0:
+            return sum_free / nr_free
+        return 0.5 * (ub + lb)
+
+    def order(self):
+        """The original index of the variable at each position."""
+        return np.array(self.act, copy=True)
+
+
+def max_threads():
+    """OpenMP's thread count for the next parallel region."""
+    return openmp.omp_get_max_threads()

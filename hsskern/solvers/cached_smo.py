@@ -1,0 +1,196 @@
+"""The single-fit engine: LIBSVM's SMO with kernel rows on demand, a row cache and shrinking.
+
+The block decomposition (:func:`~hsskern.solvers.refine.refine_exact`) keeps the decision
+values of all n points current by n x |changed| products and solves working sets of
+thousands of points; it is built for large n and a C path. At small and mid n LIBSVM's way
+is faster: two variables a step, the two kernel rows from a cache, the rows over the active
+variables only (shrinking). :func:`solve_dual` is that solver for any dual of LIBSVM's form
+(:mod:`hsskern.solvers._cached_smo`), :func:`cached_refine` its classifier case with
+:func:`~hsskern.solvers.refine.refine_exact`'s signature and result, so a C path runs its
+continuation on either.
+
+Warm starts: a feasible alpha's gradient G = Q alpha + p and G_bar (the bounded variables'
+share of it, which shrinking rebuilds the gradient from) take one blocked product
+``K [c, c_bar]`` of the kernel operator, never row by row.
+"""
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..kernels import kernel_operator
+from ._cached_smo import Engine, max_threads
+from .path import check_weights
+from .refine import RefineResult, feasible_start
+
+__all__ = ["SMOOptions", "SMOResult", "solve_dual", "cached_refine"]
+
+
+@dataclass(frozen=True)
+class SMOOptions:
+    """How :func:`solve_dual` runs.
+
+    Parameters
+    ----------
+    cache_bytes : float, default 200 MiB
+        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
+        are always kept.
+    shrinking : bool, default True
+        LIBSVM's shrinking.
+    shrink_interval : int, default 1000
+        Steps between shrinkings (LIBSVM: min(l, 1000)).
+    max_iter : int or None
+        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
+    tol : float, default 1e-3
+        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
+    threads : int, default 0
+        Threads a long row is split between; 0: OpenMP's count, at most 2.
+    parallel_work : float, default 2e5
+        A row is split between threads from this many entries x (d + 8): below it the
+        fork/join costs more than half the row.
+    """
+
+    cache_bytes: float = 200 * 2 ** 20
+    shrinking: bool = True
+    shrink_interval: int = 1000
+    max_iter: int = None
+    tol: float = 1e-3
+    threads: int = 0
+    parallel_work: float = 2e5
+
+
+@dataclass
+class SMOResult:
+    """What :func:`solve_dual` returns (arrays per variable, in the caller's order).
+
+    ``rho`` is LIBSVM's (the decision function is sum_t y_t alpha_t k(x_m(t), x) - rho);
+    ``gap`` is m(a) - M(a) over all variables at return; ``stats``: steps, rows computed,
+    kernel entries computed, row requests (cache hits are requests minus rows computed).
+    """
+
+    alpha: np.ndarray
+    G: np.ndarray
+    rho: float
+    n_iter: int
+    gap: float
+    converged: bool
+    time: float = 0.0
+    stats: dict = field(default_factory=dict)
+
+
+def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
+    """(G, G_bar) of a feasible alpha: one blocked product for both (G given: G_bar's)."""
+    l = y.size
+    at_upper = alpha >= upper
+    need_g = G is None and np.any(alpha != 0)
+    if not need_g and not at_upper.any():
+        return (p.copy() if G is None else G), np.zeros(l)
+    cols = []
+    if need_g:
+        cols.append(y * alpha)
+    cols.append(np.where(at_upper, y * upper, 0.0))
+    V = np.column_stack(cols)
+    if index is not None:  # the variables' coefficients summed on their points
+        V = np.column_stack([np.bincount(index, v, minlength=X.shape[0]) for v in V.T])
+    KV = kernel_operator(X, kernel) @ V
+    if index is not None:
+        KV = KV[index]
+    G_bar = y * KV[:, -1]
+    if need_g:
+        G = y * KV[:, 0] + p
+    elif G is None:
+        G = p.copy()
+    return G, G_bar
+
+
+def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None,
+               options=SMOOptions()):
+    """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_points, d)
+        Dense points (trusted: finite, validated by the caller).
+    kernel : Kernel
+    y : ndarray of shape (l,)
+        Signs in {-1, +1} of the variables.
+    upper : float or ndarray of shape (l,)
+        The bounds C_t >= 0.
+    p : ndarray of shape (l,) or None
+        The linear term; None: -e (the classifier).
+    alpha : ndarray of shape (l,) or None
+        A feasible start (None: 0); its y^T alpha is kept.
+    index : ndarray of int of shape (l,) or None
+        The point of each variable (None: variable t on point t).
+    G : ndarray of shape (l,) or None
+        Q alpha + p when the caller knows it (else one blocked product computes it).
+    options : SMOOptions
+
+    Returns
+    -------
+    SMOResult
+    """
+    t0 = time.perf_counter()
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.array(y, dtype=np.float64)
+    l = y.size
+    p = -np.ones(l) if p is None else np.array(p, dtype=np.float64)
+    upper = np.array(np.broadcast_to(upper, (l,)), dtype=np.float64)
+    alpha = np.zeros(l) if alpha is None else np.array(alpha, dtype=np.float64)
+    if index is not None:
+        index = np.asarray(index, dtype=np.intp)
+    G, G_bar = _start_gradient(X, kernel, y, p, upper, alpha, index, G)
+    G = np.array(G, dtype=np.float64)
+    pts = X if index is None else X[index]
+    xt = np.ascontiguousarray(pts.T)
+    QD = np.ascontiguousarray(kernel.diag(pts), dtype=np.float64)
+    threads = options.threads or min(2, max_threads())
+    max_iter = options.max_iter
+    if max_iter is None:
+        max_iter = max(10 ** 7, 100 * l)
+    eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
+                 alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
+                 bool(options.shrinking), int(options.shrink_interval), int(max_iter),
+                 int(threads), float(options.parallel_work))
+    n_iter, gap = eng.run()
+    rho = eng.rho()
+    order = eng.order()
+    a_out, g_out = np.empty(l), np.empty(l)
+    a_out[order], g_out[order] = alpha, G
+    stats = {"iterations": int(n_iter), "rows_computed": int(eng.rows_computed),
+             "entries_computed": int(eng.entries_computed),
+             "row_requests": int(eng.row_requests)}
+    return SMOResult(alpha=a_out, G=g_out, rho=float(rho), n_iter=int(n_iter), gap=float(gap),
+                     converged=bool(gap < options.tol), time=time.perf_counter() - t0,
+                     stats=stats)
+
+
+def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+                  options=SMOOptions()):
+    """The classifier's dual by :func:`solve_dual`, as a
+    :class:`~hsskern.solvers.refine.RefineResult` (what :func:`refine_exact` returns), so a C
+    path's continuation (:func:`~hsskern.solvers.refine.continuation_start`) runs on it.
+
+    ``K`` is the kernel operator on dense points; ``alpha`` a start made feasible by
+    :func:`~hsskern.solvers.refine.feasible_start`, ``f`` its K (y o alpha) when known;
+    ``tol`` replaces the options' tolerance.
+    """
+    t0 = time.perf_counter()
+    X, kernel = K.points, K.kernel
+    y = np.asarray(y, dtype=np.float64)
+    n = y.size
+    weights = check_weights(weights, n)
+    ub = np.full(n, float(C)) if weights is None else C * weights
+    alpha = None if alpha is None else feasible_start(alpha, y, ub)
+    G = None if f is None else y * np.asarray(f, dtype=np.float64) - 1.0
+    opts = options if options.tol == tol else replace(options, tol=float(tol))
+    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts)
+    bias = -res.rho
+    decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
+    return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
+                        decision=decision, converged=res.converged, gap=res.gap,
+                        rounds=res.n_iter, smo_iters=[res.n_iter],
+                        time=time.perf_counter() - t0,
+                        timings={"smo": res.time},
+                        kernel_entries={"rows": res.stats["entries_computed"]})
+
