@@ -35,6 +35,10 @@ cdef double _TAU = 1e-12
 # columns per chunk of a row: a chunk's partial sums stay in L1 across the d passes
 cdef enum:
     _CHUNK = 512
+# rows between retries of the slower thread count (see Engine._team_size)
+cdef enum:
+    _PROBE_FIRST = 8
+    _PROBE_MAX = 256
 cdef enum:
     _LOWER = 0
     _UPPER = 1
@@ -124,6 +128,8 @@ cdef class Engine:
     cdef object keep  # the arrays behind the pointers
     cdef object act  # the original index of the variable at each position
     cdef public long rows_computed, entries_computed, row_requests
+    cdef double rate[2]  # seconds per unit of row work on one thread [0], on the team [1]
+    cdef long since, probe_gap
 
     def __cinit__(self):
         self.rows = NULL
@@ -163,6 +169,8 @@ cdef class Engine:
         self.tol, self.shrinking, self.interval, self.max_iter = tol, shrinking, interval, max_iter
         self.n_threads, self.par_work = max(1, n_threads), par_work
         self.unshrunk = False
+        self.rate[0] = self.rate[1] = 0.0
+        self.since, self.probe_gap = 0, _PROBE_FIRST
         self.rows_computed = self.entries_computed = self.row_requests = 0
         self.rows = <Row*> realloc(NULL, (l + 1) * sizeof(Row))
         if self.rows == NULL:
@@ -223,13 +231,18 @@ cdef class Engine:
 
     cdef void _compute(self, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
                        double* out) noexcept nogil:
-        cdef Py_ssize_t k, part, nt = self.n_threads, lo, hi
+        cdef Py_ssize_t k, part, nt = 1, lo, hi
         cdef Py_ssize_t l = self.l, d = self.d
+        cdef double work = (j1 - j0) * (d + 8.0), t0
+        cdef bint timed = False
         for k in range(d):
             self.a_buf[k] = self.xt[k * l + i]
         self.rows_computed += 1
         self.entries_computed += j1 - j0
-        if nt > 1 and (j1 - j0) * (d + 8.0) >= self.par_work:
+        if self.n_threads > 1 and work >= self.par_work:
+            nt, timed = self._team_size(), True
+            t0 = openmp.omp_get_wtime()
+        if nt > 1:
             for part in prange(nt, num_threads=nt, schedule="static"):
                 lo = j0 + (j1 - j0) * part // nt
                 hi = j0 + (j1 - j0) * (part + 1) // nt
@@ -238,6 +251,27 @@ cdef class Engine:
         else:
             _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
                             self.y[i], j0, j1, out)
+        if timed:
+            t0 = (openmp.omp_get_wtime() - t0) / work
+            k = 0 if nt == 1 else 1
+            self.rate[k] = t0 if self.rate[k] == 0.0 else 0.7 * self.rate[k] + 0.3 * t0
+
+    cdef inline Py_ssize_t _team_size(self) noexcept nogil:
+        """Threads for the next long row: whichever count was measured faster, the other
+        tried again after _PROBE_FIRST rows, then after twice as many, up to _PROBE_MAX (a
+        core busy with another process makes a split row wait for it: then one is faster)."""
+        cdef Py_ssize_t fast
+        if self.rate[1] == 0.0:
+            return self.n_threads
+        if self.rate[0] == 0.0:
+            return 1
+        fast = self.n_threads if self.rate[1] <= self.rate[0] else 1
+        self.since += 1
+        if self.since >= self.probe_gap:
+            self.since = 0
+            self.probe_gap = min(2 * self.probe_gap, _PROBE_MAX)
+            return 1 if fast > 1 else self.n_threads
+        return fast
 
     cdef void _swap(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """Variables i and j trade places everywhere, cached rows included."""

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
@@ -42,6 +43,7 @@ from ..utils._threads import one_blas_thread
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
+from .cached_smo import SMOOptions, bounded_options, cached_refine, single_fit_engine
 from .refine import RefineResult, continuation_start, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
@@ -67,6 +69,7 @@ _MIN_DECOMPOSITION_CHUNK = 256
 _DECOMPOSITION_VECTORS = 24
 
 _STARTS = ("auto", "admm", "decomposition")
+_ENGINES = ("auto", "cached", "block")
 
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
@@ -302,6 +305,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                f"({time.perf_counter() - t0:.1f} s)")
     stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
              "stored_kernel": store, "memory_bytes": K.memory_bytes if store else 0,
+             "memory_budget": budget,
              "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
     return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
 
@@ -395,7 +399,7 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_chunk=16000, newton=True, continuation=0, warn=True,
-                 log=None, block_reuse=True):
+                 log=None, block_reuse=True, engine="auto", smo_options=None):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
     Parameters
@@ -453,7 +457,12 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     weights = check_weights(weights, problem.n_samples)
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
-    n_extra = int(continuation)
+    smo_options = SMOOptions() if smo_options is None else smo_options
+    engine = resolve_engine(problem, engine, smo_options, Y.shape[1]) if exact_start else "block"
+    n_extra = 0 if engine == "cached" else int(continuation)
+    if engine == "cached":
+        smo_options = bounded_options(smo_options, *problem.K.points.shape,
+                                      problem.stats.get("memory_budget"))
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
     refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
@@ -474,11 +483,16 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                       [continuation_start(pr, C / prev[0], ray=False)[1:]
                        for pr in prev[1]])
             with threads_for(problem):
-                out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                    tol=refine_tol, max_chunk=max_chunk, newton=newton,
-                                    log=_refine_log(log, C, j), workspace=workspace,
-                                    block_reuse=block_reuse)
-                       for j, (a, f) in enumerate(starts)]
+                if engine == "cached":
+                    out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
+                                         tol=refine_tol, options=smo_options)
+                           for j, (a, f) in enumerate(starts)]
+                else:
+                    out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
+                                        tol=refine_tol, max_chunk=max_chunk, newton=newton,
+                                        log=_refine_log(log, C, j), workspace=workspace,
+                                        block_reuse=block_reuse)
+                           for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor)
         else:
@@ -517,6 +531,24 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     return tuple(solutions)
 
 
+def resolve_engine(problem, engine, smo_options, n_rhs=1):
+    """The engine a ``start="decomposition"`` problem is solved by: "cached" or "block".
+
+    "auto" asks :func:`~hsskern.solvers.cached_smo.single_fit_engine` (the one rule), with
+    the memory the problem's budget leaves beside what its preparation holds; the cached
+    engine needs dense points and an evaluated kernel (a stored K serves the block
+    decomposition's products from its rows)."""
+    if engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}")
+    if engine != "auto":
+        return engine
+    K = problem.K
+    if sp.issparse(K.points) or problem.stats.get("stored_kernel"):
+        return "block"
+    n, d = K.points.shape
+    return single_fit_engine(n, d, n_rhs, smo_options, problem.stats.get("memory_budget"))
+
+
 def warn_unsolved(solutions, tol, max_iter):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
     the ADMM nor the exact decomposition), saying why when the approximation is indefinite:
@@ -545,6 +577,9 @@ class HSSBackend:
     ``prepare`` is :func:`prepare_hss`, ``path`` is :func:`hss_svm_path` with these options,
     ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
 
+    ``engine`` and ``smo_options`` choose what solves a ``start="decomposition"`` problem's
+    exact duals (see :func:`hss_svm_path`).
+
     ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
     ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
     decomposition from zero, no approximation: :func:`prepare_decomposition`) or "auto"
@@ -571,6 +606,8 @@ class HSSBackend:
     continuation: int = 0
     memory_budget: float = None
     log: object = None
+    engine: str = "auto"
+    smo_options: SMOOptions = field(default_factory=SMOOptions)
 
     def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
@@ -676,7 +713,8 @@ class HSSBackend:
                             refine=self.refine, refine_limit=self.refine_limit,
                             refine_tol=self.refine_tol, max_chunk=self.max_chunk,
                             newton=self.newton, continuation=self.continuation, log=self.log,
-                            block_reuse=self.block_reuse)
+                            block_reuse=self.block_reuse, engine=self.engine,
+                            smo_options=self.smo_options)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)

@@ -1,0 +1,179 @@
+"""The single-fit engine (LIBSVM's SMO with a row cache and shrinking) holds SVC's SVM.
+
+Two feasible points at KKT gap eps differ in the kernel part of their decision values by at
+most 2 * 2 sqrt(eps sum_i C_i) (tests/svm_reference.py, ``gap_tol``), and each one's dual
+objective is within eps sum_i C_i of the optimum; both are asserted against scikit-learn's
+SVC (LIBSVM) at tol = 1e-3 and 1e-8. The gap is recomputed here, from the returned alpha
+alone, over all points. Cache eviction, shrinking, a warm start and the route choice change
+no answer beyond those bounds.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.svm import SVC, SVR
+
+from hsskern.estimators.hss_svc import HSSSVC
+from hsskern.kernels import kernel_operator, make_kernel
+from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
+                                        single_fit_engine, solve_dual)
+from hsskern.solvers.hss_path import HSSBackend, resolve_engine
+from hsskern.solvers.refine import continuation_start
+from svm_reference import gap_tol
+
+
+def _problem(seed, n, d):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0.3, 1.0, -1.0)
+    y[:2] = [-1.0, 1.0]
+    return X, y, rng
+
+
+def _gap(K, y, alpha, ub):
+    """m(a) - M(a) over all points of the classifier's dual, from alpha alone."""
+    v = y - K @ (y * alpha)  # -y G
+    up = ((y > 0) & (alpha < ub)) | ((y < 0) & (alpha > 0))
+    low = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < ub))
+    return v[up].max() - v[low].min()
+
+
+def _dual(K, y, alpha):
+    c = y * alpha
+    return 0.5 * c @ (K @ c) - alpha.sum()
+
+
+def _svc_alpha(ref, n):
+    a = np.zeros(n)
+    a[ref.support_] = np.abs(ref.dual_coef_[0])
+    return a
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 150), d=st.integers(1, 5),
+       C=st.sampled_from([0.1, 1.0, 100.0]), gamma=st.sampled_from([0.1, 0.5, 2.0]),
+       weighted=st.booleans())
+def test_solution_is_svcs(seed, n, d, C, gamma, weighted):
+    X, y, rng = _problem(seed, n, d)
+    kern = make_kernel("gaussian", gamma=gamma)
+    K = kernel_operator(X, kern).to_dense()
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else np.ones(n)
+    ub = C * w
+    for tol in (1e-3, 1e-8):
+        res = solve_dual(X, kern, y, ub, options=SMOOptions(tol=tol))
+        ref = SVC(C=C, gamma=gamma, tol=tol).fit(X, y, sample_weight=w if weighted else None)
+        assert res.converged and res.gap < tol
+        assert np.all(res.alpha >= 0) and np.all(res.alpha <= ub)
+        assert abs(y @ res.alpha) <= 1e-9 * max(1.0, ub.sum())
+        assert _gap(K, y, res.alpha, ub) < tol * (1 + 1e-6) + 1e-12
+        a_ref = _svc_alpha(ref, n)
+        bound = gap_tol(tol, 1.0, ub)
+        np.testing.assert_allclose(K @ (y * res.alpha), K @ (y * a_ref), atol=bound)
+        assert abs(_dual(K, y, res.alpha) - _dual(K, y, a_ref)) <= 2 * tol * ub.sum()
+        if tol == 1e-8:  # the bias too: LIBSVM's rule on the same (nearly exact) point
+            assert abs(res.rho + ref.intercept_[0]) <= 1e-4 * (1 + abs(res.rho))
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(60, 200), C=st.sampled_from([1.0, 50.0]))
+def test_cache_shrinking_and_threads_change_no_answer(seed, n, C):
+    X, y, _ = _problem(seed, n, 3)
+    kern = make_kernel("gaussian", gamma=0.5)
+    K = kernel_operator(X, kern).to_dense()
+    base = solve_dual(X, kern, y, C, options=SMOOptions(tol=1e-8))
+    variants = {
+        "two rows cached": SMOOptions(tol=1e-8, cache_bytes=0),  # evicts nearly every step
+        "no shrinking": SMOOptions(tol=1e-8, shrinking=False),
+        "shrink every 7 steps": SMOOptions(tol=1e-8, shrink_interval=7),
+        "rows split on two threads": SMOOptions(tol=1e-8, threads=2, parallel_work=0),
+    }
+    bound = gap_tol(1e-8, C, np.ones(n))
+    for name, opts in variants.items():
+        res = solve_dual(X, kern, y, C, options=opts)
+        assert res.gap < 1e-8, name
+        assert _gap(K, y, res.alpha, C) < 1e-8 * (1 + 1e-6), name
+        np.testing.assert_allclose(K @ (y * res.alpha), K @ (y * base.alpha), atol=bound,
+                                   err_msg=name)
+    small = solve_dual(X, kern, y, C, options=SMOOptions(tol=1e-8, cache_bytes=0))
+    assert small.stats["rows_computed"] > base.stats["rows_computed"]  # it did evict
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(40, 160))
+def test_warm_start_along_C(seed, n):
+    """The continuation's start (the previous C's solution scaled, with or without its
+    decision values) reaches the cold start's solution."""
+    X, y, _ = _problem(seed, n, 2)
+    kern = make_kernel("gaussian", gamma=1.0)
+    Kop = kernel_operator(X, kern)
+    K = Kop.to_dense()
+    prev = cached_refine(Kop, y, 1.0, tol=1e-8)
+    _, a0, f0 = continuation_start(prev, 10.0, ray=False)
+    cold = cached_refine(Kop, y, 10.0, tol=1e-8)
+    for f in (f0, None):
+        warm = cached_refine(Kop, y, 10.0, a0, f=f, tol=1e-8)
+        assert warm.converged and _gap(K, y, warm.alpha, 10.0) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(warm.decision - warm.bias, K @ (y * warm.alpha),
+                                   atol=1e-9 * n)
+        np.testing.assert_allclose(warm.decision, cold.decision,
+                                   atol=gap_tol(1e-8, 10.0, np.ones(n)))
+
+
+def test_svr_form():
+    """2n variables on n points (index), p = eps -+ z: the epsilon-SVR of scikit-learn."""
+    rng = np.random.default_rng(3)
+    n = 80
+    X = rng.normal(size=(n, 2))
+    z = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    eps, C, gamma = 0.1, 5.0, 0.5
+    kern = make_kernel("gaussian", gamma=gamma)
+    y = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([eps - z, eps + z])
+    index = np.concatenate([np.arange(n), np.arange(n)])
+    res = solve_dual(X, kern, y, C, p, index=index, options=SMOOptions(tol=1e-8))
+    coef = res.alpha[:n] - res.alpha[n:]
+    K = kernel_operator(X, kern).to_dense()
+    ref = SVR(C=C, epsilon=eps, gamma=gamma, tol=1e-8).fit(X, z)
+    np.testing.assert_allclose(K @ coef - res.rho, ref.predict(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("engine", ["cached", "block"])
+def test_route_forced_each_way_is_svcs_svm(engine):
+    """The same fit through each engine of the exact route (the path protocol, weighted,
+    two C of a path): SVC's SVM at both."""
+    X, y, rng = _problem(7, 300, 3)
+    w = rng.uniform(0.5, 2.0, size=300)
+    kern = make_kernel("gaussian", gamma=0.5)
+    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                         engine=engine)
+    prob = backend.prepare(X, y[:, None])
+    assert resolve_engine(prob, engine, SMOOptions()) == engine
+    sols = backend.path(prob, y[:, None], [1.0, 10.0], weights=w)
+    K = kernel_operator(X, kern).to_dense()
+    for sol in sols:
+        ref = SVC(C=sol.C, gamma=0.5, tol=1e-8).fit(X, y, sample_weight=w)
+        coef = sol.dual_coef[:, 0]
+        assert sol.converged[0] and _gap(K, y, np.abs(coef), sol.C * w) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, sol.C, w))
+        rr = sol.info["refinement"][0]
+        assert (rr.kernel_entries.get("rows") is not None) == (engine == "cached")
+
+
+def test_estimator_reaches_the_engine_with_class_weight():
+    X, y, _ = _problem(11, 400, 4)
+    m = HSSSVC(gamma="scale", class_weight={-1.0: 2.0, 1.0: 0.5}, tol=1e-8).fit(X, y)
+    ref = SVC(gamma="scale", class_weight={-1.0: 2.0, 1.0: 0.5}, tol=1e-8).fit(X, y)
+    assert m.admm_["refinement"][0].kernel_entries.get("rows") is not None  # cached engine
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-4)
+    assert np.array_equal(m.predict(X), ref.predict(X))
+
+
+def test_rule_and_memory_bound():
+    opts = SMOOptions()
+    assert single_fit_engine(2000, 10, 1, opts, None) == "cached"
+    # a budget that holds not even the points' copy and two rows: the block route
+    assert single_fit_engine(20000, 10, 1, opts, 8 * 20000 * 10) == "block"
+    capped = bounded_options(opts, 10000, 10, 8 * 10000 * 10 * 3 + 50 * 2 ** 20)
+    assert capped.cache_bytes < opts.cache_bytes
+    assert bounded_options(opts, 1000, 10, None).cache_bytes == opts.cache_bytes
