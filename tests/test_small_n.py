@@ -181,7 +181,8 @@ def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
     assert q == 300 and decomposition_memory(n, d, q) <= budget
     assert prob.stats["memory_estimate"]["peak"] <= budget
     y_pm = np.where(y == 1, 1.0, -1.0)
-    sols = hss_svm_path(prob, y_pm[:, None], CS, refine_tol=EPS)
+    # the block decomposition's working sets are what the budget caps
+    sols = hss_svm_path(prob, y_pm[:, None], CS, refine_tol=EPS, engine="block")
     Kd = kernel_operator(X, kern).to_dense()
     for sol, C in zip(sols, CS):
         rr = sol.info["refinement"][0]
@@ -210,17 +211,25 @@ def test_small_problems_run_on_one_thread_and_give_the_threads_back():
 
     import hsskern.solvers.hss_path as hp
     seen = []
-    real = hp.refine_exact
+    engines = ("refine_exact", "cached_refine")  # either engine of the exact route
+    real = {name: getattr(hp, name) for name in engines}
 
-    def spy(*a, **kw):
-        seen.append(sorted({p["num_threads"] for p in threadpool_info()}))
-        return real(*a, **kw)
+    def spy(name):
+        def run(*a, **kw):
+            if name == "cached_refine":  # sets its own count, without a thread-pool scan
+                seen.append([kw["options"].threads])
+            else:
+                seen.append(sorted({p["num_threads"] for p in threadpool_info()}))
+            return real[name](*a, **kw)
+        return run
     X, y, _ = _binary(4, 200)
     before = [(p["prefix"], p["num_threads"]) for p in threadpool_info()]
-    hp.refine_exact = spy
+    for name in engines:
+        setattr(hp, name, spy(name))
     try:
         HSSSVC(start="decomposition").fit_path(X, y, CS[:3])
     finally:
-        hp.refine_exact = real
+        for name in engines:
+            setattr(hp, name, real[name])
     assert seen and all(s == [1] for s in seen)
     assert [(p["prefix"], p["num_threads"]) for p in threadpool_info()] == before

@@ -463,6 +463,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
+        if problem.n_samples <= SERIAL_N and smo_options.threads == 0:
+            smo_options = replace(smo_options, threads=1)  # as threads_for: one thread
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
     refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
@@ -482,12 +484,12 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             starts = ([(None, None)] * Y.shape[1] if prev is None else
                       [continuation_start(pr, C / prev[0], ray=False)[1:]
                        for pr in prev[1]])
-            with threads_for(problem):
-                if engine == "cached":
-                    out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                         tol=refine_tol, options=smo_options)
-                           for j, (a, f) in enumerate(starts)]
-                else:
+            if engine == "cached":  # its own thread count: no thread-pool scan on its path
+                out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
+                                     tol=refine_tol, options=smo_options)
+                       for j, (a, f) in enumerate(starts)]
+            else:
+                with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,
                                         log=_refine_log(log, C, j), workspace=workspace,
