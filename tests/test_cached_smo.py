@@ -177,3 +177,16 @@ def test_rule_and_memory_bound():
     capped = bounded_options(opts, 10000, 10, 8 * 10000 * 10 * 3 + 50 * 2 ** 20)
     assert capped.cache_bytes < opts.cache_bytes
     assert bounded_options(opts, 1000, 10, None).cache_bytes == opts.cache_bytes
+
+
+def test_expanded_distances_change_no_answer():
+    """Rows from |a|^2 + |b|^2 - 2 a.b (many features) hold the same SVM as direct sums."""
+    X, y, _ = _problem(5, 150, 16)
+    X[:, 3] += 50.0  # far from the origin: the centering keeps the expansion accurate
+    kern = make_kernel("gaussian", gamma=0.05)
+    K = kernel_operator(X, kern).to_dense()
+    direct = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8, expand_min_features=99))
+    expanded = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8))
+    assert _gap(K, y, expanded.alpha, 2.0) < 1e-8 * (1 + 1e-6)
+    np.testing.assert_allclose(K @ (y * expanded.alpha), K @ (y * direct.alpha),
+                               atol=gap_tol(1e-8, 2.0, np.ones(150)))
