@@ -51,7 +51,7 @@ def test_polynomial_tile_keeps_generic_pow_for_non_integer_degrees():
     X, Cn = rng.random((20, 3)), rng.random((90, 3))
     for degree in (2.5, 3.25, 70.0):
         out = np.empty((20, 90))
-        block(KIND_CODES["polynomial"], np.array([1.0, degree]), X,
+        block(KIND_CODES["polynomial"], np.array([1.0, degree, 1.0]), X,
               np.ascontiguousarray(Cn.T), out)
         np.testing.assert_allclose(out, (1.0 + X @ Cn.T) ** degree, rtol=1e-13)
 

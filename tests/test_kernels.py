@@ -196,7 +196,9 @@ def test_bad_points_raise(bad, exc, match):
     ({"kernel": "compact_gaussian", "sigma": -2.0}, ValueError, "sigma"),
     ({"kernel": "polynomial", "degree": 0}, ValueError, "degree"),
     ({"kernel": "polynomial", "degree": 1.5}, TypeError, "integer"),
-    ({"kernel": "rbf"}, ValueError, "kernel must be one of"),
+    ({"kernel": "tanh"}, ValueError, "kernel must be one of"),
+    ({"kernel": "sigmoid", "coef0": np.inf}, ValueError, "coef0"),
+    ({"kernel": "poly", "gamma": -1.0}, ValueError, "gamma"),
 ])
 def test_bad_kernel_parameters_raise(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -409,3 +411,39 @@ def test_fused_cross_product_of_a_million_rows_equals_dense_in_a_fresh_process()
                          timeout=600)
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
     assert res.stdout.strip() == "ok"
+
+
+@given(X=point_sets(n_max=120, d_max=8), Y=point_sets(n_max=30, d_max=8),
+       name=st.sampled_from(["poly", "sigmoid", "linear"]), gamma=st.floats(0.01, 2.0),
+       coef0=st.floats(-1.0, 1.0), degree=st.integers(1, 4), sparse=st.booleans(),
+       seed=st.integers(0, 99))
+def test_svc_kernels_equal_scikit_learns(X, Y, name, gamma, coef0, degree, sparse, seed):
+    # SVC's poly, sigmoid and linear kernels with SVC's parameter names, dense and sparse rows
+    from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, sigmoid_kernel
+    Y = Y[:, :X.shape[1]] if Y.shape[1] >= X.shape[1] else np.resize(Y, (Y.shape[0], X.shape[1]))
+    kw = {"poly": dict(gamma=gamma, coef0=coef0, degree=degree),
+          "sigmoid": dict(gamma=gamma, coef0=coef0), "linear": {}}[name]
+    ref = {"poly": polynomial_kernel, "sigmoid": sigmoid_kernel, "linear": linear_kernel}[name]
+    K = kernel_operator(sp.csr_matrix(X) if sparse else X, name, **kw)
+    dense = ref(X, X, **kw)
+    v = np.random.default_rng(seed).normal(size=X.shape[0])
+    scale = (np.abs(dense) @ np.abs(v)).max() + 1e-300
+    np.testing.assert_allclose(K @ v, dense @ v, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(K.diag(), np.diag(dense), rtol=1e-12, atol=1e-300)
+    I = np.arange(min(7, X.shape[0]))
+    np.testing.assert_allclose(K.submatrix(I, I), dense[np.ix_(I, I)], rtol=1e-12, atol=1e-12)
+    cross = ref(Y, X, **kw)
+    np.testing.assert_allclose(K.cross(Y) @ v, cross @ v, rtol=0,
+                               atol=1e-12 * ((np.abs(cross) @ np.abs(v)).max() + 1e-300))
+
+
+def test_svc_kernel_spellings_resolve_to_hsskerns():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    assert kernel_operator(X, "rbf", gamma=0.5).kernel == make_kernel("gaussian", h=1.0)
+    lin = kernel_operator(X, "linear").kernel
+    assert (lin.name, lin.degree, lin.coef0, lin.dot_scale) == ("polynomial", 1, 0.0, 1.0)
+    poly = make_kernel("poly", gamma=0.5)
+    assert (poly.degree, poly.coef0, poly.gamma) == (3, 0.0, 0.5)  # SVC's defaults
+    own = make_kernel("polynomial")
+    assert (own.degree, own.coef0, own.gamma) == (2, 1.0, 1.0)  # FPC's form, unchanged
+    assert not make_kernel("sigmoid").positive_definite

@@ -59,6 +59,9 @@ def validate_input(est, X, y="no_validation", *, reset=True, **kwargs):
         X = sparse_or_dense(est, X, fitting=reset)
     else:
         X = np.ascontiguousarray(X)
+    to_points = getattr(est, "_kernel_points", None)  # e.g. a precomputed Gram's rows
+    if to_points is not None:
+        X = to_points(X, fitting=reset)
     return X if only_x else (X, rest)
 
 

@@ -11,12 +11,13 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ..solvers.exact_path import ExactBackend
 from .base import WeightedPathClassifier
-from .hss_params import HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, hss_options, kernel_of
+from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
+                         hss_options, kernel_of)
 
 __all__ = ["ExactSVC"]
 
 
-class ExactSVC(WeightedPathClassifier):
+class ExactSVC(SVCKernelsMixin, WeightedPathClassifier):
     """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
 
     ``fit`` holds out ``validation_fraction`` of the points, solves a random ``subsample`` of
@@ -35,9 +36,14 @@ class ExactSVC(WeightedPathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+    kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
+or callable, default "gaussian"
+        As in :class:`HSSSVC`: all but the Gaussian and the Laplacian take the exact
+        decomposition at every stage (the subsample too).
     h, gamma : float or None
         The kernel width, as in :class:`HSSSVC` (``gamma`` also "scale" / "auto").
+    degree, coef0 : int and float, default 3 and 0.0
+        SVC's "poly" and "sigmoid" parameters, as in :class:`HSSSVC`.
     C : float, default 1.0
     tol : float, default 1e-3
         The KKT gap at which the decomposition stops (LIBSVM's ``tol``).
@@ -105,7 +111,7 @@ class ExactSVC(WeightedPathClassifier):
         **{k: HSS_CONSTRAINTS[k] for k in ("rel_tol", "abs_tol", "max_rank", "leaf_size",
                                            "n_neighbors", "memory_budget", "verbose",
                                            "random_state")},
-        **WIDTH_CONSTRAINTS,
+        **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_time": [Interval(Real, 0, None, closed="left"), None],
@@ -117,7 +123,8 @@ class ExactSVC(WeightedPathClassifier):
         "probability": ["boolean"],
     }
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, tol=1e-3,
+    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
+                 tol=1e-3,
                  max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
                  abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
                  memory_budget=None, class_weight=None, probability=False, verbose=0,
@@ -125,6 +132,8 @@ class ExactSVC(WeightedPathClassifier):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.C = C
         self.tol = tol
         self.max_time = max_time

@@ -15,12 +15,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
+from ..kernels.callable import lookup_gram, precomputed_points
 from ..options import HSSOptions
 from ..solvers.hss_path import HSSBackend
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS",
-           "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "width_name", "kernel_of",
+           "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS", "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "width_name", "kernel_of",
            "hss_options", "width_grid"]
 
 HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
@@ -56,6 +57,19 @@ WIDTH_CONSTRAINTS = {
     "gamma": [_POSITIVE, StrOptions(set(GAMMA_STRINGS)), None],
 }
 
+#: the kernels of an SVC-like classifier: the width kernels, and SVC's dot-product kernels on
+#: the exact decomposition (with SVC's ``degree`` and ``coef0``)
+SVC_KERNEL_CONSTRAINTS = {
+    **WIDTH_CONSTRAINTS,
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid",
+                           "precomputed"}), callable],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+}
+
+#: SVC's kernels of x . y: no width, solved by the exact decomposition
+DOT_SPELLINGS = ("poly", "linear", "sigmoid")
+
 #: the same for a ``*CV``, whose h or gamma may be a grid
 WIDTH_GRID_CONSTRAINTS = {
     "kernel": WIDTH_CONSTRAINTS["kernel"],
@@ -80,9 +94,9 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
         return gamma
     if gamma not in GAMMA_STRINGS:
         raise ValueError(f"gamma must be a positive float, 'scale' or 'auto', got {gamma!r}")
-    if kernel_name(kernel) != "gaussian":
-        raise ValueError(f"gamma={gamma!r} is SVC's rule for the rbf (Gaussian) kernel; give "
-                         f"the {kernel!r} kernel a numeric h or gamma")
+    if kernel_name(kernel) != "gaussian" and kernel not in DOT_SPELLINGS:
+        raise ValueError(f"gamma={gamma!r} is SVC's rule for its kernels (rbf, poly, sigmoid); "
+                         f"give the {kernel!r} kernel a numeric h or gamma")
     if X is None:
         raise ValueError(f"gamma={gamma!r} is computed from the training data, which was "
                          "not given")
@@ -106,11 +120,52 @@ def width_name(est):
 def kernel_of(est, width=None, X=None):
     """The Kernel of an estimator with ``kernel``, ``h``, ``gamma`` (h = 1 when neither);
     X, the training points, resolves ``gamma="scale"`` / ``"auto"``."""
+    if callable(est.kernel):
+        return make_kernel(est.kernel)
+    if est.kernel == "precomputed":  # the points are the Gram's rows (SVCKernelsMixin)
+        return make_kernel(lookup_gram)
+    if est.kernel in DOT_SPELLINGS:
+        return _dot_kernel_of(est, width, X)
     name = width_name(est)
     width = getattr(est, name) if width is None else width
     if name == "gamma":
         width = resolve_gamma(width, X, est.kernel)
     return make_kernel(kernel_name(est.kernel), **{name: 1.0 if width is None else width})
+
+
+def exact_only(est):
+    """Whether the estimator's kernel is one only the exact decomposition takes: SVC's
+    dot-product kernels, a callable, a precomputed Gram matrix."""
+    return callable(est.kernel) or est.kernel in DOT_SPELLINGS + ("precomputed",)
+
+
+class SVCKernelsMixin:
+    """SVC's ``kernel="precomputed"``: the Gram matrix K(X_train, X_train) at fit and
+    K(X_test, X_train) at predict. Its rows become the points of an index-lookup kernel
+    (:func:`~hsskern.kernels.callable.precomputed_points`), so subsets of the training
+    points (weights of 0, one-vs-one pairs, probability folds) keep their columns."""
+
+    def _kernel_points(self, X, fitting):
+        if self.kernel != "precomputed":
+            return X
+        if sp.issparse(X):
+            raise ValueError('kernel="precomputed" takes a dense Gram matrix; pass '
+                             "X.toarray()")
+        return precomputed_points(X, training=fitting)
+
+
+def _dot_kernel_of(est, gamma, X):
+    """SVC's poly, linear or sigmoid kernel of an estimator: gamma None is SVC's default
+    "scale" (these kernels have no width h)."""
+    if est.h is not None:
+        raise ValueError(f"h is the width of the Gaussian and Laplacian kernels; "
+                         f"kernel={est.kernel!r} takes gamma (SVC's), not h")
+    if est.kernel == "linear":
+        return make_kernel("linear")
+    gamma = est.gamma if gamma is None else gamma
+    gamma = resolve_gamma("scale" if gamma is None else gamma, X, est.kernel)
+    return make_kernel(est.kernel, gamma=gamma, degree=getattr(est, "degree", None),
+                       coef0=getattr(est, "coef0", None))
 
 
 def starts_from_zero(est, shape, refine=None):
@@ -119,6 +174,8 @@ def starts_from_zero(est, shape, refine=None):
     then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
     passes it (default the estimator's)."""
     refine = est.refine if refine is None else refine
+    if exact_only(est):
+        return True
     return HSSBackend(None, approximation=est.approximation, start=est.start,
                       refine=refine).resolve_start(*shape) == "decomposition"
 

@@ -13,9 +13,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.hss_path import HSSBackend
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
-                         width_grid)
+from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
+                         WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, hss_options, kernel_of,
+                         starts_from_zero, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
@@ -53,7 +53,7 @@ def _hss_backend(est, X, width, for_path):
                       continuation=continuation, memory_budget=est.memory_budget, log=log)
 
 
-class HSSSVC(WeightedPathClassifier):
+class HSSSVC(SVCKernelsMixin, WeightedPathClassifier):
     """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
 
     ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
@@ -61,15 +61,30 @@ class HSSSVC(WeightedPathClassifier):
 
     Parameters
     ----------
-    kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
+    kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
+or callable, default "gaussian"
         gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
-        (accepted as a synonym); laplacian: exp(-|x - y| / h).
+        (accepted as a synonym); laplacian: exp(-|x - y| / h). SVC's other kernels are
+        solved by the exact decomposition only (no compression, factor or ADMM;
+        ``start="admm"`` or ``refine=False`` is a ValueError with them): "poly"
+        ((gamma x.y + coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y + coef0),
+        not positive definite: its dual may have several KKT points, and the one returned
+        need not be LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X, X), the
+        prediction methods K(X_test, X_train)) and a callable k(A, B) -> array of shape
+        (len(A), len(B)), evaluated in blocks (its K is stored when it fits the memory
+        budget, as a precomputed one is).
     h : float or None, default None
         Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
     gamma : float, "scale", "auto" or None, default None
         scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian). As SVC,
         "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the training X
-        (Gaussian only). Give ``h`` or ``gamma``, not both (a ValueError).
+        (not for the Laplacian). Give ``h`` or ``gamma``, not both (a ValueError). For the
+        poly and sigmoid kernels gamma is the factor of x.y, and None means "scale" (SVC's
+        default).
+    degree : int, default 3
+        Degree of the "poly" kernel (SVC's); ignored by the other kernels.
+    coef0 : float, default 0.0
+        The constant of the "poly" and "sigmoid" kernels (SVC's); ignored by the others.
     C : float, default 1.0
         Box constraint of the dual, > 0.
     beta : float or None, default None
@@ -191,11 +206,12 @@ class HSSSVC(WeightedPathClassifier):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         **START_CONSTRAINTS,
-        **WIDTH_CONSTRAINTS,
+        **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, beta=None,
+    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
+                 beta=None,
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", start="auto", max_iter=100, tol=1e-2,
                  relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
@@ -204,6 +220,8 @@ class HSSSVC(WeightedPathClassifier):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.C = C
         self.beta = beta
         self.rel_tol = rel_tol

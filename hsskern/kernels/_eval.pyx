@@ -28,10 +28,10 @@ from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled, ipow_inplace
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
 
 KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
-              "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT}
+              "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT, "sigmoid": SIGMOID}
 
 # rows per tile; columns per tile are chosen by the caller from the memory budget
 DEF ROW_TILE = 32
@@ -155,24 +155,13 @@ cdef inline void _row(int kind, const double* p, const double* a, const double* 
     cdef double ak, t
     cdef const double* bk
     memset(out, 0, m * sizeof(double))
-    if kind == POLYNOMIAL:
+    if kind == POLYNOMIAL or kind == SIGMOID:
         for k in range(d):
             ak = a[k]
             bk = bt + k * ldb
             for j in range(m):
                 out[j] += ak * bk[j]
-        if p[1] == 1.0:
-            for j in range(m):
-                out[j] = p[0] + out[j]
-        elif p[1] == 2.0:
-            for j in range(m):
-                t = p[0] + out[j]
-                out[j] = t * t
-        elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
-            ipow_inplace(out, m, p[0], <int> p[1])
-        else:
-            for j in range(m):
-                out[j] = pow(p[0] + out[j], p[1])
+        of_dot(kind, p, out, m)
         return
     for k in range(d):
         ak = a[k]

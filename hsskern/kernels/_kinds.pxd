@@ -1,13 +1,14 @@
 # The kernel codes, the exponential and the integer power both compiled evaluators (_eval,
 # _sparse_eval) use: one definition, so the dense and the sparse-rows routes compute the same
 # entries the same way.
-from libc.math cimport exp, fmax
+from libc.math cimport exp, fmax, pow, tanh
 
 cdef enum:
     GAUSSIAN = 0
     LAPLACIAN = 1
     POLYNOMIAL = 2
     COMPACT = 3
+    SIGMOID = 4
 
 cdef enum:
     POW_CHUNK = 64
@@ -70,3 +71,28 @@ cdef inline void ipow_inplace(double* out, Py_ssize_t m, double c, int e) noexce
                     out[j0 + j] *= base[j]
             bits >>= 1
         j0 += w
+
+
+cdef inline void of_dot(int kind, const double* p, double* out, Py_ssize_t m) noexcept nogil:
+    """out[j] = k at the dot product out[j], for the dot-product kernels (p: coef0, degree,
+    gamma): (coef0 + gamma t)^degree, or tanh(coef0 + gamma t) for the sigmoid."""
+    cdef Py_ssize_t j
+    cdef double q
+    if p[2] != 1.0:
+        for j in range(m):
+            out[j] = p[2] * out[j]
+    if kind == SIGMOID:
+        for j in range(m):
+            out[j] = tanh(p[0] + out[j])
+    elif p[1] == 1.0:
+        for j in range(m):
+            out[j] = p[0] + out[j]
+    elif p[1] == 2.0:
+        for j in range(m):
+            q = p[0] + out[j]
+            out[j] = q * q
+    elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
+        ipow_inplace(out, m, p[0], <int> p[1])
+    else:
+        for j in range(m):
+            out[j] = pow(p[0] + out[j], p[1])

@@ -33,7 +33,7 @@ from libc.string cimport memset
 import numpy as np
 
 # the kernel codes are _eval's (``Kernel.code``), from the one shared definition
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled, ipow_inplace
+from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
 
 DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
 # Blocks use OpenMP threads above this many entries (~1-2 ms of exp and index walks on one
@@ -93,19 +93,8 @@ cdef void _row(int kind, const double* p, double tol,
                 break
             row[b] += v * cval[u]
             u -= 1
-    if kind == POLYNOMIAL:
-        if p[1] == 1.0:
-            for b in range(s, n):
-                row[b] = p[0] + row[b]
-        elif p[1] == 2.0:
-            for b in range(s, n):
-                q = p[0] + row[b]
-                row[b] = q * q
-        elif p[1] >= 3.0 and p[1] <= 64.0 and p[1] == <double> (<int> p[1]):
-            ipow_inplace(row + s, n - s, p[0], <int> p[1])
-        else:
-            for b in range(s, n):
-                row[b] = pow(p[0] + row[b], p[1])
+    if kind == POLYNOMIAL or kind == SIGMOID:
+        of_dot(kind, p, row + s, n - s)
         return
     g = p[0]
     for b in range(s, n):

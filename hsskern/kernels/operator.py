@@ -16,6 +16,7 @@ from ..utils._scaling import SAFE_LOG2, coordinate_extent, log2, power_of_two_be
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_out, check_points, check_positive
 from . import _eval
+from .callable import CallableKernelOperator
 from .functions import make_kernel
 
 #: Default memory for the per-thread scratch tiles of blocked products.
@@ -36,8 +37,6 @@ _GEMM_ROW_TILE = 128
 #: evaluator is compiled with -ffast-math and must only see finite numbers). Pairs farther
 #: apart than 2^40 widths already have entries of exactly 0.0.
 _MAX_EXTENT_LOG2 = 470
-#: Polynomial kernel entries must stay below 2^_MAX_POLY_LOG2 (sums of many stay finite).
-_MAX_POLY_LOG2 = 1000
 
 
 def _readonly(a):
@@ -114,8 +113,7 @@ def _evaluation_inputs(kernel, rows, cols):
     polynomial entries overflow float64.
     """
     if not kernel.scale_invariant:
-        if kernel.name == "polynomial":
-            _check_polynomial_range(kernel, rows, cols)
+        _check_polynomial_range(kernel, rows, cols)
         return rows, cols, kernel, None
     w = kernel.width
     name = "sigma" if kernel.name == "compact_gaussian" else "h"
@@ -167,22 +165,7 @@ def _evaluation_inputs(kernel, rows, cols):
 
 
 def _check_polynomial_range(kernel, rows, cols):
-    # |coef0 + x.y| <= coef0 + |x| |y|
-    lb = _max_norm_log2(rows) + (_max_norm_log2(cols) if cols is not rows else
-                                 _max_norm_log2(rows))
-    c = kernel.coef0
-    if lb == -math.inf:
-        top = log2(c)
-    elif lb > 1000:
-        top = lb
-    else:
-        top = log2(c + 2.0 ** lb)
-    if kernel.degree * top > _MAX_POLY_LOG2:
-        raise ValueError(
-            f"polynomial kernel entries (coef0 + x.y)^degree reach about 2^"
-            f"{kernel.degree * top:.0f} (degree={kernel.degree}, coef0={c:g}, largest "
-            f"|x| |y| = 2^{lb:.1f}), beyond float64 (2^1024): scale X, e.g. to unit norm, "
-            f"or lower the degree")
+    kernel.check_dot_range(_max_norm_log2(rows) + _max_norm_log2(cols))
 
 
 class _KernelSurface(LinearOperator):
@@ -695,6 +678,20 @@ class StoredKernelOperator(_StoredMatrix, KernelOperator):
         return f"<StoredKernelOperator n={n} d={d} {self._kernel!r}>"
 
 
+class StoredCallableKernelOperator(_StoredMatrix, CallableKernelOperator):
+    """A callable kernel's K(X, X) evaluated once and kept (8 n^2 bytes), made by
+    :meth:`CallableKernelOperator.stored`: blocks are gathers and products dgemm, as for
+    :class:`StoredKernelOperator`; pickles as the plain operator."""
+
+    def __init__(self, base):
+        super().__init__(base.points, base.points, base.kernel, base._block_memory)
+        self._store()
+
+    def __reduce__(self):
+        return (CallableKernelOperator,
+                (self._rows, self._cols, self._kernel, self._block_memory))
+
+
 def _equal_pairs(I, J):
     """(rows, cols) of every position with I[rows] == J[cols]: where beta I lands in a block.
     O((len(I) + len(J)) log len(J)), never the len(I) x len(J) comparison."""
@@ -798,7 +795,7 @@ class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
         return self._dense_block(self._erows[I], self._ecols[J], out)
 
 
-def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
+def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
                     sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """Matrix-free kernel matrix K(X, X).
 
@@ -809,7 +806,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
         and later changes to it do not affect the operator. A scipy sparse X gives a
         :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
         copied as canonical CSR).
-    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian"} or Kernel
+    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
     h, gamma, degree, coef0, sigma, l
         Kernel parameters, see :func:`hsskern.kernels.make_kernel`.
     block_memory : int, default 32 MiB
@@ -829,7 +826,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     >>> K.submatrix([0, 1], [2, 3]).shape
     (2, 2)
     """
-    if sp.issparse(X):  # kernel entries straight from the sparse rows
+    if sp.issparse(X) and not callable(kernel):  # kernel entries from the sparse rows
         from .sparse_rows import sparse_kernel_operator
         return sparse_kernel_operator(X, kernel, h=h, gamma=gamma, degree=degree, coef0=coef0,
                                       sigma=sigma, l=l, block_memory=block_memory)
@@ -842,4 +839,6 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     block_memory = int(block_memory)
     if block_memory < 8 * _ROW_TILE * 16:
         raise ValueError(f"block_memory must be at least {format_bytes(8 * _ROW_TILE * 16)}")
+    if k.name == "callable":
+        return CallableKernelOperator(X, X, k, block_memory)
     return KernelOperator(X, k, block_memory)

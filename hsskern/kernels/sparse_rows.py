@@ -22,8 +22,9 @@ from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._scaling import SAFE_LOG2, log2, power_of_two_below
 from ..utils.validation import check_points
 from . import _eval, _sparse_eval
-from .functions import make_kernel
-from .operator import (_MAX_EXTENT_LOG2, _MAX_POLY_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
+from .callable import CallableKernelOperator
+from .functions import DOT_KERNELS, make_kernel
+from .operator import (_MAX_EXTENT_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,
                        KernelOperator, _CrossSurface, _KernelSurface, _StoredMatrix,
                        _SymmetricSurface)
 
@@ -136,6 +137,8 @@ def rows_operator(points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
     """The kernel operator of trusted points (validated upstream): a
     :class:`~hsskern.kernels.KernelOperator` for a dense array, a
     :class:`SparseRowsKernelOperator` for sparse rows."""
+    if kernel.name == "callable":
+        return CallableKernelOperator(points, points, kernel, block_memory)
     if sp.issparse(points):
         return SparseRowsKernelOperator(points, kernel, block_memory)
     return KernelOperator(points, kernel, block_memory)
@@ -175,16 +178,7 @@ def _evaluation_inputs(kernel, rows, cols):
     """
     rdata, cdata = rows.data, cols.data
     if not kernel.scale_invariant:
-        if kernel.name == "polynomial":
-            lb = _max_norm_log2(rows) + _max_norm_log2(cols)
-            c = kernel.coef0
-            top = log2(c) if lb == -math.inf else (lb if lb > 1000 else log2(c + 2.0 ** lb))
-            if kernel.degree * top > _MAX_POLY_LOG2:
-                raise ValueError(
-                    f"polynomial kernel entries (coef0 + x.y)^degree reach about 2^"
-                    f"{kernel.degree * top:.0f} (degree={kernel.degree}, coef0={c:g}, largest "
-                    f"|x| |y| = 2^{lb:.1f}), beyond float64 (2^1024): scale X, e.g. to unit "
-                    f"norm, or lower the degree")
+        kernel.check_dot_range(_max_norm_log2(rows) + _max_norm_log2(cols))
         return rdata, cdata, kernel, None
     w = kernel.width
     lw = log2(w)
@@ -310,8 +304,8 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
 
     def diag(self):
         """The diagonal k(x_i, x_i), shape (n,)."""
-        if self._kernel.name == "polynomial":
-            return (self._kernel.coef0 + self._rnorm) ** self._kernel.degree
+        if self._kernel.name in DOT_KERNELS:
+            return self._kernel.of_dot(self._rnorm)
         return np.ones(self.shape[0])
 
     def cross(self, Y):
@@ -383,7 +377,7 @@ class SparseRowsCrossKernelOperator(_CrossSurface, _SparseRowsLinearOperator):
 
 
 def sparse_kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None,
-                           coef0=1.0, sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
+                           coef0=None, sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """:func:`~hsskern.kernels.kernel_operator` for a scipy sparse X: validated, copied into
     canonical CSR, the :class:`SparseRowsKernelOperator` of its rows."""
     X = check_sparse_rows(X, "X")

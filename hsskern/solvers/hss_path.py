@@ -36,6 +36,7 @@ from threadpoolctl import ThreadpoolController
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
+from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes, resolve_budget
@@ -646,11 +647,23 @@ class HSSBackend:
         """
         if self.start not in _STARTS:
             raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
+        if self.kernel is not None and self.kernel.name in EXACT_ONLY_KERNELS:
+            return self._dot_kernel_start()
         if self.start != "auto":
             return self.start
         small = (bool(self.refine) and self.approximation == "hss" and n <= SMALL_N
                  and (self.refine != "auto" or float(n) * n <= self.refine_limit))
         return "decomposition" if small else "admm"
+
+    def _dot_kernel_start(self):
+        # the compression's tree, neighbours and tolerances are those of a distance kernel,
+        # and the sigmoid has no factor: a dot-product kernel takes the exact decomposition
+        if self.start == "admm" or not self.refine:
+            raise ValueError(
+                f"the {self.kernel.name} kernel is solved by the exact decomposition only "
+                f"(start='auto' or 'decomposition', refine=True or 'auto'); HSS compression "
+                f"and the ADMM serve the Gaussian and Laplacian kernels")
+        return "decomposition"
 
     def prepare(self, X, Y=None):
         """The problem of the points X (the labels Y are not needed: one factor serves

@@ -8,7 +8,9 @@ def reference_kernel(kernel, X, Y=None):
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if kernel.name == "polynomial":
-        return (kernel.coef0 + X @ Y.T) ** kernel.degree
+        return (kernel.coef0 + kernel.dot_scale * (X @ Y.T)) ** kernel.degree
+    if kernel.name == "sigmoid":
+        return np.tanh(kernel.coef0 + kernel.dot_scale * (X @ Y.T))
     d2 = np.sum((X[:, None, :] - Y[None, :, :]) ** 2, axis=-1)
     if kernel.name == "gaussian":
         return np.exp(-d2 / (2.0 * kernel.h ** 2))
