@@ -27,8 +27,8 @@ from libc.string cimport memset
 
 import numpy as np
 
-from hsskern.kernels._kinds cimport (COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, exp_scaled,
-                                     ipow_inplace)
+from hsskern.kernels._kinds cimport (COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID,
+                                     exp_scaled, of_dot)
 
 cdef double _HUGE = 1e300
 cdef double _TAU = 1e-12
@@ -67,24 +67,13 @@ cdef void _kernel_columns(int kind, const double* prm, const double* a, const do
         c1 = c0 + _CHUNK if c0 + _CHUNK < j1 else j1
         w = c1 - c0
         memset(out + c0, 0, w * sizeof(double))
-        if kind == POLYNOMIAL:
+        if kind == POLYNOMIAL or kind == SIGMOID:
             for k in range(d):
                 ak = a[k]
                 bk = xt + k * ldx
                 for j in range(c0, c1):
                     out[j] += ak * bk[j]
-            if prm[1] == 1.0:
-                for j in range(c0, c1):
-                    out[j] = prm[0] + out[j]
-            elif prm[1] == 2.0:
-                for j in range(c0, c1):
-                    t = prm[0] + out[j]
-                    out[j] = t * t
-            elif prm[1] >= 3.0 and prm[1] <= 64.0 and prm[1] == <double> (<int> prm[1]):
-                ipow_inplace(out + c0, w, prm[0], <int> prm[1])
-            else:
-                for j in range(c0, c1):
-                    out[j] = pow(prm[0] + out[j], prm[1])
+            of_dot(kind, prm, out + c0, w)
         else:
             if xn != NULL:
                 for k in range(d):

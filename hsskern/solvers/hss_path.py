@@ -546,7 +546,8 @@ def resolve_engine(problem, engine, smo_options, n_rhs=1):
     if engine != "auto":
         return engine
     K = problem.K
-    if sp.issparse(K.points) or problem.stats.get("stored_kernel"):
+    if (sp.issparse(K.points) or problem.stats.get("stored_kernel")
+            or K.kernel.name == "callable"):  # the cached engine's rows are compiled
         return "block"
     n, d = K.points.shape
     return single_fit_engine(n, d, n_rhs, smo_options, problem.stats.get("memory_budget"))
