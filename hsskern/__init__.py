@@ -13,7 +13,7 @@ Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 """
 from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
-                         NystromSVC, NystromSVCCV, SparseCholeskySVC)
+                         NystromSVC, NystromSVCCV, OneClassSVM, SparseCholeskySVC)
 from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteError,
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
@@ -28,6 +28,7 @@ __all__ = [
     "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
+    "OneClassSVM",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError", "TimeBudgetError",

@@ -5,9 +5,10 @@ from .gaussian_process import HSSGaussianProcessRegressor
 from .hss_svc import HSSSVC, HSSSVCCV
 from .kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from .nystrom import NystromSVC, NystromSVCCV
+from .one_class import OneClassSVM
 from .sparse_cholesky import SparseCholeskySVC
 from .svr import HSSSVR, HSSSVRCV
 
 __all__ = ["ExactSVC", "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
-           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV"]
+           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV", "OneClassSVM"]

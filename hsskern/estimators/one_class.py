@@ -1,0 +1,225 @@
+"""OneClassSVM: LIBSVM's one-class SVM (novelty detection) on the single-fit engine.
+
+The dual is LIBSVM's: min 1/2 a^T K a over 0 <= a_i <= 1 with sum a = nu n, no labels, no
+linear term; the decision function is sum_i a_i k(x_i, x) - rho. It is a dual of LIBSVM's
+form with every sign +1 and the equality's right-hand side nu n, which the engine keeps from
+its feasible start (LIBSVM's: the first floor(nu n) variables at 1, the next one at the
+remainder).
+"""
+from numbers import Integral, Real
+from types import SimpleNamespace
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels import kernel_operator
+from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.path import check_grid
+from ..utils._memory import check_memory, resolve_budget
+from .base import FitStateMixin, validate_input
+from .hss_params import GAMMA_STRINGS, kernel_of
+
+__all__ = ["OneClassSVM"]
+
+
+def one_class_start(n, nu):
+    """LIBSVM's feasible start: the first floor(nu n) variables at their bound 1, the next at
+    the remainder, so that sum a = nu n."""
+    alpha = np.zeros(n)
+    m = int(nu * n)
+    alpha[:m] = 1.0
+    if m < n:
+        alpha[m] = nu * n - m
+    return alpha
+
+
+def grow_start(alpha, G, nu_from, nu_to):
+    """A feasible start at nu_to from the solution at nu_from (a nu path): scaled when nu
+    falls; when it grows, scaled and clipped at 1, the rest of the new mass given to the
+    variables whose gradient is smallest (those the objective wants larger), up to 1 each."""
+    n = alpha.size
+    a = np.minimum(1.0, alpha * (nu_to / nu_from))
+    need = nu_to * n - a.sum()
+    for i in np.argsort(G, kind="stable"):
+        if need <= 1e-12 * n:
+            break
+        take = min(1.0 - a[i], need)
+        a[i] += take
+        need -= take
+    return a
+
+
+class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
+    """Unsupervised outlier detection: LIBSVM's one-class SVM, as scikit-learn's
+    :class:`~sklearn.svm.OneClassSVM`, on hsskern's single-fit engine (LIBSVM's SMO with
+    kernel rows on demand, a row cache under ``memory_budget`` and shrinking).
+
+    Parameters
+    ----------
+    kernel : {"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"}, default "rbf"
+        As :class:`HSSSVC`'s (no precomputed or callable kernel here).
+    h : float or None, default None
+        The Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides the default gamma.
+    gamma : float, "scale" or "auto", default "scale"
+        scikit-learn's spelling, with SVC's default "scale".
+    degree, coef0 : int and float, default 3 and 0.0
+        SVC's "poly" and "sigmoid" parameters.
+    nu : float in (0, 1], default 0.5
+        An upper bound on the fraction of training errors and a lower bound on the fraction
+        of support vectors.
+    tol : float, default 1e-3
+        LIBSVM's stopping tolerance (the KKT gap over all points).
+    max_iter : int or None, default None
+        Most pair steps; None: LIBSVM's max(10^7, 100 n).
+    memory_budget : float or None, default None
+        Bytes the fit may use (the engine's vectors and its row cache); default 80% of the
+        memory available. A fit that cannot keep two kernel rows within it is refused first.
+    verbose : int, default 0
+
+    Attributes
+    ----------
+    support_, support_vectors_, n_support_, dual_coef_, intercept_, offset_, n_iter_,
+    fit_status_, shape_fit_, n_features_in_, feature_names_in_
+        As scikit-learn's OneClassSVM: ``decision_function(X) = dual_coef_ @ K(SV, X) +
+        intercept_``, ``offset_ = -intercept_``, ``score_samples = decision_function +
+        offset_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import OneClassSVM
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> det = OneClassSVM(nu=0.1).fit(X)
+    >>> det.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
+    [1, -1]
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions({"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"})],
+        "h": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS))],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "nu": [Interval(Real, 0, 1, closed="right")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, kernel="rbf", *, h=None, gamma="scale", degree=3, coef0=0.0, nu=0.5,
+                 tol=1e-3, max_iter=None, memory_budget=None, verbose=0):
+        self.kernel = kernel
+        self.h = h
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.nu = nu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # densified within memory_budget
+        return tags
+
+    def _kernel(self, X):
+        # h, when given, is the width; else gamma (default SVC's "scale")
+        spec = SimpleNamespace(kernel=self.kernel, degree=self.degree, coef0=self.coef0,
+                               h=self.h, gamma=None if self.h is not None else self.gamma)
+        return kernel_of(spec, None, X)
+
+    def _options(self, n, d):
+        need = 8 * n * d + engine_memory(n, d) + 16 * n  # points, vectors, two rows
+        check_memory(need, f"OneClassSVM on {n} points x {d} features", self.memory_budget,
+                     hint="raise memory_budget or subsample")
+        opts = SMOOptions(tol=float(self.tol), max_iter=self.max_iter)
+        return bounded_options(opts, n, d, resolve_budget(self.memory_budget))
+
+    def fit(self, X, y=None):
+        """Detect the soft boundary of the set X (``y`` is ignored).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._reset()
+        X = validate_input(self, X)
+        self.shape_fit_ = X.shape
+        [(alpha, rho, n_iter, converged)] = self._solve(X, [float(self.nu)])
+        self._set_model(X, alpha, rho, n_iter, converged)
+        return self
+
+    def fit_path(self, X, nus):
+        """One model per nu on one validation, each nu warm-started from the last one's
+        solution (sorted increasing, as the C path); ``self`` is left as it was.
+
+        Returns
+        -------
+        list of OneClassSVM
+        """
+        self._validate_params()
+        nus = np.sort(check_grid(nus, "nus"))
+        if nus[0] <= 0 or nus[-1] > 1:
+            raise ValueError(f"every nu must lie in (0, 1], got {nus.tolist()}")
+        model = self.__class__(**self.get_params())
+        X = validate_input(model, X)
+        models = []
+        for nu, (alpha, rho, n_iter, converged) in zip(nus, model._solve(X, nus.tolist())):
+            m = self.__class__(**{**self.get_params(), "nu": float(nu)})
+            m.n_features_in_ = model.n_features_in_
+            if hasattr(model, "feature_names_in_"):
+                m.feature_names_in_ = model.feature_names_in_
+            m.shape_fit_ = X.shape
+            m._set_model(X, alpha, rho, n_iter, converged)
+            models.append(m)
+        return models
+
+    def _solve(self, X, nus):
+        n, d = X.shape
+        kernel = self._kernel(X)
+        opts = self._options(n, d)
+        ones = np.ones(n)
+        out, alpha, G, prev = [], None, None, None
+        for nu in nus:
+            alpha = one_class_start(n, nu) if alpha is None else grow_start(alpha, G, prev,
+                                                                               nu)
+            res = solve_dual(X, kernel, ones, 1.0, np.zeros(n), alpha, options=opts)
+            if self.verbose:
+                print(f"[OneClassSVM] nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
+                      f"{res.time:.3g} s", flush=True)
+            alpha, G, prev = res.alpha, res.G, nu
+            out.append((alpha, res.rho, res.n_iter, res.converged))
+        return out
+
+    def _set_model(self, X, alpha, rho, n_iter, converged):
+        sv = np.flatnonzero(alpha > 0)
+        self.support_ = sv.astype(np.int32)
+        self.support_vectors_ = X[sv]
+        self.n_support_ = np.array([0, sv.size], dtype=np.int32)
+        self.dual_coef_ = alpha[sv][None, :]
+        self.intercept_ = np.array([-rho])
+        self.offset_ = float(rho)
+        self.n_iter_ = np.array([max(int(n_iter), 1)])
+        self.fit_status_ = 0 if converged else 1
+        self._kernel_ = self._kernel(X)
+
+    def decision_function(self, X):
+        """Signed distance to the boundary: positive inside (inliers), shape (n_samples,)."""
+        return self.score_samples(X) - self.offset_
+
+    def score_samples(self, X):
+        """The unshifted scoring function, ``dual_coef_ @ K(SV, X)``."""
+        check_is_fitted(self)
+        X = validate_input(self, X, reset=False)
+        K = kernel_operator(self.support_vectors_, self._kernel_)
+        return K.cross(X) @ self.dual_coef_[0]
+
+    def predict(self, X):
+        """+1 for inliers (decision_function > 0), -1 for outliers, as LIBSVM's."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
