@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
 from ._splits import make_splits
-from .base import (ClassifierBase, check_sample_weight, encode_labels,
+from .base import (ClassifierBase, check_sample_weight, encode_labels, is_pairwise,
                    labels_from_decision, point_weights, solve_path)
 
 __all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "carry_feature_names",
@@ -84,8 +84,9 @@ def score_fold(backend, X, y, train, test, Cs, sample_weight=None, class_weight=
     out["setup_time"] = time.perf_counter() - t0
     solutions = solve_path(backend, prepared, Y, Cs, w)
     D = backend.model(prepared, solutions).decision(X[test])
+    pairwise = is_pairwise(backend, classes.size)
     for i, sol in enumerate(solutions):
-        hit = labels_from_decision(classes, D[i]) == y[test]
+        hit = labels_from_decision(classes, D[i], pairwise) == y[test]
         out["scores"][i] = np.mean(hit) if w_test is None else np.average(hit, weights=w_test)
         out["solve_time"][i] = sum(sol.timings.values())
         out["n_iter"][i] = int(np.max(sol.n_iter))
