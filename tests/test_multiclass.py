@@ -256,3 +256,52 @@ def test_fit_path_pickle_and_cv():
         for c, C in enumerate(Cs):
             acc = HSSSVC(C=C, gamma=0.5, tol=EPS).fit(X[tr], y[tr]).score(X[te], y[te])
             assert cv.cv_results_[f"split{s}_test_score"][c] == pytest.approx(acc)
+
+
+@pytest.mark.parametrize("scoring, n_jobs", [(None, None), ("balanced_accuracy", 2)])
+def test_param_grid_equals_grid_search_cv(scoring, n_jobs):
+    """HSSSVCCV(param_grid=...) is GridSearchCV(HSSSVC(), param_grid) on the same folds:
+    the candidates in its order, its scores, its ranks and its best_params_."""
+    from sklearn.model_selection import GridSearchCV
+    X, y, _ = blobs(6, 3, 20, spread=2.0)
+    grid = [{"C": [0.1, 1.0, 10.0], "gamma": [0.2, "scale"]}, {"C": [2.0]}]
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
+    ours = HSSSVCCV(param_grid=grid, scoring=scoring, n_jobs=n_jobs, gamma=0.5, tol=EPS,
+                    cv=folds).fit(X, y)
+    ref = GridSearchCV(HSSSVC(gamma=0.5, tol=EPS), grid, scoring=scoring, cv=folds).fit(X, y)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    for key in ["mean_test_score", "std_test_score", "rank_test_score"] + \
+            [f"split{s}_test_score" for s in range(3)]:
+        np.testing.assert_allclose(ours.cv_results_[key], ref.cv_results_[key],
+                                   rtol=0, atol=1e-12, err_msg=key)
+    assert list(ours.cv_results_["param_C"]) == list(ref.cv_results_["param_C"])
+    assert set(ref.cv_results_) <= set(ours.cv_results_)
+    assert ours.best_params_ == ref.best_params_ and ours.best_index_ == ref.best_index_
+    assert ours.best_score_ == pytest.approx(ref.best_score_)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_param_grid_errors():
+    X, y, _ = blobs(6, 3, 10)
+    with pytest.raises(ValueError, match="not parameters of HSSSVC"):
+        HSSSVCCV(param_grid={"C": [1.0], "Cs": [2]}).fit(X, y)
+    with pytest.raises(ValueError, match="with param_grid give the widths in it"):
+        HSSSVCCV(param_grid={"C": [1.0]}, gamma=[0.1, 1.0]).fit(X, y)
+    with pytest.raises(ValueError):  # a bad value is refused before any work
+        HSSSVCCV(param_grid={"C": [-1.0]}).fit(X, y)
+
+
+def test_cs_spelling_with_scoring_scores_as_the_fold_scorer():
+    """The old Cs / width spelling still searches (width, C) in its order; with a scoring
+    its fits are fit_path's, whose accuracy is the fold scorer's."""
+    X, y, _ = blobs(8, 3, 20, spread=2.0)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=2).split(X, y))
+    kw = dict(Cs=[0.3, 3.0], gamma=[0.2, 1.0], tol=EPS, cv=folds)
+    a = HSSSVCCV(**kw).fit(X, y)
+    b = HSSSVCCV(scoring="accuracy", **kw).fit(X, y)
+    assert a.cv_results_["params"] == b.cv_results_["params"]
+    assert [p["gamma"] for p in a.cv_results_["params"]] == [0.2, 0.2, 1.0, 1.0]
+    for s in range(3):
+        np.testing.assert_allclose(a.cv_results_[f"split{s}_test_score"],
+                                   b.cv_results_[f"split{s}_test_score"], atol=1e-12)
+    assert a.best_params_ == b.best_params_

@@ -4,8 +4,9 @@ The kernel matrix is compressed once (HSS, or kept dense for ``approximation="ex
 K + beta I is factored once, and the path of :mod:`hsskern.solvers.hss_path` solves every
 C of a grid (:meth:`HSSSVC.fit_path` / :class:`HSSSVCCV`) on it. Several classes are SVC's
 one-vs-one by default (one such problem per pair of classes,
-:mod:`hsskern.solvers.pairwise`), or one-vs-rest on one preparation for every class. This module holds the parameters and builds that backend; the shared machinery is in
-:mod:`.base` and :mod:`.cv`.
+:mod:`hsskern.solvers.pairwise`), or one-vs-rest on one preparation for every class. This
+module holds the parameters and builds that backend; the shared machinery is in :mod:`.base`
+and :mod:`.cv`.
 """
 from numbers import Integral, Real
 
@@ -312,8 +313,31 @@ class HSSSVCCV(WeightedPathClassifierCV):
     the held-out points with one blocked kernel product for the whole grid. The best pair is
     refitted on all data.
 
+    A grid search over C should use this estimator rather than ``GridSearchCV(HSSSVC(),
+    ...)``: ``GridSearchCV`` clones and fits each candidate on its own, while here the
+    candidates that differ only in C share one preparation per fold and one warm-started
+    path. With ``param_grid`` it is a drop-in for ``GridSearchCV(HSSSVC(), param_grid,
+    cv=..., scoring=..., refit=..., n_jobs=...)``: the same candidates in the same order,
+    every model fitted on its fold as ``HSSSVC.fit`` would fit it (gamma="scale" on the
+    fold's rows), the same scores to the solver's tolerance, ``cv_results_`` in its layout
+    and its choice of ``best_params_``.
+
     Parameters
     ----------
+    param_grid : dict or list of dict, or None, default None
+        ``GridSearchCV``'s grid over :class:`HSSSVC`'s parameters (C, gamma or h, and any
+        other), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
+        C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
+        not used, and ``h`` / ``gamma`` must not be sequences.
+    scoring : str, callable or None, default None
+        A scikit-learn scorer of each candidate on the held-out rows (None: accuracy). With
+        ``param_grid`` or ``scoring`` every fold's models are fitted by
+        :meth:`HSSSVC.fit_path` and scored by the scorer, unweighted as ``GridSearchCV``'s;
+        otherwise (the ``Cs`` / width spelling, accuracy) by the one-product fold scorer,
+        the accuracy weighted by the test rows' ``sample_weight``.
+    n_jobs : int or None, default None
+        joblib workers for the (fold, parameters but C) cells of a ``param_grid`` /
+        ``scoring`` search (None: one, as ``GridSearchCV``'s).
     Cs : int or sequence of float, default 10
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
@@ -342,11 +366,13 @@ class HSSSVCCV(WeightedPathClassifierCV):
     h_ : float or None, gamma_ : float or None
         The chosen width (in the spelling given).
     cv_results_ : dict of arrays
-        ``GridSearchCV``'s format, one entry per (width, C) in grid order (widths as given,
-        C increasing): ``params``, ``param_h`` (or ``param_gamma``), ``param_C``,
-        ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
-        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time`` (a fold's compression and
-        factor divided among its C values, plus the C's own solve), ``mean_n_iter``.
+        ``GridSearchCV``'s format, one entry per candidate: ``param_grid``'s in its order
+        (with ``mean_score_time`` and ``std_score_time`` too), or per (width, C) in grid
+        order (widths as given, C increasing): ``params``, ``param_h`` (or
+        ``param_gamma``), ``param_C``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time`` (a
+        fold's compression and factor divided among its C values, plus the C's own solve),
+        ``mean_n_iter``.
     best_index_, best_params_ : the first best candidate in grid order
     best_score_ : float
     best_estimator_ : HSSSVC
@@ -375,16 +401,23 @@ class HSSSVCCV(WeightedPathClassifierCV):
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
         "refit": ["boolean"],
+        "param_grid": [dict, list, None],
+        "scoring": [str, callable, None],
+        "n_jobs": [Integral, None],
     }
     _estimator = HSSSVC
 
-    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
-                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
+    def __init__(self, kernel="gaussian", *, param_grid=None, scoring=None, n_jobs=None,
+                 Cs=10, h=None, gamma=None, cv=0.2, refit=True, beta=None, rel_tol=1e-3,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
                  class_weight=None, probability=False, multiclass="ovo",
                  decision_function_shape="ovr", verbose=0, random_state=None):
         self.kernel = kernel
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_jobs = n_jobs
         self.Cs = Cs
         self.h = h
         self.gamma = gamma
@@ -417,6 +450,18 @@ class HSSSVCCV(WeightedPathClassifierCV):
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def _candidate_estimator(self, params):
+        # a candidate's width replaces both spellings; without one, this estimator's
+        if "h" in params or "gamma" in params:
+            return self._base_estimator(params)
+        if self.param_grid is not None:
+            for name in ("h", "gamma"):
+                value = getattr(self, name)
+                if value is not None and not isinstance(value, (str, Real)):
+                    raise ValueError(f"{name}={value!r} is a grid: with param_grid give the "
+                                     f"widths in it (param_grid={{'{name}': [...], ...}})")
+        return super()._base_estimator(params)
 
     def _set_best_attributes(self, params):
         super()._set_best_attributes(params)
