@@ -305,3 +305,25 @@ def test_cs_spelling_with_scoring_scores_as_the_fold_scorer():
         np.testing.assert_allclose(a.cv_results_[f"split{s}_test_score"],
                                    b.cv_results_[f"split{s}_test_score"], atol=1e-12)
     assert a.best_params_ == b.best_params_
+
+
+def test_time_budget_is_shared_by_the_pairs(monkeypatch):
+    """ExactSVC's max_time bounds the whole fit: each of the P pairs gets workers / P of it."""
+    from hsskern.solvers.exact_path import ExactBackend
+    seen = []
+    original = ExactBackend.path
+
+    def recording(self, *args, **kwargs):
+        seen.append(self.max_time)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(ExactBackend, "path", recording)
+    X, y, _ = blobs(12, 4, 15)
+    est = ExactSVC(gamma=0.5, max_time=60.0, validation_fraction=0.0)
+    backend = est._make_backend(X, for_path=False)
+    Y = -np.ones((y.size, 4))
+    Y[np.arange(y.size), y] = 1
+    for n_jobs in (1, 2):
+        seen.clear()
+        b = PairwiseBackend(backend.inner, n_jobs=n_jobs)
+        b.path(b.prepare(X, Y), Y, [1.0])
+        assert seen == [pytest.approx(60.0 * n_jobs / 6)] * 6

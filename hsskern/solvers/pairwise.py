@@ -23,7 +23,7 @@ internal cross-validation.
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -176,6 +176,13 @@ def _capped(fn, *args):
         return fn(*args)
 
 
+def _solve(backend, prepared, Y, Cs, weights):
+    """``backend.path``, with ``weights`` only when there are any (the protocol's rule)."""
+    if weights is None:
+        return backend.path(prepared, Y, Cs)
+    return backend.path(prepared, Y, Cs, weights=weights)
+
+
 def _sum_timings(mappings):
     out = {}
     for t in mappings:
@@ -209,6 +216,14 @@ class PairwiseBackend:
     n_jobs : int or None
         Threads running pairs at once (None: every core this process may use). 1 runs them
         one after another on the calling thread, with the wrapped backend's own threading.
+
+    A wrapped backend with a ``max_time`` (seconds for its whole path) gets, per pair, the
+    pairs' equal share of the pool's time: ``max_time * workers / n_pairs``, so that the
+    one-vs-one path keeps the budget of the fit.
+
+    Memory: every pair's preparation is held from ``prepare`` to the end of ``path`` (the
+    pairs' rows sum to (n_classes - 1) n points; a preparation that stores its pair's
+    kernel matrix stores one per pair).
     """
 
     inner: object
@@ -217,12 +232,15 @@ class PairwiseBackend:
     #: what the estimators and the fold scorer read: decisions are pairwise, labels by vote
     one_vs_one = True
 
+    def _workers(self):
+        if self.n_jobs is not None:
+            return self.n_jobs
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+
     def _map(self, fn, tasks, sizes):
         """[fn(*t) for t in tasks], on the pool when there are several."""
-        n_jobs = self.n_jobs
-        if n_jobs is None:
-            n_jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-                else (os.cpu_count() or 1)
+        n_jobs = self._workers()
         if n_jobs <= 1 or len(tasks) <= 1:
             return [fn(*t) for t in tasks]
         # the largest pairs first: the pool's last pair is then a small one
@@ -265,7 +283,13 @@ class PairwiseBackend:
         live = [p for p, pr in enumerate(prepared.problems) if pr is not None]
         tasks = [(prepared.labels[p], prepared.problems[p], Cs,
                   None if weights is None else weights[prepared.rows[p]]) for p in live]
-        solved = self._map(lambda yp, pr, C, w: self._inner_path(pr, yp, C, w), tasks,
+        inner = self.inner
+        budget = getattr(inner, "max_time", None)
+        if budget is not None and len(live) > 1:
+            # a time budget is the whole fit's: each pair gets its share of the pool's time
+            inner = replace(inner, max_time=budget * min(self._workers(), len(live))
+                            / len(live))
+        solved = self._map(lambda yp, pr, C, w: _solve(inner, pr, yp, C, w), tasks,
                            [prepared.rows[p].size for p in live])
         per_pair = [None] * len(prepared.pairs)
         for p, sols in zip(live, solved):
@@ -273,9 +297,7 @@ class PairwiseBackend:
         return tuple(self._merge(prepared, per_pair, s, C) for s, C in enumerate(Cs))
 
     def _inner_path(self, prepared, Y, Cs, weights):
-        if weights is None:
-            return self.inner.path(prepared, Y, Cs)
-        return self.inner.path(prepared, Y, Cs, weights=weights)
+        return _solve(self.inner, prepared, Y, Cs, weights)
 
     @staticmethod
     def _merge(prepared, per_pair, s, C):
