@@ -327,3 +327,9 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
         b = PairwiseBackend(backend.inner, n_jobs=n_jobs)
         b.path(b.prepare(X, Y), Y, [1.0])
         assert seen == [pytest.approx(60.0 * n_jobs / 6)] * 6
+
+
+def test_a_failing_pair_raises_its_error():
+    X, y, _ = blobs(13, 4, 10)
+    with pytest.raises(ValueError, match="needs refine=True"):
+        HSSSVC(start="decomposition", refine=False).fit(X, y)

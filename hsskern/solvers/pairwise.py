@@ -248,11 +248,18 @@ class PairwiseBackend:
         out = [None] * len(tasks)
         with ThreadPoolExecutor(max_workers=min(n_jobs, len(tasks))) as pool:
             futures = {int(p): pool.submit(_capped, fn, *tasks[p]) for p in order}
-            for p, fut in futures.items():
-                out[p] = fut.result()
+            try:
+                for p, fut in futures.items():
+                    out[p] = fut.result()
+            except BaseException:  # a pair failed: start no other, raise its error
+                for fut in futures.values():
+                    fut.cancel()
+                raise
         return out
 
     def prepare(self, X, Y):
+        """A :class:`PairwiseProblem`: each pair's rows and the wrapped backend's
+        preparation of them; the wrapped backend's own preparation for one label column."""
         Y = check_labels(Y, X.shape[0])
         if Y.shape[1] == 1:
             return self.inner.prepare(X, Y)
@@ -278,6 +285,8 @@ class PairwiseBackend:
                                timings=timings)
 
     def path(self, prepared, Y, Cs, weights=None):
+        """Every C of every pair (the wrapped backend's path on each pair's rows and
+        weights), as one solution per C with a column per pair."""
         if not isinstance(prepared, PairwiseProblem):
             return self._inner_path(prepared, Y, Cs, weights)
         live = [p for p, pr in enumerate(prepared.problems) if pr is not None]
@@ -325,6 +334,7 @@ class PairwiseBackend:
                             info=_merge_info(infos))
 
     def model(self, prepared, solutions):
+        """One kernel expansion over the union of the pairs' support vectors."""
         if not isinstance(prepared, PairwiseProblem):
             return self.inner.model(prepared, solutions)
         return KernelExpansion(prepared.points, self.inner.kernel, solutions)
