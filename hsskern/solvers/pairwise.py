@@ -21,6 +21,7 @@ not trained and decides a constant (+1 or -1, the class present), as LIBSVM does
 internal cross-validation.
 """
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -217,8 +218,9 @@ class PairwiseBackend:
         Threads running pairs at once (None: every core this process may use). 1 runs them
         one after another on the calling thread, with the wrapped backend's own threading.
 
-    A wrapped backend with a ``max_time`` (seconds for its whole path) gets, per pair, the
-    pairs' equal share of the pool's time: ``max_time * workers / n_pairs``, so that the
+    A wrapped backend with a ``max_time`` (seconds for its whole path, counted from its
+    ``started`` time when it has one) gets, per pair, the pairs' equal share of the pool's
+    time left, ``time left * workers / n_pairs``, from the pair's own start, so that the
     one-vs-one path keeps the budget of the fit.
 
     Memory: every pair's preparation is held from ``prepare`` to the end of ``path`` (the
@@ -296,6 +298,11 @@ class PairwiseBackend:
         budget = getattr(inner, "max_time", None)
         if budget is not None and len(live) > 1:
             # a time budget is the whole fit's: each pair gets its share of the pool's time
+            # left, counted from the pair's own start
+            started = getattr(inner, "started", None)
+            if started is not None:
+                budget = max(0.0, budget - (time.perf_counter() - started))
+                inner = replace(inner, started=None)
             inner = replace(inner, max_time=budget * min(self._workers(), len(live))
                             / len(live))
         solved = self._map(lambda yp, pr, C, w: _solve(inner, pr, yp, C, w), tasks,
