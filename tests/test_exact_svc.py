@@ -142,7 +142,8 @@ def test_stages_grow_to_all_points_and_the_history_records_every_round():
 
 def test_path_multiclass_and_pickle():
     X, y = make_blobs(300, centers=3, n_features=3, random_state=0, cluster_std=2.5)
-    est = ExactSVC(h=1.0, subsample=60, validation_fraction=0.0, random_state=0)
+    est = ExactSVC(h=1.0, subsample=60, validation_fraction=0.0, random_state=0,
+                   multiclass="ovr")
     models = est.fit_path(X, y, [0.1, 1.0, 10.0])
     for m in models:
         assert m.converged_.all() and m.gap_.shape == (3,)

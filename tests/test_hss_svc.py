@@ -64,7 +64,7 @@ def test_multiclass_ovr_equals_per_class_binary():
     labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
     # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
     fixed = dict(C=2.0, max_iter=60, tol=None, adaptive_beta=False, refine=False, **EXACT)
-    m = HSSSVC(**fixed).fit(X, labels)
+    m = HSSSVC(multiclass="ovr", **fixed).fit(X, labels)
     assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
     dec = m.decision_function(X)
     assert dec.shape == (240, 4) and m.dual_coef_.shape[0] == 4

@@ -283,7 +283,7 @@ def test_multiclass_refine_equals_per_class_binary():
     from sklearn.datasets import make_blobs
     X, y = make_blobs(300, centers=3, n_features=3, random_state=1, cluster_std=2.0)
     fixed = dict(C=5.0, approximation="exact", max_iter=20, tol=None, adaptive_beta=False)
-    m = HSSSVC(**fixed).fit(X, y)
+    m = HSSSVC(multiclass="ovr", **fixed).fit(X, y)
     dec = m.decision_function(X)
     for k, c in enumerate(m.classes_):
         b = HSSSVC(**fixed).fit(X, np.where(y == c, 1, 0))

@@ -99,7 +99,7 @@ def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
     X, y = make_blobs(100, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
     labels = np.array(["x", "y", "z"])[y]
     cw = {"x": 2.0, "z": 0.5} if weighted else None
-    models = HSSSVC(class_weight=cw, tol=EPS).fit_path(X, labels, CS[:4])
+    models = HSSSVC(class_weight=cw, tol=EPS, multiclass="ovr").fit_path(X, labels, CS[:4])
     w = models[0].class_weight_[y]
     for m, C in zip(models, CS[:4]):
         _decomposition_route(m)

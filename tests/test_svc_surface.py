@@ -117,14 +117,17 @@ def test_sigmoid_proba_is_stable_for_huge_decision_values():
 @given(seed=st.integers(0, 2**31 - 1), k=st.sampled_from([2, 3]), n=st.integers(40, 90))
 def test_hss_probabilities_properties(seed, k, n):
     X, y = _problem(seed, n=n, k=k)
-    m = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, **EXACT).fit(X, y)
+    # one-vs-rest's probability model (one-vs-one's: tests/test_multiclass.py)
+    m = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, multiclass="ovr",
+               **EXACT).fit(X, y)
     P, L = m.predict_proba(X), m.predict_log_proba(X)
     assert P.shape == (n, k) and np.all((P >= 0) & (P <= 1))
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.exp(L), P, rtol=1e-12, atol=1e-300)
     # pickling keeps them identical; the same random_state gives the same probabilities
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict_proba(X), P)
-    again = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, **EXACT).fit(X, y)
+    again = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, multiclass="ovr",
+                   **EXACT).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), P)
     # the relation the docstring states between predict_proba's argmax and predict
     D = m.decision_function(X)
@@ -331,7 +334,7 @@ def test_attributes_match_svc_binary(seed, n, C, weighted):
 
 def test_multiclass_attributes_are_one_vs_rest():
     X, y = _problem(7, n=120, k=3)
-    m = HSSSVC(h=1.0, tol=1e-8, **EXACT).fit(X, y)
+    m = HSSSVC(h=1.0, tol=1e-8, multiclass="ovr", **EXACT).fit(X, y)
     n_sv = m.support_.size
     assert m.dual_coef_.shape == (3, n_sv) and m.intercept_.shape == (3,)
     assert m.n_support_.sum() == n_sv and m.n_support_.dtype == np.int32

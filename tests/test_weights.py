@@ -122,7 +122,7 @@ def test_weighted_binary_equals_svc(seed, n, logC, h, kind):
 @given(seed=st.integers(0, 10_000), logC=st.floats(-0.5, 1.5),
        kind=st.sampled_from(["sample", "class_dict", "balanced"]))
 def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed, logC, kind):
-    # HSSSVC is one-vs-rest, SVC one-vs-one: column k is compared with SVC on "k vs rest"
+    # HSSSVC(multiclass="ovr"): column k is compared with SVC on "k vs rest"
     # with every point's own weight (its sample weight times its class's weight)
     X, y = make_blobs(90, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
     labels = np.array(["x", "y", "z"])[y]
@@ -133,7 +133,8 @@ def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed,
     if sw is not None:
         for c in range(3):  # every class keeps a point of positive weight
             sw[np.flatnonzero(y == c)[0]] = 1.0
-    m = HSSSVC(h=h, C=C, class_weight=cw, **EXACT).fit(X, labels, sample_weight=sw)
+    m = HSSSVC(h=h, C=C, class_weight=cw, multiclass="ovr", **EXACT).fit(
+        X, labels, sample_weight=sw)
     ref_cw = SVC(class_weight=cw).fit(X, labels).class_weight_
     np.testing.assert_allclose(m.class_weight_, ref_cw, rtol=1e-15)
     w = (np.ones(90) if sw is None else sw) * m.class_weight_[y]

@@ -438,18 +438,21 @@ class DaskExactSVC(ExactSVC):
         "task_timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, tol=1e-3,
-                 max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
+    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
+                 tol=1e-3, max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
                  abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
-                 memory_budget=None, class_weight=None, probability=False, verbose=0,
-                 random_state=None, scheduler=None, n_blocks=None, threads_per_task=1,
-                 task_timeout=600.0):
-        super().__init__(kernel, h=h, gamma=gamma, C=C, tol=tol, max_time=max_time,
+                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
+                 decision_function_shape="ovr", verbose=0, random_state=None, scheduler=None,
+                 n_blocks=None, threads_per_task=1, task_timeout=600.0):
+        super().__init__(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, C=C, tol=tol,
+                         max_time=max_time,
                          subsample=subsample, validation_fraction=validation_fraction,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
                          leaf_size=leaf_size, n_neighbors=n_neighbors, max_chunk=max_chunk,
                          memory_budget=memory_budget, class_weight=class_weight,
-                         probability=probability, verbose=verbose, random_state=random_state)
+                         probability=probability, multiclass=multiclass,
+                         decision_function_shape=decision_function_shape, verbose=verbose,
+                         random_state=random_state)
         self.scheduler = scheduler
         self.n_blocks = n_blocks
         self.threads_per_task = threads_per_task

@@ -41,6 +41,10 @@ class DaskHSSSVCCV(HSSSVCCV):
     whose decision value lies that close to 0: k such points move it by k / n_test (one in
     4,000 moves the mean over 5 folds by 5e-5).
 
+    A ``param_grid`` or ``scoring`` search runs in this process (joblib's ``n_jobs``), as
+    :class:`~hsskern.HSSSVCCV`'s; only the ``Cs`` / width grid scored by accuracy runs as
+    Dask tasks.
+
     What does not scale yet: one compression (one width, one fold) always runs on one
     worker, so the largest n is bounded by one worker's memory, and a grid with fewer cells
     than workers leaves workers idle.
@@ -94,19 +98,24 @@ class DaskHSSSVCCV(HSSSVCCV):
         "threads_per_task": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
+    def __init__(self, kernel="gaussian", *, param_grid=None, scoring=None, n_jobs=None,
+                 Cs=10, h=None, gamma=None, cv=0.2, refit=True,
                  beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, verbose=0, random_state=None,
+                 class_weight=None, probability=False, multiclass="ovo",
+                 decision_function_shape="ovr", verbose=0, random_state=None,
                  scheduler=None, threads_per_task=1):
-        super().__init__(kernel, Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
+        super().__init__(kernel, param_grid=param_grid, scoring=scoring, n_jobs=n_jobs,
+                         Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
                          rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
                          leaf_size=leaf_size, n_neighbors=n_neighbors,
                          approximation=approximation, max_iter=max_iter, tol=tol,
                          relaxation=relaxation, adaptive_beta=adaptive_beta, refine=refine,
                          max_chunk=max_chunk, memory_budget=memory_budget,
                          class_weight=class_weight, probability=probability,
+                         multiclass=multiclass,
+                         decision_function_shape=decision_function_shape,
                          verbose=verbose, random_state=random_state)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task

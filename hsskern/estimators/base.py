@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.class_weight import compute_class_weight
@@ -22,6 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from ..solvers.pairwise import PairwiseBackend, class_pairs, ovr_scores, pairwise_coupling, vote
 from ..solvers.path import check_Cs, check_weights
 # input validation lives in utils.validation; its names stay importable from here
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
@@ -143,13 +145,36 @@ def solve_path(backend, prepared, Y, Cs, weights=None):
     return backend.path(prepared, Y, Cs, weights=weights)
 
 
-def labels_from_decision(classes, D):
+def labels_from_decision(classes, D, pairwise=False):
     """The one tie rule: decision > 0 -> ``classes[1]`` (0 -> ``classes[0]``, as SVC) for
-    (m, 1) or (m,) binary decisions; the first largest column for one-vs-rest."""
+    (m, 1) or (m,) binary decisions; the first largest column for one-vs-rest; LIBSVM's
+    vote for one-vs-one pairwise values (``pairwise``, more than two classes)."""
     D = np.asarray(D)
     if D.ndim == 1 or D.shape[1] == 1:
         return classes[(D.reshape(-1) > 0).astype(np.intp)]
+    if pairwise:
+        return classes[vote(D, classes.size)]
     return classes[np.argmax(D, axis=1)]
+
+
+def is_pairwise(backend, n_classes):
+    """Whether ``backend`` trains one-vs-one and there are more than two classes."""
+    return bool(getattr(backend, "one_vs_one", False)) and n_classes > 2
+
+
+def ovo_dual_coef(pair_coef, sv_class, n_classes):
+    """SVC's one-vs-one ``dual_coef_`` (n_classes - 1, n_SV) from the pairs' coefficients.
+
+    ``pair_coef`` (n_pairs, n_SV) holds each pair's y alpha on the support vectors (+1 for
+    the pair's first class). SVC's layout: a support vector of class c keeps its coefficient
+    in the pair (c, o) in row o - (o > c), so each row holds one coefficient per vector.
+    """
+    out = np.zeros((n_classes - 1, pair_coef.shape[1]))
+    for p, (i, j) in enumerate(class_pairs(n_classes)):
+        in_i, in_j = sv_class == i, sv_class == j
+        out[j - 1, in_i] = pair_coef[p, in_i]
+        out[i, in_j] = pair_coef[p, in_j]
+    return out
 
 
 class FitStateMixin:
@@ -181,6 +206,10 @@ class FitStateMixin:
         return False
 
 
+#: LIBSVM's bound on the pairwise probabilities before the coupling
+_MIN_PROB = 1e-7
+
+
 def _check_probability(self):
     """``predict_proba`` exists only with ``probability=True`` (SVC's rule)."""
     if not getattr(self, "probability", False):
@@ -202,15 +231,18 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
         """Class probabilities by Platt scaling (``probability=True`` only).
 
         Two classes: ``proba[:, 1] = 1 / (1 + exp(probA_ f + probB_))`` with f the decision
-        value. Several classes: each one-vs-rest decision column through its own sigmoid,
+        value. Several classes, one-vs-one (SVC's): each pair's value through its own sigmoid
+        gives P(i | i or j), and LIBSVM's pairwise coupling (Wu, Lin & Weng 2004) turns them
+        into class probabilities. One-vs-rest: each decision column through its own sigmoid,
         the results normalised to sum to 1.
 
         The argmax need not agree with :meth:`predict`, as in SVC: with two classes
         ``proba[:, 1] > 0.5`` exactly when ``probA_ f + probB_ < 0``, i.e. (``probA_ < 0``,
         the usual case) when ``f > -probB_ / probA_``, while ``predict`` thresholds f at 0;
         the two disagree on the points with f between 0 and ``-probB_ / probA_``. With
-        several classes the argmax is the class of the smallest ``probA_[k] f_k +
-        probB_[k]``, ``predict`` the class of the largest f_k.
+        several classes one-vs-rest the argmax is the class of the smallest ``probA_[k] f_k +
+        probB_[k]``, ``predict`` the class of the largest f_k; one-vs-one, the coupled
+        probabilities against the vote.
 
         Parameters
         ----------
@@ -235,6 +267,12 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
         if not hasattr(self, "probA_"):
             raise NotFittedError(f"{type(self).__name__} was fitted with probability=False: "
                                  "refit with probability=True for predict_proba")
+        if getattr(self, "_pairwise", False):
+            Z = self._pairwise_decision(X) * self.probA_ + self.probB_
+            # P(i | i or j), kept off 0 and 1 as LIBSVM does before the coupling
+            R = np.clip(expit(-Z), _MIN_PROB, 1.0 - _MIN_PROB)
+            P = pairwise_coupling(R, self.classes_.size)
+            return np.log(P) if log else P
         D = self.decision_function(X)
         return (sigmoid_log_proba if log else sigmoid_proba)(D, self.probA_, self.probB_)
 
@@ -242,7 +280,16 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
         self._reset()
         X, y = validate_input(self, X, y)
         classes, Y = encode_labels(y)
+        self._check_multiclass(classes)
         return X, y, classes, Y
+
+    def _check_multiclass(self, classes):
+        """SVC's ``decision_function_shape="ovo"`` needs one-vs-one training."""
+        if (classes.size > 2 and getattr(self, "decision_function_shape", "ovr") == "ovo"
+                and getattr(self, "multiclass", "ovr") != "ovo"):
+            raise ValueError('decision_function_shape="ovo" returns the values of the '
+                             'one-vs-one pairs, which multiclass="ovr" does not train: use '
+                             'multiclass="ovo" or decision_function_shape="ovr"')
 
     #: whether the backend's ``path`` takes per-point weights (sample_weight, class_weight)
     _supports_weights = False
@@ -294,6 +341,11 @@ class PathClassifier(ClassifierBase):
     * ``_set_backend_attributes(prepared, solution, model)`` (optional): fitted attributes
       beyond the common ones.
 
+    A subclass with a ``multiclass`` parameter ("ovo" / "ovr") passes its binary backend
+    through :meth:`_multiclass_backend` in ``_make_backend``: with "ovo" it trains SVC's one
+    binary model per pair of classes (:class:`~hsskern.solvers.pairwise.PairwiseBackend`),
+    and a ``decision_function_shape`` parameter shapes its decision values as SVC's.
+
     ``fit`` starts from nothing: every fitted attribute of an earlier fit is removed first.
     Its backend takes no weights: ``fit(X, y)`` (``sample_weight`` raises a clear error);
     :class:`WeightedPathClassifier` is the base for a backend that does.
@@ -306,6 +358,13 @@ class PathClassifier(ClassifierBase):
 
     def _set_backend_attributes(self, prepared, solution, model):
         pass
+
+    def _multiclass_backend(self, backend):
+        """``backend`` for the ``multiclass`` parameter: one-vs-one around it ("ovo"), or
+        itself ("ovr", or no such parameter: one-vs-rest on one preparation)."""
+        if getattr(self, "multiclass", "ovr") == "ovo":
+            return PairwiseBackend(backend)
+        return backend
 
     def _fit_Cs(self):
         return [getattr(self, self._C_param)] if self._C_param else [None]
@@ -397,9 +456,17 @@ class PathClassifier(ClassifierBase):
         splits = make_splits(min(N_FOLDS, labels.size), X, labels, self.random_state)
         D = cross_val_decision(backend, X, Y, Cs, splits, w)
         sw = None if w is None else w / self.class_weight_[labels]
+        if is_pairwise(backend, Y.shape[1]):
+            # pair (i, j)'s sigmoid on its own classes' points, +1 for class i (LIBSVM's)
+            pairs = class_pairs(Y.shape[1])
+            cols = [((labels == i) | (labels == j), np.where(labels == i, 1.0, -1.0))
+                    for i, j in pairs]
+        else:
+            cols = [(slice(None), Y[:, k]) for k in range(Y.shape[1])]
         out = []
         for Ds in D:
-            AB = np.array([sigmoid_fit(Ds[:, k], Y[:, k], sw) for k in range(Y.shape[1])])
+            AB = np.array([sigmoid_fit(Ds[r, k], yk[r], None if sw is None else sw[r])
+                           for k, (r, yk) in enumerate(cols)])
             out.append((AB[:, 0], AB[:, 1]))
         seconds = (time.perf_counter() - t0) / len(Cs)
         self._log(1, f"probability: {len(splits)} internal folds, sigmoid A "
@@ -419,6 +486,7 @@ class PathClassifier(ClassifierBase):
         zeros = {k: 0.0 for k in prepared.timings}
         self.fit_time_ = {**(dict(prepared.timings) if shared else zeros),
                           **solution.timings}
+        self._pairwise = is_pairwise(backend, classes.size)
         self._set_backend_attributes(prepared, solution, model)
         self._set_svc_attributes(classes, model, solution, Y, rows)
 
@@ -426,7 +494,8 @@ class PathClassifier(ClassifierBase):
         """SVC's fitted attributes where they apply: ``fit_status_`` and ``class_weight_``
         always; for a kernel expansion (a model with support vectors) ``support_``,
         ``support_vectors_``, ``dual_coef_`` and ``n_support_`` in SVC's order — the support
-        vectors grouped by class in the order of ``classes_``, by index within a class."""
+        vectors grouped by class in the order of ``classes_``, by index within a class (and
+        for one-vs-one ``dual_coef_`` in SVC's (n_classes - 1, n_SV) layout)."""
         self.fit_status_ = int(not np.all(solution.converged))
         if not hasattr(self, "class_weight_"):
             self.class_weight_ = np.ones(classes.size)
@@ -449,18 +518,23 @@ class PathClassifier(ClassifierBase):
         model = self._model
         if np.all(self.support_[1:] > self.support_[:-1]):
             self.support_vectors_, self.dual_coef_ = model.support_vectors, model.dual_coef
-            return
-        order = np.empty(self.support_.size, dtype=np.intp)
-        order[np.argsort(self.support_)] = np.arange(self.support_.size)
-        self.support_vectors_ = model.support_vectors[order]
-        self.dual_coef_ = model.dual_coef[:, order]
+        else:
+            order = np.empty(self.support_.size, dtype=np.intp)
+            order[np.argsort(self.support_)] = np.arange(self.support_.size)
+            self.support_vectors_ = model.support_vectors[order]
+            self.dual_coef_ = model.dual_coef[:, order]
+        if getattr(self, "_pairwise", False):  # the model keeps one row per pair
+            k = self.classes_.size
+            sv_class = np.repeat(np.arange(k), self.n_support_)
+            self.dual_coef_ = ovo_dual_coef(self.dual_coef_, sv_class, k)
 
     def __getstate__(self):
         # reordered support vectors are the model's, permuted: ship them once
         state = super().__getstate__()
         model = state.get("_model")
-        if "support_vectors_" in state and \
-                state["support_vectors_"] is not getattr(model, "support_vectors", None):
+        if "support_vectors_" in state and (
+                state["support_vectors_"] is not getattr(model, "support_vectors", None)
+                or state.get("_pairwise", False)):
             state = {k: v for k, v in state.items()
                      if k not in ("support_vectors_", "dual_coef_")}
         return state
@@ -469,6 +543,16 @@ class PathClassifier(ClassifierBase):
         super().__setstate__(state)
         if "support_" in state and "support_vectors_" not in state:
             self._set_sv_arrays()
+
+    def _raw_decision(self, X):
+        """The model's decision values of X: (m, 1) binary, (m, n_pairs) one-vs-one,
+        (m, n_classes) one-vs-rest."""
+        check_is_fitted(self)
+        X = validate_input(self, X, reset=False)
+        return budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
+
+    def _pairwise_decision(self, X):
+        return self._raw_decision(X)
 
     def decision_function(self, X):
         """Signed distance to the separating surface(s).
@@ -479,20 +563,28 @@ class PathClassifier(ClassifierBase):
 
         Returns
         -------
-        ndarray of shape (n_samples,) for two classes (positive: ``classes_[1]``), else
-        (n_samples, n_classes) one-vs-rest scores.
+        ndarray of shape (n_samples,) for two classes (positive: ``classes_[1]``). Several
+        classes trained one-vs-one: with ``decision_function_shape="ovo"`` the
+        (n_samples, n_classes (n_classes - 1) / 2) values of the pairs (i, j), i < j in the
+        order of ``classes_`` (positive: class i), as SVC's; with "ovr" SVC's transformation
+        of them to (n_samples, n_classes) (each class's votes plus its summed confidences
+        squashed into (-1/3, 1/3)). Trained one-vs-rest: the (n_samples, n_classes) scores.
         """
-        check_is_fitted(self)
-        X = validate_input(self, X, reset=False)
-        D = budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
-        return D[:, 0] if D.shape[1] == 1 else D
+        D = self._raw_decision(X)
+        if D.shape[1] == 1:
+            return D[:, 0]
+        if getattr(self, "_pairwise", False) and \
+                getattr(self, "decision_function_shape", "ovr") == "ovr":
+            return ovr_scores(D, self.classes_.size)
+        return D
 
     def predict(self, X):
         """Class labels, shape (n_samples,): decision > 0 -> ``classes_[1]`` for two classes
-        (a decision of exactly 0 gives ``classes_[0]``, as SVC), the largest one-vs-rest
-        score otherwise."""
-        D = self.decision_function(X)
-        return labels_from_decision(self.classes_, D)
+        (a decision of exactly 0 gives ``classes_[0]``, as SVC); one-vs-one, LIBSVM's vote
+        (pair (i, j) votes i when its value is > 0, else j; most votes, ties to the first
+        class); one-vs-rest, the largest score."""
+        D = self._raw_decision(X)
+        return labels_from_decision(self.classes_, D, getattr(self, "_pairwise", False))
 
 
 class WeightedPathClassifier(PathClassifier):

@@ -8,8 +8,11 @@ evaluate exp of a positive number — the method LIBSVM uses. The held-out decis
 from :func:`cross_val_decision`: stratified folds, one ``prepare`` and one ``path`` per fold
 through the path protocol, so every backend and every C of a path share one code.
 
-Multiclass (one-vs-rest): one sigmoid per class, and the class probabilities are the
-sigmoids normalised to sum to 1.
+Multiclass one-vs-one (SVC's): one sigmoid per pair of classes, on the held-out values of
+that pair's points, and LIBSVM's pairwise coupling
+(:func:`~hsskern.solvers.pairwise.pairwise_coupling`) for the class probabilities.
+One-vs-rest: one sigmoid per class, and the class probabilities are the sigmoids normalised
+to sum to 1.
 """
 import numpy as np
 from scipy.special import expit, logsumexp
@@ -153,8 +156,12 @@ def cross_val_decision(backend, X, Y, Cs, splits, weights=None):
     -------
     ndarray of shape (len(Cs), n, r)
         A column whose training part holds a single label gets +1 or -1 (that label) on the
-        test part, as LIBSVM does.
+        test part, as LIBSVM does. For a one-vs-one backend (``backend.one_vs_one``) and
+        more than two classes, r is the number of pairs (the backend gives a pair of one
+        class its constant).
     """
+    if getattr(backend, "one_vs_one", False) and Y.shape[1] > 1:
+        return _cross_val_pairwise(backend, X, Y, Cs, splits, weights)
     n, r = Y.shape
     D = np.empty((len(Cs), n, r))
     for train, test in splits:
@@ -174,4 +181,20 @@ def cross_val_decision(backend, X, Y, Cs, splits, weights=None):
         del prepared
         for s in range(len(Cs)):
             D[s, test[:, None], cols[None, :]] = dec[s]
+    return D
+
+
+def _cross_val_pairwise(backend, X, Y, Cs, splits, weights):
+    """:func:`cross_val_decision` for a one-vs-one backend: every pair's values."""
+    k = Y.shape[1]
+    D = np.empty((len(Cs), Y.shape[0], k * (k - 1) // 2))
+    for train, test in splits:
+        Yt = np.ascontiguousarray(Y[train])
+        prepared = backend.prepare(X[train], Yt)
+        if weights is None:
+            solutions = backend.path(prepared, Yt, Cs)
+        else:
+            solutions = backend.path(prepared, Yt, Cs, weights=weights[train])
+        D[:, test, :] = backend.model(prepared, solutions).decision(X[test])
+        del prepared
     return D

@@ -17,17 +17,21 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy.stats import rankdata
+from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
 from ._splits import make_splits
-from .base import (ClassifierBase, check_sample_weight, encode_labels,
+from .base import (ClassifierBase, check_sample_weight, encode_labels, is_pairwise,
                    labels_from_decision, point_weights, solve_path)
 
 __all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "carry_feature_names",
-           "make_splits", "score_fold", "search_results"]
+           "make_splits", "score_fold", "fit_score_fold", "search_results"]
 
 
 def carry_feature_names(search, est):
@@ -84,11 +88,48 @@ def score_fold(backend, X, y, train, test, Cs, sample_weight=None, class_weight=
     out["setup_time"] = time.perf_counter() - t0
     solutions = solve_path(backend, prepared, Y, Cs, w)
     D = backend.model(prepared, solutions).decision(X[test])
+    pairwise = is_pairwise(backend, classes.size)
     for i, sol in enumerate(solutions):
-        hit = labels_from_decision(classes, D[i]) == y[test]
+        hit = labels_from_decision(classes, D[i], pairwise) == y[test]
         out["scores"][i] = np.mean(hit) if w_test is None else np.average(hit, weights=w_test)
         out["solve_time"][i] = sum(sol.timings.values())
         out["n_iter"][i] = int(np.max(sol.n_iter))
+    return out
+
+
+def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None):
+    """``estimator.fit_path`` on ``X[train]`` along ``Cs``, each model scored on ``X[test]``.
+
+    The cell of a ``param_grid`` search: one preparation per (fold, parameters other than
+    C), as :func:`score_fold`, but with every model fitted as ``fit`` would fit it on the
+    fold (gamma="scale" resolved on the fold's rows, as ``GridSearchCV`` does) and scored by
+    any scikit-learn scorer.
+
+    Returns
+    -------
+    dict
+        ``scores`` and ``score_time`` per C, ``n_iter`` per C (largest over the models),
+        ``setup_time`` (the whole ``fit_path``, seconds), and ``error`` (None, or the message
+        of a fold the estimator could not fit: its scores are NaN, as ``GridSearchCV``'s
+        ``error_score=np.nan``).
+    """
+    n_c = len(Cs)
+    out = {"scores": np.full(n_c, np.nan), "score_time": np.zeros(n_c),
+           "solve_time": np.zeros(n_c), "n_iter": np.zeros(n_c, dtype=int),
+           "setup_time": 0.0, "error": None}
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+    t0 = time.perf_counter()
+    try:
+        models = clone(estimator).fit_path(X[train], y[train], Cs, **kw)
+    except ValueError as exc:  # a fold it cannot fit (e.g. one class): NaN, and a warning
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out["setup_time"] = time.perf_counter() - t0
+    for i, m in enumerate(models):
+        t0 = time.perf_counter()
+        out["scores"][i] = scorer(m, X[test], y[test])
+        out["score_time"][i] = time.perf_counter() - t0
+        out["n_iter"][i] = int(np.max(m.n_iter_))
     return out
 
 
@@ -187,21 +228,128 @@ class PathClassifierCV(ClassifierBase):
         """
         return self._fit(X, y, self._fit_params(fit_params))
 
+    def _searches_candidates(self):
+        """Whether the search fits each candidate as ``fit`` would (:func:`fit_score_fold`):
+        with a ``param_grid`` or a ``scoring`` given; else the fold scorer's accuracy."""
+        return (getattr(self, "param_grid", None) is not None
+                or getattr(self, "scoring", None) is not None)
+
     def _fit(self, X, y, sample_weight):
         self._validate_params()
-        Cs = self._Cs()  # checked before any work
+        generic = self._searches_candidates()
+        # checked before any work
+        Cs = None if getattr(self, "param_grid", None) is not None else self._Cs()
+        candidates = self._param_grid_candidates() if Cs is None else None
         X, y, classes, Y = self._validate_xy(X, y)
         # checked on all rows before any work (the folds then trust them)
         w = self._validate_weights(X, y, classes, sample_weight)
         sw = check_sample_weight(sample_weight, X)
+        splits = make_splits(self.cv, X, y, self.random_state)
+        if generic:
+            if candidates is None:  # the Cs / width spelling, scored by ``scoring``
+                candidates = [{**p, self._C_param: float(C)} for p in self._grid(X, Y)
+                              for C in Cs]
+            t0 = time.perf_counter()
+            self.cv_results_, self.best_index_ = self._search_candidates(
+                X, y, splits, candidates, sw)
+            search = time.perf_counter() - t0
+        else:
+            t0 = time.perf_counter()
+            candidates = self._search_grid(X, y, Y, splits, Cs, sw, w)
+            search = time.perf_counter() - t0
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.classes_ = classes
+        self.n_splits_ = len(splits)
+        self.fit_time_ = {"search": search}
+        self._set_best_attributes(self.best_params_)
+        self._log(1, f"best {self.best_params_}: validation score {self.best_score_:.4f}")
+        if self.refit:
+            t0 = time.perf_counter()
+            fit_params = {} if sw is None else {"sample_weight": sw}
+            self.best_estimator_ = carry_feature_names(self, (
+                self._candidate_estimator(self.best_params_).fit(X, y, **fit_params)
+                if generic else self._refit(X, y, **fit_params)))
+            self.fit_time_["refit"] = time.perf_counter() - t0
+            self.n_iter_ = self.best_estimator_.n_iter_
+        else:
+            self.n_iter_ = np.array([max(1, int(round(
+                self.cv_results_["mean_n_iter"][self.best_index_])))])
+        return self
+
+    def _param_grid_candidates(self):
+        """``param_grid``'s candidates in ``ParameterGrid``'s order (``GridSearchCV``'s),
+        each checked as the estimator's parameters before any work."""
+        try:
+            candidates = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"param_grid: {exc}") from None
+        known = set(self._estimator().get_params())
+        unknown = sorted({k for c in candidates for k in c} - known)
+        if unknown:
+            raise ValueError(f"param_grid names {unknown}, which are not parameters of "
+                             f"{self._estimator.__name__} (those are {sorted(known)})")
+        for c in candidates:
+            self._candidate_estimator(c)._validate_params()
+        return candidates
+
+    def _candidate_estimator(self, params):
+        """The estimator of one candidate: this one's parameters, then the candidate's."""
+        return self._base_estimator(params)
+
+    def _search_candidates(self, X, y, splits, candidates, sw):
+        """(cv_results_, best_index) of the candidates, by :func:`fit_score_fold` cells.
+
+        The candidates that differ only in C share one cell per fold (one ``fit_path``
+        along their C values); the cells run on ``n_jobs`` joblib workers.
+        """
+        name = self._C_param
+        default_C = self._estimator().get_params()[name]
+        groups, where = [], []  # (parameters but C, set of C); per candidate (group, C)
+        for c in candidates:
+            rest = {k: v for k, v in c.items() if k != name}
+            g = next((i for i, (p, _) in enumerate(groups) if p == rest), None)
+            if g is None:
+                groups.append((rest, set()))
+                g = len(groups) - 1
+            C = float(c.get(name, default_C))
+            groups[g][1].add(C)
+            where.append((g, C))
+        group_Cs = [np.sort(list(cs)) for _, cs in groups]
+        scorer = check_scoring(self._estimator(), scoring=self.scoring)
+        cells = [(g, s) for g in range(len(groups)) for s in range(len(splits))]
+        outs = Parallel(n_jobs=getattr(self, "n_jobs", None))(
+            delayed(fit_score_fold)(self._candidate_estimator(groups[g][0]), X, y,
+                                    *splits[s], group_Cs[g], scorer, sw) for g, s in cells)
+        outs = dict(zip(cells, outs))
+        shape = (len(candidates), len(splits))
+        scores, fit_t, score_t, n_iter = (np.zeros(shape) for _ in range(4))
+        for ci, (g, C) in enumerate(where):
+            i = int(np.searchsorted(group_Cs[g], C))
+            for s in range(len(splits)):
+                cell = outs[g, s]
+                scores[ci, s], score_t[ci, s] = cell["scores"][i], cell["score_time"][i]
+                fit_t[ci, s] = cell["setup_time"] / group_Cs[g].size  # its share
+                n_iter[ci, s] = cell["n_iter"][i]
+        errors = [cell["error"] for cell in outs.values() if cell["error"] is not None]
+        if errors:
+            warnings.warn(f"{len(errors)} of {len(outs)} fits failed and were scored NaN "
+                          f"(as GridSearchCV's error_score=np.nan); the first: {errors[0]}",
+                          FitFailedWarning, stacklevel=4)
+        results, best = search_results(candidates, scores, fit_t, np.zeros(shape), n_iter, 1)
+        del results["mean_setup_time"], results["mean_solve_time"]
+        results.update(mean_score_time=score_t.mean(axis=1),
+                       std_score_time=score_t.std(axis=1))
+        return results, best
+
+    def _search_grid(self, X, y, Y, splits, Cs, sw, w):
+        """The Cs / width grid by the fold scorer (accuracy): sets ``cv_results_`` and
+        ``best_index_``, returns the candidates."""
         class_weight = getattr(self, "class_weight", None)
         weights = ({} if sw is None and class_weight is None
                    else {"sample_weight": sw, "class_weight": class_weight})
         grid = self._grid(X, Y)
-        splits = make_splits(self.cv, X, y, self.random_state)
-        t0 = time.perf_counter()
         cells = self._score_grid(X, y, splits, grid, Cs, **weights)
-        search = time.perf_counter() - t0
         shape = (len(grid) * len(Cs), len(splits))
         scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
         for (ig, s), cell in cells.items():
@@ -213,28 +361,12 @@ class PathClassifierCV(ClassifierBase):
                           "have a single class (of positive weight) in their training part"
                           + (" or only rows of weight 0 in their test part" if w is not None
                              else "") + " and were not scored; use fewer folds",
-                          FitFailedWarning, stacklevel=3)
+                          FitFailedWarning, stacklevel=4)
         candidates = [{**p, **({self._C_param: float(C)} if self._C_param else {})}
                       for p in grid for C in Cs]
         self.cv_results_, self.best_index_ = search_results(candidates, scores, setup, solve,
                                                             n_iter, len(Cs))
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        self.classes_ = classes
-        self.n_splits_ = len(splits)
-        self.fit_time_ = {"search": search}
-        self._set_best_attributes(self.best_params_)
-        self._log(1, f"best {self.best_params_}: validation accuracy {self.best_score_:.4f}")
-        if self.refit:
-            t0 = time.perf_counter()
-            self.best_estimator_ = carry_feature_names(self, self._refit(X, y, **(
-                {} if sw is None else {"sample_weight": sw})))
-            self.fit_time_["refit"] = time.perf_counter() - t0
-            self.n_iter_ = self.best_estimator_.n_iter_
-        else:
-            self.n_iter_ = np.array([max(1, int(round(
-                self.cv_results_["mean_n_iter"][self.best_index_])))])
-        return self
+        return candidates
 
     def _refit(self, X, y, **fit_params):
         return self._base_estimator(self.best_params_).fit(X, y, **fit_params)
@@ -242,7 +374,8 @@ class PathClassifierCV(ClassifierBase):
     def _set_best_attributes(self, params):
         """Attributes named after the chosen candidate (after ``cv_results_`` is set)."""
         if self._C_param:
-            self.C_ = params[self._C_param]
+            self.C_ = params.get(self._C_param,
+                                 self._estimator().get_params()[self._C_param])
 
     def _check_refit(self):
         check_is_fitted(self)

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ..solvers.exact_path import ExactBackend
+from ..solvers.pairwise import PairwiseBackend
 from .base import WeightedPathClassifier
 from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
                          hss_options, kernel_of)
@@ -85,7 +86,15 @@ or callable, default "gaussian"
     class_weight : dict, "balanced" or None
     probability : bool, default False
         Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit
-        of its own, with its share of ``max_time``: five times the fit's time at most).
+        of its own, with its share of ``max_time``: five times the fit's time at most);
+        one-vs-one, one per pair and LIBSVM's pairwise coupling, as SVC.
+    multiclass : {"ovo", "ovr"}, default "ovo"
+        Several classes: SVC's one-vs-one (a binary exact SVM per pair of classes on its two
+        classes' points, the pairs on every core, each split, subsampled and grown on its
+        own; predictions by LIBSVM's vote) or one-vs-rest (one model per class on one split
+        of all points), as in :class:`HSSSVC`.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        As SVC's and :class:`HSSSVC`'s.
     verbose : int, default 0
         1: the split, the subsample, each round of the decomposition (gap, working set, time)
         and each C; 2 and more: the subsample's HSS phases too.
@@ -94,6 +103,9 @@ or callable, default "gaussian"
 
     Attributes
     ----------
+    The classifiers are SVC's: one for two classes, one per pair of classes (one-vs-one) or
+    per class (one-vs-rest).
+
     gap_ : ndarray of shape (n_classifiers,)
         The exact KKT gap of the returned model over all training points.
     converged_ : ndarray of bool
@@ -108,15 +120,18 @@ or callable, default "gaussian"
         point (empty without validation points); the gap is over the stage's points.
     stages_ : tuple of int
         The stages' sizes, the subsample's first, as planned (doubling); under ``max_time``
-        the sizes solved are in ``history_``.
+        the sizes solved are in ``history_``. One-vs-one: a tuple per pair.
     n_iter_ : ndarray of int
         Rounds of the decomposition per classifier.
     validation_indices_, subsample_indices_ : ndarray of int
-        Rows of ``fit``'s X held out for validation, and solved first.
-    subsample_size_, n_validation_ : int
+        Rows of ``fit``'s X held out for validation, and solved first (one-vs-one: by some
+        pair; each pair splits its own points).
+    subsample_size_ : int, or ndarray of int per pair (one-vs-one)
+    n_validation_ : int
+        Points held out (one-vs-one: summed over the pairs).
     classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, fit_status_,
     class_weight_, shape_fit_, n_features_in_, feature_names_in_, fit_time_
-        As in :class:`HSSSVC` (validation points are never support vectors).
+        As in :class:`HSSSVC` (a point its model holds out is never its support vector).
 
     Examples
     --------
@@ -143,14 +158,16 @@ or callable, default "gaussian"
         "max_chunk": [Interval(Integral, 2, None, closed="left")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "probability": ["boolean"],
+        "multiclass": [StrOptions({"ovo", "ovr"})],
+        "decision_function_shape": [StrOptions({"ovo", "ovr"})],
     }
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
                  tol=1e-3,
                  max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
                  abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
-                 memory_budget=None, class_weight=None, probability=False, verbose=0,
-                 random_state=None):
+                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
+                 decision_function_shape="ovr", verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -170,6 +187,8 @@ or callable, default "gaussian"
         self.memory_budget = memory_budget
         self.class_weight = class_weight
         self.probability = probability
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
         self.verbose = verbose
         self.random_state = random_state
 
@@ -198,27 +217,36 @@ or callable, default "gaussian"
 
     def _fit_sigmoids(self, backend, X, Y, w, Cs):
         # each internal fold is a fit of its own: its max_time counts from its start
-        return super()._fit_sigmoids(replace(backend, started=None), X, Y, w, Cs)
+        fresh = (replace(backend, inner=replace(backend.inner, started=None))
+                 if isinstance(backend, PairwiseBackend) else replace(backend, started=None))
+        return super()._fit_sigmoids(fresh, X, Y, w, Cs)
 
     def _make_backend(self, X, for_path):
-        return ExactBackend(kernel_of(self, None, X), subsample=self.subsample,
-                            validation_fraction=self.validation_fraction,
-                            max_time=self.max_time, tol=self.tol,
-                            hss_options=hss_options(self, verbose_offset=1),
-                            max_chunk=self.max_chunk,
-                            continuation=0 if for_path else 3,
-                            memory_budget=self.memory_budget, random_state=self.random_state,
-                            products=self._products(),
-                            started=getattr(self, "_fit_started", None),
-                            log=self._log if self.verbose >= 1 else None)
+        return self._multiclass_backend(ExactBackend(
+            kernel_of(self, None, X), subsample=self.subsample,
+            validation_fraction=self.validation_fraction, max_time=self.max_time,
+            tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
+            max_chunk=self.max_chunk, continuation=0 if for_path else 3,
+            memory_budget=self.memory_budget, random_state=self.random_state,
+            products=self._products(), started=getattr(self, "_fit_started", None),
+            log=self._log if self.verbose >= 1 else None))
 
     def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):
         super()._set_fitted(classes, backend, prepared, solution, shared, rows, Y)
         # the backend saw the rows of positive weight only: index the rows given to fit
         take = (lambda i: i) if rows is None else rows.__getitem__
-        self.validation_indices_ = take(prepared.validation)
-        self.subsample_indices_ = take(np.sort(
-            prepared.train[prepared.order[:prepared.stages[0]]]))
+        val, sub = [], []
+        for pr, pair_rows in self._exact_problems(prepared):
+            val.append(pair_rows[pr.validation])
+            sub.append(pair_rows[pr.train[pr.order[:pr.stages[0]]]])
+        self.validation_indices_ = take(np.unique(np.concatenate(val)))
+        self.subsample_indices_ = take(np.unique(np.concatenate(sub)))
+
+    def _exact_problems(self, prepared):
+        """[(ExactProblem, its rows in the fit's points)]: one, or one per trained pair."""
+        if not self._pairwise:
+            return [(prepared, np.arange(prepared.points.shape[0]))]
+        return [(pr, r) for pr, r in zip(prepared.problems, prepared.rows) if pr is not None]
 
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info
@@ -226,6 +254,11 @@ or callable, default "gaussian"
         self.converged_ = solution.converged.copy()
         self.selected_ = info["selected"]
         self.history_ = info["history"]
-        self.subsample_size_ = int(prepared.stats["subsample_size"])
-        self.stages_ = prepared.stages
-        self.n_validation_ = int(prepared.stats["n_validation"])
+        problems = [pr for pr, _ in self._exact_problems(prepared)]
+        if not self._pairwise:
+            self.subsample_size_ = int(prepared.stats["subsample_size"])
+            self.stages_ = prepared.stages
+        else:  # one per pair
+            self.subsample_size_ = np.array([pr.stats["subsample_size"] for pr in problems])
+            self.stages_ = tuple(pr.stages for pr in problems)
+        self.n_validation_ = int(sum(pr.stats["n_validation"] for pr in problems))

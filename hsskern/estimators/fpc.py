@@ -62,7 +62,9 @@ class FPCClassifier(WeightedPathClassifier):
     chosen, A_ij = (1 + x_i . eta_j)^s is computed by the polynomial ``KernelOperator``'s
     ``cross`` block, and the un-regularized hinge loss (1/m) sum_i (1 - y_i (A u)_i)_+ is
     minimized by the proximal ADMM (13)-(15) with one Cholesky factor of beta A^T A + alpha I.
-    Multiclass problems are one-vs-rest, all classes sharing the features and the factor.
+    Multiclass problems are one-vs-rest, all classes sharing the features and the factor
+    (one-vs-one would build them per pair of classes: a linear model on shared features
+    gains nothing from it; SVC's one-vs-one model is :class:`HSSSVC`'s).
 
     Parameters
     ----------

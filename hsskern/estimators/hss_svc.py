@@ -2,11 +2,15 @@
 
 The kernel matrix is compressed once (HSS, or kept dense for ``approximation="exact"``),
 K + beta I is factored once, and the path of :mod:`hsskern.solvers.hss_path` solves every
-one-vs-rest class at once and, in :meth:`HSSSVC.fit_path` / :class:`HSSSVCCV`, every C of a
-grid. This module holds the parameters and builds that backend; the shared machinery is in
-:mod:`.base` and :mod:`.cv`.
+C of a grid (:meth:`HSSSVC.fit_path` / :class:`HSSSVCCV`) on it. Several classes are SVC's
+one-vs-one by default (one such problem per pair of classes,
+:mod:`hsskern.solvers.pairwise`), or one-vs-rest on one preparation for every class. This
+module holds the parameters and builds that backend; the shared machinery is in :mod:`.base`
+and :mod:`.cv`.
 """
 from numbers import Integral, Real
+
+import numpy as np
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -31,6 +35,8 @@ _COMMON_CONSTRAINTS = {
     "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "probability": ["boolean"],
+    "multiclass": [StrOptions({"ovo", "ovr"})],
+    "decision_function_shape": [StrOptions({"ovo", "ovr"})],
 }
 
 
@@ -57,7 +63,11 @@ class HSSSVC(SVCKernelsMixin, WeightedPathClassifier):
     """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
 
     ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
-    Cipolla & Gondzio (Algorithm 2) for all one-vs-rest classes with that one factor.
+    Cipolla & Gondzio (Algorithm 2) with that one factor (on small problems, the exact
+    decomposition from zero instead: ``start``). Several classes train as SVC does, one
+    binary problem per pair of classes (``multiclass="ovo"``, the pairs on every core), so
+    that the predictions are SVC's; ``multiclass="ovr"`` trains one model per class on one
+    preparation instead.
 
     Parameters
     ----------
@@ -143,14 +153,29 @@ or callable, default "gaussian"
     class_weight : dict, "balanced" or None, default None
         As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
         ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
-        One weight per point, shared by every one-vs-rest model (the point's own class
-        sets it), so column k is SVC's binary "k vs rest" problem with those weights.
+        One weight per point (the point's own class sets it, "balanced" computed over all
+        of ``y``), so each pair of one-vs-one is SVC's weighted pair problem and column k of
+        one-vs-rest the binary "k vs rest" problem with those weights.
     probability : bool, default False
         Also fit Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`, as SVC:
         the decision values of 5 stratified internal folds (drawn with ``random_state``;
         each fold compressed, factored and solved at this C like ``fit``) fit one sigmoid
-        per decision column. ``fit`` then costs about five more fits on 4/5 of the data.
+        per binary model (one-vs-one: per pair, on its two classes' points, then LIBSVM's
+        pairwise coupling). ``fit`` then costs about five more fits on 4/5 of the data.
         See :meth:`predict_proba` for how its argmax relates to :meth:`predict`.
+    multiclass : {"ovo", "ovr"}, default "ovo"
+        How several classes train. "ovo": SVC's one-vs-one, a binary problem for each pair
+        of classes (i, j), i < j in the order of ``classes_``, on those two classes' points
+        (+1 for class i), prepared and solved independently on a pool of threads (one per
+        core, each pair on one thread); predictions by LIBSVM's vote, equal to SVC's.
+        "ovr": one-vs-rest, one binary model per class on one preparation (one compression
+        and factor serve every class and every C of a path), usually less accurate than
+        one-vs-one and slower on many classes, since each model trains on all points.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        SVC's: the shape of :meth:`decision_function` with several classes trained
+        one-vs-one ("ovo": the pairs' values; "ovr": SVC's transformation of them to one
+        score per class). "ovo" needs ``multiclass="ovo"``; two classes give shape
+        (n_samples,) either way.
     verbose : int, default 0
         1: a line per phase and per C; 2: also per decomposition round.
     random_state : int, RandomState or None
@@ -158,28 +183,29 @@ or callable, default "gaussian"
 
     Attributes
     ----------
-    SVC's attributes, with its shapes for two classes. Several classes are one-vs-rest here
-    (SVC: one-vs-one), so there are n_models = n_classes binary models instead of SVC's
-    n_classes (n_classes - 1) / 2, and ``dual_coef_`` has one row per class over the union
-    of the support vectors (SVC: n_classes - 1 rows in its one-vs-one layout).
+    SVC's attributes with SVC's shapes: n_models binary models, 1 for two classes,
+    n_classes (n_classes - 1) / 2 for one-vs-one (the pairs in the order of
+    :meth:`decision_function`'s "ovo" columns), n_classes for one-vs-rest.
 
     classes_ : ndarray of shape (n_classes,)
     class_weight_ : ndarray of shape (n_classes,)
         The weight of each class (ones without ``class_weight``), as SVC's.
     support_ : ndarray of shape (n_SV,)
-        Indices of the training points with a nonzero coefficient for some class (points
+        Indices of the training points with a nonzero coefficient in some model (points
         of weight 0 never are), grouped by class in the order of ``classes_`` and by index
         within a class, as SVC's.
     support_vectors_ : ndarray of shape (n_SV, n_features)
     n_support_ : ndarray of int32, shape (n_classes,)
         Support vectors per class (of the point's own label).
-    dual_coef_ : ndarray of shape (n_models, n_SV)
-        ``y_i alpha_i`` per model (n_models = 1 for two classes, with y_i = +1 for
-        ``classes_[1]``: SVC's sign, so ``decision_function`` is ``dual_coef_ @ K(SV, X) +
-        intercept_``), else one row per one-vs-rest model (class k against the rest).
+    dual_coef_ : ndarray of shape (1, n_SV), (n_classes - 1, n_SV) or (n_classes, n_SV)
+        ``y_i alpha_i``. Two classes: one row, y_i = +1 for ``classes_[1]`` (SVC's sign, so
+        ``decision_function`` is ``dual_coef_ @ K(SV, X) + intercept_``). One-vs-one: SVC's
+        layout, a support vector of class c holding its coefficient in the pair (c, o) in
+        row ``o - (o > c)``, with y_i = +1 for the pair's first class. One-vs-rest: one row
+        per model (class k against the rest).
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
-        ADMM iterations (the classes run together, so the entries are equal); with
+        ADMM iterations (one-vs-rest classes run together, so their entries are equal); with
         ``refine``, summed over the continuation C / 1000, C / 100, C / 10, C of ``fit``.
     fit_status_ : int
         0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
@@ -191,15 +217,18 @@ or callable, default "gaussian"
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
         ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
-        the working-set cap ``max_chunk``.
+        the working-set cap ``max_chunk``. One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit``,
-        summed over its continuation C values).
-    beta_ : float
-        The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran).
+        summed over its continuation C values; one-vs-one: summed over the pairs, which run
+        concurrently, so more than the wall time).
+    beta_ : float or ndarray of shape (n_models,)
+        The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran); one-vs-one,
+        one per pair.
     admm_ : dict
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
-        :class:`~hsskern.solvers.refine.RefineResult` per class, or None without ``refine``).
+        :class:`~hsskern.solvers.refine.RefineResult` per model, or None without
+        ``refine``); one-vs-one, each entry but ``refinement`` a tuple with one per pair.
     n_features_in_, feature_names_in_
 
     Examples
@@ -227,8 +256,8 @@ or callable, default "gaussian"
                  rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
                  approximation="hss", start="auto", max_iter=100, tol=1e-2,
                  relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
-                 memory_budget=None, class_weight=None, probability=False, verbose=0,
-                 random_state=None):
+                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
+                 decision_function_shape="ovr", verbose=0, random_state=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -252,18 +281,20 @@ or callable, default "gaussian"
         self.memory_budget = memory_budget
         self.class_weight = class_weight
         self.probability = probability
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
         self.verbose = verbose
         self.random_state = random_state
 
     def _make_backend(self, X, for_path):
-        return _hss_backend(self, X, None, for_path)
+        return self._multiclass_backend(_hss_backend(self, X, None, for_path))
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape)
 
     def _set_backend_attributes(self, prepared, solution, model):
         info = solution.info
-        self.beta_ = info["beta"]
+        self.beta_ = np.asarray(info["beta"], dtype=float) if self._pairwise else info["beta"]
         self.hss_ = dict(prepared.stats)
         self.admm_ = {"primal_residuals": info["primal_residuals"],
                       "dual_residuals": info["dual_residuals"],
@@ -282,8 +313,31 @@ class HSSSVCCV(WeightedPathClassifierCV):
     the held-out points with one blocked kernel product for the whole grid. The best pair is
     refitted on all data.
 
+    A grid search over C should use this estimator rather than ``GridSearchCV(HSSSVC(),
+    ...)``: ``GridSearchCV`` clones and fits each candidate on its own, while here the
+    candidates that differ only in C share one preparation per fold and one warm-started
+    path. With ``param_grid`` it is a drop-in for ``GridSearchCV(HSSSVC(), param_grid,
+    cv=..., scoring=..., refit=..., n_jobs=...)``: the same candidates in the same order,
+    every model fitted on its fold as ``HSSSVC.fit`` would fit it (gamma="scale" on the
+    fold's rows), the same scores to the solver's tolerance, ``cv_results_`` in its layout
+    and its choice of ``best_params_``.
+
     Parameters
     ----------
+    param_grid : dict or list of dict, or None, default None
+        ``GridSearchCV``'s grid over :class:`HSSSVC`'s parameters (C, gamma or h, and any
+        other), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
+        C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
+        not used, and ``h`` / ``gamma`` must not be sequences.
+    scoring : str, callable or None, default None
+        A scikit-learn scorer of each candidate on the held-out rows (None: accuracy). With
+        ``param_grid`` or ``scoring`` every fold's models are fitted by
+        :meth:`HSSSVC.fit_path` and scored by the scorer, unweighted as ``GridSearchCV``'s;
+        otherwise (the ``Cs`` / width spelling, accuracy) by the one-product fold scorer,
+        the accuracy weighted by the test rows' ``sample_weight``.
+    n_jobs : int or None, default None
+        joblib workers for the (fold, parameters but C) cells of a ``param_grid`` /
+        ``scoring`` search (None: one, as ``GridSearchCV``'s).
     Cs : int or sequence of float, default 10
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
@@ -299,7 +353,7 @@ class HSSSVCCV(WeightedPathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen (h, C).
     kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
     tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
-    verbose, random_state
+    multiclass, decision_function_shape, verbose, random_state
         As in :class:`HSSSVC`. Every fold and the refit take HSSSVC's ``start="auto"``. ``probability`` fits the sigmoids of the refitted model only
         (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
@@ -312,11 +366,13 @@ class HSSSVCCV(WeightedPathClassifierCV):
     h_ : float or None, gamma_ : float or None
         The chosen width (in the spelling given).
     cv_results_ : dict of arrays
-        ``GridSearchCV``'s format, one entry per (width, C) in grid order (widths as given,
-        C increasing): ``params``, ``param_h`` (or ``param_gamma``), ``param_C``,
-        ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
-        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time`` (a fold's compression and
-        factor divided among its C values, plus the C's own solve), ``mean_n_iter``.
+        ``GridSearchCV``'s format, one entry per candidate: ``param_grid``'s in its order
+        (with ``mean_score_time`` and ``std_score_time`` too), or per (width, C) in grid
+        order (widths as given, C increasing): ``params``, ``param_h`` (or
+        ``param_gamma``), ``param_C``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time`` (a
+        fold's compression and factor divided among its C values, plus the C's own solve),
+        ``mean_n_iter``.
     best_index_, best_params_ : the first best candidate in grid order
     best_score_ : float
     best_estimator_ : HSSSVC
@@ -345,15 +401,23 @@ class HSSSVCCV(WeightedPathClassifierCV):
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
         "refit": ["boolean"],
+        "param_grid": [dict, list, None],
+        "scoring": [str, callable, None],
+        "n_jobs": [Integral, None],
     }
     _estimator = HSSSVC
 
-    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, cv=0.2, refit=True,
-                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
+    def __init__(self, kernel="gaussian", *, param_grid=None, scoring=None, n_jobs=None,
+                 Cs=10, h=None, gamma=None, cv=0.2, refit=True, beta=None, rel_tol=1e-3,
+                 abs_tol=1e-5, max_rank=500, leaf_size=128,
                  n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, verbose=0, random_state=None):
+                 class_weight=None, probability=False, multiclass="ovo",
+                 decision_function_shape="ovr", verbose=0, random_state=None):
         self.kernel = kernel
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_jobs = n_jobs
         self.Cs = Cs
         self.h = h
         self.gamma = gamma
@@ -375,6 +439,8 @@ class HSSSVCCV(WeightedPathClassifierCV):
         self.memory_budget = memory_budget
         self.class_weight = class_weight
         self.probability = probability
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
         self.verbose = verbose
         self.random_state = random_state
 
@@ -384,6 +450,18 @@ class HSSSVCCV(WeightedPathClassifierCV):
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def _candidate_estimator(self, params):
+        # a candidate's width replaces both spellings; without one, this estimator's
+        if "h" in params or "gamma" in params:
+            return self._base_estimator(params)
+        if self.param_grid is not None:
+            for name in ("h", "gamma"):
+                value = getattr(self, name)
+                if value is not None and not isinstance(value, (str, Real)):
+                    raise ValueError(f"{name}={value!r} is a grid: with param_grid give the "
+                                     f"widths in it (param_grid={{'{name}': [...], ...}})")
+        return super()._base_estimator(params)
 
     def _set_best_attributes(self, params):
         super()._set_best_attributes(params)

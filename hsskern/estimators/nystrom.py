@@ -72,6 +72,11 @@ def _nystrom_backend(est, X):
 class NystromSVC(WeightedPathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
+    Several classes are one-vs-rest, a linear model per class on one feature map (as
+    LIBLINEAR): the map is the preparation every class and every C shares, and a linear
+    model per class costs one pass over the features, so one-vs-one would add work without
+    the kernel SVM's reason for it. For SVC's one-vs-one model use :class:`HSSSVC`.
+
     Parameters
     ----------
     kernel : {"gaussian", "rbf", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"

@@ -34,6 +34,11 @@ class SparseCholeskySVC(WeightedPathClassifier):
     so a linear SVM trains the kernel SVM. Prediction uses the kernel expansion
     f(z) = sum_i a_i k(x_i, z) + b over the support vectors, evaluated sparsely.
 
+    Several classes are one-vs-rest (LIBLINEAR's rule), not SVC's one-vs-one: the sparse
+    factor of all points is the feature map every class trains on, built once; one-vs-one
+    would factor one Gram matrix per pair of classes. For SVC's multiclass model use
+    :class:`HSSSVC` or :class:`ExactSVC`.
+
     Parameters
     ----------
     sigma : float, default 1.0

@@ -19,7 +19,7 @@ import threading
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_threads", "one_blas_thread", "LIBLINEAR_LOCK"]
+__all__ = ["blas_threads", "one_blas_thread", "one_openmp_thread", "LIBLINEAR_LOCK"]
 
 #: Held around every LIBLINEAR fit (scikit-learn's LinearSVC). Its coordinate-descent order
 #: comes from one process-wide generator that each fit seeds and then draws from without the
@@ -100,3 +100,30 @@ class one_blas_thread(blas_threads):
 
     def __init__(self):
         self.n = 1
+
+
+_OPENMP_LIBS = []
+
+
+class one_openmp_thread:
+    """This thread's OpenMP regions on one thread for a ``with`` block.
+
+    OpenMP's count is an ICV of the calling thread, so this touches no other thread and
+    composes with concurrent uses; the thread's own count is restored on exit.
+    """
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        if not _OPENMP_LIBS:  # the handles once (threadpoolctl rebuilds its view per call)
+            _OPENMP_LIBS.append(ThreadpoolController().select(user_api="openmp")
+                                .lib_controllers)
+        self._saved = [(lib, lib.get_num_threads()) for lib in _OPENMP_LIBS[0]]
+        for lib, _ in self._saved:
+            lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, k in self._saved:
+            lib.set_num_threads(k)
+        return False
