@@ -13,7 +13,8 @@ Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 """
 from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
-                         NystromSVC, NystromSVCCV, OneClassSVM, SparseCholeskySVC)
+                         NuSVC, NuSVR, NystromSVC, NystromSVCCV, OneClassSVM,
+                         SparseCholeskySVC)
 from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteError,
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
@@ -28,7 +29,7 @@ __all__ = [
     "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
-    "OneClassSVM",
+    "OneClassSVM", "NuSVC", "NuSVR",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError", "TimeBudgetError",

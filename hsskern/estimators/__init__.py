@@ -4,6 +4,7 @@ from .fpc import FPCClassifier, FPCClassifierCV
 from .gaussian_process import HSSGaussianProcessRegressor
 from .hss_svc import HSSSVC, HSSSVCCV
 from .kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
+from .nu_svm import NuSVC, NuSVR
 from .nystrom import NystromSVC, NystromSVCCV
 from .one_class import OneClassSVM
 from .sparse_cholesky import SparseCholeskySVC
@@ -11,4 +12,5 @@ from .svr import HSSSVR, HSSSVRCV
 
 __all__ = ["ExactSVC", "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
-           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV", "OneClassSVM"]
+           "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV", "OneClassSVM", "NuSVC",
+           "NuSVR"]

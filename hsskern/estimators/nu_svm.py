@@ -1,0 +1,411 @@
+"""NuSVC and NuSVR: LIBSVM's nu-machines on the single-fit engine (its Solver_NU mode).
+
+nu-SVC, per pair of classes (one-vs-one, as LIBSVM): min 1/2 a^T Q a over 0 <= a_i <= w_i
+(w the sample weights, 1 by default) with y^T a = 0 and e^T a = nu sum(w), the start
+spreading nu sum(w) / 2 over each class in order; Solver_NU returns the two offsets rho and
+r, and the model is y a / r with intercept -rho / r. nu-SVR: the 2 l variables of
+epsilon-SVR (a point's + and - copies, one index map onto the points) with linear term
+(-y, +y), bounds C w, and each half's sum fixed at nu C sum(w) / 2; epsilon = -r.
+"""
+from numbers import Integral, Real
+from types import SimpleNamespace
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels import kernel_operator
+from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.path import check_grid, check_weights
+from ..utils._memory import check_memory, resolve_budget
+from .base import FitStateMixin, validate_input
+from .hss_params import GAMMA_STRINGS, kernel_of
+
+__all__ = ["NuSVC", "NuSVR", "nu_start", "nu_regrow", "check_nu_feasible"]
+
+
+def nu_start(upper, total):
+    """LIBSVM's start: ``total`` spread over the variables in order, each up to its bound
+    (a_i = min(upper_i, what is left))."""
+    before = np.cumsum(upper) - upper
+    return np.minimum(upper, np.maximum(0.0, total - before))
+
+
+def nu_regrow(alpha, G, upper, total):
+    """A feasible start summing to ``total`` from a solution (a nu path): scaled, clipped at
+    the bounds, the rest given to the variables of smallest gradient (those the objective
+    wants larger), up to their bounds."""
+    s = alpha.sum()
+    a = np.minimum(upper, alpha * (total / s)) if s > 0 else np.zeros_like(alpha)
+    need = total - a.sum()
+    for i in np.argsort(G, kind="stable"):
+        if need <= 1e-12 * max(total, 1.0):
+            break
+        take = min(upper[i] - a[i], need)
+        a[i] += take
+        need -= take
+    return a
+
+
+def check_nu_feasible(nu, w_pos, w_neg, what=""):
+    """LIBSVM's test of a pair of classes with weight sums w_pos, w_neg: nu (w_pos + w_neg)
+    / 2 must not exceed min(w_pos, w_neg), else a ValueError saying the largest nu."""
+    if nu * (w_pos + w_neg) / 2 > min(w_pos, w_neg):
+        top = 2 * min(w_pos, w_neg) / (w_pos + w_neg)
+        raise ValueError(f"specified nu is infeasible{what}: nu={nu:g} needs nu * (n1 + n2) "
+                         f"/ 2 <= min(n1, n2) (n1 = {w_pos:g}, n2 = {w_neg:g}, sample weights "
+                         f"summed); use nu <= {top:g}")
+
+
+def check_nus(nus):
+    """A nu grid (fit_path) sorted increasing, each in (0, 1]."""
+    nus = np.sort(check_grid(nus, "nus"))
+    if nus[0] <= 0 or nus[-1] > 1:
+        raise ValueError(f"every nu must lie in (0, 1], got {nus.tolist()}")
+    return nus
+
+
+class _NuBase(FitStateMixin, BaseEstimator):
+    """Parameters, kernel, engine options and the nu path shared by NuSVC and NuSVR."""
+
+    _parameter_constraints = {
+        "nu": [Interval(Real, 0, 1, closed="right")],
+        "kernel": [StrOptions({"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"})],
+        "h": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS))],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "shrinking": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+        "verbose": ["verbose"],
+    }
+
+    def _kernel(self, X):
+        # h, when given, is the width; else gamma (default SVC's "scale")
+        spec = SimpleNamespace(kernel=self.kernel, degree=self.degree, coef0=self.coef0,
+                               h=self.h, gamma=None if self.h is not None else self.gamma)
+        return kernel_of(spec, None, X)
+
+    def _options(self, n, d, l):
+        need = 8 * n * d + engine_memory(n, d, l) + 16 * l  # points, vectors, two rows
+        check_memory(need, f"{type(self).__name__} on {n} points x {d} features",
+                     self.memory_budget, hint="raise memory_budget or subsample")
+        opts = SMOOptions(tol=float(self.tol), max_iter=self.max_iter,
+                          shrinking=bool(self.shrinking))
+        return bounded_options(opts, n, d, resolve_budget(self.memory_budget))
+
+    def _nu_solve(self, X, kernel, y, upper, p, totals, groups, nus, opts, index=None,
+                  label=""):
+        """Solver_NU along ``nus``: each of the boolean ``groups`` sums to totals * nu; the
+        first nu from LIBSVM's start, the next ones regrown from the last solution."""
+        out, res, prev = [], None, None
+        for nu in nus:
+            alpha = np.zeros(y.size)
+            for g, tot in zip(groups, totals):
+                alpha[g] = (nu_start(upper[g], tot * nu) if res is None else
+                            nu_regrow(res.alpha[g], res.G[g], upper[g], tot * nu))
+            res = solve_dual(X, kernel, y, upper, p, alpha, index=index, nu=True,
+                             options=opts)
+            self._log(1, f"{label}nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
+                         f"r {res.r:.6g}, {res.time:.3g} s")
+            out.append(res)
+        return out
+
+    def fit_path(self, X, y, nus, sample_weight=None):
+        """One model per nu (sorted increasing) on one validation, each pair's (or the
+        regression's) dual warm-started from the last nu's solution: scaled to the new
+        sums, clipped at the bounds, the rest given to the variables of smallest gradient
+        (always feasible, so no nu restarts from LIBSVM's start but the first). ``self`` is
+        left as it was.
+
+        Returns
+        -------
+        list of estimators, one per nu in increasing order
+        """
+        self._validate_params()
+        nus = check_nus(nus)
+        model = self.__class__(**self.get_params())
+        fits = model._fit(X, y, sample_weight, nus.tolist())
+        models = []
+        for nu, fitted in zip(nus, fits):
+            m = self.__class__(**{**self.get_params(), "nu": float(nu)})
+            for name in ("n_features_in_", "feature_names_in_"):
+                if hasattr(model, name):
+                    setattr(m, name, getattr(model, name))
+            m._set_model(*fitted)
+            models.append(m)
+        return models
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X, y (``sample_weight`` multiplies each point's bound, as LIBSVM's).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._reset()
+        [fitted] = self._fit(X, y, sample_weight, [float(self.nu)])
+        self._set_model(*fitted)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # validate_input densifies it (the engine's points)
+        return tags
+
+    def _products(self, X, M):
+        """K(X, support vectors) @ M in the kernel operator's blocks (no m x n_SV array)."""
+        X = validate_input(self, X, reset=False)
+        if self.support_vectors_.shape[0] == 0:
+            return np.zeros((X.shape[0], M.shape[1]))
+        K = kernel_operator(self.support_vectors_, self._kernel_)
+        return np.asarray(K.cross(X) @ M).reshape(X.shape[0], M.shape[1])
+
+
+class NuSVC(ClassifierMixin, _NuBase):
+    """nu-support vector classification, as scikit-learn's :class:`~sklearn.svm.NuSVC`
+    (LIBSVM's nu-SVC, one-vs-one for more than two classes), on hsskern's single-fit engine
+    (LIBSVM's SMO in its Solver_NU mode, kernel rows on demand from a cache under
+    ``memory_budget``, shrinking).
+
+    Parameters
+    ----------
+    nu : float in (0, 1], default 0.5
+        An upper bound on the fraction of margin errors and a lower bound on the fraction of
+        support vectors; for each pair of classes it must satisfy LIBSVM's
+        nu (n1 + n2) / 2 <= min(n1, n2) (a ValueError says the largest nu).
+    kernel : {"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"}, default "rbf"
+    degree, gamma, coef0 : SVC's (3, "scale", 0.0)
+    h : float or None, default None
+        The Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides gamma.
+    shrinking : bool, default True
+    tol : float, default 1e-3
+        LIBSVM's stopping tolerance (the scaled dual's KKT gap).
+    max_iter : int or None, default None
+        Most pair steps of each binary problem; None: LIBSVM's max(10^7, 100 l).
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        As scikit-learn's: "ovo" gives the pairs' values, "ovr" the votes plus a bounded
+        confidence (multiclass only).
+    memory_budget : float or None, default None
+        Bytes a fit may use (the engine's vectors and its row cache); default 80% of the
+        available memory.
+    verbose : int, default 0
+
+    Attributes
+    ----------
+    classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, n_iter_,
+    fit_status_, shape_fit_, n_features_in_, feature_names_in_
+        As scikit-learn's NuSVC (the support vectors grouped by class; ``dual_coef_`` and
+        ``intercept_`` in LIBSVM's one-vs-one layout, sign-flipped for two classes so that
+        positive values mean ``classes_[1]``).
+
+    Notes
+    -----
+    No ``class_weight`` (scikit-learn's NuSVC ignores it) and no probabilities.
+    """
+
+    _parameter_constraints = {**_NuBase._parameter_constraints,
+                              "decision_function_shape": [StrOptions({"ovr", "ovo"})]}
+
+    def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, h=None,
+                 shrinking=True, tol=1e-3, max_iter=None, decision_function_shape="ovr",
+                 memory_budget=None, verbose=0):
+        self.nu = nu
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.h = h
+        self.shrinking = shrinking
+        self.tol = tol
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+
+    def _fit(self, X, y, sample_weight, nus):
+        """The fitted state of each nu: (X, classes, class index of each point, per pair
+        (i, j, its points, their coefficients y a / r, rho / r, steps, converged))."""
+        X, y = validate_input(self, X, y)
+        check_classification_targets(y)
+        classes, yi = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"NuSVC needs samples of at least 2 classes, got {classes.size} "
+                             "class")
+        n, d = X.shape
+        w = check_weights(sample_weight, n, "sample_weight")
+        w = np.ones(n) if w is None else w
+        keep = w > 0  # LIBSVM drops points of weight 0 (their bound)
+        mass = np.bincount(yi[keep], w[keep], minlength=classes.size)
+        pairs = [(i, j) for i in range(classes.size) for j in range(i + 1, classes.size)]
+        for i, j in pairs:
+            for nu in nus:
+                check_nu_feasible(nu, mass[i], mass[j],
+                                  f" for classes {classes[i].item()!r} and {classes[j].item()!r}")
+        kernel = self._kernel(X)
+        opts = self._options(n, d, n)
+        per_pair = []
+        for i, j in pairs:
+            pts = np.concatenate([np.flatnonzero((yi == c) & keep) for c in (i, j)])
+            s = np.where(yi[pts] == i, 1.0, -1.0)
+            up = w[pts]
+            groups = [s > 0, s < 0]
+            tot = up.sum() / 2
+            res = self._nu_solve(X[pts], kernel, s, up, np.zeros(pts.size), [tot, tot],
+                                 groups, nus, opts, label=f"pair ({i}, {j}) ")
+            per_pair.append([(i, j, pts, s * r.alpha / r.r, r.rho / r.r, r.n_iter,
+                              r.converged) for r in res])
+        return [(X, classes, yi, [pp[k] for pp in per_pair]) for k in range(len(nus))]
+
+    def _set_model(self, X, classes, yi, pairs):
+        n, k = X.shape[0], classes.size
+        coef = np.zeros((len(pairs), n))
+        for p, (i, j, pts, c, *_) in enumerate(pairs):
+            coef[p, pts] = c
+        nonzero = np.any(coef != 0, axis=0)
+        sv = np.concatenate([np.flatnonzero(nonzero & (yi == c)) for c in range(k)])
+        pos = np.full(n, -1)
+        pos[sv] = np.arange(sv.size)
+        dual = np.zeros((k - 1, sv.size))
+        for i, j, pts, c, *_ in pairs:  # LIBSVM's layout: class i's row j - 1, class j's i
+            at = pos[pts] >= 0
+            rows = np.where(yi[pts] == i, j - 1, i)
+            dual[rows[at], pos[pts][at]] = c[at]
+        self.classes_ = classes
+        self.support_ = sv.astype(np.int32)
+        self.support_vectors_ = X[sv]
+        self.n_support_ = np.bincount(yi[sv], minlength=k).astype(np.int32)
+        self._intercept = np.array([-pr[4] for pr in pairs])  # LIBSVM's -rho per pair
+        self._pair_coef = coef[:, sv].T  # (n_SV, n_pairs): each pair's coefficients
+        sign = -1.0 if k == 2 else 1.0  # scikit-learn's binary sign: positive is classes_[1]
+        self.dual_coef_ = sign * dual
+        self.intercept_ = sign * self._intercept
+        self.n_iter_ = np.array([max(int(pr[5]), 1) for pr in pairs], dtype=np.int32)
+        self.fit_status_ = 0 if all(pr[6] for pr in pairs) else 1
+        self.shape_fit_ = X.shape
+        self._kernel_ = self._kernel(X)
+
+    def _ovo(self, X):
+        """LIBSVM's values of each pair (i, j), positive for class i: (m, n_pairs)."""
+        check_is_fitted(self)
+        return self._products(X, self._pair_coef) + self._intercept
+
+    def decision_function(self, X):
+        """Two classes: shape (m,), positive for ``classes_[1]``. More: the pairs' values
+        ("ovo", positive for the pair's first class) or scikit-learn's "ovr" transform of
+        them (the votes plus a confidence in (-1/3, 1/3))."""
+        dec = self._ovo(X)
+        k = self.classes_.size
+        if k == 2:
+            return -dec[:, 0]
+        if self.decision_function_shape == "ovo":
+            return dec
+        votes, conf = np.zeros((dec.shape[0], k)), np.zeros((dec.shape[0], k))
+        for p, (i, j) in enumerate(self._pairs()):
+            votes[:, i] += dec[:, p] > 0
+            votes[:, j] += dec[:, p] <= 0
+            conf[:, i] += dec[:, p]
+            conf[:, j] -= dec[:, p]
+        return votes + conf / (3 * (np.abs(conf) + 1))
+
+    def _pairs(self):
+        k = self.classes_.size
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+    def predict(self, X):
+        """LIBSVM's vote over the pairs (a pair's value > 0 votes its first class; ties to
+        the first class in ``classes_``)."""
+        dec = self._ovo(X)
+        votes = np.zeros((dec.shape[0], self.classes_.size), dtype=np.intp)
+        for p, (i, j) in enumerate(self._pairs()):
+            votes[:, i] += dec[:, p] > 0
+            votes[:, j] += dec[:, p] <= 0
+        return self.classes_[np.argmax(votes, axis=1)]
+
+
+class NuSVR(RegressorMixin, _NuBase):
+    """nu-support vector regression, as scikit-learn's :class:`~sklearn.svm.NuSVR`
+    (LIBSVM's nu-SVR: the tube's width epsilon is solved for, nu bounding the fraction of
+    points outside it from above and of support vectors from below), on hsskern's
+    single-fit engine in its Solver_NU mode.
+
+    Parameters
+    ----------
+    nu : float in (0, 1], default 0.5
+    C : float > 0, default 1.0
+    kernel, degree, gamma, coef0, h, shrinking, tol, max_iter, memory_budget, verbose
+        As :class:`NuSVC`'s.
+
+    Attributes
+    ----------
+    support_, support_vectors_, n_support_, dual_coef_, intercept_, n_iter_, fit_status_,
+    shape_fit_, n_features_in_, feature_names_in_
+        As scikit-learn's NuSVR: ``predict(X) = K(X, SV) @ dual_coef_[0] + intercept_``.
+    epsilon_ : float
+        The tube's half-width LIBSVM reports (-r of Solver_NU).
+    """
+
+    _parameter_constraints = {**_NuBase._parameter_constraints,
+                              "C": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
+                 h=None, shrinking=True, tol=1e-3, max_iter=None, memory_budget=None,
+                 verbose=0):
+        self.nu = nu
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.h = h
+        self.shrinking = shrinking
+        self.tol = tol
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+
+    def _fit(self, X, y, sample_weight, nus):
+        """The fitted state of each nu: (X, point coefficients, rho, r, steps, converged)."""
+        X, y = validate_input(self, X, y, y_numeric=True)
+        n, d = X.shape
+        w = check_weights(sample_weight, n, "sample_weight")
+        pts = np.arange(n) if w is None else np.flatnonzero(w > 0)  # LIBSVM drops weight 0
+        l = pts.size
+        up = self.C * (np.ones(n) if w is None else w)[pts]
+        upper = np.concatenate([up, up])
+        sign = np.concatenate([np.ones(l), -np.ones(l)])
+        p = np.concatenate([-y[pts], y[pts]])
+        index = np.concatenate([pts, pts])
+        half = np.arange(2 * l) < l
+        tot = up.sum() / 2
+        opts = self._options(n, d, 2 * l)
+        out = []
+        for r in self._nu_solve(X, self._kernel(X), sign, upper, p, [tot, tot],
+                                [half, ~half], nus, opts, index=index):
+            coef = np.zeros(n)
+            coef[pts] = r.alpha[:l] - r.alpha[l:]
+            out.append((X, coef, r.rho, r.r, r.n_iter, r.converged))
+        return out
+
+    def _set_model(self, X, coef, rho, r, n_iter, converged):
+        sv = np.flatnonzero(coef != 0)
+        self.support_ = sv.astype(np.int32)
+        self.support_vectors_ = X[sv]
+        self.n_support_ = np.array([0, sv.size], dtype=np.int32)
+        self.dual_coef_ = coef[sv][None, :]
+        self.intercept_ = np.array([-rho])
+        self.epsilon_ = float(-r)
+        self.n_iter_ = np.array([max(int(n_iter), 1)], dtype=np.int32)
+        self.fit_status_ = 0 if converged else 1
+        self.shape_fit_ = X.shape
+        self._kernel_ = self._kernel(X)
+
+    def predict(self, X):
+        """``K(X, support_vectors_) @ dual_coef_[0] + intercept_``, shape (m,)."""
+        check_is_fitted(self)
+        return self._products(X, self.dual_coef_.T)[:, 0] + self.intercept_[0]
