@@ -25,6 +25,10 @@ from .hss_params import GAMMA_STRINGS, kernel_of
 
 __all__ = ["NuSVC", "NuSVR", "nu_start", "nu_regrow", "check_nu_feasible"]
 
+#: Solver_NU's r of a label with no free variable and none at its lower bound: the midpoint
+#: of (lb, the engine's infinity 1e300), i.e. no finite offset
+_NO_FREE = 1e299
+
 
 def nu_start(upper, total):
     """LIBSVM's start: ``total`` spread over the variables in order, each up to its bound
@@ -245,8 +249,8 @@ class NuSVC(ClassifierMixin, _NuBase):
         pairs = [(i, j) for i in range(classes.size) for j in range(i + 1, classes.size)]
         for i, j in pairs:
             for nu in nus:
-                check_nu_feasible(nu, mass[i], mass[j],
-                                  f" for classes {classes[i].item()!r} and {classes[j].item()!r}")
+                what = f" for classes {classes[i].item()!r} and {classes[j].item()!r}"
+                check_nu_feasible(nu, mass[i], mass[j], what)
         kernel = self._kernel(X)
         opts = self._options(n, d, n)
         per_pair = []
@@ -258,9 +262,26 @@ class NuSVC(ClassifierMixin, _NuBase):
             tot = up.sum() / 2
             res = self._nu_solve(X[pts], kernel, s, up, np.zeros(pts.size), [tot, tot],
                                  groups, nus, opts, label=f"pair ({i}, {j}) ")
+            for nu, r in zip(nus, res):
+                self._check_margin(nu, r.r, classes[i], classes[j])
             per_pair.append([(i, j, pts, s * r.alpha / r.r, r.rho / r.r, r.n_iter,
                               r.converged) for r in res])
         return [(X, classes, yi, [pp[k] for pp in per_pair]) for k in range(len(nus))]
+
+    @staticmethod
+    def _check_margin(nu, r, first, second):
+        """Solver_NU's r is the margin the model is divided by: a clear error where it has
+        none (LIBSVM divides anyway; scikit-learn reports non-finite or arbitrary values)."""
+        names = f"classes {first.item()!r} and {second.item()!r}"
+        if r <= 0:
+            raise ValueError(f"nu={nu:g} is below the range where {names} have a nonzero "
+                             f"classifier: Solver_NU's margin r = {r:g} <= 0 (the optimal "
+                             "w is 0); use a larger nu")
+        if not r < _NO_FREE:
+            raise ValueError(f"nu={nu:g} is the largest feasible value for {names}: every "
+                             "point of the smaller class is at its bound, where Solver_NU's "
+                             "offsets are undefined (scikit-learn reports non-finite "
+                             "coefficients); use a smaller nu")
 
     def _set_model(self, X, classes, yi, pairs):
         n, k = X.shape[0], classes.size
