@@ -335,5 +335,6 @@ def test_nu_at_the_feasible_limit_with_no_margin_is_refused():
     """nu = 2 min(n1, n2) / (n1 + n2) with equal classes puts every point at its bound: no
     finite offset (scikit-learn returns non-finite coefficients), a clear error here."""
     X, y = _classes(0, 12, 1, 2, 0.0)
-    with pytest.raises(ValueError, match="largest feasible value for classes 0 and 1.*use a smaller nu"):
+    with pytest.raises(ValueError, match="largest feasible value for classes 0 and 1.*use a "
+                                         "smaller nu"):
         NuSVC(nu=1.0).fit(X, y)

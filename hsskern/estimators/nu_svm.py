@@ -63,6 +63,11 @@ def check_nu_feasible(nu, w_pos, w_neg, what=""):
                          f"summed); use nu <= {top:g}")
 
 
+def _label(c):
+    """A class label as the user wrote it (numpy scalars as Python's)."""
+    return c.item() if isinstance(c, np.generic) else c
+
+
 def check_nus(nus):
     """A nu grid (fit_path) sorted increasing, each in (0, 1]."""
     nus = np.sort(check_grid(nus, "nus"))
@@ -249,7 +254,7 @@ class NuSVC(ClassifierMixin, _NuBase):
         pairs = [(i, j) for i in range(classes.size) for j in range(i + 1, classes.size)]
         for i, j in pairs:
             for nu in nus:
-                what = f" for classes {classes[i].item()!r} and {classes[j].item()!r}"
+                what = f" for classes {_label(classes[i])!r} and {_label(classes[j])!r}"
                 check_nu_feasible(nu, mass[i], mass[j], what)
         kernel = self._kernel(X)
         opts = self._options(n, d, n)
@@ -272,7 +277,7 @@ class NuSVC(ClassifierMixin, _NuBase):
     def _check_margin(nu, r, first, second):
         """Solver_NU's r is the margin the model is divided by: a clear error where it has
         none (LIBSVM divides anyway; scikit-learn reports non-finite or arbitrary values)."""
-        names = f"classes {first.item()!r} and {second.item()!r}"
+        names = f"classes {_label(first)!r} and {_label(second)!r}"
         if r <= 0:
             raise ValueError(f"nu={nu:g} is below the range where {names} have a nonzero "
                              f"classifier: Solver_NU's margin r = {r:g} <= 0 (the optimal "
