@@ -99,7 +99,7 @@ def _check_against_sklearn(ours, ref, X, y, nu, K, w=None):
     The kernel part r (f - b) = (K y a)(x) = <w, phi(x)> is unique at the optimum; an a
     whose Solver_NU gap is delta is within delta * 2 nu sum(w) of the optimal objective,
     so its w is within sqrt(4 delta nu sum(w)) of the optimal w (strong convexity in w),
-    and k(x, x) <= 1 here. Both gaps are measured in double precision (scikit-learn's is
+    and |<w, phi(x)>| moves by at most that times sqrt(k(x, x)). Both gaps are measured in double precision (scikit-learn's is
     larger: its rows are float). Where both labels have free variables the offsets are
     averages of G over them (unique to the same bounds): then the decision values, r and
     the signs are compared too. Returns each pair's bound on the decision values (inf where
@@ -123,7 +123,8 @@ def _check_against_sklearn(ours, ref, X, y, nu, K, w=None):
         Kp = K[np.ix_(pair, pair)]
         gaps = [_nu_gap(Kp, s[pair], x[pair], upper[pair]) for x in (a, a_ref)]
         assert gaps[0] <= TOL * (1 + 1e-6) + 1e-13  # our answer meets the tolerance
-        unscaled = sum(np.sqrt(4 * max(g, 0.0) * nu * mass) for g in gaps) + 1e-12
+        unscaled = sum(np.sqrt(4 * max(g, 0.0) * nu * mass) for g in gaps) * np.sqrt(
+            np.diag(K).max()) + 1e-12
         b, b_ref = ours.intercept_.ravel()[p], ref.intercept_.ravel()[p]
         np.testing.assert_allclose(r * (dec[:, p] - b), r_ref * (ref_dec[:, p] - b_ref),
                                    rtol=0, atol=unscaled)
@@ -202,6 +203,20 @@ def test_nusvc_ovr_predict_and_weights_equal_sklearn(seed, n, d, k):
     if sure.any():
         np.testing.assert_allclose(dec[sure], ref_dec[sure], rtol=0,
                                    atol=max(1, k - 1) * bounds.max())
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_nusvc_dot_kernels_equal_sklearn(kernel):
+    from sklearn.metrics.pairwise import pairwise_kernels
+    X, y = _classes(4, 40, 3, 3, 3.0)  # separated: r far from 0 for the linear kernel
+    nu = 0.4 * _max_nu(y)
+    params = dict(nu=nu, kernel=kernel, degree=2, coef0=1.0, gamma="scale", tol=TOL)
+    ours, ref = NuSVC(**params).fit(X, y), SkNuSVC(**params).fit(X, y)
+    extra = {} if kernel == "linear" else dict(degree=2, coef0=1.0,
+                                               gamma=1 / (X.shape[1] * X.var()))
+    K = pairwise_kernels(X, metric=kernel, **extra)
+    bounds, _ = _check_against_sklearn(ours, ref, X, y, nu, K)
+    assert np.isfinite(bounds).any()  # some pair's offsets determined, values compared
 
 
 def test_nusvc_attributes_as_sklearns():
