@@ -111,7 +111,7 @@ class _NuBase(FitStateMixin, BaseEstimator):
                   label=""):
         """Solver_NU along ``nus``: each of the boolean ``groups`` sums to totals * nu; the
         first nu from LIBSVM's start, the next ones regrown from the last solution."""
-        out, res, prev = [], None, None
+        out, res = [], None
         for nu in nus:
             alpha = np.zeros(y.size)
             for g, tot in zip(groups, totals):
@@ -215,7 +215,9 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     Notes
     -----
-    No ``class_weight`` (scikit-learn's NuSVC ignores it) and no probabilities.
+    No ``class_weight`` (scikit-learn's NuSVC takes it and ignores it), no probabilities,
+    and ``max_iter=None`` where scikit-learn writes -1. Sample weights multiply each point's
+    bound and nu's sums, as LIBSVM's; points of weight 0 are dropped.
     """
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
@@ -332,9 +334,9 @@ class NuSVC(ClassifierMixin, _NuBase):
         if self.decision_function_shape == "ovo":
             return dec
         votes, conf = np.zeros((dec.shape[0], k)), np.zeros((dec.shape[0], k))
-        for p, (i, j) in enumerate(self._pairs()):
-            votes[:, i] += dec[:, p] > 0
-            votes[:, j] += dec[:, p] <= 0
+        for p, (i, j) in enumerate(self._pairs()):  # a value of 0 votes i, as sklearn's
+            votes[:, i] += dec[:, p] >= 0
+            votes[:, j] += dec[:, p] < 0
             conf[:, i] += dec[:, p]
             conf[:, j] -= dec[:, p]
         return votes + conf / (3 * (np.abs(conf) + 1))
