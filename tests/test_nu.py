@@ -341,7 +341,12 @@ def test_weights_zero_drop_and_integer_repeat(Est):
         "rows as given, so repeating rows changes the kernel (NuSVC: the check's weights "
         "also make nu=0.5 infeasible); test_weights_zero_drop_and_integer_repeat checks "
         "the equivalence at a fixed gamma",
-    "check_sample_weight_equivalence_on_sparse_data": "as on dense data"})
+    "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
+    **({"check_class_weight_classifiers":
+        "its class weights 1000 against 1e-4 make nu=0.5 infeasible for LIBSVM's weighted "
+        "nu (a clear ValueError); scikit-learn's NuSVC ignores class_weight and is xfailed "
+        "there; test_class_weight_is_libsvms_weighted_nu tests ours"}
+       if isinstance(est, NuSVC) else {})})
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -353,3 +358,24 @@ def test_nu_at_the_feasible_limit_with_no_margin_is_refused():
     with pytest.raises(ValueError, match="largest feasible value for classes 0 and 1.*use a "
                                          "smaller nu"):
         NuSVC(nu=1.0).fit(X, y)
+
+
+def test_class_weight_is_libsvms_weighted_nu():
+    """A class weight multiplies its points' sample weights (bounds and nu's sums);
+    "balanced" equalizes the classes, so a nu infeasible for the raw counts fits."""
+    X, y = _classes(2, 40, 2, 3, 2.0)
+    y[:8] = 2  # class sizes 11, 9, 20
+    sw = np.random.default_rng(0).uniform(0.5, 1.5, 40)
+    cw = {0: 2.0, 1: 0.5, 2: 1.0}
+    by_class = NuSVC(nu=0.3, class_weight=cw, tol=TOL).fit(X, y, sample_weight=sw)
+    by_sample = NuSVC(nu=0.3, tol=TOL).fit(X, y, sample_weight=sw * np.array([2.0, 0.5,
+                                                                               1.0])[y])
+    np.testing.assert_array_equal(by_class.decision_function(X),
+                                  by_sample.decision_function(X))
+    np.testing.assert_array_equal(by_class.class_weight_, [2.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="infeasible for classes"):
+        NuSVC(nu=0.8).fit(X, y)
+    balanced = NuSVC(nu=0.8, class_weight="balanced", tol=TOL).fit(X, y)
+    counts = np.bincount(y)
+    same = NuSVC(nu=0.8, tol=TOL).fit(X, y, sample_weight=(40 / (3 * counts))[y])
+    np.testing.assert_array_equal(balanced.decision_function(X), same.decision_function(X))

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -59,8 +60,8 @@ def check_nu_feasible(nu, w_pos, w_neg, what=""):
     if nu * (w_pos + w_neg) / 2 > min(w_pos, w_neg):
         top = 2 * min(w_pos, w_neg) / (w_pos + w_neg)
         raise ValueError(f"specified nu is infeasible{what}: nu={nu:g} needs nu * (n1 + n2) "
-                         f"/ 2 <= min(n1, n2) (n1 = {w_pos:g}, n2 = {w_neg:g}, sample weights "
-                         f"summed); use nu <= {top:g}")
+                         f"/ 2 <= min(n1, n2) (n1 = {w_pos:g}, n2 = {w_neg:g}, the classes' "
+                         f"weights summed); use nu <= {top:g}")
 
 
 def _label(c):
@@ -195,6 +196,12 @@ class NuSVC(ClassifierMixin, _NuBase):
     shrinking : bool, default True
     tol : float, default 1e-3
         LIBSVM's stopping tolerance (the scaled dual's KKT gap).
+    class_weight : dict, "balanced" or None, default None
+        LIBSVM's weighted nu: a class's weight multiplies its points' sample weights, that
+        is their bounds and their share of nu's sums ("balanced": n / (k n_class), which
+        makes every pair's classes equally heavy with unit sample weights, so any nu in
+        (0, 1] is feasible).
+        scikit-learn's NuSVC takes this parameter but ignores it.
     max_iter : int or None, default None
         Most pair steps of each binary problem; None: LIBSVM's max(10^7, 100 l).
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
@@ -207,25 +214,26 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     Attributes
     ----------
-    classes_, support_, support_vectors_, n_support_, dual_coef_, intercept_, n_iter_,
-    fit_status_, shape_fit_, n_features_in_, feature_names_in_
+    classes_, class_weight_, support_, support_vectors_, n_support_, dual_coef_,
+    intercept_, n_iter_, fit_status_, shape_fit_, n_features_in_, feature_names_in_
         As scikit-learn's NuSVC (the support vectors grouped by class; ``dual_coef_`` and
         ``intercept_`` in LIBSVM's one-vs-one layout, sign-flipped for two classes so that
         positive values mean ``classes_[1]``).
 
     Notes
     -----
-    No ``class_weight`` (scikit-learn's NuSVC takes it and ignores it), no probabilities,
-    and ``max_iter=None`` where scikit-learn writes -1. Sample weights multiply each point's
+    ``class_weight`` acts (scikit-learn's is ignored); no probabilities, and
+    ``max_iter=None`` where scikit-learn writes -1. Sample weights multiply each point's
     bound and nu's sums, as LIBSVM's; points of weight 0 are dropped.
     """
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
+                              "class_weight": [StrOptions({"balanced"}), dict, None],
                               "decision_function_shape": [StrOptions({"ovr", "ovo"})]}
 
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, h=None,
-                 shrinking=True, tol=1e-3, max_iter=None, decision_function_shape="ovr",
-                 memory_budget=None, verbose=0):
+                 shrinking=True, tol=1e-3, class_weight=None, max_iter=None,
+                 decision_function_shape="ovr", memory_budget=None, verbose=0):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -234,6 +242,7 @@ class NuSVC(ClassifierMixin, _NuBase):
         self.h = h
         self.shrinking = shrinking
         self.tol = tol
+        self.class_weight = class_weight
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
         self.memory_budget = memory_budget
@@ -251,6 +260,8 @@ class NuSVC(ClassifierMixin, _NuBase):
         n, d = X.shape
         w = check_weights(sample_weight, n, "sample_weight")
         w = np.ones(n) if w is None else w
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
+        w = w * self.class_weight_[yi]
         keep = w > 0  # LIBSVM drops points of weight 0 (their bound)
         mass = np.bincount(yi[keep], w[keep], minlength=classes.size)
         pairs = [(i, j) for i in range(classes.size) for j in range(i + 1, classes.size)]
@@ -273,7 +284,8 @@ class NuSVC(ClassifierMixin, _NuBase):
                 self._check_margin(nu, r.r, classes[i], classes[j])
             per_pair.append([(i, j, pts, s * r.alpha / r.r, r.rho / r.r, r.n_iter,
                               r.converged) for r in res])
-        return [(X, classes, yi, [pp[k] for pp in per_pair]) for k in range(len(nus))]
+        return [(X, classes, yi, self.class_weight_, [pp[k] for pp in per_pair])
+                for k in range(len(nus))]
 
     @staticmethod
     def _check_margin(nu, r, first, second):
@@ -290,8 +302,9 @@ class NuSVC(ClassifierMixin, _NuBase):
                              "offsets are undefined (scikit-learn reports non-finite "
                              "coefficients); use a smaller nu")
 
-    def _set_model(self, X, classes, yi, pairs):
+    def _set_model(self, X, classes, yi, class_weight, pairs):
         n, k = X.shape[0], classes.size
+        self.class_weight_ = class_weight
         coef = np.zeros((len(pairs), n))
         for p, (i, j, pts, c, *_) in enumerate(pairs):
             coef[p, pts] = c
