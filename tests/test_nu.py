@@ -99,10 +99,10 @@ def _check_against_sklearn(ours, ref, X, y, nu, K, w=None):
     The kernel part r (f - b) = (K y a)(x) = <w, phi(x)> is unique at the optimum; an a
     whose Solver_NU gap is delta is within delta * 2 nu sum(w) of the optimal objective,
     so its w is within sqrt(4 delta nu sum(w)) of the optimal w (strong convexity in w),
-    and |<w, phi(x)>| moves by at most that times sqrt(k(x, x)). Both gaps are measured in double precision (scikit-learn's is
-    larger: its rows are float). Where both labels have free variables the offsets are
-    averages of G over them (unique to the same bounds): then the decision values, r and
-    the signs are compared too. Returns each pair's bound on the decision values (inf where
+    and |<w, phi(x)>| moves by at most that times sqrt(k(x, x)). Both gaps are measured
+    in double precision (scikit-learn's is larger: its rows are float). Where both labels
+    have free variables the offsets are averages of G over them (unique to the same
+    bounds): then the decision values, r and the signs are compared too. Returns each pair's bound on the decision values (inf where
     the offsets are not determined) and the reference's values.
     """
     k = ours.classes_.size
@@ -299,7 +299,7 @@ def test_nu_out_of_range_is_refused(Est, nu):
 def test_infeasible_nu_is_refused_with_the_largest_feasible():
     X, y = _classes(0, 40, 2, 2, 1.0)
     y = (np.arange(40) < 10).astype(int)  # 10 against 30: nu <= 2 * 10 / 40 = 0.5
-    with pytest.raises(ValueError, match=r"specified nu is infeasible.*nu <= 0\.5\b"):
+    with pytest.raises(ValueError, match=r"specified nu is infeasible.*a nu below 0\.5\b"):
         NuSVC(nu=0.6).fit(X, y)
     NuSVC(nu=0.49).fit(X, y)
     with pytest.raises(ValueError, match="largest feasible value.*smaller class is at its "
@@ -312,7 +312,8 @@ def test_infeasible_nu_is_refused_with_the_largest_feasible():
     w = np.where(y == 1, 3.0, 1.0)  # weighted sizes 30 against 30: any nu
     NuSVC(nu=0.9).fit(X, y, sample_weight=w)
     y3 = np.repeat([0, 1, 2], [20, 14, 6])  # nu <= 12 / 26 for classes 0 and 2 only
-    with pytest.raises(ValueError, match=r"infeasible for classes 0 and 2: .*nu <= 0\.4615"):
+    with pytest.raises(ValueError, match=r"infeasible for classes 0 and 2: .*a nu below "
+                                         r"0\.4615"):
         NuSVC(nu=0.5).fit(X, y3)
     with pytest.raises(ValueError, match="infeasible"):  # as scikit-learn's
         SkNuSVC(nu=0.5).fit(X, y3)

@@ -61,7 +61,7 @@ def check_nu_feasible(nu, w_pos, w_neg, what=""):
         top = 2 * min(w_pos, w_neg) / (w_pos + w_neg)
         raise ValueError(f"specified nu is infeasible{what}: nu={nu:g} needs nu * (n1 + n2) "
                          f"/ 2 <= min(n1, n2) (n1 = {w_pos:g}, n2 = {w_neg:g}, the classes' "
-                         f"weights summed); use nu <= {top:g}")
+                         f"weights summed); use a nu below {top:g}")
 
 
 def _label(c):
