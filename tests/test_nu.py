@@ -258,6 +258,21 @@ def test_nusvr_equals_sklearn(seed, n, d, nu, C, weighted):
         assert np.count_nonzero(resid > ours.epsilon_ + 10 * atol) <= nu * n + 1e-9
 
 
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_nusvr_dot_kernels_equal_sklearn(kernel):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    y = X @ rng.normal(size=3) + 0.3 * X[:, 0] ** 2 + 0.1 * rng.normal(size=40)
+    params = dict(nu=0.3, C=2.0, kernel=kernel, degree=2, coef0=1.0, tol=TOL)
+    ours, ref = NuSVR(**params).fit(X, y), SkNuSVR(**params).fit(X, y)
+    from sklearn.metrics.pairwise import pairwise_kernels
+    extra = {} if kernel == "linear" else dict(degree=2, coef0=1.0,
+                                               gamma=1 / (X.shape[1] * X.var()))
+    kmax = np.abs(pairwise_kernels(X, metric=kernel, **extra)).max()
+    atol = 4 * TOL + 8 * EPS32 * kmax * 0.3 * 2.0 * 40  # the float rows' error on G
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=0, atol=atol)
+
+
 @pytest.mark.parametrize("Est,Ref", [(NuSVC, SkNuSVC), (NuSVR, SkNuSVR)])
 def test_nu_path_equals_fits_and_sklearn(Est, Ref):
     X, y = _classes(5, 70, 3, 3 if Est is NuSVC else 2, 1.0)
