@@ -18,6 +18,8 @@ MODULES = [
     "hsskern.estimators.kernel_ridge",
     "hsskern.estimators.gaussian_process",
     "hsskern.estimators.svr",
+    "hsskern.estimators.one_class",
+    "hsskern.estimators.nu_svm",
     "hsskern.lowrank.nystrom",
     "hsskern.kernels.operator",
 ]

@@ -225,6 +225,16 @@ class NuSVC(ClassifierMixin, _NuBase):
     ``class_weight`` acts (scikit-learn's is ignored); no probabilities, and
     ``max_iter=None`` where scikit-learn writes -1. Sample weights multiply each point's
     bound and nu's sums, as LIBSVM's; points of weight 0 are dropped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import NuSVC
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> clf = NuSVC(nu=0.3).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
     """
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
@@ -389,6 +399,15 @@ class NuSVR(RegressorMixin, _NuBase):
         As scikit-learn's NuSVR: ``predict(X) = K(X, SV) @ dual_coef_[0] + intercept_``.
     epsilon_ : float
         The tube's half-width LIBSVM reports (-r of Solver_NU).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import NuSVR
+    >>> X = np.random.default_rng(0).uniform(-2, 2, size=(200, 1))
+    >>> reg = NuSVR(nu=0.5, C=10.0).fit(X, np.sin(X[:, 0]))
+    >>> bool(reg.score(X, np.sin(X[:, 0])) > 0.9)
+    True
     """
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
