@@ -50,7 +50,7 @@ def test_nu_path_equals_separate_fits_and_leaves_self_unfitted(seed, n, d):
     X = _points(seed, n, d)
     nus = [0.0731, 0.2317, 0.5123, 0.8677]  # nu n never an integer here (see above)
     est = OneClassSVM(nu=0.3, tol=1e-8)
-    models = est.fit_path(X, nus[::-1])
+    models = est.fit_path(X, nus=nus[::-1])
     assert not hasattr(est, "support_") and [m.nu for m in models] == nus
     for m, nu in zip(models, nus):
         alone = OneClassSVM(nu=nu, tol=1e-8).fit(X)
@@ -93,9 +93,9 @@ def test_memory_budget_refused_with_the_estimate_before_any_work():
 
 def test_nu_path_rejects_bad_nus():
     with pytest.raises(ValueError, match="nu"):
-        OneClassSVM().fit_path(_points(0, 30, 2), [0.1, 1.2])
+        OneClassSVM().fit_path(_points(0, 30, 2), nus=[0.1, 1.2])
     with pytest.raises(ValueError, match="nus"):
-        OneClassSVM().fit_path(_points(0, 30, 2), "0.1")
+        OneClassSVM().fit_path(_points(0, 30, 2), nus="0.1")
 
 
 @parametrize_with_checks([OneClassSVM()])

@@ -378,13 +378,14 @@ def test_multiclass_and_probabilities_from_sparse_rows():
 
 def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     # 15% of the entries stored: not "sparse and wide", densified when that fits; beyond the
-    # budget the sparse rows are taken (the decomposition's memory fits)
+    # budget the sparse rows are taken (the decomposition's memory fits: its estimate counts
+    # two copies of the rows and a 200-point working set, so the dense copy must be larger)
     rng = np.random.default_rng(5)
-    A = np.where(rng.random((200, 1000)) < 0.15, rng.normal(size=(200, 1000)), 0.0)
+    A = np.where(rng.random((200, 2000)) < 0.15, rng.normal(size=(200, 2000)), 0.0)
     X = sp.csr_matrix(A)
-    y = np.where(A[:, :500].sum(1) > A[:, 500:].sum(1), 1, 0)
+    y = np.where(A[:, :1000].sum(1) > A[:, 1000:].sum(1), 1, 0)
     assert not prefer_sparse_rows(X)
-    dense_bytes = 8 * 200 * 1000
+    dense_bytes = 8 * 200 * 2000
     budget = 0.9 * dense_bytes
     kw = dict(h=8.0, C=1.0, subsample=80, validation_fraction=0.0, random_state=0)
     m = ExactSVC(memory_budget=budget, **kw).fit(X, y)
@@ -397,8 +398,8 @@ def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     # what needs dense coordinates refuses, with the estimate and the routes that take it
     for est in (NystromSVC(memory_budget=budget), HSSSVC(start="admm", memory_budget=budget)):
         with pytest.raises(MemoryBudgetError,
-                           match=r"densifying the sparse input \(200 x 1000, \d+ stored "
-                                 r"entries.*about 1\.5 MB.*ExactSVC and "
+                           match=r"densifying the sparse input \(200 x 2000, \d+ stored "
+                                 r"entries.*about 3\.1 MB.*ExactSVC and "
                                  r"HSSSVC\(start=\"decomposition\"\) take sparse rows"):
             est.fit(X, y)
     with pytest.raises(MemoryBudgetError, match=r"HSS compression: densifying.*ExactSVC"):

@@ -103,7 +103,13 @@ PATH_IDS = [type(e).__name__ + ("-exact" if getattr(e, "approximation", "") == "
 
 
 def _param(est):
-    return "alpha" if "alpha" in est.get_params() else "C"
+    """The parameter a path varies: nu for the nu-machines, alpha for kernel ridge, else C."""
+    params = est.get_params()
+    return "nu" if "nu" in params else "alpha" if "alpha" in params else "C"
+
+
+#: a two-value path of each parameter (nu lives in (0, 1])
+PATH_GRID = {"C": [10.0, 0.1], "alpha": [10.0, 0.1], "nu": [0.6, 0.2]}
 
 
 def _path_data(est, seed, n_features):
@@ -146,14 +152,14 @@ def test_fit_path_leaves_the_estimator_as_it_was(est, fitted):
             est.fit(X, y)
             before = est.predict(X)
         snap = _snapshot(est)
-        models = est.fit_path(XB, yB, [10.0, 0.1])
+        models = est.fit_path(XB, yB, PATH_GRID[_param(est)])
     _assert_unchanged(est, snap)
     if fitted:
         np.testing.assert_array_equal(est.predict(X), before)
     else:
         assert not [k for k in vars(est) if k.endswith("_") or k == "_model"]
     name = _param(est)
-    assert [getattr(m, name) for m in models] == [0.1, 10.0]
+    assert [getattr(m, name) for m in models] == sorted(PATH_GRID[name])
     for m in models:
         assert m.get_params() == {**est.get_params(), name: getattr(m, name)}
         assert m.n_features_in_ == 4 and m.predict(XB).shape == yB.shape
@@ -174,7 +180,7 @@ def test_fit_path_refuses_a_non_numeric_grid_saying_what_to_pass(est, what):
     and never read as numbers ("1" as 1.0, None as NaN)."""
     est = clone(est)
     X, y = _path_data(est, seed=1, n_features=3)
-    name = "alphas" if _param(est) == "alpha" else "Cs"
+    name = {"alpha": "alphas", "nu": "nus", "C": "Cs"}[_param(est)]
     bad = BAD_GRIDS[what]() if callable(BAD_GRIDS[what]) else BAD_GRIDS[what]
     with pytest.raises(ValueError, match=name) as err:
         est.fit_path(X, y, bad)

@@ -8,9 +8,10 @@ a MemoryBudgetError, with the estimate, only when the output and a chunk of one 
 """
 import numpy as np
 
+from ..kernels import kernel_operator
 from ..utils._memory import chunk_rows
 
-__all__ = ["model_terms", "budgeted_decision"]
+__all__ = ["model_terms", "budgeted_decision", "budgeted_expansion"]
 
 
 def model_terms(model):
@@ -44,4 +45,20 @@ def budgeted_decision(est, model, X):
         if out is None:
             out = np.empty((D.shape[0], m, D.shape[2]))
         out[:, start:start + rows] = D
+    return out
+
+
+def budgeted_expansion(est, X, support_vectors, kernel, M):
+    """K(X, support_vectors) @ M, shape (m, M.shape[1]), within ``est.memory_budget``: the
+    kernel expansion of the estimators that keep their own support vectors, by row chunks."""
+    m, r = X.shape[0], M.shape[1]
+    if support_vectors.shape[0] == 0:
+        return np.zeros((m, r))
+    rows = chunk_rows(m, 8 * r, 8 * (support_vectors.shape[0] + X.shape[1]),
+                      getattr(est, "memory_budget", None),
+                      what=f"{type(est).__name__} prediction on {m} points")
+    K = kernel_operator(support_vectors, kernel)
+    out = np.empty((m, r))
+    for start in range(0, m, rows):
+        out[start:start + rows] = np.asarray(K.cross(X[start:start + rows]) @ M).reshape(-1, r)
     return out

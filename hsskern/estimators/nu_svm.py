@@ -17,10 +17,10 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels import kernel_operator
 from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
 from ..solvers.path import check_grid, check_weights
 from ..utils._memory import check_memory, resolve_budget
+from ._budget import budgeted_expansion
 from .base import FitStateMixin, validate_input
 from .hss_params import GAMMA_STRINGS, kernel_of
 
@@ -171,10 +171,7 @@ class _NuBase(FitStateMixin, BaseEstimator):
     def _products(self, X, M):
         """K(X, support vectors) @ M in the kernel operator's blocks (no m x n_SV array)."""
         X = validate_input(self, X, reset=False)
-        if self.support_vectors_.shape[0] == 0:
-            return np.zeros((X.shape[0], M.shape[1]))
-        K = kernel_operator(self.support_vectors_, self._kernel_)
-        return np.asarray(K.cross(X) @ M).reshape(X.shape[0], M.shape[1])
+        return budgeted_expansion(self, X, self.support_vectors_, self._kernel_, M)
 
 
 class NuSVC(ClassifierMixin, _NuBase):

@@ -14,10 +14,10 @@ from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels import kernel_operator
 from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
 from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
+from ._budget import budgeted_expansion
 from .base import FitStateMixin, validate_input
 from .hss_params import GAMMA_STRINGS, kernel_of
 
@@ -155,15 +155,18 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         self._set_model(X, alpha, rho, n_iter, converged)
         return self
 
-    def fit_path(self, X, nus):
+    def fit_path(self, X, y=None, nus=None):
         """One model per nu on one validation, each nu warm-started from the last one's
-        solution (sorted increasing, as the C path); ``self`` is left as it was.
+        solution (sorted increasing, as the C path); ``self`` is left as it was (``y`` is
+        ignored, as in :meth:`fit`).
 
         Returns
         -------
         list of OneClassSVM
         """
         self._validate_params()
+        if nus is None:
+            raise ValueError("fit_path needs the grid nus, e.g. fit_path(X, nus=[0.1, 0.5])")
         nus = np.sort(check_grid(nus, "nus"))
         if nus[0] <= 0 or nus[-1] > 1:
             raise ValueError(f"every nu must lie in (0, 1], got {nus.tolist()}")
@@ -217,8 +220,8 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         """The unshifted scoring function, ``dual_coef_ @ K(SV, X)``."""
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        K = kernel_operator(self.support_vectors_, self._kernel_)
-        return K.cross(X) @ self.dual_coef_[0]
+        return budgeted_expansion(self, X, self.support_vectors_, self._kernel_,
+                                  self.dual_coef_.T)[:, 0]
 
     def predict(self, X):
         """+1 for inliers (decision_function > 0), -1 for outliers, as LIBSVM's."""

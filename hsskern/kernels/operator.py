@@ -91,6 +91,12 @@ class _KernelLinearOperator(_KernelSurface):
         self._gemm_state = None
         super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
 
+    def evaluation_inputs(self):
+        """(points, kernel) as the compiled evaluator reads them: k'(x'_i, x'_j) equals this
+        operator's entry (i, j) exactly, the points and the width divided by one power of two
+        where the data's scale needs it. For solvers that evaluate entries themselves."""
+        return self._erows, self._ekernel
+
     def _gemm(self):
         # computed on first use: many operators (e.g. over support vectors) see one product
         if self._gemm_state is None:

@@ -172,6 +172,10 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     if kernel.name not in KERNELS:
         raise ValueError(f"the cached engine computes the rows of the {KERNELS} kernels, not "
                          f"{kernel.name!r}: use the block decomposition (engine=\"block\")")
+    # the points and width the kernel operator evaluates (rescaled by a power of two where
+    # the data's scale would take gamma or the distances out of range): the same entries
+    X, kernel = kernel_operator(np.ascontiguousarray(X, dtype=np.float64),
+                                kernel).evaluation_inputs()
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.array(y, dtype=np.float64)
     l = y.size
@@ -239,7 +243,7 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
     return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
                         decision=decision, converged=res.converged, gap=res.gap,
-                        rounds=res.n_iter, smo_iters=[res.n_iter],
+                        rounds=res.n_iter, ws_sizes=[2], smo_iters=[res.n_iter],
                         time=time.perf_counter() - t0,
                         timings={"smo": res.time},
                         kernel_entries={"rows": res.stats["entries_computed"]})
