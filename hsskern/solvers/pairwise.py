@@ -199,7 +199,9 @@ def _merge_info(infos):
     out = {}
     for key in keys:
         vals = [None if info is None else info.get(key) for info in infos]
-        if all(isinstance(v, tuple) for v in vals if v is not None):
+        if all(v is None for v in vals):  # e.g. no refinement in any pair: None, as binary
+            out[key] = None
+        elif all(isinstance(v, tuple) for v in vals if v is not None):
             out[key] = tuple(x for v in vals for x in ((None,) if v is None else v))
         else:
             out[key] = tuple(vals)
