@@ -18,13 +18,7 @@ MAX_FUNCTION_LINES = 100
 
 #: Functions still over MAX_FUNCTION_LINES without a "one piece" comment, to be split by their
 #: owners; a function leaving this list must not come back (the test fails on a stale entry).
-LONG_FUNCTIONS_ALLOWED = {
-    # the Dask product engine's ``add``: scatter, the workers' products and the gather of
-    # one round; owned by the distributed engine's work
-    "hsskern/distributed/_exact.py:DaskProducts.add",
-    # ExactSVC's stage loop for one label column; being changed by the new SMO engine's route
-    "hsskern/solvers/exact_path.py:ExactBackend._solve_column",
-}
+LONG_FUNCTIONS_ALLOWED = set()
 
 
 def _modules():

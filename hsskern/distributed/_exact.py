@@ -213,6 +213,9 @@ class DaskProducts:
                                   workers=[self._where[b]], allow_other_workers=True,
                                   key=f"hsskern-exact-{self._token}-{call}-{b}-{attempt}")
 
+    # Kept in one piece for now: the submit / wait / resubmit loop shares its futures, attempt counts
+    # and partial sums across the recovery of lost blocks; split, that state would move into
+    # a per-call object (the next step, with a test that kills a worker mid-call).
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` on the workers; returns the kernel entries
         evaluated."""
