@@ -187,9 +187,6 @@ def test_large_n_is_refused_within_two_seconds_past_validation(big, make):
 
 # -- max_time ------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=False, reason="after the merge of the single-fit engine and "
-                   "one-vs-one the fit overruns max_time=8 s by 2-7 s after the subsample "
-                   "(10.2-14.8 s measured alone); open in issue 43")
 def test_exact_svc_returns_within_its_time_budget_whatever_n():
     # 2 * 10^5 points: the unbounded fit takes minutes; the budget covers validation, the
     # subsample and the last product. Slack: 10%, and 2 s for process noise (a round that

@@ -77,3 +77,29 @@ def test_a_solve_can_be_repeated_on_one_object():
     a, b = d.solve(), d.solve()
     assert a is not b and a.converged and np.array_equal(a.alpha, b.alpha)
     assert a.smo_iters == b.smo_iters
+
+
+def test_a_round_under_max_time_is_sized_to_the_time_left():
+    # a working set allowed to hold every point (12,000: a 1.4e8-entry block, seconds of
+    # work) must not start whole under a budget of 0.5 s: the first round is capped, the
+    # next sized by its measured cost, and the point returned is feasible with its gap
+    import time
+    X, y = make_classification(12_000, 10, n_informative=5, random_state=0, flip_y=0.1)
+    y = np.where(y == 1, 1.0, -1.0)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    opts = DecompositionOptions(max_ws=12_000, max_chunk=12_000, timed_first_ws=500)
+    t0 = time.perf_counter()
+    res = Decomposition(K, y, 10.0, options=opts).solve(tol=1e-3, max_time=0.5)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 0.5 * 1.1 + 1.0, elapsed
+    assert res.stopped == "max_time" and not res.converged
+    assert max(res.ws_sizes) < 12_000 and res.ws_sizes[0] <= 500
+    assert abs(y @ res.alpha) <= 1e-9 * 10.0 * y.size
+    assert np.all((res.alpha >= 0) & (res.alpha <= 10.0))
+
+
+@pytest.mark.parametrize("field, value", [("timed_first_ws", 1), ("timed_min_ws", 0),
+                                          ("timed_round_share", 1.5)])
+def test_timed_options_refuse_values_outside_their_range(field, value):
+    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+        DecompositionOptions(**{field: value})

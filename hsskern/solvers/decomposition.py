@@ -145,6 +145,14 @@ class DecompositionOptions:
     shrink_min_points : int, default 100000
         Where ``shrinking="auto"`` starts, and where ``max_ws=None`` turns to
         ``large_max_ws``.
+    timed_first_ws : int, default 2000
+        Under ``max_time``, the first round's working-set cap: a round cannot be stopped once
+        started, so its size waits for a measured one.
+    timed_round_share : float, default 0.5
+        Under ``max_time``, each later round is sized (by the last round's measured cost per
+        block entry and per update entry) to take at most this share of the time left.
+    timed_min_ws : int, default 64
+        Under ``max_time``, the rounds stop once the time left holds no working set this large.
     """
 
     max_ws: object = None
@@ -172,9 +180,12 @@ class DecompositionOptions:
     shrink_margin: float = 0.25
     sync_rounds: int = 10
     shrink_min_points: int = 100_000
+    timed_first_ws: int = 2000
+    timed_round_share: float = 0.5
+    timed_min_ws: int = 64
 
     def __post_init__(self):
-        at_least = {"max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
+        at_least = {"timed_first_ws": 2, "timed_min_ws": 2, "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
                     "stored_max_chunk": 1, "stored_cap_rounds": 0, "max_rounds": 0,
                     "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}
@@ -191,7 +202,7 @@ class DecompositionOptions:
                     and value >= 0):
                 raise ValueError(f"DecompositionOptions.{name} must be a finite number >= 0, "
                                  f"got {value!r}")
-        for name in ("reuse_new_fraction", "newton_free_fraction"):
+        for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and 0 <= value <= 1):
                 raise ValueError(f"DecompositionOptions.{name} must be a number in [0, 1], "
@@ -803,7 +814,7 @@ class Decomposition:
         -------
         RefineResult
         """
-        self.t0 = time.perf_counter()
+        self.t0, self.max_time = time.perf_counter(), max_time
         self._limits()
         self._start(alpha, f)
         while True:
@@ -861,6 +872,9 @@ class Decomposition:
         res.timings["start"] = time.perf_counter() - self.t0
         # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
         self.newton_rate, self.step_rate = o.newton_first_rate, o.smo_first_rate
+        # seconds per |W|^2 of a round's block and SMO, and per |W| x n of its update: the
+        # last round's, which size the next one under max_time (_timed_cap)
+        self.round_rates = None
         # Shrinking: the inactive points' f is exact as of the last sync; ``pending`` holds
         # the coefficient changes since, which a sync applies to them (|inactive| x |changed
         # since| entries, against that many times the rounds' count of repeated changes). A
@@ -900,7 +914,8 @@ class Decomposition:
             return "converged"
         if self.res.rounds >= self.options.max_rounds:
             return "rounds"
-        if max_time is not None and time.perf_counter() - self.t0 >= max_time:
+        if max_time is not None and (time.perf_counter() - self.t0 >= max_time
+                                     or self._timed_cap() < self.options.timed_min_ws):
             return "max_time"
         if callback is not None and callback(self._state(exact=self.inactive is None)):
             return "callback"
@@ -953,6 +968,7 @@ class Decomposition:
         ch = self._update(W, KW, aW)
         del KW, KWrows  # the block's buffer may be replaced by the next round's
         t_update = time.perf_counter() - tu
+        self.round_rates = ((tu - tb) / W.size ** 2, t_update / (W.size * self.n_points))
         res.timings["update"] += t_update
         res.rounds += 1
         res.ws_sizes.append(int(W.size))
@@ -982,7 +998,23 @@ class Decomposition:
             self.chunk = self.max_chunk
         ws = min(self.max_ws, self.chunk)
         q = min(self.chunk, max(ws, free.sum() + ws // 4))
+        if self.max_time is not None:
+            q = max(2, min(q, self._timed_cap()))
         return _select(self.v, self.up, self.low, self.m, self.M, free, q)
+
+    def _timed_cap(self):
+        """Under max_time, the largest working set whose round is expected to end within
+        ``timed_round_share`` of the time left: a |W|^2 + b |W| n <= share x left, by the
+        last round's rates (``timed_first_ws`` before any round)."""
+        o = self.options
+        if self.round_rates is None:
+            return o.timed_first_ws
+        a, b = self.round_rates
+        budget = o.timed_round_share * max(0.0, self.max_time - (time.perf_counter() - self.t0))
+        bn = b * self.n_points
+        if a <= 0:
+            return self.chunk if bn <= 0 else int(budget / bn)
+        return int((-bn + np.sqrt(bn * bn + 4.0 * a * budget)) / (2.0 * a))
 
     def _block(self, W):
         """``(KWrows, W, evaluated, reused)``: rows holding K[W, W] in their first |W| columns

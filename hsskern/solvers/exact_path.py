@@ -533,8 +533,8 @@ class ExactBackend:
         return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
 
     # Kept in one piece for now: the stage loop threads alpha, f, the deadline, the validation
-    # tracker and the history through every stage; the max_time overrun left open in issue
-    # 43 sits in this loop, and splitting it into a stage object comes with that fix.
+    # tracker and the history through every stage; splitting it wants a stage object that
+    # holds them.
     def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
                       workspace):
         """One (C, class) through the stages: (result, alpha, bias, gap, selected, history);
