@@ -42,6 +42,27 @@ def test_c_grid_tiny_run_writes_a_result_matching_the_schema(tmp_path, capsys):
         assert (tmp_path / result["plot"]).stat().st_size > 0
 
 
+def test_c_grid_grid_mode_searches_C_by_gamma_as_gridsearchcv_does(tmp_path):
+    # HSSSVCCV(param_grid) and GridSearchCV(HSSSVC()) on the same folds choose the same
+    # parameters with the same CV score (HSSSVCCV's contract), and so does SVC's search
+    argv = ["c_grid", "--data", "ijcnn1", "--n-train", "300", "--n-test", "200",
+            "--modes", "grid", "--grid-C", "1", "10", "--gamma-factors", "0.5", "2",
+            "--folds", "2", "--standardize", "--peers", "libsvm", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    [path] = tmp_path.glob("*.json")
+    [case] = harness.validate(json.loads(path.read_text()))["cases"]
+    assert case["mode"] == "grid"
+    recs = case["systems"]
+    assert set(recs) == {"hsskern", "hsskern_gscv", "libsvm"}
+    assert all(r["status"] == "ok" for r in recs.values())
+    ours, gscv = recs["hsskern"], recs["hsskern_gscv"]
+    assert ours["best_params"]["C"] in (1.0, 10.0)
+    assert ours["best_params"]["gamma"] == pytest.approx(gscv["best_params"]["gamma"])
+    assert ours["best_params"]["C"] == gscv["best_params"]["C"]
+    assert ours["best_cv_score"] == pytest.approx(gscv["best_cv_score"], abs=1e-12)
+    assert set(case["ratios"]) == {"hsskern_gscv", "libsvm"}
+
+
 def test_a_peer_that_cannot_be_imported_is_unavailable_without_a_process(monkeypatch):
     monkeypatch.setitem(harness.PEERS, "absent", harness.Peer(
         "absent", "a peer whose module is missing", None, requires="no_such_module_xyz"))

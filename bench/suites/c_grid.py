@@ -13,7 +13,11 @@ Modes (each system in a fresh process of its own, one after the other):
   width ``--h`` (gamma = 1 / (2 h^2)): ``HSSSVC.fit_path`` (one preparation, each C
   warm-started) against one fit per C for the peers (they have no path);
 * ``cv``: ``HSSSVCCV`` against ``GridSearchCV(SVC, {"C": grid}, cv=--folds)``, the refit on
-  all points included.
+  all points included;
+* ``grid``: model selection as a user runs it, ``--grid-C`` x ``--gamma-factors`` times
+  gamma = "scale" (default 4 x 3), ``--folds`` stratified folds shared by all:
+  ``HSSSVCCV(param_grid=...)``, ``GridSearchCV(HSSSVC(), ...)`` (as ``hsskern_gscv``) and
+  ``GridSearchCV`` of each peer's SVC, the refit included.
 
 Times are training only (scoring the test set is excluded); ``score`` is test accuracy
 (balanced accuracy with ``--class-weight balanced``). Variants of ours pass options to the
@@ -35,7 +39,12 @@ def add_arguments(p):
     p.add_argument("--data", default="ijcnn1", help="a data set name (bench/README.md)")
     p.add_argument("--peers", nargs="*", default=["libsvm"],
                    help="from libsvm, onedal, liblinear (hsskern always runs)")
-    p.add_argument("--modes", nargs="+", default=["path"], choices=["fit", "path", "cv"])
+    p.add_argument("--modes", nargs="+", default=["path"],
+                   choices=["fit", "path", "cv", "grid"])
+    p.add_argument("--grid-C", nargs="+", type=float, default=[0.1, 1.0, 10.0, 100.0],
+                   help="grid mode's C values")
+    p.add_argument("--gamma-factors", nargs="+", type=float, default=[0.25, 1.0, 4.0],
+                   help='grid mode\'s gamma values, as multiples of gamma="scale"')
     p.add_argument("--h", nargs="+", type=float, default=[1.0], help="kernel widths (path, cv)")
     p.add_argument("--C", nargs="+", default=["1e-2:1e3:10"],
                    help="values, or lo:hi:k for k log-spaced values")
@@ -91,6 +100,10 @@ def run(args, bench):
               f"points, {bench.data['n_features']} features, mode {mode}", flush=True)
         if mode == "fit":
             cases = [("fit C=1 gamma=scale", {"C": 1.0, "gamma": "scale"})]
+        elif mode == "grid":
+            cases = [(f"grid {len(args.grid_C)} C x {len(args.gamma_factors)} gamma x "
+                      f"{args.folds} folds", {"grid_C": args.grid_C, "folds": args.folds,
+                                              "gamma_factors": args.gamma_factors})]
         else:
             cases = [(f"{mode} h={h:g} ({len(Cs)} C" + (f" x {args.folds} folds)" if mode == "cv"
                                                        else ")"),
@@ -100,6 +113,10 @@ def run(args, bench):
             print(f"{label}:", flush=True)
             recs = {s: bench.measure(f"{TASKS}:{mode}_task", s, spec, {**common, **params},
                                      args.repeat) for s in systems}
+            if mode == "grid":  # ours as a GridSearchCV user meets it: no shared path
+                recs["hsskern_gscv"] = bench.measure(
+                    f"{TASKS}:grid_task", "hsskern", spec,
+                    {**common, **params, "via": "gridsearchcv"}, args.repeat)
             bench.add_case(label, mode, recs, metric=_metric(args), params=params,
                            standardized=spec.standardize)
     bench.data["standardized"] = args.standardize
@@ -205,3 +222,27 @@ def cv_task(data, params):
     t = time.perf_counter() - t0
     best_C = float(est.C_ if hasattr(est, "C_") else next(iter(est.best_params_.values())))
     return {"time": t, "score": _score(est, Xte, yte, params), "best_C": best_C}
+
+
+def grid_task(data, params):
+    import time
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    Xtr, ytr, Xte, yte = data
+    scale = 1.0 / (Xtr.shape[1] * Xtr.var())  # SVC's gamma="scale"
+    grid = {"C": [float(C) for C in params["grid_C"]],
+            "gamma": [float(f * scale) for f in params["gamma_factors"]]}
+    cv = StratifiedKFold(params["folds"], shuffle=True, random_state=0)
+    if params["system"] == "hsskern" and params.get("via") != "gridsearchcv":
+        import hsskern
+        est = getattr(hsskern, OURS[params["ours_estimator"]][1])(
+            param_grid=grid, cv=cv, class_weight=params["class_weight"], random_state=0,
+            **params["ours"])
+    else:
+        est = GridSearchCV(_estimator(params, 1.0, "scale"), grid, cv=cv)
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    t = time.perf_counter() - t0
+    best = {k: float(v) for k, v in est.best_params_.items()}
+    best["gamma"] /= scale
+    return {"time": t, "score": _score(est, Xte, yte, params),
+            "best_params": best, "best_cv_score": float(est.best_score_)}
