@@ -119,6 +119,37 @@ def test_warm_start_along_C(seed, n):
                                    atol=gap_tol(1e-8, 10.0, np.ones(n)))
 
 
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(40, 200), cache=st.sampled_from([0, 2 ** 20]),
+       warm=st.booleans())
+def test_a_session_along_C_keeps_the_rows_and_changes_no_answer(seed, n, cache, warm):
+    """Solves sharing one engine (its cached rows kept, its variables in the order the last
+    solve left them) reach each C's SVM as fresh solves do, from zero or a scaled start,
+    and compute fewer kernel entries when the cache holds the rows."""
+    X, y, rng = _problem(seed, n, 3)
+    kern = make_kernel("gaussian", gamma=0.7)
+    Kop = kernel_operator(X, kern)
+    K = Kop.to_dense()
+    w = rng.uniform(0.5, 2.0, size=n)
+    opts = SMOOptions(tol=1e-8, cache_bytes=cache)
+    session, fresh_entries, kept_entries, prev = {}, 0, 0, None
+    for C in (0.3, 3.0, 30.0):
+        a = f = None
+        if warm and prev is not None:
+            _, a, f = continuation_start(prev, 10.0, ray=False)
+        kept = cached_refine(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts,
+                             session=session)
+        fresh = cached_refine(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts)
+        prev = kept
+        assert kept.converged and _gap(K, y, kept.alpha, C * w) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(kept.decision, fresh.decision,
+                                   atol=gap_tol(1e-8, C, w))
+        kept_entries += kept.kernel_entries["rows"]
+        fresh_entries += fresh.kernel_entries["rows"]
+    if cache:  # the whole kernel fits: the later solves compute no row the first had
+        assert kept_entries < fresh_entries
+
+
 def test_svr_form():
     """2n variables on n points (index), p = eps -+ z: the epsilon-SVR of scikit-learn."""
     rng = np.random.default_rng(3)

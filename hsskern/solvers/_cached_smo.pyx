@@ -730,6 +730,23 @@ cdef class Engine:
         """The original index of the variable at each position."""
         return np.array(self.act, copy=True)
 
+    def reset(self, double[::1] C, double[::1] alpha, double[::1] G, double[::1] G_bar,
+              double tol, long max_iter):
+        """A new problem on the same points, labels and linear term (the next C of a path):
+        its bounds, start and gradients, given in the current positions' order
+        (:meth:`order`). The cached rows of Q stay: they depend on none of these."""
+        cdef Py_ssize_t t
+        if C.shape[0] != self.l or alpha.shape[0] != self.l or G.shape[0] != self.l \
+                or G_bar.shape[0] != self.l:
+            raise ValueError(f"reset takes {self.l} bounds, alphas and gradients")
+        self.keep = self.keep[:4] + (C, alpha, G, G_bar) + self.keep[8:]
+        self.C, self.alpha, self.G, self.G_bar = &C[0], &alpha[0], &G[0], &G_bar[0]
+        self.tol, self.max_iter = tol, max_iter
+        self.active_size = self.l
+        self.unshrunk = False
+        for t in range(self.l):
+            self._set_status(t)
+
 
 def max_threads():
     """OpenMP's thread count for the next parallel region."""

@@ -139,7 +139,7 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
 
 
 def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
-               options=SMOOptions()):
+               options=SMOOptions(), session=None):
     """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
 
     Parameters
@@ -163,12 +163,18 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
         LIBSVM's Solver_NU: pairs within one label, so e^T a stays fixed too (the start sets
         it); the result's ``rho`` and ``r`` are its two offsets.
     options : SMOOptions
+    session : dict or None
+        Kept by the caller across the solves of a path whose problems differ only in
+        ``upper`` and the start (the same X, kernel, y, p, index, nu and options): the first
+        call leaves its engine there, the next reuse it and its cached kernel rows.
 
     Returns
     -------
     SMOResult
     """
     t0 = time.perf_counter()
+    if session is not None and "engine" in session:
+        return _resolve(session, upper, alpha, G, options, t0)
     if kernel.name not in KERNELS:
         raise ValueError(f"the cached engine computes the rows of the {KERNELS} kernels, not "
                          f"{kernel.name!r}: use the block decomposition (engine=\"block\")")
@@ -198,10 +204,20 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     max_iter = options.max_iter
     if max_iter is None:
         max_iter = max(10 ** 7, 100 * l)
+    y_orig, p_orig = (y.copy(), p.copy()) if session is not None else (None, None)
     eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
                  alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
                  bool(options.shrinking), int(options.shrink_interval), int(max_iter),
                  int(threads), float(options.parallel_work), xn, bool(nu))
+    if session is not None:
+        session.update(engine=eng, X=X, kernel=kernel, y=y_orig, p=p_orig, index=index,
+                       nu=nu, max_iter=max_iter)
+    return _run(eng, alpha, G, nu, options, t0, l)
+
+
+def _run(eng, alpha, G, nu, options, t0, l, counted=(0, 0, 0)):
+    """Run the engine on its current problem; ``alpha`` and ``G`` are its arrays, in its
+    positions' order; ``counted``: its counters before this solve."""
     n_iter, gap = eng.run()
     r = None
     if nu:
@@ -211,23 +227,40 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     order = eng.order()
     a_out, g_out = np.empty(l), np.empty(l)
     a_out[order], g_out[order] = alpha, G
-    stats = {"iterations": int(n_iter), "rows_computed": int(eng.rows_computed),
-             "entries_computed": int(eng.entries_computed),
-             "row_requests": int(eng.row_requests)}
+    stats = {"iterations": int(n_iter), "rows_computed": int(eng.rows_computed) - counted[0],
+             "entries_computed": int(eng.entries_computed) - counted[1],
+             "row_requests": int(eng.row_requests) - counted[2]}
     return SMOResult(alpha=a_out, G=g_out, rho=float(rho), n_iter=int(n_iter), gap=float(gap),
                      converged=bool(gap < options.tol), time=time.perf_counter() - t0,
                      stats=stats, r=None if r is None else float(r))
 
 
+def _resolve(session, upper, alpha, G, options, t0):
+    """The next problem of a session on its engine: the new bounds and start, in the
+    engine's positions' order, and the cached rows kept."""
+    eng, y, p, index = session["engine"], session["y"], session["p"], session["index"]
+    l = y.size
+    upper = np.array(np.broadcast_to(upper, (l,)), dtype=np.float64)
+    alpha = np.zeros(l) if alpha is None else np.array(alpha, dtype=np.float64)
+    G, G_bar = _start_gradient(session["X"], session["kernel"], y, p, upper, alpha, index, G)
+    order = eng.order()
+    alpha, G = np.ascontiguousarray(alpha[order]), np.array(G, dtype=np.float64)[order]
+    counted = (eng.rows_computed, eng.entries_computed, eng.row_requests)
+    eng.reset(np.ascontiguousarray(upper[order]), alpha, G, np.ascontiguousarray(G_bar[order]),
+              float(options.tol), int(session["max_iter"]))
+    return _run(eng, alpha, G, session["nu"], options, t0, l, counted)
+
+
 def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
-                  options=SMOOptions()):
+                  options=SMOOptions(), session=None):
     """The classifier's dual by :func:`solve_dual`, as a
     :class:`~hsskern.solvers.refine.RefineResult` (what :func:`refine_exact` returns), so a C
     path's continuation (:func:`~hsskern.solvers.refine.continuation_start`) runs on it.
 
     ``K`` is the kernel operator on dense points; ``alpha`` a start made feasible by
     :func:`~hsskern.solvers.refine.feasible_start`, ``f`` its K (y o alpha) when known;
-    ``tol`` replaces the options' tolerance.
+    ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
+    K, y and weights across its calls).
     """
     t0 = time.perf_counter()
     X, kernel = K.points, K.kernel
@@ -238,7 +271,7 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     alpha = None if alpha is None else feasible_start(alpha, y, ub)
     G = None if f is None else y * np.asarray(f, dtype=np.float64) - 1.0
     opts = options if options.tol == tol else replace(options, tol=float(tol))
-    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts)
+    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts, session=session)
     bias = -res.rho
     decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
     return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,

@@ -479,17 +479,22 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     setup = time.perf_counter() - t0
     solutions, state, prev = [], None, None
     workspace = {}  # the decomposition's block buffer, shared by every C
+    # one label column: the cached engine and its kernel rows serve every C (several would
+    # hold a row cache per class)
+    sessions = [{} if Y.shape[1] == 1 else None for _ in range(Y.shape[1])]
     for C in grid:
         t_c = time.perf_counter()
         if prev is not None or exact_start:
             # the previous C's exact solution, scaled, or (no approximation) alpha = 0,
             # with its decision values: the first C's decomposition computes none
-            starts = ([(None, None)] * Y.shape[1] if prev is None else
+            # the cached engine starts every C from zero on the kernel rows it keeps (its
+            # session): a scaled start's gradient product costs more than the steps it saves
+            starts = ([(None, None)] * Y.shape[1] if prev is None or engine == "cached" else
                       [continuation_start(pr, C / prev[0], ray=False)[1:]
                        for pr in prev[1]])
             if engine == "cached":  # its own thread count: no thread-pool scan on its path
                 out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                     tol=refine_tol, options=smo_options)
+                                     tol=refine_tol, options=smo_options, session=sessions[j])
                        for j, (a, f) in enumerate(starts)]
             else:
                 with threads_for(problem):
