@@ -70,8 +70,10 @@ def test_solution_is_svcs(seed, n, d, C, gamma, weighted):
         bound = gap_tol(tol, 1.0, ub)
         np.testing.assert_allclose(K @ (y * res.alpha), K @ (y * a_ref), atol=bound)
         assert abs(_dual(K, y, res.alpha) - _dual(K, y, a_ref)) <= 2 * tol * ub.sum()
-        if tol == 1e-8:  # the bias too: LIBSVM's rule on the same (nearly exact) point
-            assert abs(res.rho + ref.intercept_[0]) <= 1e-4 * (1 + abs(res.rho))
+        if tol == 1e-8:  # the bias too: at a free support vector both decision values sit
+            # within tol of its margin, so the offsets differ by the kernel parts' bound at most
+            # (1e-4 relative was seen exceeded at d = 1, the kernel nearly singular)
+            assert abs(res.rho + ref.intercept_[0]) <= bound + 2 * tol
 
 
 @settings(max_examples=8, deadline=None)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
-from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, decomposition_memory,
+from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, HSSBackend, decomposition_memory,
                                       prepare_decomposition)
 from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import assert_same_svm, gap_tol, svc
@@ -226,15 +226,27 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     prob = prepare_decomposition(Xb, kern)
     assert prob.stats["stored_kernel"] and isinstance(prob.K, StoredKernelOperator)
     assert prob.K.memory_bytes == (u if u <= 0.9 * n else n) ** 2 + 8 * 256
-    # the estimator on the stored kernel is SVC's SVM at every C of a path
+    # the estimator takes the cached engine here, which computes its own rows: K is not
+    # stored (it would cost the n x n product the engine saves); SVC's SVM at every C
     eps, Cs = 1e-10, [0.1, 3.0, 100.0]
     models = HSSSVC(h=1.0, start="decomposition", tol=eps).fit_path(X, y, Cs)
     Xt = rng.normal(size=(30, d)) / np.sqrt(d)
     y_pm = np.where(y == 1, 1.0, -1.0)
     for m, C in zip(models, Cs):
-        assert m.hss_["stored_kernel"]
+        assert not m.hss_["stored_kernel"]
         ref = svc(C, 1.0, eps).fit(X, y)
         assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n), gap_tol(eps, C, np.ones(n)))
+    # the block decomposition on the stored kernel: SVC's SVM at every C of a path
+    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=eps,
+                         engine="block")
+    prob = backend.prepare(X, y_pm[:, None])
+    assert prob.stats["stored_kernel"] and isinstance(prob.K, StoredKernelOperator)
+    K = kernel_operator(X, kern).to_dense()
+    for sol in backend.path(prob, y_pm[:, None], Cs):
+        ref = svc(sol.C, 1.0, eps).fit(X, y)
+        np.testing.assert_allclose(K @ sol.dual_coef[:, 0],
+                                   ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(eps, sol.C, np.ones(n)))
     # repeated rows (a9a holds 24,947 distinct of 32,561): the distinct points' K, same SVM
     Xr = X[rng.integers(0, 60, n)]
     yr = np.where(Xr[:, :3].sum(1) + 0.3 * rng.normal(size=n) > 0, 1, 0)

@@ -262,7 +262,7 @@ def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
 
 
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
-                          log=None):
+                          log=None, engine="block", smo_options=None):
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
@@ -274,7 +274,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     :data:`STORE_MIN_FEATURES` features or points whose K is stored as one-byte distance
     codes (integer features, :meth:`~hsskern.kernels.KernelOperator.stored_bytes`), and room
     for the stored K within the budget, the operator is a
-    :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``).
+    :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``), unless
+    ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
+    rows: storing K would cost the whole n x n product it saves.
 
     Raises
     ------
@@ -300,7 +302,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
     worth = d >= STORE_MIN_FEATURES or K.code_origin() is not None
-    store = worth and budget is not None and peak + K.stored_bytes() <= budget
+    cached = _engine_of(K, engine, SMOOptions() if smo_options is None else smo_options,
+                        n_rhs, budget) == "cached"
+    store = worth and not cached and budget is not None and peak + K.stored_bytes() <= budget
     if store:
         K = K.stored(max_bytes=budget - peak)
         peak += K.memory_bytes
@@ -550,14 +554,20 @@ def resolve_engine(problem, engine, smo_options, n_rhs=1):
     decomposition's products from its rows)."""
     if engine not in _ENGINES:
         raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}")
+    if engine == "auto" and problem.stats.get("stored_kernel"):
+        return "block"
+    return _engine_of(problem.K, engine, smo_options, n_rhs,
+                      problem.stats.get("memory_budget"))
+
+
+def _engine_of(K, engine, smo_options, n_rhs, budget):
+    """:func:`resolve_engine`'s rule for the kernel operator K (not stored)."""
     if engine != "auto":
         return engine
-    K = problem.K
-    if (sp.issparse(K.points) or problem.stats.get("stored_kernel")
-            or getattr(K.kernel, "name", None) not in CACHED_KERNELS):
+    if sp.issparse(K.points) or getattr(K.kernel, "name", None) not in CACHED_KERNELS:
         return "block"
     n, d = K.points.shape
-    return single_fit_engine(n, d, n_rhs, smo_options, problem.stats.get("memory_budget"))
+    return single_fit_engine(n, d, n_rhs, smo_options, budget)
 
 
 def warn_unsolved(solutions, tol, max_iter):
@@ -696,6 +706,7 @@ class HSSBackend:
                 self.log(1, f"start: exact decomposition from zero on {n} points (no "
                             "compression, factor or ADMM)")
             return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
+                                         engine=self.engine, smo_options=self.smo_options,
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
                                          log=self.log)
         est = self.memory_estimate(n, d, n_rhs)
