@@ -7,8 +7,9 @@ LIBLINEAR on Nystroem features: one fit at SVC's defaults, the C path, GridSearc
 
 Modes (each system in a fresh process of its own, one after the other):
 
-* ``fit``: one fit at SVC's defaults, C = 1, gamma = "scale", on z-scored X (whatever
-  ``--standardize`` says);
+* ``fit``: one fit at SVC's defaults, C = 1 (or each ``--fit-C``), gamma = "scale", on
+  z-scored X (whatever ``--standardize`` says); multiclass sets as SVC trains them
+  (one-vs-one);
 * ``path`` (default): the C grid (``--C``, default 10 values 1e-2 ... 1e3) at each kernel
   width ``--h`` (gamma = 1 / (2 h^2)): ``HSSSVC.fit_path`` (one preparation, each C
   warm-started) against one fit per C for the peers (they have no path);
@@ -41,6 +42,8 @@ def add_arguments(p):
                    help="from libsvm, onedal, liblinear (hsskern always runs)")
     p.add_argument("--modes", nargs="+", default=["path"],
                    choices=["fit", "path", "cv", "grid"])
+    p.add_argument("--fit-C", nargs="+", type=float, default=[1.0],
+                   help="fit mode's C values (one fit each, SVC's other defaults)")
     p.add_argument("--grid-C", nargs="+", type=float, default=[0.1, 1.0, 10.0, 100.0],
                    help="grid mode's C values")
     p.add_argument("--gamma-factors", nargs="+", type=float, default=[0.25, 1.0, 4.0],
@@ -99,7 +102,8 @@ def run(args, bench):
         print(f"{args.data}: {bench.data['n_train']} training / {bench.data['n_test']} test "
               f"points, {bench.data['n_features']} features, mode {mode}", flush=True)
         if mode == "fit":
-            cases = [("fit C=1 gamma=scale", {"C": 1.0, "gamma": "scale"})]
+            cases = [(f"fit C={C:g} gamma=scale", {"C": C, "gamma": "scale"})
+                     for C in args.fit_C]
         elif mode == "grid":
             cases = [(f"grid {len(args.grid_C)} C x {len(args.gamma_factors)} gamma x "
                       f"{args.folds} folds", {"grid_C": args.grid_C, "folds": args.folds,
