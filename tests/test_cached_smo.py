@@ -7,6 +7,8 @@ SVC (LIBSVM) at tol = 1e-3 and 1e-8. The gap is recomputed here, from the return
 alone, over all points. Cache eviction, shrinking, a warm start and the route choice change
 no answer beyond those bounds.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -191,6 +193,34 @@ def test_route_forced_each_way_is_svcs_svm(engine):
                                    atol=gap_tol(1e-8, sol.C, w))
         rr = sol.info["refinement"][0]
         assert (rr.kernel_entries.get("rows") is not None) == (engine == "cached")
+
+
+def test_the_measured_support_vector_share_decides_the_route():
+    """Easy data (two far clusters: a few support vectors) that the assumed share (a quarter
+    of the points) would send to the block route with this cache: the share measured on a
+    subsample sends it to the cached engine; without the probe it stays on the block route.
+    Both routes give SVC's SVM."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, 2)) + 3.0 * y[:, None]
+    kern = make_kernel("gaussian", gamma=0.5)
+    K = kernel_operator(X, kern).to_dense()
+    small = SMOOptions(cache_bytes=2 ** 20, probe_points=500)
+    assert single_fit_engine(n, 2, 1, small, None) == "block"
+    for opts, route in ((small, "cached"), (replace(small, probe_points=0), "block")):
+        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                             smo_options=opts)
+        prob = backend.prepare(X, y[:, None])
+        assert resolve_engine(prob, "auto", opts) == route
+        if route == "cached":
+            assert 0 < prob.stats["sv_share"] < small.sv_share
+        sol = backend.path(prob, y[:, None], [1.0])[0]
+        ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
+        coef = sol.dual_coef[:, 0]
+        assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, 1.0, np.ones(n)))
 
 
 def test_estimator_reaches_the_engine_with_class_weight():

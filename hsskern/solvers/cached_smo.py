@@ -28,7 +28,7 @@ from .refine import RefineResult, feasible_start
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "single_fit_engine",
-           "bounded_options", "engine_memory"]
+           "probe_sv_share", "bounded_options", "engine_memory"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,10 @@ class SMOOptions:
         whole rows take at most this many times the cache: with shrinking the rows are
         shorter, and past it the rows are recomputed so often that the block
         decomposition, which pays a few n x n_SV products in all, is faster.
+    probe_points : int, default 2000
+        Where ``sv_share`` would leave the block route, the share is measured instead: an
+        exact fit on a seeded subsample of this many points (:func:`probe_sv_share`;
+        easy data have a few percent of support vectors). 0: never.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -77,6 +81,7 @@ class SMOOptions:
     sv_share: float = 0.25
     expand_min_features: int = 12
     cache_overcommit: float = 8.0
+    probe_points: int = 2000
 
 
 @dataclass
@@ -300,7 +305,7 @@ def bounded_options(options, n, d, budget):
     return options if cache == options.cache_bytes else replace(options, cache_bytes=cache)
 
 
-def single_fit_engine(n, d, n_rhs, options, budget):
+def single_fit_engine(n, d, n_rhs, options, budget, sv_share=None):
     """The engine of an exact fit from zero on n dense points of d features: "cached"
     (:func:`cached_refine`) or "block" (:func:`~hsskern.solvers.refine.refine_exact`).
 
@@ -310,12 +315,31 @@ def single_fit_engine(n, d, n_rhs, options, budget):
     vectors' rows up to several times the cache (shrinking shortens them).
     Once they take more than ``cache_overcommit`` times the cache (bounded by ``budget``),
     rows are recomputed over and over and the block route wins. The expected support vectors
-    are ``sv_share`` of n; d and the label columns (``n_rhs``, solved one after another) scale
-    both engines alike. A budget that does not hold the engine's copy of the points and two
+    are ``sv_share`` of n (or the measured ``sv_share`` given: :func:`probe_sv_share`); d
+    and the label columns (``n_rhs``, solved one after another) scale both engines alike. A
+    budget that does not hold the engine's copy of the points and two
     rows leaves the block route.
     """
     if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
         return "block"
     cache = bounded_options(options, n, d, budget).cache_bytes
-    rows_bytes = 8.0 * n * options.sv_share * n
+    share = options.sv_share if sv_share is None else sv_share
+    rows_bytes = 8.0 * n * share * n
     return "cached" if rows_bytes <= options.cache_overcommit * cache else "block"
+
+
+def probe_sv_share(X, kernel, y, options, C=1.0, tol=1e-3):
+    """The support vectors' share of the exact fit at C on a subsample of
+    ``options.probe_points`` points drawn with a fixed seed (the same share each call), at
+    least one point's; None when X has no more points than that or the subsample one class.
+    A subsample's share is at least the whole set's, as a rule: fewer points, more of them
+    on the margin."""
+    n, m = X.shape[0], int(options.probe_points)
+    if m < 2 or n <= m:
+        return None
+    idx = np.sort(np.random.default_rng(0).choice(n, m, replace=False))
+    ys = np.asarray(y, dtype=np.float64)[idx]
+    if np.unique(ys).size < 2:
+        return None
+    res = solve_dual(X[idx], kernel, ys, float(C), options=replace(options, tol=float(tol)))
+    return max(np.count_nonzero(res.alpha), 1) / m

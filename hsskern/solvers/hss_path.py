@@ -45,7 +45,8 @@ from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .cached_smo import KERNELS as CACHED_KERNELS
-from .cached_smo import SMOOptions, bounded_options, cached_refine, single_fit_engine
+from .cached_smo import (SMOOptions, bounded_options, cached_refine, probe_sv_share,
+                         single_fit_engine)
 from .refine import RefineResult, continuation_start, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
@@ -262,7 +263,7 @@ def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
 
 
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
-                          log=None, engine="block", smo_options=None):
+                          log=None, engine="block", smo_options=None, y=None):
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
@@ -276,7 +277,10 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     for the stored K within the budget, the operator is a
     :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``), unless
     ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
-    rows: storing K would cost the whole n x n product it saves.
+    rows: storing K would cost the whole n x n product it saves. With labels ``y`` (one
+    column) and ``engine="auto"``, a problem the assumed support-vector share would send to
+    the block route has its share measured (:func:`~hsskern.solvers.cached_smo.
+    probe_sv_share`, ``stats["sv_share"]``), and the rule decides on that.
 
     Raises
     ------
@@ -302,16 +306,25 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
     worth = d >= STORE_MIN_FEATURES or K.code_origin() is not None
-    cached = _engine_of(K, engine, SMOOptions() if smo_options is None else smo_options,
-                        n_rhs, budget) == "cached"
-    store = worth and not cached and budget is not None and peak + K.stored_bytes() <= budget
+    smo_options = SMOOptions() if smo_options is None else smo_options
+    chosen = _engine_of(K, engine, smo_options, n_rhs, budget)
+    sv_share = None
+    if chosen == "block" and engine == "auto" and y is not None and not sp.issparse(X):
+        ts = time.perf_counter()
+        sv_share = probe_sv_share(K.points, K.kernel, y, smo_options)
+        if sv_share is not None:
+            chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
+            log(1, f"support vectors measured on a subsample: {100 * sv_share:.2g} % -> "
+                   f"the {chosen} engine ({time.perf_counter() - ts:.2f} s)")
+    store = (worth and chosen != "cached" and budget is not None
+             and peak + K.stored_bytes() <= budget)
     if store:
         K = K.stored(max_bytes=budget - peak)
         peak += K.memory_bytes
         log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
                f"({time.perf_counter() - t0:.1f} s)")
     stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
-             "stored_kernel": store, "memory_bytes": K.memory_bytes if store else 0,
+             "stored_kernel": store, "sv_share": sv_share, "memory_bytes": K.memory_bytes if store else 0,
              "memory_budget": budget,
              "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
     return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
@@ -557,17 +570,17 @@ def resolve_engine(problem, engine, smo_options, n_rhs=1):
     if engine == "auto" and problem.stats.get("stored_kernel"):
         return "block"
     return _engine_of(problem.K, engine, smo_options, n_rhs,
-                      problem.stats.get("memory_budget"))
+                      problem.stats.get("memory_budget"), problem.stats.get("sv_share"))
 
 
-def _engine_of(K, engine, smo_options, n_rhs, budget):
+def _engine_of(K, engine, smo_options, n_rhs, budget, sv_share=None):
     """:func:`resolve_engine`'s rule for the kernel operator K (not stored)."""
     if engine != "auto":
         return engine
     if sp.issparse(K.points) or getattr(K.kernel, "name", None) not in CACHED_KERNELS:
         return "block"
     n, d = K.points.shape
-    return single_fit_engine(n, d, n_rhs, smo_options, budget)
+    return single_fit_engine(n, d, n_rhs, smo_options, budget, sv_share)
 
 
 def warn_unsolved(solutions, tol, max_iter):
@@ -707,6 +720,7 @@ class HSSBackend:
                             "compression, factor or ADMM)")
             return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
                                          engine=self.engine, smo_options=self.smo_options,
+                                         y=None if Y is None else np.reshape(Y, (n, -1))[:, 0],
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
                                          log=self.log)
         est = self.memory_estimate(n, d, n_rhs)
