@@ -462,7 +462,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     continuation : int, default 0
         Reach the first C from C / 10^continuation through one C per decade (not returned;
         their cost is counted in the first solution): a cold ADMM at a large C is a poor start
-        for the decomposition, a scaled exact solution of a smaller C a good one.
+        for the decomposition, a scaled exact solution of a smaller C a good one. Not on a
+        ``start="decomposition"`` problem, which starts from zero.
     warn : bool, default True
         A ``ConvergenceWarning`` for the C values not solved to ``tol``.
     log : callable or None
@@ -479,7 +480,9 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     smo_options = SMOOptions() if smo_options is None else smo_options
     engine = resolve_engine(problem, engine, smo_options, Y.shape[1]) if exact_start else "block"
-    n_extra = 0 if engine == "cached" else int(continuation)
+    # the continuation serves a cold ADMM at a large C; a decomposition from zero reaches
+    # the first C faster by itself (docs/design_notes.md)
+    n_extra = 0 if exact_start else int(continuation)
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
