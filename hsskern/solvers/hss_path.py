@@ -561,6 +561,14 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     return tuple(solutions)
 
 
+def _first_labels(Y, n):
+    """The first label column of a classifier's Y (n rows), else None (no labels, or a
+    caller's placeholder: the SVR's Y has no row per point)."""
+    if Y is None or np.ndim(Y) == 0 or np.shape(Y)[0] != n or np.size(Y) == 0:
+        return None
+    return np.reshape(Y, (n, -1))[:, 0]
+
+
 def resolve_engine(problem, engine, smo_options, n_rhs=1):
     """The engine a ``start="decomposition"`` problem is solved by: "cached" or "block".
 
@@ -723,7 +731,7 @@ class HSSBackend:
                             "compression, factor or ADMM)")
             return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
                                          engine=self.engine, smo_options=self.smo_options,
-                                         y=None if Y is None else np.reshape(Y, (n, -1))[:, 0],
+                                         y=_first_labels(Y, n),
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
                                          log=self.log)
         est = self.memory_estimate(n, d, n_rhs)
