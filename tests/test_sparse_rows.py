@@ -401,7 +401,8 @@ def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
         with pytest.raises(MemoryBudgetError,
                            match=r"densifying the sparse input \(200 x 2000, \d+ stored "
                                  r"entries.*about 3\.1 MB.*ExactSVC and "
-                                 r"HSSSVC\(start=\"decomposition\"\) take sparse rows"):
+                                 r"HSSSVC\(options=HSSSVCOptions\(start=\"decomposition\"\)\) "
+                                 r"take sparse rows"):
             est.fit(X, y)
     with pytest.raises(MemoryBudgetError, match=r"HSS compression: densifying.*ExactSVC"):
         prepare_hss(X, make_kernel("gaussian", h=8.0), memory_budget=budget)
