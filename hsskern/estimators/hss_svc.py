@@ -294,7 +294,8 @@ class HSSSVCCV(OptionsParamsMixin, WeightedPathClassifierCV):
     ----------
     param_grid : dict or list of dict, or None, default None
         ``GridSearchCV``'s grid over :class:`HSSSVC`'s parameters (C, gamma or h, and any
-        other), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
+        other, the options' fields by their nested names: ``{"options__max_rank": [100,
+        200]}``), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
         C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
         not used, and ``h`` / ``gamma`` must not be sequences.
     scoring : str, callable or None, default None
