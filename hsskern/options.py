@@ -15,8 +15,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
-           "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions", "ExactSVCOptions",
-           "RidgeOptions", "GPOptions"]
+           "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
+           "ExactSVCOptions", "RidgeOptions", "GPOptions"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")

@@ -684,11 +684,15 @@ def test_too_many_nystrom_components_is_refused_naming_n_components(name):
 def _stale_factories():
     import hsskern
     return {
-        "HSSSVC-hss": lambda: hsskern.HSSSVC(options=hsskern.HSSSVCOptions(leaf_size=16), random_state=0),
-        "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(options=hsskern.HSSSVCOptions(leaf_size=16, refine=False),
+        "HSSSVC-hss": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(leaf_size=16), random_state=0),
+        "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(leaf_size=16, refine=False),
                                                       random_state=0),
-        "HSSSVC-exact": lambda: hsskern.HSSSVC(options=hsskern.HSSSVCOptions(approximation="exact"), random_state=0),
-        "HSSSVCCV": lambda: hsskern.HSSSVCCV(Cs=3, h=[0.5, 2.0], cv=2, options=hsskern.HSSSVCOptions(leaf_size=16),
+        "HSSSVC-exact": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(approximation="exact"), random_state=0),
+        "HSSSVCCV": lambda: hsskern.HSSSVCCV(Cs=3, h=[0.5, 2.0], cv=2,
+                                             options=hsskern.HSSSVCOptions(leaf_size=16),
                                              random_state=0),
         "NystromSVC": lambda: hsskern.NystromSVC(n_components=20, random_state=0),
         "NystromSVC-hinge": lambda: hsskern.NystromSVC(n_components=20, loss="hinge",

@@ -174,7 +174,8 @@ def test_chunked_prediction_equals_in_memory(client, n_classes):
     X, y = make_classification(n_samples=500, n_features=5, n_informative=4, n_redundant=0,
                                n_classes=n_classes, n_clusters_per_class=1, random_state=1)
     with threadpool_limits(1):
-        model = HSSSVC(h=1.5, C=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X[:300], y[:300])
+        model = HSSSVC(h=1.5, C=1.0,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X[:300], y[:300])
         dec, lab = model.decision_function(X), model.predict(X)
     Xd = da.from_array(X, chunks=(77, 3))  # uneven row blocks, features split too
     d = decision_function(model, Xd, client=client)
@@ -216,7 +217,8 @@ def test_workers_are_capped(client):
 def test_scheduler_address_connects_for_the_fit(client, data):
     # what a multi-machine user does: name the scheduler, no Client object of their own
     X, y = data
-    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False, options=HSSSVCOptions(leaf_size=32), random_state=0,
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0,
                        scheduler=client.scheduler.address).fit(X, y)
     assert {t["worker"] for t in est.task_info_} <= set(client.scheduler_info()["workers"])
     assert 0.5 < est.best_score_ <= 1.0
@@ -252,14 +254,16 @@ def test_search_on_a_frame_checks_its_column_names(client, data):
     pd = pytest.importorskip("pandas")
     X, y = data
     df = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, options=HSSSVCOptions(leaf_size=32), random_state=0).fit(df, y)
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(df, y)
     np.testing.assert_array_equal(est.best_estimator_.feature_names_in_, df.columns)
     for bad in (df[df.columns[::-1]], df.rename(columns={"x0": "z"})):
         for method in (est.predict, est.decision_function):
             with pytest.raises(ValueError, match="feature names should match"):
                 method(bad)
     with threadpool_limits(1):
-        ref = HSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X, y)
+        ref = HSSSVCCV(h=1.0, Cs=[1.0], cv=0.25,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X, y)
     np.testing.assert_array_equal(est.decision_function(df), ref.decision_function(X))
 
 

@@ -37,7 +37,9 @@ def _data(n=300, seed=0):
 # (integer weights = repeated rows, compared to rtol 1e-7) see the exact SVM; at the default
 # gap of 1e-3 the two fits agree only to LIBSVM's tolerance
 @parametrize_with_checks([HSSSVC(options=HSSSVCOptions(approximation="exact"), tol=1e-10),
-                          HSSSVCCV(options=HSSSVCOptions(approximation="exact"), Cs=2, cv=0.25, tol=1e-10)])
+                          HSSSVCCV(
+                              options=HSSSVCOptions(approximation="exact"),
+                              Cs=2, cv=0.25, tol=1e-10)])
 def test_sklearn_checks(estimator, check):
     check(estimator)
 
@@ -186,7 +188,9 @@ def test_exact_memory_guard():
 def test_hss_tight_matches_svc_labels():
     X, y = make_classification(1500, 5, n_informative=4, n_redundant=0, random_state=2)
     Xt = X[1000:]
-    m = HSSSVC(h=1.0, C=1.0, options=HSSSVCOptions(rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64, refine=False),
+    m = HSSSVC(h=1.0, C=1.0,
+               options=HSSSVCOptions(rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
+                                     refine=False),
                max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
     ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
@@ -209,14 +213,19 @@ def test_hss_cv_runs():
 def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
     with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
-        HSSSVC(C=10.0, options=HSSSVCOptions(approximation="exact", refine=False), max_iter=2).fit(X, y)
+        HSSSVC(C=10.0,
+               options=HSSSVCOptions(approximation="exact", refine=False), max_iter=2).fit(X, y)
     assert "Raise max_iter" in str(rec[0].message)
     with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
-        HSSSVC(options=HSSSVCOptions(approximation="exact", refine=False), max_iter=10, tol=1e-6).fit_path(
+        HSSSVC(
+            options=HSSSVCOptions(approximation="exact", refine=False),
+            max_iter=10, tol=1e-6).fit_path(
             X, y, [1e-6, 10.0, 100.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        HSSSVC(options=HSSSVCOptions(approximation="exact", refine=False), max_iter=2, tol=None).fit(X, y)
+        HSSSVC(
+            options=HSSSVCOptions(approximation="exact", refine=False),
+            max_iter=2, tol=None).fit(X, y)
         HSSSVC(**TIGHT).fit(X, y)
 
 
@@ -224,7 +233,9 @@ def test_indefinite_approximation_is_named_in_the_warning():
     X, y = make_classification(1500, 8, n_informative=6, random_state=4)
     # a capped rank on a wide kernel: the ID approximation is indefinite, beta = 1e-6 fails
     with pytest.warns(ConvergenceWarning, match="indefinite") as rec:
-        HSSSVC(h=2.0, C=100.0, options=HSSSVCOptions(beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32, refine=False),
+        HSSSVC(h=2.0, C=100.0,
+               options=HSSSVCOptions(beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
+                                     refine=False),
                max_iter=20, random_state=0).fit(X, y)
     msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
     assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]

@@ -108,7 +108,8 @@ def test_ovo_layout_equals_svc():
     X, y, _ = blobs(3, 4, 25, spread=0.6)
     ref = SVC(C=1.0, gamma=0.5, tol=EPS).fit(X, y)
     for est in (HSSSVC(C=1.0, gamma=0.5, tol=EPS),
-                ExactSVC(C=1.0, gamma=0.5, tol=EPS, options=ExactSVCOptions(validation_fraction=0.0))):
+                ExactSVC(C=1.0, gamma=0.5, tol=EPS,
+                         options=ExactSVCOptions(validation_fraction=0.0))):
         est.fit(X, y)
         np.testing.assert_array_equal(est.support_, ref.support_)
         np.testing.assert_array_equal(est.n_support_, ref.n_support_)
@@ -139,7 +140,8 @@ def _expansion(est, Z):
 def test_exact_svc_ovo_equals_svc():
     X, y, rng = blobs(7, 3, 30)
     ref = SVC(C=2.0, gamma=0.3, tol=EPS).fit(X, y)
-    est = ExactSVC(C=2.0, gamma=0.3, tol=EPS, options=ExactSVCOptions(validation_fraction=0.0)).fit(X, y)
+    est = ExactSVC(C=2.0, gamma=0.3, tol=EPS,
+                   options=ExactSVCOptions(validation_fraction=0.0)).fit(X, y)
     assert_same_as_svc(est, ref, X, X, y, 2.0)
     assert est.gap_.shape == (3,) and len(est.selected_) == 3 and len(est.stages_) == 3
 
@@ -220,7 +222,8 @@ def test_ovr_option_is_one_vs_rest():
 def test_binary_unchanged_by_multiclass():
     X, y, _ = blobs(2, 2, 30)
     a = HSSSVC(gamma=0.5, tol=EPS).fit(X, y)
-    b = HSSSVC(gamma=0.5, tol=EPS, options=HSSSVCOptions(multiclass="ovr"), decision_function_shape="ovo").fit(X, y)
+    b = HSSSVC(gamma=0.5, tol=EPS,
+               options=HSSSVCOptions(multiclass="ovr"), decision_function_shape="ovo").fit(X, y)
     assert a.decision_function(X).shape == (X.shape[0],)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)

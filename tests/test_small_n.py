@@ -83,7 +83,8 @@ def test_weighted_path_is_svcs_weighted_svm_at_every_C(seed, kind):
         sw[rng.choice(90, 18, replace=False)] = 0.0
         sw[:2] = 1.0
     cw = "balanced" if kind in ("balanced", "both") else None
-    models = HSSSVC(class_weight=cw, options=HSSSVCOptions(start="decomposition"), tol=EPS).fit_path(
+    models = HSSSVC(class_weight=cw,
+                    options=HSSSVCOptions(start="decomposition"), tol=EPS).fit_path(
         X, y, CS, sample_weight=sw)
     w = (np.ones(90) if sw is None else sw) * models[0].class_weight_[y]
     y_pm = np.where(y == 1, 1.0, -1.0)
@@ -100,7 +101,8 @@ def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
     X, y = make_blobs(100, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
     labels = np.array(["x", "y", "z"])[y]
     cw = {"x": 2.0, "z": 0.5} if weighted else None
-    models = HSSSVC(class_weight=cw, tol=EPS, options=HSSSVCOptions(multiclass="ovr")).fit_path(X, labels, CS[:4])
+    models = HSSSVC(class_weight=cw, tol=EPS,
+                    options=HSSSVCOptions(multiclass="ovr")).fit_path(X, labels, CS[:4])
     w = models[0].class_weight_[y]
     for m, C in zip(models, CS[:4]):
         _decomposition_route(m)
@@ -150,7 +152,9 @@ def test_auto_rule():
 
 def test_explicit_options_keep_working():
     X, y, _ = _binary(3, 120)
-    m = HSSSVC(options=HSSSVCOptions(refine=False), random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
+    m = HSSSVC(
+        options=HSSSVCOptions(refine=False),
+        random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
     assert m.hss_["start"] == "admm" and m.n_iter_[0] >= 1
     m = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y)
     assert m.hss_["start"] == "admm" and m.hss_["approximation"] == "exact"

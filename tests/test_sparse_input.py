@@ -6,8 +6,8 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_classification
 
-from hsskern import (GPOptions, RidgeOptions, HSSSVCOptions, FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
-                     NystromSVCCV, SparseCholeskySVC)
+from hsskern import (FPCClassifier, FPCClassifierCV, GPOptions, HSSSVC, HSSSVCCV, HSSSVCOptions,
+                     NystromSVC, NystromSVCCV, RidgeOptions, SparseCholeskySVC)
 from hsskern.estimators.gaussian_process import HSSGaussianProcessRegressor
 from hsskern.estimators.kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from hsskern.exceptions import MemoryBudgetError
@@ -100,7 +100,9 @@ def test_densifying_beyond_the_budget_is_refused_with_the_estimate():
     need = 8 * X.shape[0] * X.shape[1]  # 7,200 bytes: the dense copy
     # HSSSVC's ADMM route compresses dense coordinates (its default start at this n, the exact
     # decomposition, takes the sparse rows instead: tests/test_sparse_rows.py)
-    for est in (HSSSVC(options=HSSSVCOptions(start="admm"), memory_budget=need - 1), NystromSVC(memory_budget=need - 1),
+    for est in (HSSSVC(
+        options=HSSSVCOptions(start="admm"),
+        memory_budget=need - 1), NystromSVC(memory_budget=need - 1),
                 FPCClassifier(memory_budget=need - 1),
                 HSSKernelRidge(memory_budget=need - 1)):
         with pytest.raises(MemoryBudgetError, match=r"densifying the sparse input \(150 x 6.*"

@@ -7,8 +7,9 @@ import pytest
 from sklearn.base import clone, is_regressor
 from sklearn.datasets import make_classification
 
-from hsskern import (HSSSVCOptions, HSSSVROptions, ExactSVCOptions, ExactSVC, FPCClassifierCV, HSSKernelRidge, HSSKernelRidgeCV, HSSSVC,
-                     HSSSVCCV, HSSSVR, HSSSVRCV, NystromSVC, NystromSVCCV, SparseCholeskySVC)
+from hsskern import (ExactSVC, ExactSVCOptions, FPCClassifierCV, HSSKernelRidge, HSSKernelRidgeCV,
+                     HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVR, HSSSVRCV, HSSSVROptions, NystromSVC,
+                     NystromSVCCV, SparseCholeskySVC)
 
 pd = pytest.importorskip("pandas")
 

@@ -256,7 +256,9 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     assert prob.K.memory_bytes == 8 * u * u
     assert prob.stats["memory_estimate"]["peak"] == decomposition_memory(n, d, n) + 8 * u * u
     yr_pm = np.where(yr == 1, 1.0, -1.0)
-    for m, C in zip(HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition"), tol=eps).fit_path(Xr, yr, Cs), Cs):
+    for m, C in zip(HSSSVC(h=1.0,
+                           options=HSSSVCOptions(start="decomposition"),
+                           tol=eps).fit_path(Xr, yr, Cs), Cs):
         ref = svc(C, 1.0, eps).fit(Xr, yr)
         assert_same_svm(m, ref, Xr, (Xr, Xt), yr_pm, C * np.ones(n),
                         gap_tol(eps, C, np.ones(n)))

@@ -134,7 +134,9 @@ def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed,
     if sw is not None:
         for c in range(3):  # every class keeps a point of positive weight
             sw[np.flatnonzero(y == c)[0]] = 1.0
-    m = HSSSVC(h=h, C=C, class_weight=cw, options=HSSSVCOptions(approximation="exact", refine=True, multiclass="ovr"), tol=EPS).fit(
+    m = HSSSVC(h=h, C=C, class_weight=cw,
+               options=HSSSVCOptions(approximation="exact", refine=True, multiclass="ovr"),
+               tol=EPS).fit(
         X, labels, sample_weight=sw)
     ref_cw = SVC(class_weight=cw).fit(X, labels).class_weight_
     np.testing.assert_allclose(m.class_weight_, ref_cw, rtol=1e-15)
@@ -276,7 +278,9 @@ def test_score_fold_drops_zero_weight_training_rows_and_weights_the_test_rows():
     keep = tr[sw[tr] > 0]
     ref = score_fold(backend, X, y, keep, te, np.array([1.0]), sample_weight=sw)
     assert out["scores"][0] == ref["scores"][0]
-    m = HSSSVC(C=1.0, options=HSSSVCOptions(approximation="exact")).fit(X[keep], y[keep], sample_weight=sw[keep])
+    m = HSSSVC(C=1.0,
+               options=HSSSVCOptions(approximation="exact")).fit(X[keep], y[keep],
+                                     sample_weight=sw[keep])
     assert out["scores"][0] == np.average(m.predict(X[te]) == y[te], weights=sw[te])
     # all test rows weigh 0: nothing to score
     sw0 = sw.copy()
