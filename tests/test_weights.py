@@ -514,8 +514,8 @@ def test_cv_weights_follow_their_rows_into_the_folds_for_every_backend(make):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cv.fit(X, y, sample_weight=sw)
-        single = cv._estimator(**{k: v for k, v in cv.get_params().items()
-                                  if k in cv._estimator().get_params()})
+        single = cv._estimator(**{k: v for k, v in cv.get_params(deep=False).items()
+                                  if k in cv._estimator().get_params(deep=False)})
         for s, (tr, te) in enumerate(splits):
             for i, params in enumerate(cv.cv_results_["params"]):
                 m = clone(single).set_params(**params).fit(X[tr], y[tr], sample_weight=sw[tr])
