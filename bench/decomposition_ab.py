@@ -9,13 +9,13 @@
 standardized, h = 1 as in bench/c_grid.py):
 
 * ``det``: the decomposition route's C path by ``refine_exact`` (each C from the previous
-  solution scaled, as ``HSSSVC(start="decomposition")`` runs it), and one solve with
-  shrinking forced on (by default only from 10^5 points), both with the Newton step's SMO
-  budget at 0 (``smo_before_newton=0``): by default that budget is a measured time, so runs
-  that take Newton steps differ with the machine's load; at 0 they are a function of the
-  data, and two checkouts must agree to the last bit;
-* ``path``: ``HSSSVC(start="decomposition", refine=True).fit_path`` as users run it, for the
-  times (its iterates are equal only where no Newton step was taken).
+  solution scaled, as ``HSSSVC(options=HSSSVCOptions(start="decomposition"))`` runs it), and
+  one solve with shrinking forced on (by default only from 10^5 points), both with the
+  Newton step's SMO budget at 0 (``smo_before_newton=0``): by default that budget is a
+  measured time, so runs that take Newton steps differ with the machine's load; at 0 they
+  are a function of the data, and two checkouts must agree to the last bit;
+* ``path``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", refine=True)).fit_path`` as
+  users run it, for the times (its iterates are equal only where no Newton step was taken).
 
 It writes ``bench/results/decomposition_ab_<tag>.json`` (rounds, SMO steps, Newton steps,
 times per fit) and ``.npz`` (alpha, decision values). ``compare`` reports, per fit, whether
@@ -116,7 +116,7 @@ def _direct_path(K, y, Cs, opts):
 def run(args):
     sys.path.insert(0, str(Path(args.repo).resolve()))  # its hsskern
     import hsskern
-    from hsskern import HSSSVC
+    from hsskern import HSSSVC, HSSSVCOptions
     from hsskern.kernels import kernel_operator
     from hsskern.solvers.refine import refine_exact
     det = _options(args.option, deterministic=True)
@@ -141,7 +141,8 @@ def run(args):
             # the estimator as users run it (Newton's budgets from measured times: the
             # iterates may differ between runs where a Newton step is taken)
             t0 = time.perf_counter()
-            models = HSSSVC(start="decomposition", refine=True, h=1.0).fit_path(X, y, args.C)
+            opts = HSSSVCOptions(start="decomposition", refine=True)
+            models = HSSSVC(options=opts, h=1.0).fit_path(X, y, args.C)
             t_path = time.perf_counter() - t0
             for C, m in zip(sorted(args.C), models):
                 [rr] = m.admm_["refinement"]

@@ -19,8 +19,10 @@ from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteErr
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
+from .estimators.nystrom import NystromSVCOptions
 from .lowrank import NystromFeatures
-from .options import HSSOptions
+from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
+                      RidgeOptions)
 from .sparse import SparseCholeskyFactor
 
 __version__ = "0.1.0"
@@ -31,6 +33,7 @@ __all__ = [
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "OneClassSVM", "NuSVC", "NuSVR",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
-    "HSSOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
+    "HSSOptions", "HSSSVCOptions", "HSSSVROptions", "ExactSVCOptions", "RidgeOptions",
+    "GPOptions", "NystromSVCOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError", "TimeBudgetError",
 ]

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from .utils._memory import format_bytes
+from hsskern import HSSSVCOptions
 
 _PREFIX = "[HSSSVC] "
 _C_LINE = re.compile(r"C=([^:]+): (.*)")
@@ -155,7 +156,8 @@ def run_demo(Cs=None, h=1.0, n_train=20000, n_test=20000, svc_n=4000, start="aut
          f"out to choose C; {len(yte)} test points; {X.shape[1]} features, Gaussian h={h:g}")
     _say(f"C path, {len(Cs)} values {Cs.min():g} ... {Cs.max():g}, a line as each C finishes "
          "(its time, then what the solver reports):")
-    est = HSSSVC(h=h, C=float(Cs[0]), start=start, verbose=1, random_state=random_state)
+    est = HSSSVC(h=h, C=float(Cs[0]),
+                 options=HSSSVCOptions(start=start), verbose=1, random_state=random_state)
     t0 = time.perf_counter()
     lines = _PathLines(sys.stdout)
     with contextlib.redirect_stdout(lines):

@@ -23,8 +23,8 @@ reference below are interchangeable:
     :class:`DenseCholeskyFactor` and :class:`LowRankShiftFactor` have it.
 
 :class:`DenseCholeskyFactor` is the exact reference for small n (tests, and
-``HSSSVC(approximation="exact")``); :class:`LowRankShiftFactor` factors F F^T + beta I for a
-tall F (a Nystrom approximation) by the Woodbury identity.
+``HSSSVC(options=HSSSVCOptions(approximation="exact"))``); :class:`LowRankShiftFactor`
+factors F F^T + beta I for a tall F (a Nystrom approximation) by the Woodbury identity.
 """
 from typing import Protocol, runtime_checkable
 

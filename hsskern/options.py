@@ -1,33 +1,104 @@
-"""Option groups as frozen dataclasses, validated when built.
+"""Option groups as frozen dataclasses, validated when built, with one set of defaults.
 
-The knobs users tune (tolerances, ranks, leaf size) are also flat estimator parameters so
-``GridSearchCV`` reaches them; estimators build these groups from their parameters.
+Each group (compression, ADMM, exact decomposition) is written once here; an estimator's
+options object is the groups it uses, combined by inheritance (as FALKON's ``FalkonOptions``),
+so a default lives in one place. Estimators take one ``options=`` parameter and keep their
+modelling parameters (C, kernel, gamma / h, tol, ...) flat: ``get_params(deep=True)`` shows
+the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
+``GridSearchCV``) builds a new object with :func:`dataclasses.replace`; an options object
+is never changed in place.
 """
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
+
+from sklearn.utils._param_validation import InvalidParameterError
 
 from .utils.validation import check_positive
 
+__all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
+           "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
+           "ExactSVCOptions", "RidgeOptions", "GPOptions"]
+
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
+_APPROXIMATIONS = ("hss", "exact")
+_STARTS = ("auto", "admm", "decomposition")
 
 
-@dataclass(frozen=True)
-class HSSOptions:
-    """How an HSS approximation of a kernel matrix is built.
+class OptionsBase:
+    """What every options dataclass shares: scikit-learn's ``get_params`` (so an estimator's
+    ``get_params(deep=True)`` lists the fields), an immutable ``replace``, a repr of the
+    fields that differ from their defaults, and validation by every group in the MRO (each
+    group's ``_check``)."""
 
-    Names follow STRUMPACK's ``--hss_*`` options. The defaults are the HSS/ADMM paper's first
-    option set (``hss_rel_tol=1, hss_abs_tol=0.1, hss_max_rank=200,
-    hss_approximate_neighbors=64``) apart from the tolerances, which are tighter; the paper's
-    second set is ``0.5 / 0.05 / 2000 / 512``.
+    def __post_init__(self):
+        for cls in reversed(type(self).__mro__):
+            check = cls.__dict__.get("_check")
+            if check is None:
+                continue
+            try:
+                check(self)
+            except (TypeError, ValueError) as exc:
+                # scikit-learn's error for a bad parameter (a ValueError and a TypeError)
+                raise InvalidParameterError(f"{type(self).__name__}: {exc}") from None
+
+    @classmethod
+    def field_names(cls):
+        return tuple(f.name for f in fields(cls))
+
+    def get_params(self, deep=True):
+        """The fields as a dict (``deep`` is scikit-learn's signature; there is no nesting)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def replace(self, **changes):
+        """A copy with ``changes``; an unknown name is a ValueError listing the valid ones."""
+        unknown = sorted(set(changes) - set(self.field_names()))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no field {unknown[0]!r}; its fields "
+                             f"are {list(self.field_names())}")
+        return replace(self, **changes)
+
+    def set_params(self, **params):
+        raise TypeError(f"{type(self).__name__} is immutable: use .replace(**changes), or the "
+                        "estimator's set_params(options__<field>=...)")
+
+    def __sklearn_clone__(self):
+        return self  # immutable: a clone may share it
+
+    def __repr__(self):
+        changed = []
+        for f in fields(self):
+            default = f.default if f.default is not MISSING else MISSING
+            value = getattr(self, f.name)
+            if default is MISSING or not _same(value, default):
+                changed.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _same(a, b):
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+@dataclass(frozen=True, repr=False)
+class CompressionOptions(OptionsBase):
+    """How the HSS approximation of a kernel matrix is built.
+
+    Names follow STRUMPACK's ``--hss_*`` options. The tolerances and the rank cap are
+    tighter than the HSS/ADMM paper's first option set (``hss_rel_tol=1, hss_abs_tol=0.1,
+    hss_max_rank=200, hss_approximate_neighbors=64``; its second is ``0.5 / 0.05 / 2000 /
+    512``): an SVM at large C needs more of the kernel's fine structure than the loose
+    settings keep.
 
     Parameters
     ----------
-    rel_tol : float, default 1e-2
+    rel_tol : float, default 1e-3
         Relative tolerance of each interpolative decomposition (truncate pivoted QR where
         |R_kk| <= rel_tol * |R_00|).
-    abs_tol : float, default 1e-3
+    abs_tol : float, default 1e-5
         Absolute tolerance (truncate where |R_kk| <= abs_tol).
-    max_rank : int, default 200
+    max_rank : int, default 500
         Cap on the rank of every node; a node that cannot reach the tolerance keeps this many
         skeleton points and its achieved error is recorded.
     leaf_size : int, default 128
@@ -44,23 +115,19 @@ class HSSOptions:
         and operators without useful geometry).
     split : {"2means", "pca", "kd"}, default "2means"
         How clusters are bisected.
-    random_state : int, numpy Generator or None
-    verbose : int, default 0
     """
 
-    rel_tol: float = 1e-2
-    abs_tol: float = 1e-3
-    max_rank: int = 200
+    rel_tol: float = 1e-3
+    abs_tol: float = 1e-5
+    max_rank: int = 500
     leaf_size: int = 128
     n_neighbors: int = 64
     ann_iterations: int = 5
     n_random: int = 16
     method: str = "ann"
     split: str = "2means"
-    random_state: object = None
-    verbose: int = 0
 
-    def __post_init__(self):
+    def _check(self):
         check_positive(self.rel_tol, "rel_tol", minimum=0.0)
         check_positive(self.abs_tol, "abs_tol", minimum=0.0)
         if self.rel_tol == 0 and self.abs_tol == 0:
@@ -74,8 +141,300 @@ class HSSOptions:
             raise ValueError(f"method must be one of {_HSS_METHODS}, got {self.method!r}")
         if self.split not in _SPLITS:
             raise ValueError(f"split must be one of {_SPLITS}, got {self.split!r}")
+
+    def hss_options(self, random_state=None, verbose=0):
+        """The :class:`HSSOptions` of these compression fields, with the estimator's seed
+        and verbosity."""
+        names = CompressionOptions.field_names()
+        return HSSOptions(**{f: getattr(self, f) for f in names},
+                          random_state=random_state, verbose=verbose)
+
+
+@dataclass(frozen=True, repr=False)
+class HSSOptions(CompressionOptions):
+    """:class:`CompressionOptions` with the seed and verbosity of one compression, as
+    :func:`hsskern.hss.compress` takes them (estimators set these two from their own
+    ``random_state`` and ``verbose``).
+
+    Parameters
+    ----------
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        As in :class:`CompressionOptions` (defaults 1e-3 / 1e-5 / 500 / 128 / 64 / 5 / 16 /
+        "ann" / "2means").
+    random_state : int, numpy Generator or None
+    verbose : int, default 0
+    """
+
+    random_state: object = None
+    verbose: int = 0
+
+    def _check(self):
         check_positive(self.verbose, "verbose", integer=True, minimum=0)
 
-    @classmethod
-    def field_names(cls):
-        return tuple(f.name for f in fields(cls))
+
+@dataclass(frozen=True, repr=False)
+class ADMMOptions(OptionsBase):
+    """The dual ADMM of Cipolla & Gondzio on one factor of K + beta I, and how the first C
+    is reached.
+
+    Parameters
+    ----------
+    approximation : {"hss", "exact"}, default "hss"
+        The kernel the ADMM factors: its HSS approximation, or the dense K and a dense
+        Cholesky factor (small n only, memory is checked first; the reference the HSS route
+        is tested against).
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        How the first C is reached. "admm": the approximation, one factor of it and the
+        ADMM, then the exact decomposition from the ADMM's point. "decomposition": the exact
+        decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
+        solved exactly, so it needs ``refine``). "auto": "decomposition" when ``refine`` is
+        on, ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
+        than it saves), "admm" otherwise.
+    beta : float or None, default None
+        ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
+        by n (the paper's schedule).
+    relaxation : float in (0, 2), default 1.6
+        ADMM over-relaxation (1.0: the paper's plain ADMM; 1.6 needs fewer iterations to a
+        given gap).
+    adaptive_beta : bool, default True
+        Residual balancing: when the primal and dual residuals differ by more than 10x, beta
+        is moved by 10x and K + beta I refactored (never recompressed); at most twice per C,
+        and the new beta carries over to the next C of a path.
+    """
+
+    approximation: str = "hss"
+    start: str = "auto"
+    beta: float = None
+    relaxation: float = 1.6
+    adaptive_beta: bool = True
+
+    def _check(self):
+        if self.approximation not in _APPROXIMATIONS:
+            raise ValueError(f"approximation must be one of {_APPROXIMATIONS}, got "
+                             f"{self.approximation!r}")
+        if self.start not in _STARTS:
+            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
+        check_positive(self.beta, "beta", allow_none=True)
+        check_positive(self.relaxation, "relaxation")
+        if not self.relaxation < 2:
+            raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
+        _check_bool(self.adaptive_beta, "adaptive_beta")
+
+
+@dataclass(frozen=True, repr=False)
+class ExactSolveOptions(OptionsBase):
+    """Whether and how the exact-kernel SVM is solved after the ADMM (the decomposition of
+    :class:`~hsskern.solvers.decomposition.Decomposition`).
+
+    Parameters
+    ----------
+    refine : bool or "auto", default "auto"
+        After the ADMM, solve the exact-kernel SVM by decomposition: every point keeps the
+        ADMM's alpha, working sets of the free support vectors and the worst exact-KKT
+        violators are solved on their dense kernel block, until LIBSVM's stopping test holds
+        on all points. Along a C path each exact solution, scaled, starts the next C without
+        the ADMM. "auto": skip it (keep the ADMM's solution) for a class whose n x n_SV
+        product exceeds 1e10 kernel entries.
+    max_chunk : int, default 16000
+        Largest working set (its kernel block takes 8 max_chunk^2 bytes: 2 GB, twice that
+        while a Newton step factors a nearly all-free block). Working sets are 4,000 points
+        below 10^5 points with the kernel evaluated, else 8,000 (a stored kernel: 6,000 for
+        its first 100 rounds), more only to hold a larger free set.
+    """
+
+    refine: object = "auto"
+    max_chunk: int = 16000
+
+    def _check(self):
+        if self.refine != "auto":
+            _check_bool(self.refine, "refine", also='"auto"')
+        check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+
+
+@dataclass(frozen=True, repr=False)
+class MulticlassOptions(OptionsBase):
+    """How a classifier trains several classes.
+
+    Parameters
+    ----------
+    multiclass : {"ovo", "ovr"}, default "ovo"
+        "ovo": SVC's one-vs-one, a binary problem for each pair of classes (i, j), i < j in
+        the order of ``classes_``, on those two classes' points (+1 for class i), prepared
+        and solved independently on a pool of threads (one per core, each pair on one
+        thread); predictions by LIBSVM's vote, equal to SVC's. "ovr": one-vs-rest, one
+        binary model per class on one preparation (one compression and factor serve every
+        class and every C of a path), usually less accurate than one-vs-one and slower on
+        many classes, since each model trains on all points.
+    """
+
+    multiclass: str = "ovo"
+
+    def _check(self):
+        if self.multiclass not in ("ovo", "ovr"):
+            raise ValueError(f'multiclass must be "ovo" or "ovr", got {self.multiclass!r}')
+
+
+def _check_bool(value, name, also=None):
+    import numpy as np
+    if not isinstance(value, (bool, np.bool_)):
+        alt = f" or {also}" if also else ""
+        raise TypeError(f"{name} must be a bool{alt}, got {value!r}")
+
+
+@dataclass(frozen=True, repr=False)
+class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, MulticlassOptions):
+    """The expert knobs of :class:`~hsskern.HSSSVC` and :class:`~hsskern.HSSSVCCV`: the
+    compression (:class:`CompressionOptions`), the ADMM and its start
+    (:class:`ADMMOptions`), the exact solve (:class:`ExactSolveOptions`) and the
+    multiclass training (:class:`MulticlassOptions`), with those groups' defaults.
+
+    Parameters
+    ----------
+    multiclass
+        See :class:`MulticlassOptions` (default "ovo", SVC's one-vs-one).
+    refine, max_chunk
+        See :class:`ExactSolveOptions` (defaults "auto", 16000).
+    approximation, start, beta, relaxation, adaptive_beta
+        See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions` (defaults 1e-3, 1e-5, 500, 128, 64, 5, 16, "ann",
+        "2means").
+
+    Examples
+    --------
+    >>> from hsskern import HSSSVC, HSSSVCOptions
+    >>> clf = HSSSVC(C=10.0, options=HSSSVCOptions(max_rank=200, start="admm"))
+    >>> clf.get_params()["options__max_rank"]
+    200
+    >>> clf.set_params(options__max_rank=100).options.max_rank
+    100
+    """
+
+
+@dataclass(frozen=True, repr=False)
+class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
+    """The expert knobs of :class:`~hsskern.HSSSVR` and :class:`~hsskern.HSSSVRCV`:
+    :class:`HSSSVCOptions`' fields but ``multiclass``, with ``refine=True`` by default (the
+    SVR's ADMM alone does not reach LIBSVM's solution to the SVR's ``tol``).
+
+    Parameters
+    ----------
+    refine : bool or "auto", default True
+        See :class:`ExactSolveOptions`.
+    max_chunk
+        See :class:`ExactSolveOptions` (default 16000).
+    approximation, start, beta, relaxation, adaptive_beta
+        See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions`.
+    """
+
+    refine: object = True
+
+
+@dataclass(frozen=True, repr=False)
+class ExactSVCOptions(CompressionOptions, MulticlassOptions):
+    """The expert knobs of :class:`~hsskern.ExactSVC`: the compression of its subsample's
+    start (:class:`CompressionOptions`), the stages' working sets and the multiclass
+    training (:class:`MulticlassOptions`).
+
+    Parameters
+    ----------
+    multiclass
+        See :class:`MulticlassOptions` (default "ovo", SVC's one-vs-one).
+    subsample : int or float, default 50000
+        Points of the exactly solved start (a float: that fraction of the training points);
+        all of them when it is at least their number.
+    validation_fraction : float in [0, 0.5), default 0.02
+        Points held out to choose among the subsample's model and the rounds' points when
+        the time budget stops the decomposition; never trained on. 0: none held out.
+    max_chunk : int, default 24000
+        The stages' working set (its kernel block takes 8 |W|^2 bytes: 4.6 GB at 24,000,
+        lowered to what half the available memory holds). At 10^6 points the free support
+        vectors can pass 16,000, and the rounds need them and ~8,000 violators in the
+        working set.
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        The subsample's compression, see :class:`CompressionOptions`.
+    """
+
+    subsample: object = 50000
+    validation_fraction: float = 0.02
+    max_chunk: int = 24000
+
+    def _check(self):
+        import numbers
+        if isinstance(self.subsample, numbers.Integral) and not isinstance(self.subsample, bool):
+            check_positive(self.subsample, "subsample", integer=True, minimum=2)
+        elif isinstance(self.subsample, numbers.Real) and not isinstance(self.subsample, bool):
+            if not 0 < self.subsample <= 1:
+                raise ValueError(f"subsample must be an int >= 2 or a fraction in (0, 1], "
+                                 f"got {self.subsample!r}")
+        else:
+            raise TypeError(f"subsample must be an int >= 2 or a fraction in (0, 1], got "
+                            f"{self.subsample!r}")
+        check_positive(self.validation_fraction, "validation_fraction", minimum=0.0)
+        if not self.validation_fraction < 0.5:
+            raise ValueError(f"validation_fraction must be in [0, 0.5), got "
+                             f"{self.validation_fraction!r}")
+        check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+
+
+@dataclass(frozen=True, repr=False)
+class RidgeOptions(CompressionOptions):
+    """The expert knobs of :class:`~hsskern.HSSKernelRidge` and
+    :class:`~hsskern.HSSKernelRidgeCV`: the compression (:class:`CompressionOptions`) and
+    the approximation of K.
+
+    Parameters
+    ----------
+    approximation : {"hss", "exact", "nystrom"}, default "hss"
+        The kernel matrix factored: its HSS approximation, the dense K (small n), or a
+        Nystrom approximation of rank ``n_components``.
+    n_components : int, default 2000
+        Landmarks of ``approximation="nystrom"``.
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions`.
+    """
+
+    approximation: str = "hss"
+    n_components: int = 2000
+
+    def _check(self):
+        if self.approximation not in ("hss", "exact", "nystrom"):
+            raise ValueError(f'approximation must be "hss", "exact" or "nystrom", got '
+                             f"{self.approximation!r}")
+        check_positive(self.n_components, "n_components", integer=True, minimum=1)
+
+
+@dataclass(frozen=True, repr=False)
+class GPOptions(CompressionOptions):
+    """The expert knobs of :class:`~hsskern.HSSGaussianProcessRegressor`.
+
+    The compression's defaults are tighter than :class:`CompressionOptions`' (1e-6 / 1e-8 /
+    1000): the log marginal likelihood and its optimizer need the log-determinant, which
+    a loose compression biases.
+
+    Parameters
+    ----------
+    approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
+        "auto": the dense factor where it fits the memory budget, else the HSS one.
+    n_components : int, default 2000
+        Landmarks of ``approximation="nystrom"``.
+    rel_tol : float, default 1e-6
+    abs_tol : float, default 1e-8
+    max_rank : int, default 1000
+    leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions`.
+    """
+
+    rel_tol: float = 1e-6
+    abs_tol: float = 1e-8
+    max_rank: int = 1000
+    approximation: str = "auto"
+    n_components: int = 2000
+
+    def _check(self):
+        if self.approximation not in ("auto", "hss", "exact", "nystrom"):
+            raise ValueError(f'approximation must be "auto", "hss", "exact" or "nystrom", '
+                             f"got {self.approximation!r}")
+        check_positive(self.n_components, "n_components", integer=True, minimum=1)

@@ -175,7 +175,7 @@ def _run_case(case):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est = getattr(hsskern, case["estimator"])(**case["params"])
+            est = getattr(hsskern, case["estimator"])().set_params(**_spelled(case))
             est.fit(X, y)
         except Exception as exc:
             out["status"] = "raised"
@@ -428,13 +428,21 @@ def _problems(case, out):
     return probs
 
 
+def _spelled(case):
+    """The case's parameters as ``set_params`` takes them: an expert knob (a field of the
+    estimator's options object) by its nested name ``options__<field>``."""
+    import hsskern
+    fields = getattr(getattr(hsskern, case["estimator"]), "_legacy_names", ())
+    return {(f"options__{k}" if k in fields else k): v for k, v in case["params"].items()}
+
+
 def reproducer(case):
     est = case["estimator"]
     return (f"import sys; sys.path.insert(0, {str(TESTS)!r})\n"
             f"from strategies import make_adversarial_data\n"
             f"from hsskern import {est}\n"
             f"X, y = make_adversarial_data({case['data']!r})\n"
-            f"{est}(**{case['params']!r}).fit(X, y)")
+            f"{est}().set_params(**{_spelled(case)!r}).fit(X, y)")
 
 
 def check_cases(cases, timeout=CASE_TIMEOUT):
@@ -676,11 +684,15 @@ def test_too_many_nystrom_components_is_refused_naming_n_components(name):
 def _stale_factories():
     import hsskern
     return {
-        "HSSSVC-hss": lambda: hsskern.HSSSVC(leaf_size=16, random_state=0),
-        "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(leaf_size=16, refine=False,
+        "HSSSVC-hss": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(leaf_size=16), random_state=0),
+        "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(leaf_size=16, refine=False),
                                                       random_state=0),
-        "HSSSVC-exact": lambda: hsskern.HSSSVC(approximation="exact", random_state=0),
-        "HSSSVCCV": lambda: hsskern.HSSSVCCV(Cs=3, h=[0.5, 2.0], cv=2, leaf_size=16,
+        "HSSSVC-exact": lambda: hsskern.HSSSVC(
+            options=hsskern.HSSSVCOptions(approximation="exact"), random_state=0),
+        "HSSSVCCV": lambda: hsskern.HSSSVCCV(Cs=3, h=[0.5, 2.0], cv=2,
+                                             options=hsskern.HSSSVCOptions(leaf_size=16),
                                              random_state=0),
         "NystromSVC": lambda: hsskern.NystromSVC(n_components=20, random_state=0),
         "NystromSVC-hinge": lambda: hsskern.NystromSVC(n_components=20, loss="hinge",
@@ -885,8 +897,9 @@ import numpy as np
 from threadpoolctl import threadpool_info
 import hsskern
 name, trials = sys.argv[2], int(sys.argv[3])
-make = {"NystromSVC": lambda s: hsskern.NystromSVC(n_components=200, landmarks="kmeans",
-                                                   random_state=s)}[name]
+make = {"NystromSVC": lambda s: hsskern.NystromSVC(
+    n_components=200, options=hsskern.NystromSVCOptions(landmarks="kmeans"),
+    random_state=s)}[name]
 n = 3000
 rng = np.random.default_rng(0)
 X = rng.normal(size=(n, 5))

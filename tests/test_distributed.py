@@ -16,7 +16,7 @@ from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from hsskern import HSSSVC, HSSSVCCV  # noqa: E402
+from hsskern import HSSSVC, HSSSVCCV, HSSSVCOptions  # noqa: E402
 from hsskern.distributed import (DaskHSSSVCCV, ThreadCap, decision_function,  # noqa: E402
                                  predict)
 from hsskern.estimators.cv import score_fold  # noqa: E402
@@ -25,8 +25,8 @@ from dask_cluster import two_worker_client  # noqa: E402
 # the crash plugin below is defined here; workers cannot import this file, so ship it by value
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-GRID = dict(h=[0.7, 2.0], Cs=[0.1, 1.0, 10.0], cv=2, random_state=3, leaf_size=32,
-            max_iter=60)
+GRID = dict(h=[0.7, 2.0], Cs=[0.1, 1.0, 10.0], cv=2, random_state=3,
+            options=HSSSVCOptions(leaf_size=32), max_iter=60)
 TIMING_KEYS = ("mean_fit_time", "std_fit_time", "mean_setup_time", "mean_solve_time")
 
 
@@ -87,7 +87,8 @@ def test_parameters_are_the_serial_estimators():
 
 def test_grid_with_refine_and_max_chunk_equals_serial(client, data):
     X, y = data
-    grid = {**GRID, "refine": True, "max_chunk": 40, "h": [1.0]}
+    grid = {**GRID, "options": HSSSVCOptions(leaf_size=32, refine=True, max_chunk=40),
+            "h": [1.0]}
     with threadpool_limits(1):
         ref = HSSSVCCV(**grid).fit(X, y)
     est = DaskHSSSVCCV(**grid).fit(X, y)
@@ -118,7 +119,7 @@ def test_grid_with_weights_equals_serial(client, data):
 def test_cell_returns_only_per_C_numbers(data):
     # what travels back from a worker: O(n_Cs) numbers, never the factor or the kernel
     X, y = data
-    base = HSSSVC(h=1.0, leaf_size=32, random_state=0, max_iter=30)
+    base = HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0, max_iter=30)
     Cs = np.array([0.1, 1.0])
     backend = base._make_backend(X, for_path=True)
     out = score_fold(backend, X, y, np.arange(0, 400, 2), np.arange(1, 400, 2), Cs)
@@ -173,7 +174,8 @@ def test_chunked_prediction_equals_in_memory(client, n_classes):
     X, y = make_classification(n_samples=500, n_features=5, n_informative=4, n_redundant=0,
                                n_classes=n_classes, n_clusters_per_class=1, random_state=1)
     with threadpool_limits(1):
-        model = HSSSVC(h=1.5, C=1.0, leaf_size=32, random_state=0).fit(X[:300], y[:300])
+        model = HSSSVC(h=1.5, C=1.0,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X[:300], y[:300])
         dec, lab = model.decision_function(X), model.predict(X)
     Xd = da.from_array(X, chunks=(77, 3))  # uneven row blocks, features split too
     d = decision_function(model, Xd, client=client)
@@ -190,7 +192,7 @@ def test_chunked_prediction_equals_in_memory(client, n_classes):
 def test_gridsearchcv_under_joblib_dask_equals_n_jobs_1(client, data):
     X, y = data
     params = {"h": [0.7, 2.0], "C": [0.1, 10.0]}
-    base = HSSSVC(leaf_size=32, random_state=0, max_iter=60)
+    base = HSSSVC(options=HSSSVCOptions(leaf_size=32), random_state=0, max_iter=60)
     with threadpool_limits(1):
         ref = GridSearchCV(base, params, cv=2, n_jobs=1).fit(X, y)
     with joblib.parallel_backend("dask"):
@@ -215,7 +217,8 @@ def test_workers_are_capped(client):
 def test_scheduler_address_connects_for_the_fit(client, data):
     # what a multi-machine user does: name the scheduler, no Client object of their own
     X, y = data
-    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False, leaf_size=32, random_state=0,
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, refit=False,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0,
                        scheduler=client.scheduler.address).fit(X, y)
     assert {t["worker"] for t in est.task_info_} <= set(client.scheduler_info()["workers"])
     assert 0.5 < est.best_score_ <= 1.0
@@ -251,14 +254,16 @@ def test_search_on_a_frame_checks_its_column_names(client, data):
     pd = pytest.importorskip("pandas")
     X, y = data
     df = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, leaf_size=32, random_state=0).fit(df, y)
+    est = DaskHSSSVCCV(h=1.0, Cs=[1.0], cv=0.25,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(df, y)
     np.testing.assert_array_equal(est.best_estimator_.feature_names_in_, df.columns)
     for bad in (df[df.columns[::-1]], df.rename(columns={"x0": "z"})):
         for method in (est.predict, est.decision_function):
             with pytest.raises(ValueError, match="feature names should match"):
                 method(bad)
     with threadpool_limits(1):
-        ref = HSSSVCCV(h=1.0, Cs=[1.0], cv=0.25, leaf_size=32, random_state=0).fit(X, y)
+        ref = HSSSVCCV(h=1.0, Cs=[1.0], cv=0.25,
+                       options=HSSSVCOptions(leaf_size=32), random_state=0).fit(X, y)
     np.testing.assert_array_equal(est.decision_function(df), ref.decision_function(X))
 
 

@@ -14,7 +14,7 @@ cloudpickle = pytest.importorskip("cloudpickle")
 from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
-from hsskern import ExactSVC, kernel_operator  # noqa: E402
+from hsskern import ExactSVC, ExactSVCOptions, kernel_operator  # noqa: E402
 from hsskern.distributed import DaskExactSVC, DaskProducts  # noqa: E402
 from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
@@ -328,7 +328,8 @@ def test_a_task_that_does_not_finish_raises_a_timeout_naming_it(client, tmp_path
         DaskProducts(X, KERNEL, client=client, task_timeout=0)
 
 
-EST = dict(C=5.0, h=1.0, subsample=60, random_state=0, max_chunk=40, leaf_size=32)
+EST = dict(C=5.0, h=1.0, random_state=0,
+           options=ExactSVCOptions(subsample=60, max_chunk=40, leaf_size=32))
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

@@ -22,6 +22,7 @@ MODULES = [
     "hsskern.estimators.nu_svm",
     "hsskern.lowrank.nystrom",
     "hsskern.kernels.operator",
+    "hsskern.options",
 ]
 DASK_MODULES = ["hsskern.distributed._grid", "hsskern.distributed._exact"]
 

@@ -8,7 +8,7 @@ from sklearn.datasets import make_blobs, make_classification
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern import ExactSVC, HSSSVC, kernel_operator
+from hsskern import ExactSVC, HSSSVC, kernel_operator, HSSSVCOptions, ExactSVCOptions
 from hsskern.solvers.admm import kkt_violation
 
 
@@ -32,7 +32,8 @@ def _true_gap(X, y, m, C, h):
     return kkt_violation(f[:, None], yt[:, None], alpha[:, None], C)[0]
 
 
-@parametrize_with_checks([ExactSVC(tol=1e-10, validation_fraction=0.0, subsample=20)])
+@parametrize_with_checks([ExactSVC(tol=1e-10,
+                                   options=ExactSVCOptions(validation_fraction=0.0, subsample=20))])
 def test_sklearn_checks(estimator, check):
     check(estimator)
 
@@ -43,7 +44,9 @@ def test_any_subsample_start_reaches_svc(seed, logC, sub):
     # no budget: whatever the subsample (10 points, a fifth, all), LIBSVM's exact SVM
     X, y = _data(300, seed)
     C, h = 10.0 ** logC, 1.0
-    m = ExactSVC(C=C, h=h, subsample=sub, validation_fraction=0.0, random_state=seed).fit(X, y)
+    m = ExactSVC(C=C, h=h,
+                 options=ExactSVCOptions(subsample=sub, validation_fraction=0.0),
+                 random_state=seed).fit(X, y)
     assert m.converged_.all() and m.selected_ == ("exact",) and m.gap_[0] < 1e-3
     assert _true_gap(X, y, m, C, h) < 1e-3 * (1 + 1e-6)
     ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y)
@@ -58,7 +61,8 @@ def test_a_budget_too_short_gives_a_valid_model_and_its_true_gap(seed, logC, fra
     # its reported gap is the gap recomputed here from the dense kernel
     X, y = _data(400, seed)
     C, h = 10.0 ** logC, 0.7
-    m = ExactSVC(C=C, h=h, subsample=40, max_time=0.0, validation_fraction=frac,
+    m = ExactSVC(C=C, h=h,
+                 options=ExactSVCOptions(subsample=40, validation_fraction=frac), max_time=0.0,
                  random_state=seed).fit(X, y)
     assert m.fit_status_ == int(not m.converged_[0])
     true = _true_gap(X, y, m, C, h)
@@ -72,12 +76,13 @@ def test_a_budget_too_short_gives_a_valid_model_and_its_true_gap(seed, logC, fra
 def test_a_stopped_fit_is_never_worse_than_its_subsample_on_validation(seed, logC):
     X, y = _data(600, seed)
     C, h = 10.0 ** logC, 0.7
-    m = ExactSVC(C=C, h=h, subsample=50, max_time=0.0, validation_fraction=0.25,
+    m = ExactSVC(C=C, h=h,
+                 options=ExactSVCOptions(subsample=50, validation_fraction=0.25), max_time=0.0,
                  random_state=seed).fit(X, y)
     val, sub = m.validation_indices_, m.subsample_indices_
     assert np.intersect1d(val, sub).size == 0 and val.size == 150 and sub.size == 50
     # the subsample's model, fitted independently with the same options and seed
-    s = HSSSVC(C=C, h=h, refine=True, random_state=seed).fit(X[sub], y[sub])
+    s = HSSSVC(C=C, h=h, options=HSSSVCOptions(refine=True), random_state=seed).fit(X[sub], y[sub])
     acc = np.mean(m.predict(X[val]) == y[val])
     assert acc >= np.mean(s.predict(X[val]) == y[val])
     # no round ran: the subsample's model or the next stage's start (its solution, padded)
@@ -93,7 +98,8 @@ def test_the_budget_keeps_room_for_the_certifying_product(monkeypatch):
     from hsskern.solvers import exact_path
     X, y = _data(400, 3)
     C, h = 3.0, 0.7
-    kw = dict(C=C, h=h, subsample=40, validation_fraction=0.2, random_state=0)
+    kw = dict(C=C, h=h, options=ExactSVCOptions(subsample=40, validation_fraction=0.2),
+              random_state=0)
     free = ExactSVC(max_time=1e6, **kw).fit(X, y)
     assert free.converged_[0] and free.selected_ == ("exact",)
     monkeypatch.setattr(exact_path._Rate, "seconds_for", lambda self, e: 1e9 * (e > 0))
@@ -130,7 +136,8 @@ def test_the_reserve_is_the_certifying_product_of_the_point_to_be_returned():
 
 def test_stages_grow_to_all_points_and_the_history_records_every_round():
     X, y = _data(1500, 1)
-    m = ExactSVC(C=10.0, h=0.5, subsample=50, max_chunk=64, validation_fraction=0.1,
+    m = ExactSVC(C=10.0, h=0.5,
+                 options=ExactSVCOptions(subsample=50, max_chunk=64, validation_fraction=0.1),
                  random_state=0).fit(X, y)
     assert m.stages_ == (50, 100, 200, 400, 800, 1350)  # doubling to the 1,350 training points
     hist = np.array(m.history_[0])  # (seconds, stage size, gap, validation accuracy)
@@ -142,8 +149,9 @@ def test_stages_grow_to_all_points_and_the_history_records_every_round():
 
 def test_path_multiclass_and_pickle():
     X, y = make_blobs(300, centers=3, n_features=3, random_state=0, cluster_std=2.5)
-    est = ExactSVC(h=1.0, subsample=60, validation_fraction=0.0, random_state=0,
-                   multiclass="ovr")
+    est = ExactSVC(h=1.0,
+                   options=ExactSVCOptions(subsample=60, validation_fraction=0.0, multiclass="ovr"),
+                   random_state=0)
     models = est.fit_path(X, y, [0.1, 1.0, 10.0])
     for m in models:
         assert m.converged_.all() and m.gap_.shape == (3,)
@@ -153,36 +161,41 @@ def test_path_multiclass_and_pickle():
                                        atol=5e-2 * max(1.0, m.C ** 0.5))
     b = pickle.loads(pickle.dumps(models[1]))
     np.testing.assert_array_equal(b.decision_function(X), models[1].decision_function(X))
-    a2 = ExactSVC(h=1.0, C=1.0, subsample=60, random_state=3).fit(X, y)
-    b2 = ExactSVC(h=1.0, C=1.0, subsample=60, random_state=3).fit(X, y)
+    a2 = ExactSVC(h=1.0, C=1.0, options=ExactSVCOptions(subsample=60), random_state=3).fit(X, y)
+    b2 = ExactSVC(h=1.0, C=1.0, options=ExactSVCOptions(subsample=60), random_state=3).fit(X, y)
     np.testing.assert_array_equal(a2.decision_function(X), b2.decision_function(X))
 
 
 def test_verbose_reports_each_round(capsys):
     X, y = _data(400, 2)
-    ExactSVC(C=10.0, h=0.5, subsample=40, max_chunk=32, verbose=1, random_state=0).fit(X, y)
+    ExactSVC(C=10.0, h=0.5,
+             options=ExactSVCOptions(subsample=40, max_chunk=32),
+             verbose=1, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "subsample of 40" in out and "round 1: gap" in out and "class 0: exact" in out
 
 
-@pytest.mark.parametrize("kw, match", [({"subsample": 1}, "subsample"),
+@pytest.mark.parametrize("kw, match", [({"options__subsample": 1}, "subsample"),
                                        ({"max_time": -1.0}, "max_time"),
-                                       ({"validation_fraction": 0.5}, "validation_fraction"),
+                                       ({"options__validation_fraction": 0.5},
+                                        "validation_fraction"),
                                        ({"C": 0.0}, "C")])
 def test_bad_parameters_are_clear_errors(kw, match):
     X, y = _data(100, 0)
     with pytest.raises(ValueError, match=match):
-        ExactSVC(**kw).fit(X, y)
+        ExactSVC().set_params(**kw).fit(X, y)
 
 
 def test_probabilities_and_sparse_input_through_the_shared_base():
     import scipy.sparse as sp
     X, y = _data(300, 4)
-    m = ExactSVC(C=1.0, h=1.0, subsample=40, probability=True, random_state=0).fit(X, y)
+    m = ExactSVC(C=1.0, h=1.0,
+                 options=ExactSVCOptions(subsample=40), probability=True, random_state=0).fit(X, y)
     P = m.predict_proba(X)
     assert P.shape == (300, 2) and np.all((P >= 0) & (P <= 1))
     np.testing.assert_allclose(P.sum(1), 1.0)
-    a = ExactSVC(C=1.0, h=1.0, subsample=40, validation_fraction=0.0, random_state=0)
+    a = ExactSVC(C=1.0, h=1.0,
+                 options=ExactSVCOptions(subsample=40, validation_fraction=0.0), random_state=0)
     d_dense = a.fit(X, y).decision_function(X)
     d_sparse = a.fit(sp.csr_matrix(X), y).decision_function(sp.csr_matrix(X))
     np.testing.assert_allclose(d_sparse, d_dense, rtol=1e-9, atol=1e-9)

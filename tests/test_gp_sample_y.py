@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 
-from hsskern import HSSGaussianProcessRegressor, MemoryBudgetError
+from hsskern import HSSGaussianProcessRegressor, MemoryBudgetError, GPOptions
 
 
 def _data(k=1, n=200, m=25, seed=0):
@@ -20,8 +20,9 @@ def _pair(approximation, normalize, k):
     X, y, Xt = _data(k)
     model = HSSGaussianProcessRegressor(h=0.9, noise_ratio=0.05, amplitude=1.5,
                                         optimizer=None, normalize_y=normalize,
-                                        approximation=approximation, rel_tol=1e-12,
-                                        abs_tol=1e-14, n_components=len(X),
+                                        options=GPOptions(approximation=approximation,
+                                                          rel_tol=1e-12, abs_tol=1e-14,
+                                                          n_components=len(X)),
                                         random_state=0).fit(X, y)
     ref = GaussianProcessRegressor(model.kernel_, optimizer=None, alpha=0.0,
                                    normalize_y=normalize).fit(X, y)

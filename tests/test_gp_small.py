@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 
-from hsskern import HSSGaussianProcessRegressor
+from hsskern import HSSGaussianProcessRegressor, GPOptions
 from hsskern.solvers.gp import DENSE_MAX_N, resolve_approximation
 from hsskern.solvers.gp_dense import DenseLikelihood
 
@@ -92,11 +92,13 @@ def test_dense_route_finds_sklearns_optimum():
 @pytest.mark.parametrize("optimizer", [None, "bounded"])
 def test_the_route_switch_changes_no_answer_beyond_tolerance(optimizer):
     X, y, Xt = _problem(7, 600, 2)
+    opts = GPOptions(rel_tol=1e-9, abs_tol=1e-11)
     kw = dict(h=0.8, noise_ratio=0.02, optimizer=optimizer, h_bounds=(0.05, 10.0),
-              rel_tol=1e-9, abs_tol=1e-11, random_state=0)
-    dense = HSSGaussianProcessRegressor(approximation="exact", **kw).fit(X, y)
-    auto = HSSGaussianProcessRegressor(**kw).fit(X, y)
-    hss = HSSGaussianProcessRegressor(approximation="hss", **kw).fit(X, y)
+              random_state=0)
+    dense = HSSGaussianProcessRegressor(options=opts.replace(approximation="exact"),
+                                        **kw).fit(X, y)
+    auto = HSSGaussianProcessRegressor(options=opts, **kw).fit(X, y)
+    hss = HSSGaussianProcessRegressor(options=opts.replace(approximation="hss"), **kw).fit(X, y)
     assert auto.hss_["approximation"] == "exact" and hss.hss_["approximation"] == "hss"
     np.testing.assert_array_equal(auto.predict(Xt), dense.predict(Xt))
     lml_d, lml_h = dense.log_marginal_likelihood_value_, hss.log_marginal_likelihood_value_

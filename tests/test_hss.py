@@ -151,7 +151,9 @@ def test_user_points_not_reordered_and_reproducible():
 
 def test_stats_and_memory_are_reported():
     X = np.random.default_rng(5).normal(size=(2000, 4))
-    H = compress(kernel_operator(X, "gaussian"), leaf_size=64, random_state=0)
+    # the tolerances HSSOptions defaulted to before its defaults became the estimators'
+    H = compress(kernel_operator(X, "gaussian"), rel_tol=1e-2, abs_tol=1e-3, max_rank=200,
+                 leaf_size=64, random_state=0)
     s = H.stats()
     assert s["max_rank"] == max(s["ranks_per_level"]) > 0
     assert 0 < s["memory_bytes"] < 8 * 2000 * 2000 / 4  # far below the dense matrix

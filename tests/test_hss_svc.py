@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from hsskern.estimators.cv import make_splits
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
+from hsskern import HSSSVCOptions
 
 
 @pytest.fixture(autouse=True)
@@ -21,9 +22,9 @@ def _one_blas_thread():
         yield
 
 
-EXACT = dict(approximation="exact")
+EXACT = dict(options=HSSSVCOptions(approximation="exact"))
 # the ADMM itself (refine=False): refinement is tested in test_refine.py
-TIGHT = dict(approximation="exact", max_iter=5000, tol=1e-5, refine=False)
+TIGHT = dict(options=HSSSVCOptions(approximation="exact", refine=False), max_iter=5000, tol=1e-5)
 
 
 def _data(n=300, seed=0):
@@ -35,8 +36,10 @@ def _data(n=300, seed=0):
 # tol=1e-10: the refinement then stops at a KKT gap of 1e-10, so the sample-weight checks
 # (integer weights = repeated rows, compared to rtol 1e-7) see the exact SVM; at the default
 # gap of 1e-3 the two fits agree only to LIBSVM's tolerance
-@parametrize_with_checks([HSSSVC(approximation="exact", tol=1e-10),
-                          HSSSVCCV(approximation="exact", Cs=2, cv=0.25, tol=1e-10)])
+@parametrize_with_checks([HSSSVC(options=HSSSVCOptions(approximation="exact"), tol=1e-10),
+                          HSSSVCCV(
+                              options=HSSSVCOptions(approximation="exact"),
+                              Cs=2, cv=0.25, tol=1e-10)])
 def test_sklearn_checks(estimator, check):
     check(estimator)
 
@@ -63,8 +66,9 @@ def test_multiclass_ovr_equals_per_class_binary():
     X, y = make_blobs(240, centers=4, n_features=3, random_state=0, cluster_std=2.5)
     labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
     # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
-    fixed = dict(C=2.0, max_iter=60, tol=None, adaptive_beta=False, refine=False, **EXACT)
-    m = HSSSVC(multiclass="ovr", **fixed).fit(X, labels)
+    opts = HSSSVCOptions(adaptive_beta=False, refine=False, approximation="exact")
+    fixed = dict(C=2.0, max_iter=60, tol=None, options=opts)
+    m = HSSSVC(C=2.0, max_iter=60, tol=None, options=opts.replace(multiclass="ovr")).fit(X, labels)
     assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
     dec = m.decision_function(X)
     assert dec.shape == (240, 4) and m.dual_coef_.shape[0] == 4
@@ -140,13 +144,13 @@ def test_cv_scores_equal_independent_holdout_fits():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(beta=0.0), "beta"),
-    (dict(beta=-2.0), "beta"), (dict(kernel="tanh"), "kernel"),
+    (dict(C=0.0), "C"), (dict(C=-1.0), "C"), (dict(options__beta=0.0), "beta"),
+    (dict(options__beta=-2.0), "beta"), (dict(kernel="tanh"), "kernel"),
 ])
 def test_bad_parameters(bad, match):
     X, y, _, _ = _data()
     with pytest.raises(ValueError, match=match):
-        HSSSVC(**EXACT, **bad).fit(X, y)
+        HSSSVC(**EXACT).set_params(**bad).fit(X, y)
 
 
 def test_bad_data():
@@ -168,7 +172,7 @@ def test_bad_data():
 
 def test_fewer_samples_than_a_leaf():
     X, y, Xt, _ = _data()
-    m = HSSSVC(leaf_size=512, **EXACT).fit(X[:20], y[:20])
+    m = HSSSVC(options=HSSSVCOptions(leaf_size=512, approximation="exact")).fit(X[:20], y[:20])
     assert m.predict(Xt).shape == (len(Xt),)
 
 
@@ -184,8 +188,10 @@ def test_exact_memory_guard():
 def test_hss_tight_matches_svc_labels():
     X, y = make_classification(1500, 5, n_informative=4, n_redundant=0, random_state=2)
     Xt = X[1000:]
-    m = HSSSVC(h=1.0, C=1.0, rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
-               max_iter=3000, tol=1e-4, refine=False, random_state=0).fit(X[:1000], y[:1000])
+    m = HSSSVC(h=1.0, C=1.0,
+               options=HSSSVCOptions(rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
+                                     refine=False),
+               max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
     ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
     assert "max_rank" in m.hss_
@@ -193,38 +199,44 @@ def test_hss_tight_matches_svc_labels():
 
 def test_hss_fewer_samples_than_a_leaf_and_pickle():
     X, y, Xt, _ = _data()
-    m = HSSSVC(leaf_size=512, random_state=0).fit(X[:50], y[:50])
+    m = HSSSVC(options=HSSSVCOptions(leaf_size=512), random_state=0).fit(X[:50], y[:50])
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m.predict(Xt), m2.predict(Xt))
 
 
 def test_hss_cv_runs():
     X, y, Xt, _ = _data()
-    cv = HSSSVCCV(Cs=3, random_state=0, leaf_size=32).fit(X, y)
+    cv = HSSSVCCV(Cs=3, random_state=0, options=HSSSVCOptions(leaf_size=32)).fit(X, y)
     assert cv.predict(Xt).shape == (len(Xt),)
 
 
 def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
     with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
-        HSSSVC(C=10.0, approximation="exact", max_iter=2, refine=False).fit(X, y)
+        HSSSVC(C=10.0,
+               options=HSSSVCOptions(approximation="exact", refine=False), max_iter=2).fit(X, y)
     assert "Raise max_iter" in str(rec[0].message)
     with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
-        HSSSVC(approximation="exact", max_iter=10, tol=1e-6, refine=False).fit_path(
+        HSSSVC(
+            options=HSSSVCOptions(approximation="exact", refine=False),
+            max_iter=10, tol=1e-6).fit_path(
             X, y, [1e-6, 10.0, 100.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        HSSSVC(approximation="exact", max_iter=2, tol=None, refine=False).fit(X, y)
-        HSSSVC(approximation="exact", **{k: v for k, v in TIGHT.items()
-                                          if k != "approximation"}).fit(X, y)
+        HSSSVC(
+            options=HSSSVCOptions(approximation="exact", refine=False),
+            max_iter=2, tol=None).fit(X, y)
+        HSSSVC(**TIGHT).fit(X, y)
 
 
 def test_indefinite_approximation_is_named_in_the_warning():
     X, y = make_classification(1500, 8, n_informative=6, random_state=4)
     # a capped rank on a wide kernel: the ID approximation is indefinite, beta = 1e-6 fails
     with pytest.warns(ConvergenceWarning, match="indefinite") as rec:
-        HSSSVC(h=2.0, C=100.0, beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
-               max_iter=20, refine=False, random_state=0).fit(X, y)
+        HSSSVC(h=2.0, C=100.0,
+               options=HSSSVCOptions(beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
+                                     refine=False),
+               max_iter=20, random_state=0).fit(X, y)
     msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
     assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]
 
@@ -242,14 +254,14 @@ def test_hss_memory_budget_is_checked_before_any_work():
     # a small fit reports the range it was checked against (the HSS route by name: "auto"
     # takes the decomposition from zero at this n, which has no HSS to estimate)
     Xs, ys, _, _ = _data()
-    m = HSSSVC(leaf_size=32, start="admm", random_state=0).fit(Xs, ys)
+    m = HSSSVC(options=HSSSVCOptions(leaf_size=32, start="admm"), random_state=0).fit(Xs, ys)
     est, low = m.hss_["memory_estimate"], m.hss_["memory_estimate_low"]
     assert est["peak"] >= max(m.hss_["memory_bytes"], m.hss_["factor_memory_bytes"])
     assert low["peak"] < est["peak"]
     # a budget between the two ends: the fit runs, and says the ranks could overrun it
     between = (low["peak"] + est["peak"]) / 2
     with pytest.warns(UserWarning, match="up to .* if the ranks reach max_rank=500"):
-        m2 = HSSSVC(leaf_size=32, start="admm", random_state=0,
+        m2 = HSSSVC(options=HSSSVCOptions(leaf_size=32, start="admm"), random_state=0,
                     memory_budget=between).fit(Xs, ys)
     np.testing.assert_array_equal(m2.decision_function(Xs), m.decision_function(Xs))
 

@@ -18,6 +18,7 @@ from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.solvers.pairwise import (PairwiseBackend, class_pairs, ovr_scores,
                                       pairwise_coupling, vote)
 from svm_reference import gap_tol
+from hsskern import HSSSVCOptions, ExactSVCOptions
 
 EPS = 1e-8  # the KKT gap both sides stop at
 
@@ -107,7 +108,8 @@ def test_ovo_layout_equals_svc():
     X, y, _ = blobs(3, 4, 25, spread=0.6)
     ref = SVC(C=1.0, gamma=0.5, tol=EPS).fit(X, y)
     for est in (HSSSVC(C=1.0, gamma=0.5, tol=EPS),
-                ExactSVC(C=1.0, gamma=0.5, tol=EPS, validation_fraction=0.0)):
+                ExactSVC(C=1.0, gamma=0.5, tol=EPS,
+                         options=ExactSVCOptions(validation_fraction=0.0))):
         est.fit(X, y)
         np.testing.assert_array_equal(est.support_, ref.support_)
         np.testing.assert_array_equal(est.n_support_, ref.n_support_)
@@ -138,7 +140,8 @@ def _expansion(est, Z):
 def test_exact_svc_ovo_equals_svc():
     X, y, rng = blobs(7, 3, 30)
     ref = SVC(C=2.0, gamma=0.3, tol=EPS).fit(X, y)
-    est = ExactSVC(C=2.0, gamma=0.3, tol=EPS, validation_fraction=0.0).fit(X, y)
+    est = ExactSVC(C=2.0, gamma=0.3, tol=EPS,
+                   options=ExactSVCOptions(validation_fraction=0.0)).fit(X, y)
     assert_same_as_svc(est, ref, X, X, y, 2.0)
     assert est.gap_.shape == (3,) and len(est.selected_) == 3 and len(est.stages_) == 3
 
@@ -204,7 +207,7 @@ def test_predict_proba_ovo():
 def test_ovr_option_is_one_vs_rest():
     """multiclass="ovr": column k is the binary SVM of class k against the rest."""
     X, y, _ = blobs(5, 3, 25)
-    est = HSSSVC(C=1.0, gamma=0.5, tol=EPS, multiclass="ovr").fit(X, y)
+    est = HSSSVC(C=1.0, gamma=0.5, tol=EPS, options=HSSSVCOptions(multiclass="ovr")).fit(X, y)
     D = est.decision_function(X)
     assert D.shape == (X.shape[0], 3) and est.dual_coef_.shape[0] == 3
     for c in range(3):
@@ -213,13 +216,14 @@ def test_ovr_option_is_one_vs_rest():
                                    atol=gap_tol(EPS, 1.0, np.ones(y.size)) + 1e-6)
     np.testing.assert_array_equal(est.predict(X), np.argmax(D, axis=1))
     with pytest.raises(ValueError, match='multiclass="ovo" or decision_function_shape'):
-        HSSSVC(multiclass="ovr", decision_function_shape="ovo").fit(X, y)
+        HSSSVC(options=HSSSVCOptions(multiclass="ovr"), decision_function_shape="ovo").fit(X, y)
 
 
 def test_binary_unchanged_by_multiclass():
     X, y, _ = blobs(2, 2, 30)
     a = HSSSVC(gamma=0.5, tol=EPS).fit(X, y)
-    b = HSSSVC(gamma=0.5, tol=EPS, multiclass="ovr", decision_function_shape="ovo").fit(X, y)
+    b = HSSSVC(gamma=0.5, tol=EPS,
+               options=HSSSVCOptions(multiclass="ovr"), decision_function_shape="ovo").fit(X, y)
     assert a.decision_function(X).shape == (X.shape[0],)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
@@ -320,7 +324,7 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
         return original(self, *args, **kwargs)
     monkeypatch.setattr(ExactBackend, "path", recording)
     X, y, _ = blobs(12, 4, 15)
-    est = ExactSVC(gamma=0.5, max_time=60.0, validation_fraction=0.0)
+    est = ExactSVC(gamma=0.5, max_time=60.0, options=ExactSVCOptions(validation_fraction=0.0))
     backend = est._make_backend(X, for_path=False)
     Y = -np.ones((y.size, 4))
     Y[np.arange(y.size), y] = 1
@@ -339,4 +343,4 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
 def test_a_failing_pair_raises_its_error():
     X, y, _ = blobs(13, 4, 10)
     with pytest.raises(ValueError, match="needs refine=True"):
-        HSSSVC(start="decomposition", refine=False).fit(X, y)
+        HSSSVC(options=HSSSVCOptions(start="decomposition", refine=False)).fit(X, y)

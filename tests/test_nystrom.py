@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern import MemoryBudgetError
+from hsskern import MemoryBudgetError, NystromSVCOptions
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
 from hsskern.lowrank.landmarks import check_n_landmarks, select_landmarks
 from hsskern.lowrank.nystrom import NystromFeatures, nystrom_features, nystrom_map
@@ -604,7 +604,8 @@ def test_memory_budget_refuses_a_large_n_components_before_any_work(monkeypatch)
     for loss, solver in [("squared_hinge", "auto"), ("squared_hinge", "cg"), ("hinge", "auto")]:
         need = nystrom_memory(2000, 1000, loss=loss, newton_solver=solver)
         budget = need["peak"] / 3
-        kw = dict(n_components=1000, loss=loss, newton_solver=solver, memory_budget=budget)
+        kw = dict(n_components=1000, loss=loss, options=NystromSVCOptions(newton_solver=solver),
+                  memory_budget=budget)
         with pytest.raises(MemoryBudgetError, match=r"n_components=1000 on 2000 points "
                            r"\(K\(Z, Z\) and its eigendecomposition: 38\.1 MB, then features "
                            r"F 2000 x 1000: 15\.3 MB.*n_components <= \d+ would fit") as info:

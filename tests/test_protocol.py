@@ -7,20 +7,22 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.model_selection import GridSearchCV, KFold
 
-from hsskern import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
+from hsskern import (HSSSVCOptions, FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                      NystromSVCCV, SparseCholeskySVC)
 from hsskern.estimators.base import labels_from_decision
 from hsskern.solvers.path import PathSolution, check_Cs
 
 # small, fast settings of every estimator that has a C
 WITH_C = [
-    HSSSVC(approximation="exact", h=1.0),
-    HSSSVC(h=1.0, leaf_size=32, random_state=0),
+    HSSSVC(options=HSSSVCOptions(approximation="exact"), h=1.0),
+    HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0),
     NystromSVC(h=1.0, n_components=30, random_state=0),
     SparseCholeskySVC(sigma=1.5),
 ]
 CV = [
-    HSSSVCCV(approximation="exact", Cs=[0.1, 1.0], h=[0.7, 1.5], cv=3, random_state=0),
+    HSSSVCCV(
+        options=HSSSVCOptions(approximation="exact"),
+        Cs=[0.1, 1.0], h=[0.7, 1.5], cv=3, random_state=0),
     NystromSVCCV(h=1.0, n_components=30, Cs=[0.1, 1.0], cv=3, random_state=0),
     FPCClassifierCV(degrees=[1, 2], cv=3, random_state=0),
 ]
@@ -150,8 +152,10 @@ def test_hss_cv_equals_gridsearchcv_of_exact_fits():
                                flip_y=0.05)
     splits = list(KFold(3, shuffle=True, random_state=0).split(X, y))
     Cs, hs = [0.1, 1.0, 10.0], [0.7, 1.5]
-    ours = HSSSVCCV(approximation="exact", refine=True, Cs=Cs, h=hs, cv=splits).fit(X, y)
-    ref = GridSearchCV(HSSSVC(approximation="exact", refine=True), {"h": hs, "C": Cs},
+    ours = HSSSVCCV(
+        options=HSSSVCOptions(approximation="exact", refine=True), Cs=Cs, h=hs, cv=splits).fit(X, y)
+    ref = GridSearchCV(HSSSVC(
+        options=HSSSVCOptions(approximation="exact", refine=True)), {"h": hs, "C": Cs},
                        cv=splits).fit(X, y)
     mine = {(p["h"], p["C"]): s for p, s in zip(ours.cv_results_["params"],
                                                 ours.cv_results_["mean_test_score"])}

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
-from hsskern import HSSSVC, kernel_operator
+from hsskern import HSSSVC, kernel_operator, HSSSVCOptions
 from hsskern.kernels import make_kernel
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
 from hsskern.solvers._smo import smo_block
@@ -222,7 +222,7 @@ def test_hssvc_path_gives_svc_at_every_c():
     X, y = make_classification(500, 5, n_informative=4, n_redundant=0, random_state=2,
                                flip_y=0.05)
     Cs = [0.1, 1.0, 10.0, 100.0]
-    models = HSSSVC(h=1.0, rel_tol=1e-2, random_state=0).fit_path(X, y, Cs)
+    models = HSSSVC(h=1.0, options=HSSSVCOptions(rel_tol=1e-2), random_state=0).fit_path(X, y, Cs)
     assert models[1].n_iter_[0] == 0  # no ADMM after the first C
     for m in models:
         info = m.admm_["refinement"][0]
@@ -239,16 +239,16 @@ def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
     X, y = make_classification(1600, 6, n_informative=5, n_redundant=0, random_state=4,
                                flip_y=0.02)
     Xtr, ytr, Xt = X[:1200], y[:1200], X[1200:]
-    loose = dict(h=1.0, C=30.0, rel_tol=0.3, abs_tol=1e-2, max_rank=8, leaf_size=64,
-                 max_iter=5, random_state=0)
+    opts = HSSSVCOptions(rel_tol=0.3, abs_tol=1e-2, max_rank=8, leaf_size=64)
+    loose = dict(h=1.0, C=30.0, max_iter=5, random_state=0)
     ref = SVC(C=30.0, gamma=0.5).fit(Xtr, ytr)
-    m = HSSSVC(**loose).fit(Xtr, ytr)
+    m = HSSSVC(options=opts, **loose).fit(Xtr, ytr)
     agree = np.mean(m.predict(Xt) == ref.predict(Xt))
     assert agree >= 0.99
     info = m.admm_["refinement"][0]
     assert info.converged and info.rounds >= 1
     assert m.fit_time_["refine"] > 0
-    raw = HSSSVC(refine=False, **loose).fit(Xtr, ytr)
+    raw = HSSSVC(options=opts.replace(refine=False), **loose).fit(Xtr, ytr)
     assert raw.admm_["refinement"] is None
     assert np.mean(raw.predict(Xt) == ref.predict(Xt)) < agree
 
@@ -274,7 +274,7 @@ def test_auto_refine_skips_when_the_exact_product_is_too_large():
 
 def test_hssvc_max_chunk_bounds_the_working_set():
     X, y = make_classification(400, 4, random_state=0, flip_y=0.2)
-    m = HSSSVC(approximation="exact", C=1.0, max_chunk=30).fit(X, y)
+    m = HSSSVC(options=HSSSVCOptions(approximation="exact", max_chunk=30), C=1.0).fit(X, y)
     info = m.admm_["refinement"][0]
     assert info.converged and max(info.ws_sizes) <= 30
 
@@ -282,8 +282,9 @@ def test_hssvc_max_chunk_bounds_the_working_set():
 def test_multiclass_refine_equals_per_class_binary():
     from sklearn.datasets import make_blobs
     X, y = make_blobs(300, centers=3, n_features=3, random_state=1, cluster_std=2.0)
-    fixed = dict(C=5.0, approximation="exact", max_iter=20, tol=None, adaptive_beta=False)
-    m = HSSSVC(multiclass="ovr", **fixed).fit(X, y)
+    opts = HSSSVCOptions(approximation="exact", adaptive_beta=False)
+    fixed = dict(C=5.0, max_iter=20, tol=None, options=opts)
+    m = HSSSVC(C=5.0, max_iter=20, tol=None, options=opts.replace(multiclass="ovr")).fit(X, y)
     dec = m.decision_function(X)
     for k, c in enumerate(m.classes_):
         b = HSSSVC(**fixed).fit(X, np.where(y == c, 1, 0))
@@ -304,13 +305,13 @@ def test_working_set_shrinks_to_the_available_memory(monkeypatch):
 
 def test_verbose_2_reports_each_decomposition_round(capsys):
     X, y = make_classification(300, 4, random_state=0)
-    m = HSSSVC(approximation="exact", C=1.0, verbose=2).fit(X, y)
+    m = HSSSVC(options=HSSSVCOptions(approximation="exact"), C=1.0, verbose=2).fit(X, y)
     out = capsys.readouterr().out
     rounds = sum(rr.rounds for rr in [m.admm_["refinement"][0]])
     assert rounds >= 1
     assert out.count("refine C=1 column 0:  round") == rounds
     assert "SMO steps" in out
-    HSSSVC(approximation="exact", C=1.0, verbose=1).fit(X, y)
+    HSSSVC(options=HSSSVCOptions(approximation="exact"), C=1.0, verbose=1).fit(X, y)
     assert "round" not in capsys.readouterr().out
 
 

@@ -15,8 +15,8 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern import (HSSGaussianProcessRegressor, HSSKernelRidge, HSSKernelRidgeCV,
-                     MemoryBudgetError, NotPositiveDefiniteError, kernel_operator)
+from hsskern import (GPOptions, HSSGaussianProcessRegressor, HSSKernelRidge, HSSKernelRidgeCV,
+                     MemoryBudgetError, NotPositiveDefiniteError, RidgeOptions, kernel_operator)
 from hsskern.kernels import make_kernel
 from hsskern.options import HSSOptions
 from hsskern.solvers.gp import noise_search, profile_log_marginal_likelihood
@@ -72,8 +72,9 @@ def test_krr_exact_solver_equals_sklearn_kernel_ridge(data, log_alpha, approxima
     alpha = 10.0 ** log_alpha
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # an indefinite first factor, retried
-        model = HSSKernelRidge(alpha, h=h, solver="exact", leaf_size=32,
-                               approximation=approximation, n_components=rank,
+        model = HSSKernelRidge(alpha, h=h, solver="exact",
+                               options=RidgeOptions(leaf_size=32, approximation=approximation,
+                                                    n_components=rank),
                                random_state=0).fit(X, y)
     ref = KernelRidge(alpha=alpha, kernel="rbf", gamma=1.0 / (2.0 * h * h)).fit(X, y)
     assert model.predict(Xt).shape == ref.predict(Xt).shape
@@ -111,8 +112,9 @@ def test_exact_solver_refines_in_mixed_precision(monkeypatch, scale):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(800, 4))
     y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=800)
-    model = HSSKernelRidge(1e-3, h=1.0, solver="exact", approximation="nystrom",
-                           n_components=40, random_state=0).fit(X, y)
+    model = HSSKernelRidge(1e-3, h=1.0, solver="exact",
+                           options=RidgeOptions(approximation="nystrom", n_components=40),
+                           random_state=0).fit(X, y)
     ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=0.5).fit(X, y)
     assert _rel(model.predict(X), ref.predict(X)) <= 1e-6
     assert model.residual_ <= 1e-10
@@ -133,8 +135,10 @@ def test_krr_direct_error_bounded_by_compression_tolerance(data, tol, log_alpha)
     Kd = kernel_operator(X, "gaussian", h=h).to_dense()
     bound = C_TOL * tol * np.linalg.norm(Kd) / alpha
     assume(bound < 1)  # then lambda_min(H) > -alpha: H + alpha I is definite
-    model = HSSKernelRidge(alpha, h=h, rel_tol=tol, abs_tol=tol, max_rank=UNBOUNDED,
-                           leaf_size=32, random_state=0).fit(X, y)
+    model = HSSKernelRidge(alpha, h=h,
+                           options=RidgeOptions(rel_tol=tol, abs_tol=tol, max_rank=UNBOUNDED,
+                                                leaf_size=32),
+                           random_state=0).fit(X, y)
     ref = KernelRidge(alpha=alpha, kernel="rbf", gamma=1.0 / (2.0 * h * h)).fit(X, y)
     c, c_ref = model.dual_coef_, ref.dual_coef_
     assert np.linalg.norm(c - c_ref) <= bound * np.linalg.norm(c)
@@ -202,7 +206,8 @@ def test_nystrom_direct_and_leave_one_out_are_those_of_its_approximation():
     kernel = make_kernel("gaussian", h=0.7)
     F = rp_cholesky(kernel_operator(X, "gaussian", h=0.7), 30, random_state=0).F
     A = F @ F.T
-    model = HSSKernelRidge(0.05, h=0.7, approximation="nystrom", n_components=30,
+    model = HSSKernelRidge(0.05, h=0.7,
+                           options=RidgeOptions(approximation="nystrom", n_components=30),
                            random_state=0).fit(X, y)
     np.testing.assert_allclose(model.dual_coef_, np.linalg.solve(A + 0.05 * np.eye(200), y),
                                rtol=1e-8)
@@ -218,15 +223,18 @@ def test_nystrom_direct_and_leave_one_out_are_those_of_its_approximation():
         np.testing.assert_allclose(sol.info["loo_residuals"][:, 0], brute, rtol=1e-8,
                                    atol=1e-12)
         mse.append(np.mean(brute ** 2))
-    cv = HSSKernelRidgeCV(alphas=[0.05, 0.5], h=0.7, approximation="nystrom",
-                          n_components=30, random_state=0).fit(X, y)
+    cv = HSSKernelRidgeCV(alphas=[0.05, 0.5], h=0.7,
+                          options=RidgeOptions(approximation="nystrom", n_components=30),
+                          random_state=0).fit(X, y)
     np.testing.assert_allclose(-cv.cv_results_["mean_test_score"], mse, rtol=1e-8)
-    exact = HSSKernelRidge(1e-3, h=0.7, approximation="nystrom", n_components=30,
+    exact = HSSKernelRidge(1e-3, h=0.7,
+                           options=RidgeOptions(approximation="nystrom", n_components=30),
                            solver="exact", random_state=0).fit(X, y)
     ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=1.0 / (2 * 0.49)).fit(X, y)
     assert _rel(exact.predict(Xt), ref.predict(Xt)) <= 1e-6
     # a larger rank is a better preconditioner: fewer iterations, the same answer
-    more = HSSKernelRidge(1e-3, h=0.7, approximation="nystrom", n_components=120,
+    more = HSSKernelRidge(1e-3, h=0.7,
+                          options=RidgeOptions(approximation="nystrom", n_components=120),
                           solver="exact", random_state=0).fit(X, y)
     assert more.n_iter_[0] < exact.n_iter_[0]
     assert _rel(more.predict(Xt), ref.predict(Xt)) <= 1e-6
@@ -243,7 +251,8 @@ def _kin_like(n, d=3, seed=0):
 def test_alpha_path_equals_independent_fits(solver):
     X, y, Xt = _kin_like(1500)
     alphas = [3.0, 0.01, 0.3]
-    kw = dict(h=1.0, solver=solver, rel_tol=1e-6, abs_tol=1e-8, random_state=0)
+    kw = dict(h=1.0, solver=solver, options=RidgeOptions(rel_tol=1e-6, abs_tol=1e-8),
+              random_state=0)
     est = HSSKernelRidge(**kw)
     models = est.fit_path(X, y, alphas)
     assert [m.alpha for m in models] == sorted(alphas)
@@ -266,7 +275,8 @@ def test_exact_solver_converges_below_the_indefinite_floor():
     # loose compression, alpha far below the approximation's negative eigenvalues: direct
     # refuses with the numbers, exact preconditions at the floor and still converges
     X, y, Xt = _kin_like(600)
-    kw = dict(alpha=1e-3, h=1.0, rel_tol=1e-1, abs_tol=1e-1, max_rank=8, leaf_size=32,
+    kw = dict(alpha=1e-3, h=1.0,
+              options=RidgeOptions(rel_tol=1e-1, abs_tol=1e-1, max_rank=8, leaf_size=32),
               random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -306,7 +316,8 @@ def test_leave_one_out_from_the_factor_equals_refitting(approximation):
 def test_cv_leave_one_out_search_and_refit_reuse():
     X, y, Xt = _kin_like(200, d=2, seed=1)
     alphas, hs = [0.01, 0.1, 1.0], [0.5, 1.5]
-    cv = HSSKernelRidgeCV(alphas=alphas, h=hs, approximation="exact").fit(X, y)
+    cv = HSSKernelRidgeCV(alphas=alphas, h=hs,
+                          options=RidgeOptions(approximation="exact")).fit(X, y)
     assert len(cv.cv_results_["params"]) == 6 and cv.n_splits_ == 1
     for i, p in enumerate(cv.cv_results_["params"]):
         ref = KernelRidge(alpha=p["alpha"], kernel="rbf", gamma=1 / (2 * p["h"] ** 2))
@@ -318,14 +329,15 @@ def test_cv_leave_one_out_search_and_refit_reuse():
     assert cv.best_index_ == best and cv.best_params_ == cv.cv_results_["params"][best]
     assert cv.alpha_ == cv.best_params_["alpha"] and cv.h_ == cv.best_params_["h"]
     assert cv.cv_results_["rank_test_score"][best] == 1
-    single = HSSKernelRidge(approximation="exact", **cv.best_params_).fit(X, y)
+    single = HSSKernelRidge(
+        options=RidgeOptions(approximation="exact"), **cv.best_params_).fit(X, y)
     np.testing.assert_allclose(cv.predict(Xt), single.predict(Xt), rtol=1e-12, atol=1e-12)
 
 
 def test_cv_kfold_scores_equal_manual_folds():
     X, y, _ = _kin_like(240, d=2, seed=2)
     alphas = [0.03, 0.3, 3.0]
-    cv = HSSKernelRidgeCV(alphas=alphas, h=1.0, cv=4, approximation="exact",
+    cv = HSSKernelRidgeCV(alphas=alphas, h=1.0, cv=4, options=RidgeOptions(approximation="exact"),
                           random_state=7).fit(X, y)
     folds = list(KFold(4, shuffle=True, random_state=7).split(X))
     for i, a in enumerate(alphas):
@@ -333,7 +345,8 @@ def test_cv_kfold_scores_equal_manual_folds():
         for s, (tr, te) in enumerate(folds):
             mse = np.mean((ref.fit(X[tr], y[tr]).predict(X[te]) - y[te]) ** 2)
             assert cv.cv_results_[f"split{s}_test_score"][i] == pytest.approx(-mse, rel=1e-9)
-    r2 = HSSKernelRidgeCV(alphas=alphas, h=1.0, cv=4, scoring="r2", approximation="exact",
+    r2 = HSSKernelRidgeCV(alphas=alphas, h=1.0, cv=4, scoring="r2",
+                          options=RidgeOptions(approximation="exact"),
                           random_state=7).fit(X, y)
     for i, a in enumerate(alphas):
         ref = KernelRidge(alpha=a, kernel="rbf", gamma=0.5)
@@ -344,8 +357,10 @@ def test_cv_kfold_scores_equal_manual_folds():
 
 def test_cv_ranks_unsolvable_alphas_last_with_a_warning():
     X, y, _ = _kin_like(600)
-    cv = HSSKernelRidgeCV(alphas=[1e-5, 20.0], h=1.0, cv=2, rel_tol=1e-1, abs_tol=1e-1,
-                          max_rank=8, leaf_size=32, random_state=0)
+    cv = HSSKernelRidgeCV(alphas=[1e-5, 20.0], h=1.0, cv=2,
+                          options=RidgeOptions(rel_tol=1e-1, abs_tol=1e-1, max_rank=8,
+                                               leaf_size=32),
+                          random_state=0)
     with pytest.warns(UserWarning, match="1 of 2 candidates were not scored"):
         cv.fit(X, y)
     assert np.isnan(cv.cv_results_["mean_test_score"][0])
@@ -373,8 +388,9 @@ def test_gp_log_marginal_likelihood_equals_sklearn(data, log_s2, log_beta, appro
     s2, beta = 10.0 ** log_s2, 10.0 ** log_beta
     model = HSSGaussianProcessRegressor(kernel, h=h, noise_ratio=beta, amplitude=s2,
                                         optimizer=None, normalize_y=normalize,
-                                        approximation=approximation, rel_tol=1e-12,
-                                        abs_tol=1e-14, max_rank=UNBOUNDED, leaf_size=32,
+                                        options=GPOptions(approximation=approximation,
+                                                          rel_tol=1e-12, abs_tol=1e-14,
+                                                          max_rank=UNBOUNDED, leaf_size=32),
                                         random_state=0).fit(X, y)
     ref = GaussianProcessRegressor(_sk_kernel(s2, h, beta * s2, kernel), optimizer=None,
                                    alpha=0.0, normalize_y=normalize).fit(X, y)
@@ -419,7 +435,8 @@ def test_gp_nystrom_is_titsias_bound_below_the_exact_likelihood(data, rank, log_
     X, y, Xt, h = data
     s2, beta = 10.0 ** log_s2, 10.0 ** log_beta
     model = HSSGaussianProcessRegressor(h=h, noise_ratio=beta, amplitude=s2, optimizer=None,
-                                        approximation="nystrom", n_components=rank,
+                                        options=GPOptions(approximation="nystrom",
+                                                          n_components=rank),
                                         random_state=3).fit(X, y)
     inducing = rp_cholesky(kernel_operator(X, "gaussian", h=h), rank, random_state=3).pivots
     F, piv, _, W = nystrom_on_pivots(kernel_operator(X, "gaussian", h=h), inducing)
@@ -448,7 +465,8 @@ def test_gp_log_marginal_likelihood_at_n_2000_with_tight_compression():
     X = rng.uniform(-3, 3, size=(2000, 2))
     y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=2000)
     model = HSSGaussianProcessRegressor(h=0.8, noise_ratio=0.02, amplitude=1.3, optimizer=None,
-                                        rel_tol=1e-10, abs_tol=1e-12, approximation="hss",
+                                        options=GPOptions(rel_tol=1e-10, abs_tol=1e-12,
+                                                          approximation="hss"),
                                         random_state=0).fit(X, y)
     ref = GaussianProcessRegressor(_sk_kernel(1.3, 0.8, 0.026), optimizer=None,
                                    alpha=0.0).fit(X, y)
@@ -470,9 +488,11 @@ def test_gp_fit_predicts_like_sklearn_at_its_hyperparameters(approximation, norm
     Y = np.column_stack([np.sin(2 * X[:, 0]) * np.cos(X[:, 1]), np.cos(X.sum(1))])[:, :k]
     Y = Y + 0.1 * rng.normal(size=Y.shape) + 3.0
     y = Y[:, 0] if k == 1 else Y
-    model = HSSGaussianProcessRegressor(normalize_y=normalize, approximation=approximation,
-                                        h_bounds=(0.05, 20.0), rel_tol=1e-10, abs_tol=1e-12,
-                                        n_components=400, random_state=0).fit(X, y)
+    model = HSSGaussianProcessRegressor(normalize_y=normalize,
+                                        options=GPOptions(approximation=approximation,
+                                                          rel_tol=1e-10, abs_tol=1e-12,
+                                                          n_components=400),
+                                        h_bounds=(0.05, 20.0), random_state=0).fit(X, y)
     ref = GaussianProcessRegressor(model.kernel_, optimizer=None, alpha=0.0,
                                    normalize_y=normalize).fit(X, y)
     assert abs(model.log_marginal_likelihood_value_ - ref.log_marginal_likelihood_value_) \
@@ -534,7 +554,7 @@ def test_width_search_finds_the_dense_grid_optimum():
     X = rng.uniform(-2, 2, size=(200, 1))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=200)
     model = HSSGaussianProcessRegressor(h=2.0, h_bounds=(0.05, 10.0), tol=1e-3,
-                                        approximation="exact").fit(X, y)
+                                        options=GPOptions(approximation="exact")).fit(X, y)
     betas = np.logspace(-6, 2, 801)
     widths = np.logspace(math.log10(0.05), 1, 241)
     best = max(_exact_profile(X, y, h, betas).max() for h in widths)
@@ -548,14 +568,15 @@ def test_gp_reports_optimum_at_a_bound():
     y = np.sin(X[:, 0])  # noise-free: the noise ratio goes to its lower bound
     with pytest.warns(ConvergenceWarning, match="noise_ratio"):
         model = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds=(1e-3, 1.0),
-                                            approximation="exact").fit(X, y)
+                                            options=GPOptions(approximation="exact")).fit(X, y)
     assert model.noise_ratio_ == pytest.approx(1e-3)
     assert model.search_["noise_ratio_at_bound"] == "lower"
     # a loose (indefinite) approximation: the search starts at its floor, and says so
     X2 = rng.uniform(-2, 2, size=(300, 2))
     with pytest.warns(ConvergenceWarning, match="smallest value the HSS approximation allows"):
-        loose = HSSGaussianProcessRegressor(h_bounds="fixed", rel_tol=0.3, abs_tol=0.3,
-                                            max_rank=2, leaf_size=16, approximation="hss",
+        loose = HSSGaussianProcessRegressor(h_bounds="fixed",
+                                            options=GPOptions(rel_tol=0.3, abs_tol=0.3, max_rank=2,
+                                                              leaf_size=16, approximation="hss"),
                                             random_state=0).fit(
             X2, np.sin(X2[:, 0]))
     assert loose.noise_ratio_ > 1e-6
@@ -620,16 +641,19 @@ def test_fit_path_and_gp_calls_check_their_arguments():
 
 # -- scikit-learn conformance ------------------------------------------------------------------
 
-@parametrize_with_checks([HSSKernelRidge(leaf_size=16),
-                          HSSKernelRidge(solver="exact", leaf_size=16),
-                          HSSKernelRidge(solver="exact", approximation="nystrom",
-                                         n_components=20),
-                          HSSKernelRidgeCV(leaf_size=16),
-                          HSSGaussianProcessRegressor(leaf_size=16, h_bounds=(0.1, 10.0),
-                                                      tol=0.1, rel_tol=1e-4, abs_tol=1e-6),
+@parametrize_with_checks([HSSKernelRidge(options=RidgeOptions(leaf_size=16)),
+                          HSSKernelRidge(solver="exact", options=RidgeOptions(leaf_size=16)),
+                          HSSKernelRidge(solver="exact",
+                                         options=RidgeOptions(approximation="nystrom",
+                                                              n_components=20)),
+                          HSSKernelRidgeCV(options=RidgeOptions(leaf_size=16)),
+                          HSSGaussianProcessRegressor(
+                              options=GPOptions(leaf_size=16, rel_tol=1e-4, abs_tol=1e-6),
+                              h_bounds=(0.1, 10.0),
+                                                      tol=0.1),
                           HSSGaussianProcessRegressor(h_bounds=(0.1, 10.0), tol=0.1,
-                                                      approximation="nystrom",
-                                                      n_components=15)])
+                                                      options=GPOptions(approximation="nystrom",
+                                                                        n_components=15))])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -22,6 +22,7 @@ from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.solvers.hss_path import (SMALL_N, HSSBackend, decomposition_memory,
                                       hss_svm_path, prepare_decomposition)
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
+from hsskern import HSSSVCOptions
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +61,7 @@ def _decomposition_route(m):
 def test_every_C_of_the_path_is_svcs_svm(seed, n, h, start):
     X, y, rng = _binary(seed, n)
     Xt = rng.normal(size=(40, 3))
-    models = HSSSVC(h=h, start=start, tol=EPS).fit_path(X, y, CS)
+    models = HSSSVC(h=h, options=HSSSVCOptions(start=start), tol=EPS).fit_path(X, y, CS)
     y_pm = np.where(y == 1, 1.0, -1.0)
     for m, C in zip(models, CS):
         assert m.C == C
@@ -82,7 +83,8 @@ def test_weighted_path_is_svcs_weighted_svm_at_every_C(seed, kind):
         sw[rng.choice(90, 18, replace=False)] = 0.0
         sw[:2] = 1.0
     cw = "balanced" if kind in ("balanced", "both") else None
-    models = HSSSVC(class_weight=cw, start="decomposition", tol=EPS).fit_path(
+    models = HSSSVC(class_weight=cw,
+                    options=HSSSVCOptions(start="decomposition"), tol=EPS).fit_path(
         X, y, CS, sample_weight=sw)
     w = (np.ones(90) if sw is None else sw) * models[0].class_weight_[y]
     y_pm = np.where(y == 1, 1.0, -1.0)
@@ -99,7 +101,8 @@ def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
     X, y = make_blobs(100, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
     labels = np.array(["x", "y", "z"])[y]
     cw = {"x": 2.0, "z": 0.5} if weighted else None
-    models = HSSSVC(class_weight=cw, tol=EPS, multiclass="ovr").fit_path(X, labels, CS[:4])
+    models = HSSSVC(class_weight=cw, tol=EPS,
+                    options=HSSSVCOptions(multiclass="ovr")).fit_path(X, labels, CS[:4])
     w = models[0].class_weight_[y]
     for m, C in zip(models, CS[:4]):
         _decomposition_route(m)
@@ -118,7 +121,7 @@ def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
     Xt = rng.normal(size=(50, 3))
     dec = HSSSVC(C=C, tol=EPS).fit(X, y)
     _decomposition_route(dec)
-    adm = HSSSVC(C=C, tol=EPS, start="admm", random_state=0).fit(X, y)
+    adm = HSSSVC(C=C, tol=EPS, options=HSSSVCOptions(start="admm"), random_state=0).fit(X, y)
     assert adm.hss_["start"] == "admm" and adm.hss_["approximation"] == "hss"
     tol = _tol(C, np.ones(150))
     np.testing.assert_allclose(dec.decision_function(Xt) - dec.intercept_[0],
@@ -149,14 +152,16 @@ def test_auto_rule():
 
 def test_explicit_options_keep_working():
     X, y, _ = _binary(3, 120)
-    m = HSSSVC(refine=False, random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
+    m = HSSSVC(
+        options=HSSSVCOptions(refine=False),
+        random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
     assert m.hss_["start"] == "admm" and m.n_iter_[0] >= 1
-    m = HSSSVC(approximation="exact").fit(X, y)
+    m = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y)
     assert m.hss_["start"] == "admm" and m.hss_["approximation"] == "exact"
     with pytest.raises(ValueError, match="refine=False needs start=.admm."):
-        HSSSVC(start="decomposition", refine=False).fit(X, y)
+        HSSSVC(options=HSSSVCOptions(start="decomposition", refine=False)).fit(X, y)
     with pytest.raises(InvalidParameterError, match="start"):
-        HSSSVC(start="zero").fit(X, y)
+        HSSSVC(options=HSSSVCOptions(start="zero")).fit(X, y)
     # the path function refuses to run the ADMM on a problem without an approximation
     prob = prepare_decomposition(X, make_kernel("gaussian", h=1.0))
     with pytest.raises(ValueError, match="refine=False needs the ADMM"):
@@ -194,14 +199,14 @@ def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
         np.testing.assert_allclose(Kd @ sol.dual_coef[:, 0], Kd @ ref_coef,
                                    atol=_tol(C, np.ones(n)))
     # the estimator passes its budget: the same cap
-    m = HSSSVC(start="decomposition", memory_budget=budget).fit(X, y)
+    m = HSSSVC(options=HSSSVCOptions(start="decomposition"), memory_budget=budget).fit(X, y)
     assert m.hss_["max_chunk"] == 300
     # too small for working sets of 256 points: refused before any work, with the numbers
     small = decomposition_memory(n, d, 255)
     with pytest.raises(MemoryBudgetError, match="600 points x 3 features.*256 points"):
         prepare_decomposition(X, kern, memory_budget=small)
     with pytest.raises(MemoryBudgetError, match="more than the"):
-        HSSSVC(start="decomposition", memory_budget=small).fit(X, y)
+        HSSSVC(options=HSSSVCOptions(start="decomposition"), memory_budget=small).fit(X, y)
 
 
 def test_small_problems_run_on_one_thread_and_give_the_threads_back():
@@ -227,7 +232,7 @@ def test_small_problems_run_on_one_thread_and_give_the_threads_back():
     for name in engines:
         setattr(hp, name, spy(name))
     try:
-        HSSSVC(start="decomposition").fit_path(X, y, CS[:3])
+        HSSSVC(options=HSSSVCOptions(start="decomposition")).fit_path(X, y, CS[:3])
     finally:
         for name in engines:
             setattr(hp, name, real[name])

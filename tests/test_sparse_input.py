@@ -6,25 +6,25 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_classification
 
-from hsskern import (FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
-                     NystromSVCCV, SparseCholeskySVC)
+from hsskern import (FPCClassifier, FPCClassifierCV, GPOptions, HSSSVC, HSSSVCCV, HSSSVCOptions,
+                     NystromSVC, NystromSVCCV, RidgeOptions, SparseCholeskySVC)
 from hsskern.estimators.gaussian_process import HSSGaussianProcessRegressor
 from hsskern.estimators.kernel_ridge import HSSKernelRidge, HSSKernelRidgeCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.lowrank.nystrom import NystromFeatures
 
 ESTIMATORS = [
-    HSSSVC(approximation="exact", h=1.0),
-    HSSSVC(h=1.0, leaf_size=32, random_state=0, class_weight="balanced"),
-    HSSSVCCV(approximation="exact", Cs=[0.1, 1.0], cv=3, random_state=0),
+    HSSSVC(options=HSSSVCOptions(approximation="exact"), h=1.0),
+    HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0, class_weight="balanced"),
+    HSSSVCCV(options=HSSSVCOptions(approximation="exact"), Cs=[0.1, 1.0], cv=3, random_state=0),
     NystromSVC(h=1.0, n_components=30, random_state=0),
     NystromSVCCV(h=1.0, n_components=30, Cs=[0.1, 1.0], cv=3, random_state=0),
     SparseCholeskySVC(sigma=1.5, random_state=0),  # LIBLINEAR's order seeded
     FPCClassifier(degree=2),
     FPCClassifierCV(degrees=[1, 2], cv=3, random_state=0),
-    HSSKernelRidge(approximation="exact", h=1.0),
-    HSSKernelRidgeCV(approximation="exact", h=1.0, alphas=[0.1, 1.0], cv=3),
-    HSSGaussianProcessRegressor(approximation="exact", h=1.0, optimizer=None),
+    HSSKernelRidge(options=RidgeOptions(approximation="exact"), h=1.0),
+    HSSKernelRidgeCV(options=RidgeOptions(approximation="exact"), h=1.0, alphas=[0.1, 1.0], cv=3),
+    HSSGaussianProcessRegressor(options=GPOptions(approximation="exact"), h=1.0, optimizer=None),
     NystromFeatures(n_components=20, random_state=0),
 ]
 
@@ -76,11 +76,11 @@ def test_non_finite_sparse_values_are_a_clear_error(bad):
     X, y = _sparse_data()
     Xs = sp.csr_matrix(X)
     Xs.data[3] = bad
-    for est in (HSSSVC(approximation="exact"), NystromSVC(n_components=10),
-                FPCClassifier(), HSSKernelRidge(approximation="exact")):
+    for est in (HSSSVC(options=HSSSVCOptions(approximation="exact")), NystromSVC(n_components=10),
+                FPCClassifier(), HSSKernelRidge(options=RidgeOptions(approximation="exact"))):
         with pytest.raises(ValueError, match="NaN|infinity"):
             est.fit(Xs, y)
-    m = HSSSVC(approximation="exact").fit(X, y)
+    m = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y)
     with pytest.raises(ValueError, match="NaN|infinity"):
         m.predict(Xs)
 
@@ -91,7 +91,7 @@ def test_sparse_input_of_the_wrong_width_is_a_clear_error():
     with pytest.raises(ValueError, match="6 features"):
         m.decision_function(sp.csr_matrix(np.ones((3, 5))))
     with pytest.raises(ValueError, match="inconsistent numbers of samples|samples"):
-        HSSSVC(approximation="exact").fit(sp.csr_matrix(X), y[:-1])
+        HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(sp.csr_matrix(X), y[:-1])
 
 
 def test_densifying_beyond_the_budget_is_refused_with_the_estimate():
@@ -100,7 +100,9 @@ def test_densifying_beyond_the_budget_is_refused_with_the_estimate():
     need = 8 * X.shape[0] * X.shape[1]  # 7,200 bytes: the dense copy
     # HSSSVC's ADMM route compresses dense coordinates (its default start at this n, the exact
     # decomposition, takes the sparse rows instead: tests/test_sparse_rows.py)
-    for est in (HSSSVC(start="admm", memory_budget=need - 1), NystromSVC(memory_budget=need - 1),
+    for est in (HSSSVC(
+        options=HSSSVCOptions(start="admm"),
+        memory_budget=need - 1), NystromSVC(memory_budget=need - 1),
                 FPCClassifier(memory_budget=need - 1),
                 HSSKernelRidge(memory_budget=need - 1)):
         with pytest.raises(MemoryBudgetError, match=r"densifying the sparse input \(150 x 6.*"
@@ -114,7 +116,7 @@ def test_densifying_beyond_the_budget_is_refused_with_the_estimate():
 
 def test_other_sparse_formats_are_converted():
     X, y = _sparse_data()
-    a = HSSSVC(approximation="exact").fit(X, y).decision_function(X)
+    a = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y).decision_function(X)
     for Z in (sp.coo_matrix(X), sp.lil_matrix(X), sp.csr_array(X)):
-        np.testing.assert_array_equal(HSSSVC(approximation="exact").fit(Z, y)
+        np.testing.assert_array_equal(HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(Z, y)
                                       .decision_function(Z), a)

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.svm import SVC, SVR
 
-from hsskern import HSSKernelRidge, HSSSVC, HSSSVR, NystromSVC, kernel_operator
+from hsskern import (ExactSVCOptions, HSSKernelRidge, HSSSVC, HSSSVCOptions, HSSSVR, NystromSVC,
+                     kernel_operator)
 from hsskern.estimators.exact_svc import ExactSVC
 from hsskern.estimators.hss_params import resolve_gamma
 from hsskern.exceptions import MemoryBudgetError
@@ -328,8 +329,10 @@ def sparse_problem(seed, n, d, k=6, per_center=8, noise=4, n_classes=2):
 
 
 ESTIMATORS = [
-    lambda C: ExactSVC(h=1.5, C=C, subsample=100, validation_fraction=0.0, random_state=0),
-    lambda C: HSSSVC(h=1.5, C=C, start="decomposition"),
+    lambda C: ExactSVC(h=1.5, C=C,
+                       options=ExactSVCOptions(subsample=100, validation_fraction=0.0),
+                       random_state=0),
+    lambda C: HSSSVC(h=1.5, C=C, options=HSSSVCOptions(start="decomposition")),
 ]
 
 
@@ -364,7 +367,8 @@ def test_sparse_rows_train_the_dense_model(make, C):
 
 def test_multiclass_and_probabilities_from_sparse_rows():
     A, X, y = sparse_problem(2, 240, 400, n_classes=3)
-    m = HSSSVC(h=1.5, C=2.0, start="decomposition", probability=True, random_state=0)
+    m = HSSSVC(h=1.5, C=2.0,
+               options=HSSSVCOptions(start="decomposition"), probability=True, random_state=0)
     m.fit(X, y)
     assert sp.issparse(m.support_vectors_)
     ref = svc(2.0, 1.5, 1e-6, decision_function_shape="ovr").fit(X, y)
@@ -387,7 +391,8 @@ def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     assert not prefer_sparse_rows(X)
     dense_bytes = 8 * 200 * 2000
     budget = 0.9 * dense_bytes
-    kw = dict(h=8.0, C=1.0, subsample=80, validation_fraction=0.0, random_state=0)
+    kw = dict(h=8.0, C=1.0, options=ExactSVCOptions(subsample=80, validation_fraction=0.0),
+              random_state=0)
     m = ExactSVC(memory_budget=budget, **kw).fit(X, y)
     assert sp.issparse(m.support_vectors_) and m.converged_.all()
     roomy = ExactSVC(**kw).fit(X, y)  # fits: densified, the model of the dense array
@@ -396,11 +401,13 @@ def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     np.testing.assert_allclose(m.decision_function(X), roomy.decision_function(A),
                                atol=gap_tol(1e-3, 1.0, np.ones(200)))
     # what needs dense coordinates refuses, with the estimate and the routes that take it
-    for est in (NystromSVC(memory_budget=budget), HSSSVC(start="admm", memory_budget=budget)):
+    for est in (NystromSVC(memory_budget=budget), HSSSVC(
+        options=HSSSVCOptions(start="admm"), memory_budget=budget)):
         with pytest.raises(MemoryBudgetError,
                            match=r"densifying the sparse input \(200 x 2000, \d+ stored "
                                  r"entries.*about 3\.1 MB.*ExactSVC and "
-                                 r"HSSSVC\(start=\"decomposition\"\) take sparse rows"):
+                                 r"HSSSVC\(options=HSSSVCOptions\(start=\"decomposition\"\)\) "
+                                 r"take sparse rows"):
             est.fit(X, y)
     with pytest.raises(MemoryBudgetError, match=r"HSS compression: densifying.*ExactSVC"):
         prepare_hss(X, make_kernel("gaussian", h=8.0), memory_budget=budget)
@@ -411,12 +418,15 @@ def test_the_boundary_rule():
     narrow = sp.csr_matrix(np.where(np.random.default_rng(0).random((120, 6)) < 0.5, 1.0, 0.0))
     # the rule: density <= 10% and d >= 100 keep the rows sparse where the route takes them
     assert prefer_sparse_rows(X) and not prefer_sparse_rows(narrow)
-    assert sp.issparse(ExactSVC(subsample=50, random_state=0).fit(X, y).support_vectors_)
-    assert not sp.issparse(ExactSVC(subsample=50, random_state=0).fit(narrow, y)
+    assert sp.issparse(ExactSVC(
+        options=ExactSVCOptions(subsample=50), random_state=0).fit(X, y).support_vectors_)
+    assert not sp.issparse(ExactSVC(
+        options=ExactSVCOptions(subsample=50), random_state=0).fit(narrow, y)
                            .support_vectors_)
     # start="auto" resolves to the decomposition at this n: sparse rows; "admm" compresses
     assert sp.issparse(HSSSVC().fit(X, y).support_vectors_)
-    assert not sp.issparse(HSSSVC(start="admm", random_state=0).fit(X, y).support_vectors_)
+    assert not sp.issparse(HSSSVC(
+        options=HSSSVCOptions(start="admm"), random_state=0).fit(X, y).support_vectors_)
 
 
 def test_gamma_scale_on_sparse_rows_is_svcs():
@@ -426,7 +436,7 @@ def test_gamma_scale_on_sparse_rows_is_svcs():
     np.testing.assert_allclose(g, SVC(gamma="scale").fit(X, y)._gamma, rtol=1e-12)
     # solved tightly: at tol 1e-3 two runs whose kernel entries differ by rounding may stop
     # at different points of the tolerance ball (1e-4 apart), both correct
-    kw = dict(gamma="scale", subsample=50, random_state=0, tol=1e-9)
+    kw = dict(gamma="scale", options=ExactSVCOptions(subsample=50), random_state=0, tol=1e-9)
     m = ExactSVC(**kw).fit(X, y)
     np.testing.assert_allclose(m.decision_function(X),
                                ExactSVC(**kw).fit(A, y).decision_function(A), atol=1e-6)
@@ -463,7 +473,8 @@ def test_regressors_needing_dense_coordinates_name_the_svr_that_takes_sparse_row
     X, y = sp.csr_matrix(A), A.sum(1)
     budget = 0.9 * 8 * 200 * 1000
     with pytest.raises(MemoryBudgetError,
-                       match=r"densifying the sparse input.*HSSSVR\(start=\"decomposition\"\) "
+                       match=r"densifying the sparse input.*HSSSVR\(options=HSSSVROptions\("
+                             r"start=\"decomposition\"\)\) "
                              r"take sparse rows"):
         HSSKernelRidge(memory_budget=budget).fit(X, y)
     m = HSSSVR(h=8.0, memory_budget=budget).fit(X, y)  # beyond the budget: sparse rows

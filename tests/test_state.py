@@ -7,8 +7,9 @@ import pytest
 from sklearn.base import clone, is_regressor
 from sklearn.datasets import make_classification
 
-from hsskern import (ExactSVC, FPCClassifierCV, HSSKernelRidge, HSSKernelRidgeCV, HSSSVC,
-                     HSSSVCCV, HSSSVR, HSSSVRCV, NystromSVC, NystromSVCCV, SparseCholeskySVC)
+from hsskern import (ExactSVC, ExactSVCOptions, FPCClassifierCV, HSSKernelRidge, HSSKernelRidgeCV,
+                     HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVR, HSSSVRCV, HSSSVROptions, NystromSVC,
+                     NystromSVCCV, SparseCholeskySVC)
 
 pd = pytest.importorskip("pandas")
 
@@ -83,21 +84,22 @@ def _with_path():
             found.append(cls)
     assert {c.__name__ for c in found} >= {"HSSSVC", "ExactSVC", "NystromSVC",
                                            "SparseCholeskySVC", "HSSKernelRidge", "HSSSVR"}
-    fast = {HSSSVC: dict(h=1.0, leaf_size=32, random_state=0),
-            ExactSVC: dict(h=1.0, subsample=60, random_state=0),
+    fast = {HSSSVC: dict(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0),
+            ExactSVC: dict(h=1.0, options=ExactSVCOptions(subsample=60), random_state=0),
             NystromSVC: dict(gamma=1.0, n_components=30, random_state=0),
             SparseCholeskySVC: dict(sigma=1.5, random_state=0),
             HSSKernelRidge: dict(h=1.0, random_state=0),
-            HSSSVR: dict(h=1.0, leaf_size=32, random_state=0)}
+            HSSSVR: dict(h=1.0, options=HSSSVROptions(leaf_size=32), random_state=0)}
     ests = [cls(**fast.get(cls, {})) for cls in found]
-    ests += [HSSSVC(h=1.0, approximation="exact", random_state=0),
+    ests += [HSSSVC(h=1.0, options=HSSSVCOptions(approximation="exact"), random_state=0),
              HSSSVC(h=1.0, probability=True, class_weight="balanced", random_state=0),
              HSSKernelRidge(h=1.0, solver="exact", random_state=0)]
     return ests
 
 
 WITH_PATH = _with_path()
-PATH_IDS = [type(e).__name__ + ("-exact" if getattr(e, "approximation", "") == "exact"
+PATH_IDS = [type(e).__name__ + ("-exact" if getattr(getattr(e, "options", None) or e,
+                                                   "approximation", "") == "exact"
                                  or getattr(e, "solver", "") == "exact" else "")
             + ("-probability" if getattr(e, "probability", False) else "") for e in WITH_PATH]
 

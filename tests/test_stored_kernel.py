@@ -18,6 +18,7 @@ from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, HSSBackend, decomposit
                                       prepare_decomposition)
 from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import assert_same_svm, gap_tol, svc
+from hsskern import HSSSVCOptions
 
 KINDS = [("gaussian", dict(h=1.3)), ("laplacian", dict(h=2.0)),
          ("polynomial", dict(degree=2, gamma=0.3))]
@@ -229,7 +230,7 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     # the estimator takes the cached engine here, which computes its own rows: K is not
     # stored (it would cost the n x n product the engine saves); SVC's SVM at every C
     eps, Cs = 1e-10, [0.1, 3.0, 100.0]
-    models = HSSSVC(h=1.0, start="decomposition", tol=eps).fit_path(X, y, Cs)
+    models = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition"), tol=eps).fit_path(X, y, Cs)
     Xt = rng.normal(size=(30, d)) / np.sqrt(d)
     y_pm = np.where(y == 1, 1.0, -1.0)
     for m, C in zip(models, Cs):
@@ -255,7 +256,9 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
     assert prob.K.memory_bytes == 8 * u * u
     assert prob.stats["memory_estimate"]["peak"] == decomposition_memory(n, d, n) + 8 * u * u
     yr_pm = np.where(yr == 1, 1.0, -1.0)
-    for m, C in zip(HSSSVC(h=1.0, start="decomposition", tol=eps).fit_path(Xr, yr, Cs), Cs):
+    for m, C in zip(HSSSVC(h=1.0,
+                           options=HSSSVCOptions(start="decomposition"),
+                           tol=eps).fit_path(Xr, yr, Cs), Cs):
         ref = svc(C, 1.0, eps).fit(Xr, yr)
         assert_same_svm(m, ref, Xr, (Xr, Xt), yr_pm, C * np.ones(n),
                         gap_tol(eps, C, np.ones(n)))

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from sklearn.metrics.pairwise import sigmoid_kernel
 from sklearn.svm import SVC
 
-from hsskern import ExactSVC, HSSSVC
+from hsskern import ExactSVC, HSSSVC, HSSSVCOptions, ExactSVCOptions
 
 
 def _problem(seed, n, d):
@@ -22,7 +22,8 @@ def _problem(seed, n, d):
 
 def _estimators(kernel, C, kw):
     return [HSSSVC(kernel=kernel, C=C, tol=1e-8, **kw),
-            ExactSVC(kernel=kernel, C=C, tol=1e-8, validation_fraction=0.0, **kw)]
+            ExactSVC(kernel=kernel, C=C, tol=1e-8,
+                     options=ExactSVCOptions(validation_fraction=0.0), **kw)]
 
 
 @given(seed=st.integers(0, 10**6), n=st.integers(20, 120), d=st.integers(1, 5),
@@ -78,8 +79,8 @@ def test_svc_kernel_defaults_and_gamma_scale_match_svc():
 
 
 @pytest.mark.parametrize("params, match", [
-    (dict(kernel="poly", start="admm"), "exact decomposition"),
-    (dict(kernel="sigmoid", refine=False), "exact decomposition"),
+    (dict(kernel="poly", options=HSSSVCOptions(start="admm")), "exact decomposition"),
+    (dict(kernel="sigmoid", options=HSSSVCOptions(refine=False)), "exact decomposition"),
     (dict(kernel="poly", h=1.0), "takes gamma"),
     (dict(kernel="laplacian", gamma="scale"), "numeric h or gamma"),
     (dict(kernel="poly", degree=0), "degree"),
@@ -108,7 +109,8 @@ def test_precomputed_and_callable_equal_the_kernel_by_name(seed, n, d, logC, zer
     named = HSSSVC(gamma=0.5, C=C, tol=1e-8).fit(X, y, sample_weight=w)
     ref = named.decision_function(Xt)
     pre = HSSSVC(kernel="precomputed", C=C, tol=1e-8).fit(_rbf(X, X), y, sample_weight=w)
-    fun = ExactSVC(kernel=_rbf, C=C, tol=1e-8, validation_fraction=0.0).fit(
+    fun = ExactSVC(kernel=_rbf, C=C, tol=1e-8,
+                   options=ExactSVCOptions(validation_fraction=0.0)).fit(
         X, y, sample_weight=w)
     # the routes differ (stored Gram, blocks of the callable, the compiled kernel): the same
     # dual solved to a gap of 1e-8 by each, so the decision values agree to ~1e-5
@@ -135,7 +137,8 @@ def test_precomputed_model_pickles_and_predicts_identically():
     (lambda X, y: HSSSVC(kernel=lambda A, B: np.ones((len(A), 2))).fit(X, y), "shape"),
     (lambda X, y: HSSSVC(kernel=lambda A, B: np.full((len(A), len(B)), np.nan)).fit(X, y),
      "NaN"),
-    (lambda X, y: HSSSVC(kernel="precomputed", start="admm").fit(_rbf(X, X), y),
+    (lambda X, y: HSSSVC(kernel="precomputed",
+                         options=HSSSVCOptions(start="admm")).fit(_rbf(X, X), y),
      "exact decomposition"),
 ])
 def test_bad_precomputed_and_callable_input_is_refused_clearly(make, match):

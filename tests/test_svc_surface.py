@@ -24,6 +24,7 @@ from hsskern.estimators.kernel_ridge import HSSKernelRidge
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC
 from svm_reference import gap_tol
+from hsskern import HSSSVCOptions, RidgeOptions
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def _one_blas_thread():
         yield
 
 
-EXACT = dict(approximation="exact")
+EXACT = dict(options=HSSSVCOptions(approximation="exact"))
 # SVC's probability=True is deprecated in scikit-learn 1.9; it is still the reference here
 SVC_PROBA_WARNING = "ignore::FutureWarning"
 
@@ -118,16 +119,16 @@ def test_sigmoid_proba_is_stable_for_huge_decision_values():
 def test_hss_probabilities_properties(seed, k, n):
     X, y = _problem(seed, n=n, k=k)
     # one-vs-rest's probability model (one-vs-one's: tests/test_multiclass.py)
-    m = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, multiclass="ovr",
-               **EXACT).fit(X, y)
+    m = HSSSVC(h=1.0, probability=True, random_state=seed % 1000,
+               options=HSSSVCOptions(approximation="exact", multiclass="ovr")).fit(X, y)
     P, L = m.predict_proba(X), m.predict_log_proba(X)
     assert P.shape == (n, k) and np.all((P >= 0) & (P <= 1))
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.exp(L), P, rtol=1e-12, atol=1e-300)
     # pickling keeps them identical; the same random_state gives the same probabilities
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict_proba(X), P)
-    again = HSSSVC(h=1.0, probability=True, random_state=seed % 1000, multiclass="ovr",
-                   **EXACT).fit(X, y)
+    again = HSSSVC(h=1.0, probability=True, random_state=seed % 1000,
+                   options=HSSSVCOptions(approximation="exact", multiclass="ovr")).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), P)
     # the relation the docstring states between predict_proba's argmax and predict
     D = m.decision_function(X)
@@ -256,7 +257,7 @@ def test_probability_sigmoids_use_sample_weight_not_class_weight():
 
 ALL_PROBA = [
     lambda: HSSSVC(h=1.0, probability=True, random_state=0, **EXACT),
-    lambda: HSSSVC(h=1.0, probability=True, random_state=0, leaf_size=16),
+    lambda: HSSSVC(h=1.0, probability=True, random_state=0, options=HSSSVCOptions(leaf_size=16)),
     lambda: HSSSVCCV(h=[0.7, 1.5], Cs=2, probability=True, random_state=0, **EXACT),
     lambda: NystromSVC(n_components=20, probability=True, random_state=0),
     lambda: NystromSVCCV(n_components=20, Cs=[0.1, 10.0], cv=2, probability=True,
@@ -334,7 +335,8 @@ def test_attributes_match_svc_binary(seed, n, C, weighted):
 
 def test_multiclass_attributes_are_one_vs_rest():
     X, y = _problem(7, n=120, k=3)
-    m = HSSSVC(h=1.0, tol=1e-8, multiclass="ovr", **EXACT).fit(X, y)
+    m = HSSSVC(h=1.0, tol=1e-8,
+               options=HSSSVCOptions(approximation="exact", multiclass="ovr")).fit(X, y)
     n_sv = m.support_.size
     assert m.dual_coef_.shape == (3, n_sv) and m.intercept_.shape == (3,)
     assert m.n_support_.sum() == n_sv and m.n_support_.dtype == np.int32
@@ -385,7 +387,8 @@ def test_primal_backends_have_what_applies(make):
 def test_fit_status_reports_non_convergence():
     X, y = _problem(10, n=80)
     with pytest.warns(ConvergenceWarning):
-        m = HSSSVC(h=1.0, C=100.0, max_iter=1, tol=1e-12, refine=False, **EXACT).fit(X, y)
+        m = HSSSVC(h=1.0, C=100.0, max_iter=1, tol=1e-12,
+                   options=HSSSVCOptions(approximation="exact", refine=False)).fit(X, y)
     assert m.fit_status_ == 1
     assert HSSSVC(h=1.0, **EXACT).fit(X, y).fit_status_ == 0
 
@@ -452,8 +455,10 @@ def test_other_estimators_take_the_spellings():
     b = NystromSVC(gamma=g, n_components=20, random_state=0).fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     assert a.features_.kernel == "gaussian" and a.features_.gamma == pytest.approx(g)
-    r1 = HSSKernelRidge(kernel="rbf", gamma="auto", **EXACT).fit(X, y.astype(float))
-    r2 = HSSKernelRidge(h=np.sqrt(3 / 2), **EXACT).fit(X, y.astype(float))
+    r1 = HSSKernelRidge(kernel="rbf", gamma="auto",
+                        options=RidgeOptions(approximation="exact")).fit(X, y.astype(float))
+    r2 = HSSKernelRidge(h=np.sqrt(3 / 2),
+                        options=RidgeOptions(approximation="exact")).fit(X, y.astype(float))
     np.testing.assert_allclose(r1.predict(X), r2.predict(X), rtol=1e-10, atol=1e-12)
 
 
@@ -483,7 +488,8 @@ PROBABILITY_CHECK_FAILURES = {
 }
 
 
-@parametrize_with_checks([HSSSVC(approximation="exact", probability=True, random_state=0,
+@parametrize_with_checks([HSSSVC(
+    options=HSSSVCOptions(approximation="exact"), probability=True, random_state=0,
                                  tol=1e-10)],
                          expected_failed_checks=lambda est: PROBABILITY_CHECK_FAILURES)
 def test_sklearn_checks_with_probability(estimator, check):

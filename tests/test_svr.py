@@ -12,7 +12,7 @@ from sklearn.model_selection import KFold
 from sklearn.svm import SVR
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern import DenseCholeskyFactor, HSSSVR, HSSSVRCV, kernel_operator
+from hsskern import DenseCholeskyFactor, HSSSVR, HSSSVRCV, HSSSVROptions, kernel_operator
 from hsskern.solvers import SVRBackend, hss_svr_path, svr_dual_admm
 from hsskern.solvers.hss_path import prepare_hss
 from hsskern.kernels import make_kernel
@@ -84,8 +84,10 @@ def _assert_exact_svr(model, X, y, h, epsilon, tol=TOL):
 def test_every_C_of_a_path_is_libsvms_svr(seed, n, d, logC, h, epsilon, approximation, start):
     X, y = _data(seed, n, d)
     Cs = 10.0 ** (logC + np.array([0.0, 0.7, 1.4]))
-    models = HSSSVR(h=h, epsilon=epsilon, approximation=approximation, start=start,
-                    leaf_size=16, rel_tol=1e-2, random_state=0).fit_path(X, y, Cs)
+    models = HSSSVR(h=h, epsilon=epsilon,
+                    options=HSSSVROptions(approximation=approximation, start=start, leaf_size=16,
+                                          rel_tol=1e-2),
+                    random_state=0).fit_path(X, y, Cs)
     assert [m.C for m in models] == sorted(Cs)
     # "auto" solves the first C exactly from zero on these small n unless the dense ADMM is
     # asked for by name
@@ -100,7 +102,8 @@ def test_every_C_of_a_path_is_libsvms_svr(seed, n, d, logC, h, epsilon, approxim
 
 def test_fit_at_one_C_is_libsvms_svr_and_says_how_it_got_there():
     X, y = _data(3, n=200)
-    m = HSSSVR(h=1.0, C=30.0, epsilon=0.1, leaf_size=32, random_state=0).fit(X, y)
+    m = HSSSVR(h=1.0, C=30.0, epsilon=0.1,
+               options=HSSSVROptions(leaf_size=32), random_state=0).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.1)
     assert m.n_iter_ >= 1 and m.gap_ < TOL
     assert m.n_support_[0] == m.support_.size == m.dual_coef_.shape[1]
@@ -199,11 +202,11 @@ def test_the_path_continues_without_the_admm_and_with_exact_decision_values():
 
 def test_epsilon_zero_and_a_tube_wider_than_the_data():
     X, y = _data(8, n=100)
-    m = HSSSVR(h=1.0, C=3.0, epsilon=0.0, approximation="exact").fit(X, y)
+    m = HSSSVR(h=1.0, C=3.0, epsilon=0.0, options=HSSSVROptions(approximation="exact")).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.0)
     # every residual fits in the tube: no support vector, the prediction is LIBSVM's midpoint
     wide = 0.6 * (y.max() - y.min())
-    m = HSSSVR(h=1.0, C=3.0, epsilon=wide, approximation="exact").fit(X, y)
+    m = HSSSVR(h=1.0, C=3.0, epsilon=wide, options=HSSSVROptions(approximation="exact")).fit(X, y)
     ref = SVR(C=3.0, gamma=0.5, epsilon=wide).fit(X, y)
     assert m.support_.size == 0 == ref.support_.size
     np.testing.assert_allclose(m.predict(X), 0.5 * (y.max() + y.min()), atol=1e-12)
@@ -213,19 +216,22 @@ def test_epsilon_zero_and_a_tube_wider_than_the_data():
 def test_the_decomposition_start_needs_refine():
     X, y = _data(9, n=120)
     with pytest.raises(ValueError, match="needs refine"):
-        HSSSVR(start="decomposition", refine=False).fit(X, y)
+        HSSSVR(options=HSSSVROptions(start="decomposition", refine=False)).fit(X, y)
     # "auto" without refine takes the ADMM
-    assert HSSSVR(refine=False, max_iter=500).fit(X, y).hss_["start"] == "admm"
+    assert HSSSVR(
+        options=HSSSVROptions(refine=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
 
 
 def test_refine_false_keeps_the_admm_solution_and_warns_when_short():
     X, y = _data(9, n=120)
-    m = HSSSVR(h=1.0, C=1.0, refine=False, approximation="exact", max_iter=2000,
+    m = HSSSVR(h=1.0, C=1.0,
+               options=HSSSVROptions(refine=False, approximation="exact"), max_iter=2000,
                tol=1e-3).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.1)
     with pytest.warns(ConvergenceWarning, match="did not reach tol"):
-        m = HSSSVR(h=1.0, C=100.0, refine=False, max_iter=2, adaptive_beta=False,
-                   approximation="exact").fit(X, y)
+        m = HSSSVR(h=1.0, C=100.0,
+                   options=HSSSVROptions(refine=False, adaptive_beta=False, approximation="exact"),
+                   max_iter=2).fit(X, y)
     assert m.fit_status_ == 1
 
 
@@ -233,7 +239,8 @@ def test_the_hss_prepared_problem_is_the_classifiers():
     # one preparation serves classification and regression: the same factor and compression
     X, y = _data(10, n=200)
     prob = prepare_hss(X, make_kernel("gaussian", h=1.0),
-                       hss_options=HSSSVR(leaf_size=32)._make_backend(X, [1.0]).hss_options)
+                       hss_options=HSSSVR(
+                           options=HSSSVROptions(leaf_size=32))._make_backend(X, [1.0]).hss_options)
     sols = hss_svr_path(prob, y, [1.0, 10.0], 0.1)
     for s in sols:
         Kd = prob.K.to_dense()
@@ -243,11 +250,11 @@ def test_the_hss_prepared_problem_is_the_classifiers():
 
 @pytest.mark.parametrize("params, match", [
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"epsilon": -0.1}, "epsilon"),
-    ({"tol": 0.0}, "tol"), ({"refine": "sometimes"}, "refine")])
+    ({"tol": 0.0}, "tol"), ({"options__refine": "sometimes"}, "refine")])
 def test_bad_parameters_are_refused_before_any_work(params, match):
     X, y = _data(0, n=30)
     with pytest.raises(ValueError, match=match):
-        HSSSVR(**params).fit(X, y)
+        HSSSVR().set_params(**params).fit(X, y)
 
 
 def test_bad_data_is_refused_clearly():
@@ -276,14 +283,14 @@ def test_bad_data_is_refused_clearly():
 
 def test_pickle_predicts_identically():
     X, y = _data(2, n=150)
-    m = HSSSVR(h=1.0, C=5.0, leaf_size=32, random_state=0).fit(X, y)
+    m = HSSSVR(h=1.0, C=5.0, options=HSSSVROptions(leaf_size=32), random_state=0).fit(X, y)
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m.predict(X), m2.predict(X))
 
 
 def test_fit_path_returns_models_in_increasing_C_and_leaves_self_unfitted():
     X, y = _data(1, n=100)
-    est = HSSSVR(h=1.0, approximation="exact")
+    est = HSSSVR(h=1.0, options=HSSSVROptions(approximation="exact"))
     models = est.fit_path(X, y, [10.0, 0.1, 1.0])
     assert [m.C for m in models] == [0.1, 1.0, 10.0]
     assert not hasattr(est, "dual_coef_") and est.C == 1.0
@@ -294,12 +301,13 @@ def test_cv_scores_each_fold_as_a_separate_fit_would():
     X, y = _data(12, n=150)
     splits = list(KFold(3, shuffle=True, random_state=0).split(X))
     Cs = [0.1, 1.0, 10.0]
-    cv = HSSSVRCV(Cs=Cs, h=1.0, cv=splits, approximation="exact").fit(X, y)
+    cv = HSSSVRCV(Cs=Cs, h=1.0, cv=splits, options=HSSSVROptions(approximation="exact")).fit(X, y)
     for i, C in enumerate(Cs):
         # the path's solution and a fit's are both within 10 tol sqrt(C) of the exact one
         delta = 20 * TOL * max(1.0, np.sqrt(C))
         for s, (tr, te) in enumerate(splits):
-            resid = HSSSVR(h=1.0, C=C, approximation="exact").fit(X[tr], y[tr]).predict(
+            resid = HSSSVR(h=1.0, C=C,
+                           options=HSSSVROptions(approximation="exact")).fit(X[tr], y[tr]).predict(
                 X[te]) - y[te]
             score = cv.cv_results_[f"split{s}_test_score"][i]
             assert abs(score + np.mean(resid ** 2)) <= 2 * delta * (np.abs(resid).max() + delta)
@@ -309,8 +317,10 @@ def test_cv_scores_each_fold_as_a_separate_fit_would():
     np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
 
 
-@parametrize_with_checks([HSSSVR(leaf_size=16), HSSSVR(approximation="exact", epsilon=0.0),
-                          HSSSVRCV(Cs=[0.1, 10.0], leaf_size=16)])
+@parametrize_with_checks([HSSSVR(
+    options=HSSSVROptions(leaf_size=16)), HSSSVR(options=HSSSVROptions(approximation="exact"),
+                          epsilon=0.0),
+                          HSSSVRCV(Cs=[0.1, 10.0], options=HSSSVROptions(leaf_size=16))])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -325,7 +335,8 @@ def test_svr_spellings_and_sparse_input_give_svrs_model(gamma):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3)) * [1.0, 3.0, 0.5]
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
-    est = HSSSVR(kernel="rbf", gamma=gamma, C=2.0, approximation="exact", tol=1e-6)
+    est = HSSSVR(kernel="rbf", gamma=gamma, C=2.0,
+                 options=HSSSVROptions(approximation="exact"), tol=1e-6)
     ours = est.fit(X, y).predict(X)
     ref = SVR(kernel="rbf", gamma=gamma, C=2.0, tol=1e-6).fit(X, y).predict(X)
     np.testing.assert_allclose(ours, ref, atol=1e-4)

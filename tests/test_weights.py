@@ -42,6 +42,7 @@ from hsskern.sparse.gram import compact_kernel
 from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
+from hsskern import HSSSVCOptions
 
 
 @pytest.fixture(autouse=True)
@@ -53,7 +54,7 @@ def _one_blas_thread():
 
 
 EPS = 1e-10
-EXACT = dict(approximation="exact", refine=True, tol=EPS)
+EXACT = dict(options=HSSSVCOptions(approximation="exact", refine=True), tol=EPS)
 
 
 def _tol(C, w):
@@ -133,7 +134,9 @@ def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed,
     if sw is not None:
         for c in range(3):  # every class keeps a point of positive weight
             sw[np.flatnonzero(y == c)[0]] = 1.0
-    m = HSSSVC(h=h, C=C, class_weight=cw, multiclass="ovr", **EXACT).fit(
+    m = HSSSVC(h=h, C=C, class_weight=cw,
+               options=HSSSVCOptions(approximation="exact", refine=True, multiclass="ovr"),
+               tol=EPS).fit(
         X, labels, sample_weight=sw)
     ref_cw = SVC(class_weight=cw).fit(X, labels).class_weight_
     np.testing.assert_allclose(m.class_weight_, ref_cw, rtol=1e-15)
@@ -166,7 +169,8 @@ def test_zero_weight_equals_dropping_the_row(approximation):
     X, y, rng = _binary(3, 300)
     sw = _weights(rng, 300, "zeros")
     keep = sw > 0
-    kw = dict(approximation=approximation, leaf_size=32, random_state=0, C=5.0)
+    kw = dict(options=HSSSVCOptions(approximation=approximation, leaf_size=32), random_state=0,
+              C=5.0)
     m = HSSSVC(**kw).fit(X, y, sample_weight=sw)
     d = HSSSVC(**kw).fit(X[keep], y[keep], sample_weight=sw[keep])
     Xt = rng.normal(size=(40, 3))
@@ -182,7 +186,7 @@ def test_weights_of_one_are_the_unweighted_fit_bit_for_bit():
     # unweighted path itself
     X, y, rng = _binary(5, 200)
     y = np.arange(200) % 2
-    kw = dict(leaf_size=32, random_state=0, C=3.0)
+    kw = dict(options=HSSSVCOptions(leaf_size=32), random_state=0, C=3.0)
     plain = HSSSVC(**kw).fit(X, y)
     for m in (HSSSVC(**kw).fit(X, y, sample_weight=np.ones(200)),
               HSSSVC(class_weight="balanced", **kw).fit(X, y)):
@@ -274,7 +278,9 @@ def test_score_fold_drops_zero_weight_training_rows_and_weights_the_test_rows():
     keep = tr[sw[tr] > 0]
     ref = score_fold(backend, X, y, keep, te, np.array([1.0]), sample_weight=sw)
     assert out["scores"][0] == ref["scores"][0]
-    m = HSSSVC(C=1.0, approximation="exact").fit(X[keep], y[keep], sample_weight=sw[keep])
+    m = HSSSVC(C=1.0,
+               options=HSSSVCOptions(approximation="exact")).fit(X[keep], y[keep],
+                                     sample_weight=sw[keep])
     assert out["scores"][0] == np.average(m.predict(X[te]) == y[te], weights=sw[te])
     # all test rows weigh 0: nothing to score
     sw0 = sw.copy()
@@ -508,8 +514,8 @@ def test_cv_weights_follow_their_rows_into_the_folds_for_every_backend(make):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cv.fit(X, y, sample_weight=sw)
-        single = cv._estimator(**{k: v for k, v in cv.get_params().items()
-                                  if k in cv._estimator().get_params()})
+        single = cv._estimator(**{k: v for k, v in cv.get_params(deep=False).items()
+                                  if k in cv._estimator().get_params(deep=False)})
         for s, (tr, te) in enumerate(splits):
             for i, params in enumerate(cv.cv_results_["params"]):
                 m = clone(single).set_params(**params).fit(X[tr], y[tr], sample_weight=sw[tr])

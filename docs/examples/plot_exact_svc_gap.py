@@ -16,18 +16,19 @@ the best point on the held-out points, and ``gap_`` certifies it over all traini
 import matplotlib.pyplot as plt
 import numpy as np
 
-from hsskern import ExactSVC
+from hsskern import ExactSVC, ExactSVCOptions
 from hsskern.datasets import load
 
 X, y, _, _ = load("ijcnn1")
 X, y = X[:12000], y[:12000]
 
-full = ExactSVC(h=1.0, C=10.0, subsample=1000, random_state=0).fit(X, y)
+full = ExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=1000), random_state=0).fit(X, y)
 seconds, size, gap, accuracy = np.array(full.history_[0]).T
 print("stages:", full.stages_, "selected:", full.selected_, f"gap {full.gap_[0]:.2e}")
 
 budget = 0.5 * seconds[-1]
-early = ExactSVC(h=1.0, C=10.0, subsample=1000, max_time=budget, random_state=0).fit(X, y)
+early = ExactSVC(h=1.0, C=10.0,
+                 options=ExactSVCOptions(subsample=1000), max_time=budget, random_state=0).fit(X, y)
 print(f"max_time={budget:.1f} s: selected {early.selected_[0]!r}, certified gap "
       f"{early.gap_[0]:.3g}, converged {bool(early.converged_[0])}")
 

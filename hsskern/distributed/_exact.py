@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
+from ..estimators._options import legacy_init
 from ..estimators.exact_svc import ExactSVC
 from ..kernels.operator import KernelOperator
 from ._threads import run_capped
@@ -423,12 +424,14 @@ class DaskExactSVC(ExactSVC):
     --------
     >>> import numpy as np
     >>> from distributed import Client, LocalCluster
+    >>> from hsskern import ExactSVCOptions
     >>> from hsskern.distributed import DaskExactSVC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
     >>> with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
     ...                   dashboard_address=":0") as cluster, Client(cluster):
-    ...     clf = DaskExactSVC(h=1.0, C=10.0, subsample=100, random_state=0).fit(X, y)
+    ...     clf = DaskExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=100),
+    ...                        random_state=0).fit(X, y)
     >>> clf.selected_, bool(clf.converged_[0])
     (('exact',), True)
     """
@@ -441,21 +444,17 @@ class DaskExactSVC(ExactSVC):
         "task_timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
-                 tol=1e-3, max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
-                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
-                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
-                 decision_function_shape="ovr", verbose=0, random_state=None, scheduler=None,
-                 n_blocks=None, threads_per_task=1, task_timeout=600.0):
-        super().__init__(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, C=C, tol=tol,
-                         max_time=max_time,
-                         subsample=subsample, validation_fraction=validation_fraction,
-                         rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
-                         leaf_size=leaf_size, n_neighbors=n_neighbors, max_chunk=max_chunk,
-                         memory_budget=memory_budget, class_weight=class_weight,
-                         probability=probability, multiclass=multiclass,
-                         decision_function_shape=decision_function_shape, verbose=verbose,
-                         random_state=random_state)
+    @legacy_init
+    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
+                 probability=False, tol=1e-3, class_weight=None, verbose=0,
+                 decision_function_shape="ovr", random_state=None, h=None, max_time=None,
+                 memory_budget=None, options=None, scheduler=None, n_blocks=None,
+                 threads_per_task=1, task_timeout=600.0):
+        super().__init__(C=C, kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
+                         probability=probability, tol=tol, class_weight=class_weight,
+                         verbose=verbose, decision_function_shape=decision_function_shape,
+                         random_state=random_state, h=h, max_time=max_time,
+                         memory_budget=memory_budget, options=options)
         self.scheduler = scheduler
         self.n_blocks = n_blocks
         self.threads_per_task = threads_per_task

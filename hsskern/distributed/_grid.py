@@ -5,6 +5,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..estimators.cv import score_fold
+from ..estimators._options import legacy_init
 from ..estimators.hss_svc import HSSSVCCV
 from ._threads import run_capped
 
@@ -98,25 +99,18 @@ class DaskHSSSVCCV(HSSSVCCV):
         "threads_per_task": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, kernel="gaussian", *, param_grid=None, scoring=None, n_jobs=None,
-                 Cs=10, h=None, gamma=None, cv=0.2, refit=True,
-                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, multiclass="ovo",
-                 decision_function_shape="ovr", verbose=0, random_state=None,
-                 scheduler=None, threads_per_task=1):
-        super().__init__(kernel, param_grid=param_grid, scoring=scoring, n_jobs=n_jobs,
-                         Cs=Cs, h=h, gamma=gamma, cv=cv, refit=refit, beta=beta,
-                         rel_tol=rel_tol, abs_tol=abs_tol, max_rank=max_rank,
-                         leaf_size=leaf_size, n_neighbors=n_neighbors,
-                         approximation=approximation, max_iter=max_iter, tol=tol,
-                         relaxation=relaxation, adaptive_beta=adaptive_beta, refine=refine,
-                         max_chunk=max_chunk, memory_budget=memory_budget,
-                         class_weight=class_weight, probability=probability,
-                         multiclass=multiclass,
-                         decision_function_shape=decision_function_shape,
-                         verbose=verbose, random_state=random_state)
+    @legacy_init
+    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, h=None, probability=False,
+                 tol=1e-2, class_weight=None, verbose=0, max_iter=100,
+                 decision_function_shape="ovr", random_state=None, memory_budget=None,
+                 options=None, param_grid=None, scoring=None, cv=0.2, refit=True,
+                 n_jobs=None, scheduler=None, threads_per_task=1):
+        super().__init__(Cs=Cs, kernel=kernel, gamma=gamma, h=h, probability=probability,
+                         tol=tol, class_weight=class_weight, verbose=verbose,
+                         max_iter=max_iter, decision_function_shape=decision_function_shape,
+                         random_state=random_state, memory_budget=memory_budget,
+                         options=options, param_grid=param_grid, scoring=scoring, cv=cv,
+                         refit=refit, n_jobs=n_jobs)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task
 

@@ -286,7 +286,7 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
     def _check_multiclass(self, classes):
         """SVC's ``decision_function_shape="ovo"`` needs one-vs-one training."""
         if (classes.size > 2 and getattr(self, "decision_function_shape", "ovr") == "ovo"
-                and getattr(self, "multiclass", "ovr") != "ovo"):
+                and self._multiclass_rule() != "ovo"):
             raise ValueError('decision_function_shape="ovo" returns the values of the '
                              'one-vs-one pairs, which multiclass="ovr" does not train: use '
                              'multiclass="ovo" or decision_function_shape="ovr"')
@@ -362,9 +362,16 @@ class PathClassifier(ClassifierBase):
     def _multiclass_backend(self, backend):
         """``backend`` for the ``multiclass`` parameter: one-vs-one around it ("ovo"), or
         itself ("ovr", or no such parameter: one-vs-rest on one preparation)."""
-        if getattr(self, "multiclass", "ovr") == "ovo":
+        if self._multiclass_rule() == "ovo":
             return PairwiseBackend(backend)
         return backend
+
+    def _multiclass_rule(self):
+        """"ovo" or "ovr": the ``multiclass`` parameter or field of ``options``; "ovr" (one
+        preparation for every class) for an estimator without one."""
+        if hasattr(self, "_options"):
+            return getattr(self._options(), "multiclass", "ovr")
+        return getattr(self, "multiclass", "ovr")
 
     def _fit_Cs(self):
         return [getattr(self, self._C_param)] if self._C_param else [None]

@@ -199,9 +199,10 @@ class PathClassifierCV(ClassifierBase):
 
     def _base_estimator(self, params):
         """The single-model estimator with this one's parameters and ``params``."""
-        own = self._estimator().get_params()
-        kw = {k: v for k, v in self.get_params().items() if k in own}
-        return self._estimator(**{**kw, **params})
+        own = self._estimator().get_params(deep=False)
+        kw = {k: v for k, v in self.get_params(deep=False).items() if k in own}
+        # set_params: a candidate may name an options field (options__max_rank)
+        return self._estimator(**kw).set_params(**params)
 
     def _score_grid(self, X, y, splits, grid, Cs, **weights):
         """{(grid index, split index): score_fold(...)} over every cell, serially."""
@@ -284,7 +285,8 @@ class PathClassifierCV(ClassifierBase):
             candidates = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"param_grid: {exc}") from None
-        known = set(self._estimator().get_params())
+        known = set(self._estimator().get_params()) | set(
+            getattr(self._estimator, "_legacy_names", ()))
         unknown = sorted({k for c in candidates for k in c} - known)
         if unknown:
             raise ValueError(f"param_grid names {unknown}, which are not parameters of "

@@ -6,24 +6,31 @@ parameters and the fitted attributes that say how exact the answer is.
 """
 import time
 from dataclasses import replace
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..options import ExactSVCOptions
 from ..solvers.exact_path import ExactBackend
 from ..solvers.pairwise import PairwiseBackend
+from ._options import OptionsParamsMixin, legacy_init
 from .base import WeightedPathClassifier
 from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
                          hss_options, kernel_of)
 
 __all__ = ["ExactSVC"]
 
+#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
+_LEGACY = ("subsample", "validation_fraction", "rel_tol", "abs_tol", "max_rank", "leaf_size",
+           "n_neighbors", "max_chunk", "multiclass")
 
-class ExactSVC(SVCKernelsMixin, WeightedPathClassifier):
+
+class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
     """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
 
-    ``fit`` holds out ``validation_fraction`` of the points, solves a random ``subsample`` of
+    ``fit`` holds out ``options.validation_fraction`` of the points, solves a random
+    ``options.subsample`` of
     the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), then
     grows the problem in stages (doubling, up to all training points; under ``max_time``
     each stage after a finished one sized from the last stage's cost to end in the time left),
@@ -39,17 +46,37 @@ class ExactSVC(SVCKernelsMixin, WeightedPathClassifier):
 
     Parameters
     ----------
+    SVC's parameters with SVC's names and order (``shrinking``, ``cache_size``,
+    ``max_iter`` and ``break_ties`` aside), then ``h``, ``max_time``, ``memory_budget`` and
+    ``options``: the expert knobs (:class:`~hsskern.ExactSVCOptions`; nested names
+    ``options__subsample``).
+
+    C : float, default 1.0
     kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
 or callable, default "gaussian"
         As in :class:`HSSSVC`: all but the Gaussian and the Laplacian take the exact
         decomposition at every stage (the subsample too).
-    h, gamma : float or None
-        The kernel width, as in :class:`HSSSVC` (``gamma`` also "scale" / "auto").
     degree, coef0 : int and float, default 3 and 0.0
         SVC's "poly" and "sigmoid" parameters, as in :class:`HSSSVC`.
-    C : float, default 1.0
+    gamma : float, "scale", "auto" or None, default None
+        The kernel width, as in :class:`HSSSVC` (None with ``h`` None: h = 1, not SVC's
+        "scale"; see the change log).
+    probability : bool, default False
+        Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit
+        of its own, with its share of ``max_time``: five times the fit's time at most);
+        one-vs-one, one per pair and LIBSVM's pairwise coupling, as SVC.
     tol : float, default 1e-3
         The KKT gap at which the decomposition stops (LIBSVM's ``tol``).
+    class_weight : dict, "balanced" or None
+    verbose : int, default 0
+        1: the split, the subsample, each round of the decomposition (gap, working set, time)
+        and each C; 2 and more: the subsample's HSS phases too.
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        As SVC's and :class:`HSSSVC`'s.
+    random_state : int, RandomState or None
+        The split, the subsample and the subsample's compression.
+    h : float or None
+        The kernel width, as in :class:`HSSSVC`.
     max_time : float or None, default None
         Seconds for the whole fit from the call (``fit_path``: the whole path, shared among
         the remaining (C, class) pairs as each starts, unused time carried on): validation,
@@ -63,43 +90,26 @@ or callable, default "gaussian"
         100 points fits, a :class:`~hsskern.exceptions.TimeBudgetError` says so before any
         solve. Platt's sigmoids (``probability``) take their own time on top. None: run to
         ``tol``.
-    subsample : int or float, default 50000
-        Points of the exactly solved start (a float: that fraction of the training points);
-        all of them when it is at least their number (the fit is then :class:`HSSSVC`'s
-        exact answer).
-    validation_fraction : float in [0, 0.5), default 0.02
-        Points held out to choose among the subsample's model and the rounds' points when the
-        budget stops the decomposition; never trained on. 0: none held out, the last point
-        is returned.
-    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
-        The subsample's HSS compression, as in :class:`HSSSVC`.
-    max_chunk : int, default 24000
-        The stages' working set (its kernel block takes 8 |W|^2 bytes: 4.6 GB at 24,000,
-        lowered to what half the available memory holds). At 10^6 points the free support
-        vectors can pass 16,000, and the rounds need them and ~8,000 violators in the working
-        set (see the documentation's design notes).
     memory_budget : float or None
         Bytes the fit may use (default 80% of the available memory): the training points'
         and a stage's copies, the decomposition's vectors and its smallest working set are
-        checked before any work, the subsample's fit before it starts. Prediction holds its output and works in chunks of test rows that fit the budget
-        (a MemoryBudgetError when not even one row's does).
-    class_weight : dict, "balanced" or None
-    probability : bool, default False
-        Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit
-        of its own, with its share of ``max_time``: five times the fit's time at most);
-        one-vs-one, one per pair and LIBSVM's pairwise coupling, as SVC.
-    multiclass : {"ovo", "ovr"}, default "ovo"
-        Several classes: SVC's one-vs-one (a binary exact SVM per pair of classes on its two
-        classes' points, the pairs on every core, each split, subsampled and grown on its
-        own; predictions by LIBSVM's vote) or one-vs-rest (one model per class on one split
-        of all points), as in :class:`HSSSVC`.
-    decision_function_shape : {"ovr", "ovo"}, default "ovr"
-        As SVC's and :class:`HSSSVC`'s.
-    verbose : int, default 0
-        1: the split, the subsample, each round of the decomposition (gap, working set, time)
-        and each C; 2 and more: the subsample's HSS phases too.
-    random_state : int, RandomState or None
-        The split, the subsample and the subsample's compression.
+        checked before any work, the subsample's fit before it starts. Prediction holds its
+        output and works in chunks of test rows that fit the budget (a MemoryBudgetError
+        when not even one row's does).
+    options : ExactSVCOptions or None, default None
+        The expert knobs (None: :class:`~hsskern.ExactSVCOptions`' defaults): ``subsample``
+        (default 50000: points of the exactly solved start, a float a fraction; all of them
+        when it is at least their number, and the fit is then :class:`HSSSVC`'s exact
+        answer), ``validation_fraction`` (default 0.02, in [0, 0.5): points held out to
+        choose among the subsample's model and the rounds' points when the budget stops the
+        decomposition; never trained on; 0: none held out, the last point is returned),
+        ``max_chunk`` (default 24000: the stages' working set, its kernel block 8 |W|^2
+        bytes), the subsample's compression (``rel_tol``, ``abs_tol``, ``max_rank``,
+        ``leaf_size``, ``n_neighbors``, ... as in :class:`HSSSVC`) and ``multiclass``
+        ("ovo", SVC's one-vs-one: a binary exact SVM per pair of classes, each split,
+        subsampled and grown on its own; or "ovr": one model per class on one split of all
+        points). The old flat parameters of the same names still work for one release, with
+        a ``FutureWarning``.
 
     Attributes
     ----------
@@ -136,61 +146,49 @@ or callable, default "gaussian"
     Examples
     --------
     >>> import numpy as np
-    >>> from hsskern import ExactSVC
+    >>> from hsskern import ExactSVC, ExactSVCOptions
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
-    >>> clf = ExactSVC(h=1.0, C=10.0, subsample=100, random_state=0).fit(X, y)
+    >>> clf = ExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=100),
+    ...                random_state=0).fit(X, y)
     >>> clf.stages_, clf.selected_, bool(clf.converged_[0])
     ((100, 200, 294), ('exact',), True)
     """
 
     _parameter_constraints = {
-        **{k: HSS_CONSTRAINTS[k] for k in ("rel_tol", "abs_tol", "max_rank", "leaf_size",
-                                           "n_neighbors", "memory_budget", "verbose",
-                                           "random_state")},
+        **{k: HSS_CONSTRAINTS[k] for k in ("memory_budget", "verbose", "random_state")},
         **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_time": [Interval(Real, 0, None, closed="left"), None],
-        "subsample": [Interval(Integral, 2, None, closed="left"),
-                      Interval(RealNotInt, 0, 1, closed="right")],
-        "validation_fraction": [Interval(Real, 0, 0.5, closed="left")],
-        "max_chunk": [Interval(Integral, 2, None, closed="left")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "probability": ["boolean"],
-        "multiclass": [StrOptions({"ovo", "ovr"})],
         "decision_function_shape": [StrOptions({"ovo", "ovr"})],
+        "options": [ExactSVCOptions, None],
     }
+    _options_class = ExactSVCOptions
+    _legacy_names = _LEGACY
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
-                 tol=1e-3,
-                 max_time=None, subsample=50000, validation_fraction=0.02, rel_tol=1e-3,
-                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64, max_chunk=24000,
-                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
-                 decision_function_shape="ovr", verbose=0, random_state=None):
-        self.kernel = kernel
-        self.h = h
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
+    @legacy_init
+    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
+                 probability=False, tol=1e-3, class_weight=None, verbose=0,
+                 decision_function_shape="ovr", random_state=None, h=None, max_time=None,
+                 memory_budget=None, options=None):
         self.C = C
-        self.tol = tol
-        self.max_time = max_time
-        self.subsample = subsample
-        self.validation_fraction = validation_fraction
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.max_chunk = max_chunk
-        self.memory_budget = memory_budget
-        self.class_weight = class_weight
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.probability = probability
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
+        self.tol = tol
+        self.class_weight = class_weight
         self.verbose = verbose
+        self.decision_function_shape = decision_function_shape
         self.random_state = random_state
+        self.h = h
+        self.max_time = max_time
+        self.memory_budget = memory_budget
+        self.options = options
 
     def _products(self):
         """The factory of the decomposition's product engine (None: in this process)."""
@@ -222,11 +220,12 @@ or callable, default "gaussian"
         return super()._fit_sigmoids(fresh, X, Y, w, Cs)
 
     def _make_backend(self, X, for_path):
+        o = self._options()
         return self._multiclass_backend(ExactBackend(
-            kernel_of(self, None, X), subsample=self.subsample,
-            validation_fraction=self.validation_fraction, max_time=self.max_time,
+            kernel_of(self, None, X), subsample=o.subsample,
+            validation_fraction=o.validation_fraction, max_time=self.max_time,
             tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
-            max_chunk=self.max_chunk, continuation=0 if for_path else 3,
+            max_chunk=o.max_chunk, continuation=0 if for_path else 3,
             memory_budget=self.memory_budget, random_state=self.random_state,
             products=self._products(), started=getattr(self, "_fit_started", None),
             log=self._log if self.verbose >= 1 else None))

@@ -21,6 +21,8 @@ from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
                           prepare_gp_problem, variational_residual)
 from ..solvers.hss_path import HSSProblem
 from ..utils._memory import check_memory, chunk_rows
+from ..options import GPOptions
+from ._options import OptionsParamsMixin, legacy_init
 from .base import validate_input
 from .hss_params import HSS_CONSTRAINTS, hss_options
 from .regression import RegressorBase
@@ -37,7 +39,7 @@ def _bounds_constraint():
     return [StrOptions({"fixed"}), "array-like"]
 
 
-class HSSGaussianProcessRegressor(RegressorBase):
+class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase):
     """Gaussian-process regression whose likelihood, mean and variance come from one HSS
     factor: scikit-learn's ``GaussianProcessRegressor`` with the kernel
     ``ConstantKernel(s^2) * RBF(h) + WhiteKernel(sigma^2)`` for large n.
@@ -81,33 +83,37 @@ class HSSGaussianProcessRegressor(RegressorBase):
         (``random_state``); the best likelihood wins.
     tol : float, default 1e-2
         Tolerance of both searches in log h and log beta (1% in h and beta).
-    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
-        HSS compression options (:class:`~hsskern.options.HSSOptions`). The likelihood needs
-        K - H small against beta: the defaults (1e-6 / 1e-8 / 1000) are tighter than the
-        classifier's.
-    approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
-        "auto": "exact" up to :data:`~hsskern.solvers.gp.DENSE_MAX_N` points (where the
-        dense factorizations are faster than compressions: bench/gp_small.py) when its
-        n x n arrays fit ``memory_budget``, "hss" otherwise.
-        "exact": the dense route (memory checked first): the distances computed once, the
-        exact likelihood and its analytic gradient from one Cholesky factor and its inverse
-        per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
-        (``h``, ``noise_ratio``) as scikit-learn's optimizer, the amplitude in closed form
-        (:mod:`hsskern.solvers.gp_dense`); a local search, as scikit-learn's (restarts:
-        ``n_restarts_optimizer``), where "hss" searches every width's noise ratio over its
-        whole range.
-        "nystrom": the sparse GP of Titsias ("SGPR"): ``n_components`` inducing points drawn
-        once by a randomly pivoted Cholesky at the initial width ``h`` (``random_state``),
-        every width's F F^T <= K the Nystrom approximation on them, hyperparameters
-        maximising the collapsed variational bound
-        LML(s^2 F F^T + sigma^2 I) - tr(K - F F^T) / (2 beta), a lower bound on the exact
-        likelihood (equal when F F^T = K); F F^T + beta I is definite at every beta, so the
-        noise search has no floor. Fit O(n k^2) per width, prediction O(k) kernel entries
-        per point; mean and variance are the bound's posterior (the "DTC" predictive: the
-        prior variance exact, the explained part through the pivots).
-    n_components : int, default 2000
-        Inducing points of "nystrom" (8 n ``n_components`` bytes while fitting, 8
-        ``n_components``^2 in the fitted model); ignored otherwise.
+    options : GPOptions or None, default None
+        The expert knobs (None: :class:`~hsskern.GPOptions`' defaults; nested names
+        ``options__approximation`` for ``set_params``; the old flat parameters of the same
+        names still work for one release, with a ``FutureWarning``): the HSS compression
+        (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``, ``n_neighbors``, ...; the
+        likelihood needs K - H small against beta: the defaults 1e-6 / 1e-8 / 1000 are
+        tighter than the classifier's), and:
+
+        approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
+            "auto": "exact" up to :data:`~hsskern.solvers.gp.DENSE_MAX_N` points (where the
+            dense factorizations are faster than compressions: bench/gp_small.py) when its
+            n x n arrays fit ``memory_budget``, "hss" otherwise.
+            "exact": the dense route (memory checked first): the distances computed once, the
+            exact likelihood and its analytic gradient from one Cholesky factor and its inverse
+            per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
+            (``h``, ``noise_ratio``) as scikit-learn's optimizer, the amplitude in closed form
+            (:mod:`hsskern.solvers.gp_dense`); a local search, as scikit-learn's (restarts:
+            ``n_restarts_optimizer``), where "hss" searches every width's noise ratio over its
+            whole range.
+            "nystrom": the sparse GP of Titsias ("SGPR"): ``n_components`` inducing points drawn
+            once by a randomly pivoted Cholesky at the initial width ``h`` (``random_state``),
+            every width's F F^T <= K the Nystrom approximation on them, hyperparameters
+            maximising the collapsed variational bound
+            LML(s^2 F F^T + sigma^2 I) - tr(K - F F^T) / (2 beta), a lower bound on the exact
+            likelihood (equal when F F^T = K); F F^T + beta I is definite at every beta, so the
+            noise search has no floor. Fit O(n k^2) per width, prediction O(k) kernel entries
+            per point; mean and variance are the bound's posterior (the "DTC" predictive: the
+            prior variance exact, the explained part through the pivots).
+        n_components : int, default 2000
+            Inducing points of "nystrom" (8 n ``n_components`` bytes while fitting, 8
+            ``n_components``^2 in the fitted model); ignored otherwise.
     memory_budget : float or None, default None
         Bytes a fit may use (default 80% of the available memory), checked before any work;
         at prediction, the output and one block of test points (its cross-kernel row block,
@@ -160,7 +166,8 @@ class HSSGaussianProcessRegressor(RegressorBase):
     """
 
     _parameter_constraints = {
-        **HSS_CONSTRAINTS,
+        **{k: HSS_CONSTRAINTS[k] for k in ("kernel", "memory_budget", "verbose", "random_state")},
+        "options": [GPOptions, None],
         "h": [Interval(Real, 0, None, closed="neither")],
         "h_bounds": _bounds_constraint(),
         "noise_ratio": [Interval(Real, 0, None, closed="neither")],
@@ -170,16 +177,16 @@ class HSSGaussianProcessRegressor(RegressorBase):
         "optimizer": [StrOptions({"bounded"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "approximation": [StrOptions({"auto", "hss", "exact", "nystrom"})],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
     }
+    _options_class = GPOptions
+    _legacy_names = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
+                     "approximation", "n_components")
 
+    @legacy_init(positional=None)
     def __init__(self, kernel="gaussian", *, h=1.0, h_bounds=(1e-3, 1e3), noise_ratio=1e-2,
                  noise_ratio_bounds=(1e-6, 100.0), amplitude=None, normalize_y=False,
-                 optimizer="bounded", n_restarts_optimizer=0, tol=1e-2, rel_tol=1e-6,
-                 abs_tol=1e-8, max_rank=1000, leaf_size=128, n_neighbors=64,
-                 approximation="auto", n_components=2000, memory_budget=None, verbose=0,
-                 random_state=None):
+                 optimizer="bounded", n_restarts_optimizer=0, tol=1e-2, memory_budget=None,
+                 verbose=0, random_state=None, options=None):
         self.kernel = kernel
         self.h = h
         self.h_bounds = h_bounds
@@ -190,16 +197,10 @@ class HSSGaussianProcessRegressor(RegressorBase):
         self.optimizer = optimizer
         self.n_restarts_optimizer = n_restarts_optimizer
         self.tol = tol
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.n_components = n_components
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state
+        self.options = options
 
     # -- fitting -----------------------------------------------------------------------------
     def _search_bounds(self):
@@ -243,8 +244,8 @@ class HSSGaussianProcessRegressor(RegressorBase):
         self._ravel = y.ndim == 1
         res = gp_hyperparameter_search(
             X, Y, self.kernel, self.h, h_bounds=h_b, noise_bounds=n_b,
-            amplitude=self.amplitude, approximation=self.approximation,
-            hss_options=hss_options(self), n_components=self.n_components,
+            amplitude=self.amplitude, approximation=self._options().approximation,
+            hss_options=hss_options(self), n_components=self._options().n_components,
             n_restarts=self.n_restarts_optimizer,
             random_state=self.random_state, xatol=self.tol, noise0=self.noise_ratio,
             memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)

@@ -16,13 +16,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
 from ..kernels.callable import lookup_gram, precomputed_points
-from ..options import HSSOptions
+from ..options import CompressionOptions, HSSOptions
 from ..solvers.hss_path import HSSBackend
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS",
            "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS", "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "width_name", "kernel_of",
-           "hss_options", "width_grid"]
+           "hss_options", "options_of", "width_grid"]
 
 HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
 
@@ -173,19 +173,30 @@ def starts_from_zero(est, shape, refine=None):
     exact decomposition from zero (``start="decomposition"``, or "auto" resolving to it):
     then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
     passes it (default the estimator's)."""
-    refine = est.refine if refine is None else refine
+    o = options_of(est)
+    refine = o.refine if refine is None else refine
     if exact_only(est):
         return True
-    return HSSBackend(None, approximation=est.approximation, start=est.start,
+    return HSSBackend(None, approximation=o.approximation, start=o.start,
                       refine=refine).resolve_start(*shape) == "decomposition"
 
 
+def options_of(est):
+    """The options in effect of an estimator: its ``options`` object (the defaults when
+    None), or, for an estimator whose knobs are still flat, the estimator itself."""
+    return est._options() if hasattr(est, "_options") else est
+
+
 def hss_options(est, verbose_offset=1):
-    """The HSSOptions of an estimator with the flat HSS parameters (the compression's own
-    verbosity ``verbose_offset`` below the estimator's)."""
+    """The HSSOptions of an estimator: its compression options (an options object's, or
+    the flat HSS parameters), its seed, and the compression's own verbosity
+    ``verbose_offset`` below the estimator's."""
+    o = options_of(est)
+    verbose = max(0, int(est.verbose) - verbose_offset)
+    if isinstance(o, CompressionOptions):
+        return o.hss_options(random_state=est.random_state, verbose=verbose)
     return HSSOptions(**{f: getattr(est, f) for f in HSS_FIELDS},
-                      random_state=est.random_state,
-                      verbose=max(0, int(est.verbose) - verbose_offset))
+                      random_state=est.random_state, verbose=verbose)
 
 
 def width_grid(est, X=None):

@@ -14,29 +14,34 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..options import HSSSVCOptions
 from ..solvers.hss_path import HSSBackend
+from ._options import OptionsParamsMixin, legacy_init
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
-from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
+from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
                          WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, hss_options, kernel_of,
                          starts_from_zero, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
 
+#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
+_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
+           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk",
+           "multiclass")
+
 _COMMON_CONSTRAINTS = {
-    **HSS_CONSTRAINTS,
-    "beta": [Interval(Real, 0, None, closed="neither"), None],
+    "kernel": HSS_CONSTRAINTS["kernel"],
+    "memory_budget": HSS_CONSTRAINTS["memory_budget"],
+    "verbose": HSS_CONSTRAINTS["verbose"],
+    "random_state": HSS_CONSTRAINTS["random_state"],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither"), None],
-    "relaxation": [Interval(Real, 0, 2, closed="neither")],
-    "adaptive_beta": ["boolean"],
-    "refine": ["boolean", StrOptions({"auto"})],
-    "max_chunk": [Interval(Integral, 2, None, closed="left")],
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "probability": ["boolean"],
-    "multiclass": [StrOptions({"ovo", "ovr"})],
     "decision_function_shape": [StrOptions({"ovo", "ovr"})],
+    "options": [HSSSVCOptions, None],
 }
 
 
@@ -44,118 +49,65 @@ def _hss_backend(est, X, width, for_path):
     """The backend of an HSSSVC-like estimator ``est`` at one kernel width (X, the training
     points, resolves gamma="scale" / "auto")."""
     kernel = kernel_of(est, width, X)
+    o = est._options()
     opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
     # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
     # start for the decomposition, a scaled exact solution of a smaller C a good one
-    continuation = 3 if (est.refine and not for_path) else 0
+    continuation = 3 if (o.refine and not for_path) else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
-    return HSSBackend(kernel, approximation=est.approximation, start=est.start,
+    return HSSBackend(kernel, approximation=o.approximation, start=o.start,
                       hss_options=opts,
-                      beta=est.beta, max_iter=est.max_iter, tol=est.tol,
-                      relaxation=est.relaxation, adaptive_beta=est.adaptive_beta,
-                      refine=est.refine, refine_tol=refine_tol, max_chunk=est.max_chunk,
+                      beta=o.beta, max_iter=est.max_iter, tol=est.tol,
+                      relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
+                      refine=o.refine, refine_tol=refine_tol, max_chunk=o.max_chunk,
                       continuation=continuation, memory_budget=est.memory_budget, log=log)
 
 
-class HSSSVC(SVCKernelsMixin, WeightedPathClassifier):
+class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
     """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
 
     ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
     Cipolla & Gondzio (Algorithm 2) with that one factor (on small problems, the exact
-    decomposition from zero instead: ``start``). Several classes train as SVC does, one
-    binary problem per pair of classes (``multiclass="ovo"``, the pairs on every core), so
-    that the predictions are SVC's; ``multiclass="ovr"`` trains one model per class on one
+    decomposition from zero instead: ``options.start``). Several classes train as SVC does,
+    one binary problem per pair of classes (``options.multiclass="ovo"``, the pairs on every
+    core), so that the predictions are SVC's; ``"ovr"`` trains one model per class on one
     preparation instead.
 
     Parameters
     ----------
+    SVC's parameters with SVC's names, order and meaning (``shrinking``, ``cache_size`` and
+    ``break_ties`` aside), then ``h``, ``memory_budget`` and ``options``, which holds the
+    expert knobs of the compression, the ADMM and the exact solve
+    (:class:`~hsskern.HSSSVCOptions`; nested names ``options__max_rank`` for ``set_params``
+    and ``GridSearchCV``).
+
+    C : float, default 1.0
+        Box constraint of the dual, > 0.
     kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
 or callable, default "gaussian"
         gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
         (accepted as a synonym); laplacian: exp(-|x - y| / h). SVC's other kernels are
         solved by the exact decomposition only (no compression, factor or ADMM;
-        ``start="admm"`` or ``refine=False`` is a ValueError with them): "poly"
-        ((gamma x.y + coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y + coef0),
-        not positive definite: its dual may have several KKT points, and the one returned
-        need not be LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X, X), the
-        prediction methods K(X_test, X_train)) and a callable k(A, B) -> array of shape
-        (len(A), len(B)), evaluated in blocks (its K is stored when it fits the memory
+        ``options.start="admm"`` or ``options.refine=False`` is a ValueError with them):
+        "poly" ((gamma x.y + coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y +
+        coef0), not positive definite: its dual may have several KKT points, and the one
+        returned need not be LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X,
+        X), the prediction methods K(X_test, X_train)) and a callable k(A, B) -> array of
+        shape (len(A), len(B)), evaluated in blocks (its K is stored when it fits the memory
         budget, as a precomputed one is).
-    h : float or None, default None
-        Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
+    degree : int, default 3
+        Degree of the "poly" kernel (SVC's); ignored by the other kernels.
     gamma : float, "scale", "auto" or None, default None
         scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian). As SVC,
         "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the training X
         (not for the Laplacian). Give ``h`` or ``gamma``, not both (a ValueError). For the
         poly and sigmoid kernels gamma is the factor of x.y, and None means "scale" (SVC's
-        default).
-    degree : int, default 3
-        Degree of the "poly" kernel (SVC's); ignored by the other kernels.
+        default). For the Gaussian and the Laplacian, None with ``h`` None is h = 1, not
+        SVC's "scale" (see the change log: the default stays for this release).
     coef0 : float, default 0.0
         The constant of the "poly" and "sigmoid" kernels (SVC's); ignored by the others.
-    C : float, default 1.0
-        Box constraint of the dual, > 0.
-    beta : float or None, default None
-        ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
-        by n (the paper's schedule).
-    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
-        HSS compression options, see :class:`~hsskern.options.HSSOptions`. Defaults 1e-3 /
-        1e-5 / 500 / 128 / 64, tighter than the paper's: the SVM at large C needs more of the
-        kernel's fine structure than its loose settings keep.
-    approximation : {"hss", "exact"}, default "hss"
-        "exact": the dense kernel matrix and a dense Cholesky factor (small n only, memory is
-        checked first) — the reference the HSS path is tested against.
-    start : {"auto", "admm", "decomposition"}, default "auto"
-        How the first C is reached. "admm": the approximation, one factor of it and the
-        ADMM, then the exact decomposition from the ADMM's point. "decomposition": the exact
-        decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
-        solved exactly, so it needs ``refine``; the working sets are capped to what
-        ``memory_budget`` holds). "auto": "decomposition" when ``refine`` is on,
-        ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
-        than it saves; see the documentation's design notes), "admm" otherwise.
-    max_iter : int, default 100
-        Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
-        stopping test (``max_iter=10, tol=None, relaxation=1.0, adaptive_beta=False``).
-    tol : float or None, default 1e-2
-        Stop when LIBSVM's optimality gap (m(a) - M(a), the measure LIBSVM's ``tol`` bounds)
-        is below ``tol``; checked every 10 iterations with one kernel (approximation) product.
-        None: always run ``max_iter`` iterations. A C whose solution misses ``tol`` (and is
-        not recovered by ``refine``) raises a ``ConvergenceWarning``, which says so when the
-        approximation turned out indefinite (its dual is then not convex). The refinement
-        stops at a gap of ``min(tol, 1e-3)`` (1e-3, LIBSVM's default, for None).
-    relaxation : float in (0, 2), default 1.6
-        ADMM over-relaxation (1.0: the paper's plain ADMM; 1.6 needs fewer iterations to a
-        given gap).
-    adaptive_beta : bool, default True
-        Residual balancing: when the primal and dual residuals differ by more than 10x, beta
-        is moved by 10x and K + beta I refactored (never recompressed); at most twice per C,
-        and the new beta carries over to the next C of a path.
-    refine : bool or "auto", default "auto"
-        Beyond the paper: after the ADMM, recover the exact-kernel SVM by decomposition
-        (:func:`~hsskern.solvers.refine.refine_exact`): every point keeps the ADMM's alpha,
-        working sets of the free support vectors and the worst exact-KKT violators are solved
-        by SMO on their dense kernel block, and the exact decision values at all n points are
-        kept current by n x |changed| products, until LIBSVM's stopping test (gap below
-        ``min(tol, 1e-3)``) holds on all points. Along a C path each exact solution, scaled, starts the next C
-        without the ADMM. The ADMM's approximation error and slow convergence at large C go
-        away, at a cost that grows with n x n_SV. "auto": skip it (keep the ADMM's solution)
-        for a class whose n x n_SV product exceeds 1e10 kernel entries.
-    max_chunk : int, default 16000
-        Largest working set of the refinement (its kernel block takes 8 max_chunk^2 bytes:
-        2 GB, twice that while a Newton step factors a nearly all-free block). Working sets
-        are 4,000 points below 10^5 points with the kernel evaluated, else 8,000 (a stored
-        kernel: 6,000 for its first 100 rounds), more only to hold a larger free set.
-    memory_budget : float or None, default None
-        Bytes the fit may use; checked against an estimate before the heavy work starts
-        (default: 80% of the memory available).
-    class_weight : dict, "balanced" or None, default None
-        As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
-        ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
-        One weight per point (the point's own class sets it, "balanced" computed over all
-        of ``y``), so each pair of one-vs-one is SVC's weighted pair problem and column k of
-        one-vs-rest the binary "k vs rest" problem with those weights.
     probability : bool, default False
         Also fit Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`, as SVC:
         the decision values of 5 stratified internal folds (drawn with ``random_state``;
@@ -163,23 +115,51 @@ or callable, default "gaussian"
         per binary model (one-vs-one: per pair, on its two classes' points, then LIBSVM's
         pairwise coupling). ``fit`` then costs about five more fits on 4/5 of the data.
         See :meth:`predict_proba` for how its argmax relates to :meth:`predict`.
-    multiclass : {"ovo", "ovr"}, default "ovo"
-        How several classes train. "ovo": SVC's one-vs-one, a binary problem for each pair
-        of classes (i, j), i < j in the order of ``classes_``, on those two classes' points
-        (+1 for class i), prepared and solved independently on a pool of threads (one per
-        core, each pair on one thread); predictions by LIBSVM's vote, equal to SVC's.
-        "ovr": one-vs-rest, one binary model per class on one preparation (one compression
-        and factor serve every class and every C of a path), usually less accurate than
-        one-vs-one and slower on many classes, since each model trains on all points.
+    tol : float or None, default 1e-2
+        Stop the ADMM when LIBSVM's optimality gap (m(a) - M(a), the measure LIBSVM's
+        ``tol`` bounds) is below ``tol``; checked every 10 iterations with one kernel
+        (approximation) product. None: always run ``max_iter`` iterations. A C whose
+        solution misses ``tol`` (and is not recovered by ``options.refine``) raises a
+        ``ConvergenceWarning``, which says so when the approximation turned out indefinite
+        (its dual is then not convex). The exact solve stops at a gap of ``min(tol, 1e-3)``
+        (1e-3, LIBSVM's default, for None).
+    class_weight : dict, "balanced" or None, default None
+        As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
+        ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
+        One weight per point (the point's own class sets it, "balanced" computed over all
+        of ``y``), so each pair of one-vs-one is SVC's weighted pair problem and column k of
+        one-vs-rest the binary "k vs rest" problem with those weights.
+    verbose : int, default 0
+        1: a line per phase and per C; 2: also per decomposition round.
+    max_iter : int, default 100
+        Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
+        stopping test (``max_iter=10, tol=None`` and ``HSSSVCOptions(relaxation=1.0,
+        adaptive_beta=False)``).
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         SVC's: the shape of :meth:`decision_function` with several classes trained
         one-vs-one ("ovo": the pairs' values; "ovr": SVC's transformation of them to one
-        score per class). "ovo" needs ``multiclass="ovo"``; two classes give shape
+        score per class). "ovo" needs ``options.multiclass="ovo"``; two classes give shape
         (n_samples,) either way.
-    verbose : int, default 0
-        1: a line per phase and per C; 2: also per decomposition round.
     random_state : int, RandomState or None
         Seeds the randomized compression (and the probability folds).
+    h : float or None, default None
+        Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
+    memory_budget : float or None, default None
+        Bytes the fit may use; checked against an estimate before the heavy work starts
+        (default: 80% of the memory available).
+    options : HSSSVCOptions or None, default None
+        The expert knobs (None: :class:`~hsskern.HSSSVCOptions`' defaults): the
+        compression (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``,
+        ``n_neighbors``, ...; defaults 1e-3 / 1e-5 / 500 / 128 / 64, tighter than the
+        paper's: the SVM at large C needs more of the kernel's fine structure than its loose
+        settings keep), the kernel the ADMM factors (``approximation``: "hss" or "exact"),
+        how the first C is reached (``start``: "auto" takes the exact decomposition from
+        zero, with no compression, factor or ADMM, for n <= 100,000), the ADMM (``beta``,
+        ``relaxation``, ``adaptive_beta``), the exact solve after it (``refine``,
+        ``max_chunk``) and the multiclass training (``multiclass``: "ovo", SVC's one-vs-one,
+        or "ovr", one model per class on one preparation). The old flat parameters of the
+        same names (``HSSSVC(rel_tol=1e-4)``, ``set_params(refine=False)``) still work for
+        one release, with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -246,45 +226,33 @@ or callable, default "gaussian"
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        **START_CONSTRAINTS,
         **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=3, coef0=0.0, C=1.0,
-                 beta=None,
-                 rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
-                 approximation="hss", start="auto", max_iter=100, tol=1e-2,
-                 relaxation=1.6, adaptive_beta=True, refine="auto", max_chunk=16000,
-                 memory_budget=None, class_weight=None, probability=False, multiclass="ovo",
-                 decision_function_shape="ovr", verbose=0, random_state=None):
-        self.kernel = kernel
-        self.h = h
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
+    _options_class = HSSSVCOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init
+    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
+                 probability=False, tol=1e-2, class_weight=None, verbose=0, max_iter=100,
+                 decision_function_shape="ovr", random_state=None, h=None,
+                 memory_budget=None, options=None):
         self.C = C
-        self.beta = beta
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.start = start
-        self.max_iter = max_iter
-        self.tol = tol
-        self.relaxation = relaxation
-        self.adaptive_beta = adaptive_beta
-        self.refine = refine
-        self.max_chunk = max_chunk
-        self.memory_budget = memory_budget
-        self.class_weight = class_weight
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.probability = probability
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
+        self.tol = tol
+        self.class_weight = class_weight
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
         self.random_state = random_state
+        self.h = h
+        self.memory_budget = memory_budget
+        self.options = options
 
     def _make_backend(self, X, for_path):
         return self._multiclass_backend(_hss_backend(self, X, None, for_path))
@@ -305,7 +273,7 @@ or callable, default "gaussian"
                                      else list(info["refinement"]))}
 
 
-class HSSSVCCV(WeightedPathClassifierCV):
+class HSSSVCCV(OptionsParamsMixin, WeightedPathClassifierCV):
     """HSSSVC with C (and optionally the kernel width) chosen by validation accuracy.
 
     Per kernel width and per fold, K is compressed and K + beta I factored once; the ADMM then
@@ -326,7 +294,8 @@ class HSSSVCCV(WeightedPathClassifierCV):
     ----------
     param_grid : dict or list of dict, or None, default None
         ``GridSearchCV``'s grid over :class:`HSSSVC`'s parameters (C, gamma or h, and any
-        other), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
+        other, the options' fields by their nested names: ``{"options__max_rank": [100,
+        200]}``), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
         C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
         not used, and ``h`` / ``gamma`` must not be sequences.
     scoring : str, callable or None, default None
@@ -351,14 +320,17 @@ class HSSSVCCV(WeightedPathClassifierCV):
         splitter or an iterable of (train, test) pairs is used as given.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (h, C).
-    kernel, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation, max_iter,
-    tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, class_weight, probability,
-    multiclass, decision_function_shape, verbose, random_state
-        As in :class:`HSSSVC`. Every fold and the refit take HSSSVC's ``start="auto"``. ``probability`` fits the sigmoids of the refitted model only
-        (:meth:`predict_proba` is its). ``random_state`` also shuffles the folds. ``class_weight``
-        applies in every fold ("balanced" over the fold's training labels) and the refit;
-        ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
-        is weighted by the test rows' weights) and the refit.
+    kernel, probability, tol, class_weight, verbose, max_iter, decision_function_shape,
+    random_state, memory_budget, options
+        As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
+        ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``; the old
+        flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
+        ``FutureWarning``). Every fold and the refit take these options.
+        ``probability`` fits the sigmoids of the refitted model only (:meth:`predict_proba`
+        is its). ``random_state`` also shuffles the folds. ``class_weight`` applies in every
+        fold ("balanced" over the fold's training labels) and the refit; ``fit``'s
+        ``sample_weight`` follows its rows into the folds (the validation accuracy is
+        weighted by the test rows' weights) and the refit.
 
     Attributes
     ----------
@@ -407,42 +379,33 @@ class HSSSVCCV(WeightedPathClassifierCV):
     }
     _estimator = HSSSVC
 
-    def __init__(self, kernel="gaussian", *, param_grid=None, scoring=None, n_jobs=None,
-                 Cs=10, h=None, gamma=None, cv=0.2, refit=True, beta=None, rel_tol=1e-3,
-                 abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", max_chunk=16000, memory_budget=None,
-                 class_weight=None, probability=False, multiclass="ovo",
-                 decision_function_shape="ovr", verbose=0, random_state=None):
+    _options_class = HSSSVCOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init
+    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, h=None, probability=False,
+                 tol=1e-2, class_weight=None, verbose=0, max_iter=100,
+                 decision_function_shape="ovr", random_state=None, memory_budget=None,
+                 options=None, param_grid=None, scoring=None, cv=0.2,
+                 refit=True, n_jobs=None):
+        self.Cs = Cs
         self.kernel = kernel
+        self.gamma = gamma
+        self.h = h
+        self.probability = probability
+        self.tol = tol
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.random_state = random_state
+        self.memory_budget = memory_budget
+        self.options = options
         self.param_grid = param_grid
         self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.Cs = Cs
-        self.h = h
-        self.gamma = gamma
         self.cv = cv
         self.refit = refit
-        self.beta = beta
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.max_iter = max_iter
-        self.tol = tol
-        self.relaxation = relaxation
-        self.adaptive_beta = adaptive_beta
-        self.refine = refine
-        self.max_chunk = max_chunk
-        self.memory_budget = memory_budget
-        self.class_weight = class_weight
-        self.probability = probability
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.verbose = verbose
-        self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _grid(self, X, Y):
         return width_grid(self, X)

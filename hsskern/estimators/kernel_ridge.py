@@ -11,24 +11,29 @@ import numpy as np
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..options import RidgeOptions
 from ..solvers.ridge_path import RidgeBackend, check_alphas
+from ._options import OptionsParamsMixin, legacy_init
 from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
                          hss_options, kernel_of, width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
 
+#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
+_LEGACY = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors", "approximation",
+           "n_components")
+
 _COMMON_CONSTRAINTS = {
-    **HSS_CONSTRAINTS,
-    "approximation": [StrOptions({"hss", "exact", "nystrom"})],
-    "n_components": [Interval(Integral, 1, None, closed="left")],
+    **{k: HSS_CONSTRAINTS[k] for k in ("kernel", "memory_budget", "verbose", "random_state")},
+    "options": [RidgeOptions, None],
     "solver": [StrOptions({"direct", "exact"})],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
 }
 
 
-class HSSKernelRidge(PathRegressor):
+class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
     """Kernel ridge regression with an HSS approximation of K: scikit-learn's ``KernelRidge``
     (no intercept) for large n.
 
@@ -66,22 +71,28 @@ class HSSKernelRidge(PathRegressor):
         Relative residual at which conjugate gradients stop (``solver="exact"``).
     max_iter : int, default 1000
         Most conjugate-gradient iterations per target (``solver="exact"``).
-    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
-        HSS compression options, see :class:`~hsskern.options.HSSOptions`; defaults 1e-3 /
-        1e-5 / 500 / 128 / 64 as :class:`~hsskern.HSSSVC`. A small alpha needs a tight
-        tolerance for ``"direct"``: below the approximation's most negative eigenvalue
-        H + alpha I is indefinite and the fit raises ``NotPositiveDefiniteError`` (``"exact"``
-        then preconditions at the smallest definite shift and still converges).
-    approximation : {"hss", "exact", "nystrom"}, default "hss"
-        "exact": the dense kernel and a dense Cholesky factor (small n; memory checked first).
-        "nystrom": no compression; a rank-``n_components`` randomly pivoted Cholesky F
-        (F F^T <= K, so F F^T + alpha I is definite at every alpha) and its Woodbury factor.
-        With ``solver="exact"`` it is the preconditioner to reach for where the HSS
-        approximation is indefinite at alpha (moderate dimension, small alpha): the
-        preconditioned spectrum lies in [1, 1 + ||K - F F^T||_2 / alpha]. With "direct" it is
-        Nystrom kernel ridge, an approximation.
-    n_components : int, default 2000
-        Rank of the "nystrom" approximation (8 n ``n_components`` bytes); ignored otherwise.
+    options : RidgeOptions or None, default None
+        The expert knobs (None: :class:`~hsskern.RidgeOptions`' defaults; nested names
+        ``options__max_rank`` for ``set_params`` and searches; the old flat parameters of
+        the same names still work for one release, with a ``FutureWarning``):
+
+        - ``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``, ``n_neighbors``, ...: the
+          HSS compression (:class:`~hsskern.options.CompressionOptions`; defaults 1e-3 /
+          1e-5 / 500 / 128 / 64 as :class:`~hsskern.HSSSVC`). A small alpha needs a tight
+          tolerance for ``"direct"``: below the approximation's most negative eigenvalue
+          H + alpha I is indefinite and the fit raises ``NotPositiveDefiniteError``
+          (``"exact"`` then preconditions at the smallest definite shift and still
+          converges).
+        - ``approximation`` ({"hss", "exact", "nystrom"}, default "hss"): "exact", the dense
+          kernel and a dense Cholesky factor (small n; memory checked first). "nystrom": no
+          compression; a rank-``n_components`` randomly pivoted Cholesky F (F F^T <= K, so
+          F F^T + alpha I is definite at every alpha) and its Woodbury factor. With
+          ``solver="exact"`` it is the preconditioner to reach for where the HSS
+          approximation is indefinite at alpha (moderate dimension, small alpha): the
+          preconditioned spectrum lies in [1, 1 + ||K - F F^T||_2 / alpha]. With "direct"
+          it is Nystrom kernel ridge, an approximation.
+        - ``n_components`` (default 2000): rank of the "nystrom" approximation (8 n
+          ``n_components`` bytes); ignored otherwise.
     memory_budget : float or None, default None
         Bytes the fit may use (default 80% of the available memory): the least a fit takes
         (the points, the approximation at its smallest: HSS ranks of 1, the dense K and
@@ -128,24 +139,21 @@ class HSSKernelRidge(PathRegressor):
         "alpha": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, alpha=1.0, kernel="gaussian", *, h=None, gamma=None, solver="direct",
-                 tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
-                 leaf_size=128, n_neighbors=64, approximation="hss", n_components=2000,
-                 memory_budget=None, verbose=0, random_state=None):
+    _options_class = RidgeOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init(positional=None)
+    def __init__(self, alpha=1.0, kernel="gaussian", *, gamma=None, h=None, solver="direct",
+                 tol=1e-10, max_iter=1000, memory_budget=None, verbose=0, random_state=None,
+                 options=None):
         self.alpha = alpha
         self.kernel = kernel
-        self.h = h
         self.gamma = gamma
+        self.h = h
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.n_components = n_components
+        self.options = options
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state
@@ -153,8 +161,9 @@ class HSSKernelRidge(PathRegressor):
     def _make_backend(self, X, values, for_search=False, leave_one_out=False):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
-        return RidgeBackend(kernel_of(self, X=X), approximation=self.approximation,
-                            hss_options=hss_options(self), n_components=self.n_components,
+        o = self._options()
+        return RidgeBackend(kernel_of(self, X=X), approximation=o.approximation,
+                            hss_options=hss_options(self), n_components=o.n_components,
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
                             max_iter=self.max_iter, beta=float(np.min(values)),
                             leave_one_out=leave_one_out,
@@ -189,7 +198,7 @@ class HSSKernelRidge(PathRegressor):
         return super().fit_path(X, y, alphas)
 
 
-class HSSKernelRidgeCV(PathRegressorCV):
+class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
     """HSSKernelRidge with alpha (and optionally the kernel width) chosen by cross-validation.
 
     Per kernel width K is compressed once per training set; every alpha is then a
@@ -200,7 +209,7 @@ class HSSKernelRidgeCV(PathRegressorCV):
     (``ULVFactor.inverse_diagonal``, O(n r^2 log n)). So the whole search costs one
     compression per width and one refactorization per (width, alpha), and the refit reuses
     the chosen width's compression. The leave-one-out errors are those of the ridge problem
-    on the approximation H (exact with ``approximation="exact"``).
+    on the approximation H (exact with ``options.approximation="exact"``).
 
     Parameters
     ----------
@@ -220,10 +229,11 @@ class HSSKernelRidgeCV(PathRegressorCV):
         What is maximised (multi-output: averaged over targets).
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen (width, alpha).
-    solver, tol, max_iter, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
-    n_components, memory_budget, verbose, random_state
+    solver, tol, max_iter, memory_budget, verbose, random_state, options
         As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
-        refit uses ``solver``). ``random_state`` also shuffles the folds.
+        refit uses ``solver``; ``options`` a :class:`~hsskern.RidgeOptions`, the old flat
+        ``rel_tol=`` ... ``n_components=`` still taken for one release, with a
+        ``FutureWarning``). ``random_state`` also shuffles the folds.
 
     Attributes
     ----------
@@ -265,28 +275,25 @@ class HSSKernelRidgeCV(PathRegressorCV):
     }
     _estimator = HSSKernelRidge
 
-    def __init__(self, alphas=(0.1, 1.0, 10.0), kernel="gaussian", *, h=None, gamma=None,
+    _options_class = RidgeOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init(positional=None)
+    def __init__(self, alphas=(0.1, 1.0, 10.0), kernel="gaussian", *, gamma=None, h=None,
                  cv=None, scoring="neg_mean_squared_error", refit=True, solver="direct",
-                 tol=1e-10, max_iter=1000, rel_tol=1e-3, abs_tol=1e-5, max_rank=500,
-                 leaf_size=128, n_neighbors=64, approximation="hss", n_components=2000,
-                 memory_budget=None, verbose=0, random_state=None):
+                 tol=1e-10, max_iter=1000, memory_budget=None, verbose=0, random_state=None,
+                 options=None):
         self.alphas = alphas
         self.kernel = kernel
-        self.h = h
         self.gamma = gamma
+        self.h = h
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.n_components = n_components
+        self.options = options
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.random_state = random_state

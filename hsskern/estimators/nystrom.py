@@ -8,34 +8,92 @@ for the squared hinge loss (LASN), LIBLINEAR's dual coordinate descent for the h
 starts, and one-vs-rest reuses it for every class. This module holds the parameters and builds
 that backend; the shared machinery is in :mod:`.base` and :mod:`.cv`.
 """
+import inspect
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import KERNELS, make_kernel
+from ..lowrank.landmarks import LANDMARK_METHODS
 from ..lowrank.nystrom import NystromFeatures
+from ..options import OptionsBase
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
+from ..utils.validation import check_positive
+from ._options import OptionsParamsMixin, legacy_init
 from .base import WeightedPathClassifier
 from .cv import WeightedPathClassifierCV
 from .hss_params import GAMMA_STRINGS, kernel_name, resolve_gamma
 
-__all__ = ["NystromSVC", "NystromSVCCV"]
+__all__ = ["NystromSVC", "NystromSVCCV", "NystromSVCOptions"]
 
 _FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "l", "n_components",
                    "landmarks", "eig_cutoff", "max_kmeans_samples", "kmeans_iter",
                    "random_state")
+#: the feature map's knobs: their defaults are the transformer's (one source)
+_MAP_DEFAULTS = {name: p.default for name, p in
+                 inspect.signature(NystromFeatures).parameters.items()}
+
+
+@dataclass(frozen=True, repr=False)
+class NystromSVCOptions(OptionsBase):
+    """The expert knobs of :class:`~hsskern.NystromSVC` and :class:`~hsskern.NystromSVCCV`:
+    the landmarks and the feature map (defaults :class:`~hsskern.NystromFeatures`'), and the
+    linear solver's.
+
+    Parameters
+    ----------
+    eig_cutoff : float in [0, 1), default 1e-6
+        Relative eigenvalue cutoff of K(Z, Z).
+    max_kmeans_samples : int, default 20000
+    kmeans_iter : int, default 5
+    intercept_scaling : float, default 1.0
+        The intercept is the weight of a constant feature of this value, so it is
+        regularized by (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
+    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
+        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
+        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
+        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
+        and along a C path the Gram matrix of the active rows is updated rather than
+        recomputed.
+    """
+
+    landmarks: str = _MAP_DEFAULTS["landmarks"]
+    eig_cutoff: float = _MAP_DEFAULTS["eig_cutoff"]
+    max_kmeans_samples: int = _MAP_DEFAULTS["max_kmeans_samples"]
+    kmeans_iter: int = _MAP_DEFAULTS["kmeans_iter"]
+    intercept_scaling: float = 1.0
+    newton_solver: str = "auto"
+
+    def _check(self):
+        if self.landmarks not in LANDMARK_METHODS:
+            raise ValueError(f"landmarks must be one of {tuple(LANDMARK_METHODS)}, got "
+                             f"{self.landmarks!r}")
+        check_positive(self.eig_cutoff, "eig_cutoff", minimum=0.0)
+        if not self.eig_cutoff < 1:
+            raise ValueError(f"eig_cutoff must be in [0, 1), got {self.eig_cutoff!r}")
+        check_positive(self.max_kmeans_samples, "max_kmeans_samples", integer=True, minimum=1)
+        check_positive(self.kmeans_iter, "kmeans_iter", integer=True, minimum=1)
+        check_positive(self.intercept_scaling, "intercept_scaling", minimum=0.0)
+        if self.newton_solver not in NEWTON_SOLVERS:
+            raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got "
+                             f"{self.newton_solver!r}")
+
+
+#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
+_LEGACY = NystromSVCOptions.field_names()
 
 _COMMON_CONSTRAINTS = {
-    **NystromFeatures._parameter_constraints,
+    **{k: v for k, v in NystromFeatures._parameter_constraints.items() if k not in _LEGACY},
     # SVC's spellings, resolved to hsskern's in _kernel_params
     "kernel": [StrOptions(set(KERNELS) | {"rbf"})],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS)), None],
     "loss": [StrOptions(set(LOSSES))],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "intercept_scaling": [Interval(Real, 0, None, closed="left")],
-    "newton_solver": [StrOptions(set(NEWTON_SOLVERS))],
+    "options": [NystromSVCOptions, None],
     "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
     "probability": ["boolean"],
     "class_weight": [StrOptions({"balanced"}), dict, None],
@@ -46,30 +104,37 @@ _COMMON_CONSTRAINTS = {
 def _kernel_params(est, X):
     """The feature parameters of ``est`` with SVC's spellings resolved on the training X
     ("rbf" is the Gaussian; gamma "scale" / "auto" become numbers)."""
-    params = {p: getattr(est, p) for p in _FEATURE_PARAMS}
+    params = _feature_params(est)
     params["gamma"] = resolve_gamma(est.gamma, X, est.kernel)
     params["kernel"] = kernel_name(est.kernel)
     return params
+
+
+def _feature_params(est):
+    """NystromFeatures' parameters of ``est`` (flat ones and fields of its options)."""
+    o = est._options()
+    return {p: getattr(o, p) if p in _LEGACY else getattr(est, p) for p in _FEATURE_PARAMS}
 
 
 def _nystrom_backend(est, X):
     """The backend of a NystromSVC-like estimator ``est`` for the training points X; a fit
     that cannot fit the memory budget is refused here, before any work."""
     p = _kernel_params(est, X)
+    o = est._options()
     kernel = make_kernel(p["kernel"], h=est.h, gamma=p["gamma"], degree=est.degree,
                          coef0=est.coef0, sigma=est.sigma, l=est.l, n_features=X.shape[1])
     backend = NystromBackend(
-        kernel, n_components=est.n_components, landmarks=est.landmarks,
-        eig_cutoff=est.eig_cutoff, max_kmeans_samples=est.max_kmeans_samples,
-        kmeans_iter=est.kmeans_iter, loss=est.loss, tol=est.tol, max_iter=est.max_iter,
-        intercept_scaling=est.intercept_scaling, newton_solver=est.newton_solver,
+        kernel, n_components=est.n_components, landmarks=o.landmarks,
+        eig_cutoff=o.eig_cutoff, max_kmeans_samples=o.max_kmeans_samples,
+        kmeans_iter=o.kmeans_iter, loss=est.loss, tol=est.tol, max_iter=est.max_iter,
+        intercept_scaling=o.intercept_scaling, newton_solver=o.newton_solver,
         random_state=est.random_state, memory_budget=est.memory_budget,
         verbose=max(0, int(est.verbose) - 1), log=est._log if est.verbose >= 1 else None)
     backend.check_memory(X.shape[0])
     return backend
 
 
-class NystromSVC(WeightedPathClassifier):
+class NystromSVC(OptionsParamsMixin, WeightedPathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Several classes are one-vs-rest, a linear model per class on one feature map (as
@@ -101,20 +166,6 @@ class NystromSVC(WeightedPathClassifier):
         Squared hinge: relative gradient norm |grad f| <= tol |grad f(0)|. Hinge: LIBLINEAR's tol.
     max_iter : int, default 1000
         Newton steps (squared hinge) or LIBLINEAR iterations (hinge).
-    intercept_scaling : float, default 1.0
-        The intercept is the weight of a constant feature of this value, so it is regularized by
-        (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
-    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
-        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
-        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
-        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
-        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
-        and along a C path the Gram matrix of the active rows is
-        updated rather than recomputed.
-    eig_cutoff : float, default 1e-6
-        Relative eigenvalue cutoff of K(Z, Z).
-    max_kmeans_samples : int, default 20000
-    kmeans_iter : int, default 5
     memory_budget : float or None, default None
         Bytes the fit may use: the feature matrix (8 n k), K(Z, Z) and its eigendecomposition
         and the solver's arrays are estimated and checked before any work
@@ -136,6 +187,15 @@ class NystromSVC(WeightedPathClassifier):
         integer weights equal repeated rows for a fixed feature map, not through k-means.
     verbose : int, default 0
         1: a line when the features are built; 2: also the Newton solver's steps.
+
+    options : NystromSVCOptions or None, default None
+        The expert knobs (None: :class:`~hsskern.NystromSVCOptions`' defaults; nested names
+        ``options__landmarks`` for ``set_params`` and searches): ``landmarks``,
+        ``eig_cutoff``, ``max_kmeans_samples``, ``kmeans_iter`` (the feature map's, as
+        :class:`~hsskern.NystromFeatures`'), ``intercept_scaling`` (LIBLINEAR's, default
+        1.0; 0 fits no intercept) and ``newton_solver`` ("cg", "cholesky" or "auto"). The
+        old flat parameters of the same names still work for one release, with a
+        ``FutureWarning``.
 
     Attributes
     ----------
@@ -181,41 +241,38 @@ class NystromSVC(WeightedPathClassifier):
     _parameter_constraints = {**_COMMON_CONSTRAINTS,
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
-                 sigma=None, l=None, n_components=100, landmarks="kmeans",
-                 loss="squared_hinge", C=1.0, tol=1e-4, max_iter=1000, intercept_scaling=1.0,
-                 newton_solver="auto", eig_cutoff=1e-6, max_kmeans_samples=20000, kmeans_iter=5,
-                 memory_budget=None, probability=False, random_state=None,
-                 class_weight=None, verbose=0):
+    _options_class = NystromSVCOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init(positional="kernel")
+    def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
+                 probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
+                 random_state=None, h=None, sigma=None, l=None, n_components=100,
+                 loss="squared_hinge", memory_budget=None, options=None):
+        self.C = C
         self.kernel = kernel
-        self.h = h
-        self.gamma = gamma
         self.degree = degree
+        self.gamma = gamma
         self.coef0 = coef0
+        self.probability = probability
+        self.tol = tol
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.h = h
         self.sigma = sigma
         self.l = l
         self.n_components = n_components
-        self.landmarks = landmarks
         self.loss = loss
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.intercept_scaling = intercept_scaling
-        self.newton_solver = newton_solver
-        self.eig_cutoff = eig_cutoff
-        self.max_kmeans_samples = max_kmeans_samples
-        self.kmeans_iter = kmeans_iter
         self.memory_budget = memory_budget
-        self.probability = probability
-        self.random_state = random_state
-        self.class_weight = class_weight
-        self.verbose = verbose
+        self.options = options
 
     def _make_backend(self, X, for_path):
         return _nystrom_backend(self, X)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        params = {p: getattr(self, p) for p in _FEATURE_PARAMS}
+        params = _feature_params(self)
         params["kernel"] = kernel_name(self.kernel)
         if isinstance(self.gamma, str):  # the number it resolved to, in the map's kernel
             params["gamma"] = prepared.feature_map.kernel.gamma
@@ -223,7 +280,7 @@ class NystromSVC(WeightedPathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-class NystromSVCCV(WeightedPathClassifierCV):
+class NystromSVCCV(OptionsParamsMixin, WeightedPathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and
@@ -240,10 +297,11 @@ class NystromSVCCV(WeightedPathClassifierCV):
         as given.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen C.
-    kernel, h, gamma, degree, coef0, sigma, l, n_components, landmarks, loss, tol, max_iter,
-    intercept_scaling, newton_solver, eig_cutoff, max_kmeans_samples, kmeans_iter,
-    memory_budget, probability, random_state, class_weight, verbose
-        As in :class:`NystromSVC`. ``random_state`` also shuffles the folds.
+    kernel, degree, gamma, coef0, probability, tol, class_weight, verbose, max_iter,
+    random_state, h, sigma, l, n_components, loss, memory_budget, options
+        As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`; the old
+        flat ``landmarks=`` ... ``newton_solver=`` still taken for one release, with a
+        ``FutureWarning``). ``random_state`` also shuffles the folds.
         ``probability`` fits the sigmoids of the refitted model only. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
@@ -288,34 +346,31 @@ class NystromSVCCV(WeightedPathClassifierCV):
     }
     _estimator = NystromSVC
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
-                 sigma=None, l=None, n_components=100, landmarks="kmeans",
-                 loss="squared_hinge", Cs=6, cv=3, refit=True, tol=1e-4, max_iter=1000,
-                 intercept_scaling=1.0, newton_solver="auto", eig_cutoff=1e-6,
-                 max_kmeans_samples=20000, kmeans_iter=5, memory_budget=None,
-                 probability=False, random_state=None, class_weight=None, verbose=0):
+    _options_class = NystromSVCOptions
+    _legacy_names = _LEGACY
+
+    @legacy_init(positional="kernel")
+    def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
+                 probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
+                 random_state=None, h=None, sigma=None, l=None, n_components=100,
+                 loss="squared_hinge", memory_budget=None, options=None, cv=3, refit=True):
+        self.Cs = Cs
         self.kernel = kernel
-        self.h = h
-        self.gamma = gamma
         self.degree = degree
+        self.gamma = gamma
         self.coef0 = coef0
+        self.probability = probability
+        self.tol = tol
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.h = h
         self.sigma = sigma
         self.l = l
         self.n_components = n_components
-        self.landmarks = landmarks
         self.loss = loss
-        self.Cs = Cs
+        self.memory_budget = memory_budget
+        self.options = options
         self.cv = cv
         self.refit = refit
-        self.tol = tol
-        self.max_iter = max_iter
-        self.intercept_scaling = intercept_scaling
-        self.newton_solver = newton_solver
-        self.eig_cutoff = eig_cutoff
-        self.max_kmeans_samples = max_kmeans_samples
-        self.kmeans_iter = kmeans_iter
-        self.memory_budget = memory_budget
-        self.probability = probability
-        self.random_state = random_state
-        self.class_weight = class_weight
-        self.verbose = verbose

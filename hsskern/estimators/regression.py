@@ -227,9 +227,10 @@ class PathRegressorCV(RegressorBase):
 
     def _base_estimator(self, params):
         """The single-model estimator with this one's parameters and ``params``."""
-        own = self._estimator().get_params()
-        kw = {k: v for k, v in self.get_params().items() if k in own}
-        return self._estimator(**{**kw, **params})
+        own = self._estimator().get_params(deep=False)
+        kw = {k: v for k, v in self.get_params(deep=False).items() if k in own}
+        # set_params: a candidate may name an options field (options__max_rank)
+        return self._estimator(**kw).set_params(**params)
 
     def _search(self, X, Y, grid, values):
         """Scores by k-fold (or hold-out) cross-validation: (scores, setup, solve, n_iter)

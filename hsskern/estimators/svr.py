@@ -9,10 +9,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..options import HSSSVROptions
 from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
+from ._options import OptionsParamsMixin, legacy_init
 from .base import validate_input
-from .hss_params import (HSS_CONSTRAINTS, START_CONSTRAINTS, WIDTH_CONSTRAINTS,
+from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS,
                          WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
                          width_grid)
 from .regression import SCORINGS, PathRegressor, PathRegressorCV
@@ -24,8 +26,12 @@ __all__ = ["HSSSVR", "HSSSVRCV"]
 #: quickly
 _FIT_CONTINUATION = 3
 
+#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
+_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
+           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk")
 
-class HSSSVR(PathRegressor):
+
+class HSSSVR(OptionsParamsMixin, PathRegressor):
     """epsilon-SVR (scikit-learn's ``SVR``) with the dual solved on an HSS approximation of K,
     then made exact.
 
@@ -39,50 +45,44 @@ class HSSSVR(PathRegressor):
 
     Parameters
     ----------
+    SVR's parameters with SVR's names and order (``degree``, ``coef0``, ``shrinking`` and
+    ``cache_size`` aside), then ``h``, ``memory_budget``, ``random_state`` and ``options``,
+    the expert knobs (:class:`~hsskern.HSSSVROptions`, nested names ``options__max_rank``).
+
     kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
         gaussian (= "rbf"): exp(-|x - y|^2 / (2 h^2)) (``SVR(kernel="rbf",
         gamma=1 / (2 h^2))``).
-    h : float or None, default None
-        Kernel width; h = 1 when both ``h`` and ``gamma`` are None.
     gamma : float, "scale", "auto" or None, default None
         scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian); "scale"
-        and "auto" as SVR's, on the training X.
+        and "auto" as SVR's, on the training X. None with ``h`` None is h = 1, not SVR's
+        "scale" (see the change log).
+    tol : float, default 1e-3
+        LIBSVM's stopping gap (max over I_up of -yG minus min over I_low, SVR's ``tol``),
+        reached on all points by the decomposition. The ADMM, which only starts it, stops at
+        ``max(tol, 1e-2)`` on the approximation (at ``tol`` with ``options.refine=False``).
     C : float, default 1.0
         Box bound of the dual (> 0), as SVR's.
     epsilon : float, default 0.1
         Half-width of the insensitive tube (>= 0), in the units of y, as SVR's.
-    beta : float or None, default None
-        Initial ADMM penalty (the shift of the factor); None: by n, then rebalanced.
-    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors
-        HSS compression options (:class:`~hsskern.options.HSSOptions`), as HSSSVC.
-    approximation : {"hss", "exact"}, default "hss"
-        "exact": the dense kernel and its Cholesky factor (small n; memory checked first).
-    start : {"auto", "admm", "decomposition"}, default "auto"
-        How the first C is reached, as HSSSVC's: "admm" (compression, factor, ADMM, then
-        the decomposition from the ADMM's point), "decomposition" (the exact decomposition
-        from zero: no compression, factor or ADMM; needs ``refine``), "auto" takes
-        "decomposition" for n <= 10^5 with ``refine`` and ``approximation="hss"``.
+    verbose : int, default 0
     max_iter : int, default 100
         ADMM iterations per C.
-    tol : float, default 1e-3
-        LIBSVM's stopping gap (max over I_up of -yG minus min over I_low, SVR's ``tol``),
-        reached on all points by the decomposition. The ADMM, which only starts it, stops at
-        ``max(tol, 1e-2)`` on the approximation (at ``tol`` when ``refine=False``).
-    relaxation : float in (0, 2), default 1.6
-        ADMM over-relaxation.
-    adaptive_beta : bool, default True
-        Rebalance the ADMM penalty by refactorization (never a recompression).
-    refine : bool or "auto", default True
-        Make each solution exact by decomposition; "auto" skips it when its first product,
-        n x (number of support vectors), exceeds 1e10 kernel entries; False keeps the ADMM's
-        solution on the approximation.
-    max_chunk : int, default 16000
-        Largest working set of the decomposition (8 max_chunk^2 bytes).
+    h : float or None, default None
+        Kernel width; h = 1 when both ``h`` and ``gamma`` are None.
     memory_budget : float or None, default None
         Bytes the fit may use (default 80% of the available memory).
-    verbose : int, default 0
     random_state : int, RandomState or None
         Seeds the randomized compression.
+    options : HSSSVROptions or None, default None
+        The expert knobs (None: :class:`~hsskern.HSSSVROptions`' defaults), as HSSSVC's: the
+        compression (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``,
+        ``n_neighbors``, ...), ``approximation`` ("exact": the dense kernel and its Cholesky
+        factor, small n), ``start`` (how the first C is reached: "auto" takes the exact
+        decomposition from zero for n <= 10^5), the ADMM's ``beta``, ``relaxation`` and
+        ``adaptive_beta``, and ``refine`` (default True: make each solution exact by
+        decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
+        keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
+        parameters of the same names still work for one release, with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -103,7 +103,8 @@ class HSSSVR(PathRegressor):
     gap_ : float
         The KKT gap reached.
     beta_ : float
-        ADMM penalty in force at the end (NaN with ``start="decomposition"``: no ADMM ran).
+        ADMM penalty in force at the end (NaN with ``options.start="decomposition"``: no
+        ADMM ran).
     hss_ : dict
         Ranks and memory of the approximation and its factor; ``hss_["start"]`` the start
         taken (with "decomposition" no approximation).
@@ -124,50 +125,35 @@ class HSSSVR(PathRegressor):
 
     _path_param = "C"
     _parameter_constraints = {
-        **HSS_CONSTRAINTS,
+        **{k: HSS_CONSTRAINTS[k] for k in ("memory_budget", "verbose", "random_state")},
         **WIDTH_CONSTRAINTS,
-        **START_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "epsilon": [Interval(Real, 0, None, closed="left")],
-        "beta": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "relaxation": [Interval(Real, 0, 2, closed="neither")],
-        "adaptive_beta": ["boolean"],
-        "refine": ["boolean", StrOptions({"auto"})],
-        "max_chunk": [Interval(Integral, 2, None, closed="left")],
+        "options": [HSSSVROptions, None],
     }
+    _options_class = HSSSVROptions
+    _legacy_names = _LEGACY
 
-    def __init__(self, kernel="gaussian", *, h=None, gamma=None, C=1.0, epsilon=0.1,
-                 beta=None, rel_tol=1e-3, abs_tol=1e-5, max_rank=500, leaf_size=128,
-                 n_neighbors=64, approximation="hss", start="auto", max_iter=100, tol=1e-3,
-                 relaxation=1.6, adaptive_beta=True, refine=True, max_chunk=16000,
-                 memory_budget=None, verbose=0, random_state=None):
+    @legacy_init
+    def __init__(self, *, kernel="gaussian", gamma=None, tol=1e-3, C=1.0, epsilon=0.1,
+                 verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
+                 options=None):
         self.kernel = kernel
-        self.h = h
         self.gamma = gamma
-        self.C = C
-        self.start = start
-        self.epsilon = epsilon
-        self.beta = beta
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.max_iter = max_iter
         self.tol = tol
-        self.relaxation = relaxation
-        self.adaptive_beta = adaptive_beta
-        self.refine = refine
-        self.max_chunk = max_chunk
-        self.memory_budget = memory_budget
+        self.C = C
+        self.epsilon = epsilon
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.h = h
+        self.memory_budget = memory_budget
         self.random_state = random_state
+        self.options = options
 
     def _takes_sparse_rows(self, shape):
-        return starts_from_zero(self, shape, refine=bool(self.refine))  # as SVRBackend
+        return starts_from_zero(self, shape, refine=bool(self._options().refine))  # as SVRBackend
 
     def _validate_xy(self, X, y):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
@@ -179,14 +165,15 @@ class HSSSVR(PathRegressor):
 
     def _make_backend(self, X, values, for_search=False):
         single = len(values) == 1
+        o = self._options()
         return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
-                          approximation=self.approximation, start=self.start,
-                          hss_options=hss_options(self, verbose_offset=0), beta=self.beta,
+                          approximation=o.approximation, start=o.start,
+                          hss_options=hss_options(self, verbose_offset=0), beta=o.beta,
                           max_iter=self.max_iter,
-                          tol=max(self.tol, 1e-2) if self.refine else self.tol,
-                          relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
-                          refine=self.refine, refine_tol=self.tol, max_chunk=self.max_chunk,
-                          continuation=_FIT_CONTINUATION if (self.refine and single) else 0,
+                          tol=max(self.tol, 1e-2) if o.refine else self.tol,
+                          relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
+                          refine=o.refine, refine_tol=self.tol, max_chunk=o.max_chunk,
+                          continuation=_FIT_CONTINUATION if (o.refine and single) else 0,
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 
@@ -236,7 +223,7 @@ class HSSSVR(PathRegressor):
         return tags
 
 
-class HSSSVRCV(PathRegressorCV):
+class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     """HSSSVR with C (and optionally the kernel width) chosen by cross-validation.
 
     Per kernel width and per fold, K is compressed and factored once and the whole C grid is
@@ -257,10 +244,11 @@ class HSSSVRCV(PathRegressorCV):
         splitter or an iterable of (train, test) pairs is used as given.
     scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
     refit : bool, default True
-    kernel, epsilon, beta, rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, approximation,
-    max_iter, tol, relaxation, adaptive_beta, refine, max_chunk, memory_budget, verbose,
-    random_state
-        As in :class:`HSSSVR`. ``random_state`` also shuffles the folds.
+    kernel, tol, epsilon, verbose, max_iter, memory_budget, random_state, options
+        As in :class:`HSSSVR` (``options`` an :class:`~hsskern.HSSSVROptions`, taken by
+        every fold and the refit; the old flat names ``rel_tol=`` ... ``max_chunk=`` still
+        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles the
+        folds.
 
     Attributes
     ----------
@@ -285,8 +273,8 @@ class HSSSVRCV(PathRegressorCV):
 
     _path_param = "C"
     _parameter_constraints = {
-        # every fold and the refit take HSSSVR's start="auto", as HSSSVCCV's take HSSSVC's
-        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k not in ("C", "start")},
+        # every fold and the refit take these options, as HSSSVCCV's take HSSSVC's
+        **{k: v for k, v in HSSSVR._parameter_constraints.items() if k != "C"},
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
         **WIDTH_GRID_CONSTRAINTS,
         "cv": [Interval(Real, 0, 1, closed="neither"),
@@ -296,36 +284,27 @@ class HSSSVRCV(PathRegressorCV):
     }
     _estimator = HSSSVR
 
-    def __init__(self, kernel="gaussian", *, Cs=10, h=None, gamma=None, epsilon=0.1, cv=0.2,
-                 scoring="neg_mean_squared_error", refit=True, beta=None, rel_tol=1e-3,
-                 abs_tol=1e-5, max_rank=500, leaf_size=128, n_neighbors=64,
-                 approximation="hss", max_iter=100, tol=1e-3, relaxation=1.6,
-                 adaptive_beta=True, refine=True, max_chunk=16000, memory_budget=None,
-                 verbose=0, random_state=None):
-        self.kernel = kernel
+    _options_class = HSSSVROptions
+    _legacy_names = _LEGACY
+
+    @legacy_init
+    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, tol=1e-3, epsilon=0.1,
+                 verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
+                 options=None, cv=0.2, scoring="neg_mean_squared_error", refit=True):
         self.Cs = Cs
-        self.h = h
+        self.kernel = kernel
         self.gamma = gamma
+        self.tol = tol
         self.epsilon = epsilon
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.h = h
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.options = options
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
-        self.beta = beta
-        self.rel_tol = rel_tol
-        self.abs_tol = abs_tol
-        self.max_rank = max_rank
-        self.leaf_size = leaf_size
-        self.n_neighbors = n_neighbors
-        self.approximation = approximation
-        self.max_iter = max_iter
-        self.tol = tol
-        self.relaxation = relaxation
-        self.adaptive_beta = adaptive_beta
-        self.refine = refine
-        self.max_chunk = max_chunk
-        self.memory_budget = memory_budget
-        self.verbose = verbose
-        self.random_state = random_state
 
     def _validate_xy(self, X, y):
         return HSSSVR._validate_xy(self, X, y)

@@ -77,7 +77,8 @@ _ENGINES = ("auto", "cached", "block")
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
 SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
-                    'HSSSVC(start="decomposition") or ExactSVC (its subsample within '
+                    'HSSSVC(options=HSSSVCOptions(start="decomposition")) or ExactSVC (its '
+                    'subsample within '
                     f'{SMALL_N} points), or raise memory_budget')
 
 #: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its

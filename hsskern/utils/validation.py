@@ -253,8 +253,9 @@ def sparse_or_dense(est, X, fitting):
                                                      not densify_fits(X, budget))):
         return check_sparse_rows(X)
     hint = "pass fewer rows, or raise memory_budget"
-    takers = ('ExactSVC and HSSSVC(start="decomposition")' if is_classifier(est) else
-              'HSSSVR(start="decomposition")')
+    takers = ('ExactSVC and HSSSVC(options=HSSSVCOptions(start="decomposition"))'
+              if is_classifier(est) else
+              'HSSSVR(options=HSSSVROptions(start="decomposition"))')
     hint += f"; {takers} take sparse rows as they are (kernel entries from the nonzeros)"
 
     return densify(X, type(est).__name__, budget, hint=hint)
