@@ -52,8 +52,9 @@ def _hss_backend(est, X, width, for_path):
     o = est._options()
     opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
-    # fit reaches its C from C / 1000 when it refines: a cold ADMM at a large C is a poor
-    # start for the decomposition, a scaled exact solution of a smaller C a good one
+    # fit on the ADMM route reaches its C from C / 1000 when it refines: a cold ADMM at a
+    # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
+    # a good one (the decomposition from zero takes its C alone)
     continuation = 3 if (o.refine and not for_path) else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
@@ -186,7 +187,8 @@ or callable, default "gaussian"
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         ADMM iterations (one-vs-rest classes run together, so their entries are equal); with
-        ``refine``, summed over the continuation C / 1000, C / 100, C / 10, C of ``fit``.
+        ``refine`` on the ADMM route, summed over the continuation C / 1000, C / 100, C / 10,
+        C of ``fit``.
     fit_status_ : int
         0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
     shape_fit_ : tuple
@@ -199,9 +201,9 @@ or callable, default "gaussian"
         ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
         the working-set cap ``max_chunk``. One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
-        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit``,
-        summed over its continuation C values; one-vs-one: summed over the pairs, which run
-        concurrently, so more than the wall time).
+        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit`` on
+        the ADMM route, summed over its continuation C values; one-vs-one: summed over the
+        pairs, which run concurrently, so more than the wall time).
     beta_ : float or ndarray of shape (n_models,)
         The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran); one-vs-one,
         one per pair.
