@@ -4,6 +4,8 @@ KernelRidge, GaussianProcessRegressor and SVR (LIBSVM; oneDAL's SVR with ``--pee
     python -m bench regression --data kin40k --models krr svr --n-train 8000
     python -m bench regression --data kin40k --models gp --n-train 3000
     python -m bench regression --data ccpp --models svr --modes path --peers libsvm onedal
+    python -m bench regression --data protein --models krr --modes fit --n-train 32000 \\
+        --h 1.05 --alpha 0.307 --ours-option approximation=nystrom --ours-option n_components=2000
 
 Data: ../shared/datasets/regression/<name>.npz (skipped cleanly without it), features and
 target z-scored with the training statistics (epsilon = 0.1 is a tenth of the target's std).
@@ -25,7 +27,7 @@ import time
 import numpy as np
 
 from bench.harness import DataSpec, describe, load_data, peer_class
-from bench.suites.c_grid import grid
+from bench.suites.c_grid import grid, ours_options
 
 DESCRIPTION = "KRR, GP and SVR vs scikit-learn's KernelRidge, GaussianProcessRegressor, SVR"
 TASKS = "bench.suites.regression"
@@ -46,6 +48,9 @@ def add_arguments(p):
     p.add_argument("--C", nargs="+", default=["1e-1:1e3:10"], help="SVR's path")
     p.add_argument("--epsilon", type=float, default=0.1)
     p.add_argument("--folds", type=int, default=3)
+    p.add_argument("--ours-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of our estimator of every --models (value parsed as "
+                        "JSON when it parses), e.g. approximation=nystrom")
 
 
 def run(args, bench):
@@ -59,7 +64,8 @@ def run(args, bench):
                 continue  # no such comparison: a GP has no C path, SVR's CV is c_grid's
             params = {"model": model, "mode": mode, "h": args.h, "alpha": args.alpha,
                       "alphas": grid(args.alphas), "Cs": grid(args.C),
-                      "epsilon": args.epsilon, "folds": args.folds}
+                      "epsilon": args.epsilon, "folds": args.folds,
+                      "ours": ours_options(args.ours_option)}
             label = f"{model} {mode}"
             print(f"{label}:", flush=True)
             systems = ["hsskern"] + [p for p in args.peers if p in PEERS_OF[model]]
@@ -78,6 +84,8 @@ def _rmse(est, X, y):
 def _make(params, model, **kw):
     s = params["system"]
     gamma = 1.0 / (2 * params["h"] ** 2)
+    if s == "hsskern":
+        kw = {**params.get("ours", {}), **kw}
     if model == "krr":
         if s == "hsskern":
             return peer_class(s, "krr")(h=params["h"], solver="exact", random_state=0, **kw)
@@ -86,7 +94,7 @@ def _make(params, model, **kw):
         extra = {"random_state": 0} if s == "hsskern" else {}
         return peer_class(s, "svr")(gamma="scale", epsilon=params["epsilon"], **extra, **kw)
     if s == "hsskern":
-        return peer_class(s, "gp")(h=1.0, normalize_y=True, random_state=0)
+        return peer_class(s, "gp")(h=1.0, normalize_y=True, random_state=0, **kw)
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
     return peer_class(s, "gp")(ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(0.1),
                                normalize_y=True, random_state=0)
@@ -113,7 +121,8 @@ def task(data, params):
         if s == "hsskern":
             from hsskern import HSSKernelRidgeCV
             est = HSSKernelRidgeCV(alphas=params["alphas"], h=params["h"], cv=params["folds"],
-                                   solver="exact", random_state=0)
+                                   solver="exact", random_state=0,
+                                   **params.get("ours", {}))
         else:
             from sklearn.model_selection import GridSearchCV, KFold
             est = GridSearchCV(_make(params, model), {"alpha": params["alphas"]},
