@@ -315,3 +315,27 @@ def test_callable_kernel_takes_the_block_route():
         solve_dual(X, kern, y, 1.0)
     prob = HSSBackend(kern, start="decomposition", refine=True).prepare(X, y[:, None])
     assert resolve_engine(prob, "auto", SMOOptions()) == "block"
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 120), svr=st.booleans(),
+       share=st.sampled_from([0.0, 0.05, 0.5, 1.0]))
+def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
+    """A warm start's G = Q alpha + p and G_bar (the bounded variables' share) from the
+    product over the points with a nonzero coefficient equal the dense ones, for the
+    classifier's form and the SVR's 2 l variables on l points (``index``)."""
+    from hsskern.solvers.cached_smo import _start_gradient
+    X, y, rng = _problem(seed, n, 3)
+    kern = make_kernel("gaussian", gamma=0.5)
+    K = kernel_operator(X, kern).to_dense()
+    index = np.concatenate([np.arange(n), np.arange(n)]) if svr else None
+    l = 2 * n if svr else n
+    yv = np.concatenate([np.ones(n), -np.ones(n)]) if svr else y
+    upper = np.full(l, 2.0)
+    alpha = np.where(rng.random(l) < share, rng.choice([0.5, 2.0], l), 0.0)
+    p = rng.normal(size=l)
+    G, G_bar = _start_gradient(X, kern, yv, p, upper, alpha, index, None)
+    Kl = K if index is None else K[np.ix_(index, index)]
+    np.testing.assert_allclose(G, yv * (Kl @ (yv * alpha)) + p, atol=1e-12 * (1 + l))
+    np.testing.assert_allclose(G_bar, yv * (Kl @ np.where(alpha >= upper, yv * upper, 0.0)),
+                               atol=1e-12 * (1 + l))

@@ -11,7 +11,7 @@ continuation on either.
 
 Warm starts: a feasible alpha's gradient G = Q alpha + p and G_bar (the bounded variables'
 share of it, which shrinking rebuilds the gradient from) take one blocked product
-``K [c, c_bar]`` of the kernel operator, never row by row.
+``K(X, X[nz]) [c, c_bar]`` over the points with a nonzero coefficient, never row by row.
 """
 import time
 from dataclasses import dataclass, field, replace
@@ -132,7 +132,11 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
     V = np.column_stack(cols)
     if index is not None:  # the variables' coefficients summed on their points
         V = np.column_stack([np.bincount(index, v, minlength=X.shape[0]) for v in V.T])
-    KV = kernel_operator(X, kernel) @ V
+    # only the points with a nonzero coefficient contribute: K(X, X[nz]) V[nz], not a whole
+    # n x n product (a warm start along a C path has a few support vectors of n points)
+    nz = np.flatnonzero(np.any(V != 0, axis=1))
+    KV = (np.asarray(kernel_operator(X[nz], kernel).cross(X) @ V[nz]).reshape(X.shape[0], -1)
+          if nz.size else np.zeros((X.shape[0], V.shape[1])))
     if index is not None:
         KV = KV[index]
     G_bar = y * KV[:, -1]
