@@ -1,5 +1,6 @@
 """The demo tells the truth about the run it made: its route, only the phases that ran, a line
-per C as that C finishes, the model the path already solved, and SVC's time on the grid."""
+per C as that C finishes, the model the path already solved, the refit at the chosen C on all
+training points started from the path's solution, and SVC's time on the grid."""
 import re
 
 import numpy as np
@@ -26,7 +27,16 @@ def _common(out, Cs):
     assert out.count("<- chosen") == 1
     chosen = [c for c, _ in held][[float(a) for _, a in held].index(
         max(float(a) for _, a in held))]
-    assert f"the path's solution at C={chosen}" in out
+    assert f"the path's model at C={chosen}" in out
+    refit = re.search(rf"refit at C={re.escape(chosen)} on all (\d+) training points, started "
+                      r"from the path's solution: [\d.]+ s, \d+ SMO steps, gap ([\d.e+-]+), "
+                      r"\d+ support vectors, test accuracy ([\d.]+)% \(from zero: [\d.]+ s, "
+                      r"\d+ steps\)", out)
+    assert refit, "no refit line"
+    n_train = int(re.search(r"data: (\d+) training points", out).group(1))
+    assert int(refit.group(1)) == n_train  # the fit points and the held-out ones
+    assert float(refit.group(2)) < 1e-3  # the exact SVM of all training points, to SVC's tol
+    assert float(refit.group(3)) >= 93.0
     assert not re.search(r"\b0 B\b", out)  # no memory figure of nothing
     assert not re.search(r"(?<!\d)0 ADMM iterations", out)
     acc = float(re.search(r"test accuracy ([\d.]+)%", out).group(1))
@@ -39,6 +49,7 @@ def test_decomposition_route_prints_no_phase_that_did_not_run(capsys):
     out = capsys.readouterr().out
     _common(out, np.logspace(-2, 3, 10))
     assert "route: the exact decomposition from alpha = 0" in out
+    assert "on the single-fit engine" in out  # 1,200 points: the cached engine's size
     assert not _PHASE_TIMED.search(out)
     assert "memory:" not in out  # no approximation, no factor: nothing to report
     assert "scikit-learn SVC" not in out  # svc_n=0: no comparison
