@@ -46,7 +46,7 @@ def _no_scratch(Py_ssize_t doubles, what="scratch"):
 DEF ROW_TILE = 32
 
 # Gathered blocks (gather_block, gather_gauss) use OpenMP threads only above this much work,
-# entries x (d + 8): about 1e6 entries at d = 8, a few ms on one thread. A parallel region
+# entries x (d + 8): about 1e6 entries at d = 8. A parallel region
 # must wait for every thread to arrive, so it costs microseconds on idle cores but up to a
 # scheduler time slice when another process holds a core; HSS compression evaluates
 # thousands of blocks of 1e3-1e6 entries one after another, so only blocks long enough to

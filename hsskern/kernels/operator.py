@@ -175,7 +175,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
     def single_precision(self):
         """K as a ``LinearOperator`` whose products with one vector are computed in single
-        precision (points, entries and sums in float32: about 2x faster, with an error of
+        precision (points, entries and sums in float32, with an error of
         ~1e-6 of |K| |v|), or None where only the double product exists (kernels other than
         the Gaussian and the Laplacian, more than 12 features). For mixed-precision CG (the
         exact kernel ridge solver), whose residuals are recomputed in double."""

@@ -316,7 +316,7 @@ def continuation_start(rr, s_max, p=None, ray=True):
     bounded alpha, where s = C'/C would throw a solution that stopped moving away (SVR at
     large C). Without it s = C'/C, which keeps every bounded alpha at its new bound: the
     classifier's choice, since a lower objective with the bounded alphas moved inside the
-    box made them free and swelled the working sets (measured: 3.6x slower; design notes).
+    box made them free and swelled the working sets (slower; the design notes say by how much).
     ``p`` is the dual's linear term (None: -e, the classifier).
     """
     if not ray:
@@ -591,9 +591,9 @@ def _update_decision(f, products, W, KW, ch, c, entry_cost, inactive=None):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
     except at the ``inactive`` (shrunk) points.
 
-    The rows in W are already in the block: one |W| x |W| matvec (memory-bound, ~0.07 s at
-    16,000) replaces |W| x |ch| fresh kernel entries (~2d + 20 flops each: ~0.3 s for 7,000
-    changes at d = 123), so the block is used once the change is large enough to pay for it.
+    The rows in W are already in the block: one memory-bound |W| x |W| matvec replaces
+    |W| x |ch| fresh kernel entries (~2d + 20 flops each), so the block is used once the
+    change is large enough to pay for it.
     ``entry_cost`` None: the products read stored rows, all of them whatever is skipped, so
     the matvec would only add to them. Returns the number of kernel entries evaluated.
     """
@@ -670,7 +670,7 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
             k, c = new.size, q - new.size
             return B[:q], order, k * c + k * (k + 1) // 2, c * c
     if buf is None or q > S:  # room for the largest W at once: untouched rows cost nothing,
-        S = max(q, cap)  # while each regrowth touched a fresh buffer (~1 s per GB here)
+        S = max(q, cap)  # while each regrowth page-faults a fresh buffer in
         buf = workspace["block"] = None  # the old buffer goes before the new one exists
         buf = workspace["block"] = np.empty(S * S)
         workspace["stride"] = S
@@ -742,8 +742,8 @@ class Decomposition:
         it is a stored kernel (its stored rows), else :class:`LocalProducts` on K's points.
         The working set's block is always computed here (from K).
     workspace : dict or None
-        Keeps the working-set block's buffer between calls (a C path): a fresh 2 GB array
-        costs 0.2-1 s of page faults on its first touch. A solve never starts from an earlier
+        Keeps the working-set block's buffer between calls (a C path): a fresh array of
+        gigabytes pays a page fault per page on its first touch. A solve never starts from an earlier
         solve's block: the order of the block steers SMO's tie-breaking, and a class of a
         one-vs-rest problem must get what its binary problem gets whatever was solved before
         it on the same workspace.

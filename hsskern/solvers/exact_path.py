@@ -470,7 +470,7 @@ class ExactBackend:
                    f"subsample of {sub.size}")
         deadline = None
         # its share of the time left, or the slack at least (a subsample of at most
-        # _MIN_SUBSAMPLE points, milliseconds of work, is solved to the end)
+        # _MIN_SUBSAMPLE points, too little work to stop, is solved to the end)
         if self.max_time is not None and sub.size > _MIN_SUBSAMPLE:
             left = max(0.0, self.max_time - (time.perf_counter() - t0))
             deadline = time.perf_counter() + max(self.subsample_time_share * left,

@@ -83,8 +83,7 @@ SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
 
 #: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
 #: products are then at most n^2 = 2.5e7 entries a round, cheap on one thread, and a parallel
-#: region whose second thread waits for a busy core cost more than it saved (measured several
-#: times slower on two threads under load).
+#: region whose second thread waits for a busy core costs more than it saves (design notes).
 SERIAL_N = 5000
 
 #: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the

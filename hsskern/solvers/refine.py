@@ -71,8 +71,9 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
     log : callable or None
         Called with one line per round.
     workspace : dict or None
-        Keeps the working-set block's buffer between calls (a C path): a fresh 2 GB array
-        costs 0.2-1 s of page faults on its first touch, every round that allocates it.
+        Keeps the working-set block's buffer between calls (a C path): a fresh array of
+        gigabytes pays a page fault per page on its first touch, every round that allocates
+        it.
     p : ndarray of shape (n_variables,) or None
         The dual's linear term (``min 1/2 a^T Q a + p^T a``); None: -e, the classifier.
     index : ndarray of int, shape (n_variables,) or None

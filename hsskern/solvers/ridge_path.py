@@ -22,7 +22,7 @@ refactorization (O(n r^2)), never a recompression, and then
 
 Where the kernel has a single-precision product (:meth:`KernelOperator.single_precision`:
 Gaussian or Laplacian, d <= 12), ``"exact"`` runs the same preconditioned CG with that
-product (~2x faster: points, entries and sums in float32) and reliable updates: each time the
+product (points, entries and sums in float32) and reliable updates: each time the
 recursive residual has fallen by ``_RELIABLE_DROP``, it is replaced by the true residual
 y - (K + alpha I) x computed in double, and CG goes on from it (no restart). Single precision's
 error in a product scales with the vector, so between two updates it stays small against the
