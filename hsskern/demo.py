@@ -66,12 +66,14 @@ _ENGINES = {"cached": "the single-fit engine (LIBSVM's SMO, kernel rows from a c
 
 
 def _engine(stats, n, d):
-    """The engine of an exact fit from zero on n x d dense points: the rule the fit applies
-    (a stored kernel goes to the block decomposition)."""
+    """The engine of an exact fit from zero on n x d dense points: the rule the fit applies,
+    with the support-vector share it measured if it did (a stored kernel goes to the block
+    decomposition)."""
     from .solvers.cached_smo import SMOOptions, single_fit_engine
     if stats.get("stored_kernel"):
         return "block"
-    return single_fit_engine(n, d, 1, SMOOptions(), stats.get("memory_budget"))
+    return single_fit_engine(n, d, 1, SMOOptions(), stats.get("memory_budget"),
+                             stats.get("sv_share"))
 
 
 def _route(stats, start, n, d):
