@@ -44,13 +44,13 @@ class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
     and ``selected_`` say how exact it is. Without ``max_time`` (or once the last stage's gap
     reaches ``tol``) the answer is LIBSVM's exact SVM of the training points.
 
-    Parameters
-    ----------
     SVC's parameters with SVC's names and order (``shrinking``, ``cache_size``,
     ``max_iter`` and ``break_ties`` aside), then ``h``, ``max_time``, ``memory_budget`` and
     ``options``: the expert knobs (:class:`~hsskern.ExactSVCOptions`; nested names
     ``options__subsample``).
 
+    Parameters
+    ----------
     C : float, default 1.0
     kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
 or callable, default "gaussian"

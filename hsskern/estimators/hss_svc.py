@@ -76,14 +76,14 @@ class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
     core), so that the predictions are SVC's; ``"ovr"`` trains one model per class on one
     preparation instead.
 
-    Parameters
-    ----------
     SVC's parameters with SVC's names, order and meaning (``shrinking``, ``cache_size`` and
     ``break_ties`` aside), then ``h``, ``memory_budget`` and ``options``, which holds the
     expert knobs of the compression, the ADMM and the exact solve
     (:class:`~hsskern.HSSSVCOptions`; nested names ``options__max_rank`` for ``set_params``
     and ``GridSearchCV``).
 
+    Parameters
+    ----------
     C : float, default 1.0
         Box constraint of the dual, > 0.
     kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \

@@ -43,12 +43,12 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     Newton steps), to LIBSVM's stopping gap ``tol``. :meth:`fit_path` solves a whole C grid on
     the one factor, each exact solution starting the next C.
 
-    Parameters
-    ----------
     SVR's parameters with SVR's names and order (``degree``, ``coef0``, ``shrinking`` and
     ``cache_size`` aside), then ``h``, ``memory_budget``, ``random_state`` and ``options``,
     the expert knobs (:class:`~hsskern.HSSSVROptions`, nested names ``options__max_rank``).
 
+    Parameters
+    ----------
     kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
         gaussian (= "rbf"): exp(-|x - y|^2 / (2 h^2)) (``SVR(kernel="rbf",
         gamma=1 / (2 h^2))``).
