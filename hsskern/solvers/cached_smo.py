@@ -65,6 +65,11 @@ class SMOOptions:
         whole rows take at most this many times the cache: with shrinking the rows are
         shorter, and past it the rows are recomputed so often that the block
         decomposition, which pays a few n x n_SV products in all, is faster.
+    warm_max_ratio : float, default 4
+        Along a C path, the next C starts from the last one's solution scaled when it is at
+        most this many times larger, else from zero (on the rows the path's engine keeps):
+        a scaled start costs one product over its support vectors, which pays when the C
+        are close.
     probe_points : int, default 2000
         Where ``sv_share`` would leave the block route, the share is measured instead: an
         exact fit on a seeded subsample of this many points (:func:`probe_sv_share`;
@@ -81,6 +86,7 @@ class SMOOptions:
     sv_share: float = 0.25
     expand_min_features: int = 12
     cache_overcommit: float = 8.0
+    warm_max_ratio: float = 4.0
     probe_points: int = 2000
 
 

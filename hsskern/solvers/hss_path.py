@@ -507,9 +507,12 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         if prev is not None or exact_start:
             # the previous C's exact solution, scaled, or (no approximation) alpha = 0,
             # with its decision values: the first C's decomposition computes none
-            # the cached engine starts every C from zero on the kernel rows it keeps (its
-            # session): a scaled start's gradient product costs more than the steps it saves
-            starts = ([(None, None)] * Y.shape[1] if prev is None or engine == "cached" else
+            # the cached engine keeps its kernel rows along the path (its session) and starts
+            # from zero after a step in C past warm_max_ratio: there the scaled start's
+            # gradient product costs more than the steps it saves
+            cold = prev is None or (engine == "cached"
+                                    and C / prev[0] > smo_options.warm_max_ratio)
+            starts = ([(None, None)] * Y.shape[1] if cold else
                       [continuation_start(pr, C / prev[0], ray=False)[1:]
                        for pr in prev[1]])
             if engine == "cached":  # its own thread count: no thread-pool scan on its path
