@@ -37,6 +37,11 @@ class DataUnavailable(Exception):
     """A data set whose file is absent: the suite skips it and says so."""
 
 
+class PeerLacks(Exception):
+    """A peer installed but without the estimator a task asks for (oneDAL's one-class SVM,
+    say): the task reports the system "unavailable" with this message."""
+
+
 # ----------------------------------------------------------------------------- data
 
 @dataclass(frozen=True)
@@ -143,20 +148,26 @@ def _hsskern(kind):
     import hsskern
     return {"svc": hsskern.HSSSVC, "svc_cv": hsskern.HSSSVCCV, "svr": hsskern.HSSSVR,
             "krr": hsskern.HSSKernelRidge, "gp": hsskern.HSSGaussianProcessRegressor,
-            "exact": hsskern.ExactSVC}[kind]
+            "exact": hsskern.ExactSVC, "one_class": hsskern.OneClassSVM}[kind]
 
 
-@peer("libsvm", "LIBSVM (sklearn.svm.SVC / SVR)")
+@peer("libsvm", "LIBSVM (sklearn.svm.SVC / SVR / OneClassSVM)")
 def _libsvm(kind):
     from sklearn import svm
-    return {"svc": svm.SVC, "svr": svm.SVR}[kind]
+    return {"svc": svm.SVC, "svr": svm.SVR, "one_class": svm.OneClassSVM}[kind]
 
 
-@peer("onedal", "oneDAL (sklearnex.svm.SVC / SVR)", requires="sklearnex",
+@peer("onedal", "oneDAL (sklearnex.svm.SVC / SVR / OneClassSVM)", requires="sklearnex",
       install="pip install scikit-learn-intelex, or the bench extra")
 def _onedal(kind):
+    from importlib.metadata import version
+
     from sklearnex import svm
-    return {"svc": svm.SVC, "svr": svm.SVR}[kind]
+    names = {"svc": "SVC", "svr": "SVR", "one_class": "OneClassSVM"}
+    if not hasattr(svm, names[kind]):
+        raise PeerLacks(f"scikit-learn-intelex {version('scikit-learn-intelex')} has no svm.{names[kind]} "
+                        f"(its svm module has {', '.join(sorted(svm.__all__))})")
+    return getattr(svm, names[kind])
 
 
 @peer("liblinear", "LIBLINEAR on Nystroem features (sklearn LinearSVC)")
@@ -519,8 +530,9 @@ def plot_cases(result, path):
                 continue
             xlabel = r.get("path_parameter", xlabel)
             Cs = [f["C"] for f in r["per_C"]]
-            at.plot(Cs, np.cumsum([f["time"] for f in r["per_C"]]), "o-", label=s, ms=3,
-                    color=color[s])
+            if all("time" in f for f in r["per_C"]):  # a path may time only its whole
+                at.plot(Cs, np.cumsum([f["time"] for f in r["per_C"]]), "o-", label=s,
+                        ms=3, color=color[s])
             aa.plot(Cs, [f.get("score", np.nan) for f in r["per_C"]], "o-", label=s, ms=3,
                     color=color[s])
         for a, lab in ((at, "cumulative time [s]"), (aa, c["metric"] or "score")):

@@ -32,6 +32,7 @@ SUITES = {
     "hss": "bench.suites.hss",
     "large_n": "bench.suites.large_n",
     "dask": "bench.suites.dask",
+    "one_class": "bench.suites.one_class",
 }
 
 

@@ -116,3 +116,55 @@ def test_every_registered_suite_has_the_interface():
             continue
         assert isinstance(mod.DESCRIPTION, str) and callable(mod.add_arguments)
         assert callable(mod.run), name
+
+
+def test_one_class_tiny_run_records_agreement_with_scikit_learn(tmp_path):
+    argv = ["one_class", "--data", "ijcnn1", "--inlier", "-1", "--n-train", "400",
+            "--n-test", "300", "--nus", "0.2", "0.5", "--peers", "libsvm", "onedal",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    [path] = tmp_path.glob("*.json")
+    assert path.name == "one_class_ijcnn1.json"
+    result = harness.validate(json.loads(path.read_text()))
+    assert result["suite"] == "one_class" and result["data"]["inlier"] == -1
+    assert 0 < result["data"]["n_inliers"] < 400
+    fit, nu_path = result["cases"]
+    assert (fit["mode"], nu_path["mode"]) == ("fit", "path")
+    for case, nus in ((fit, [0.5]), (nu_path, [0.2, 0.5])):
+        ours, sk = case["systems"]["hsskern"], case["systems"]["libsvm"]
+        for rec in (ours, sk):
+            assert rec["status"] == "ok" and rec["time"] > 0 and 0.5 <= rec["score"] <= 1
+            assert [f["C"] for f in rec["per_C"]] == nus and rec["path_parameter"] == "nu"
+            assert "predictions" not in rec  # the bit strings stay out of the JSON
+            assert rec["peak_rss"] >= rec["data_rss"] > 0
+        # the same dual to LIBSVM's tolerance: predictions differ only at the boundary
+        assert case["agreement_with"] == "libsvm"
+        assert case["agreement"]["hsskern"] >= 0.97
+        assert [f["agreement"] for f in ours["per_C"]] >= [0.97] * len(nus)
+        assert abs(ours["score"] - sk["score"]) <= 0.02
+        assert case["ratios"]["libsvm"] == pytest.approx(sk["time"] / ours["time"])
+        onedal = case["systems"]["onedal"]  # sklearnex has no one-class SVM (yet)
+        if onedal["status"] != "ok":
+            assert onedal["status"] == "unavailable" and onedal["reason"]
+
+
+def test_c_grid_takes_svcs_poly_kernel_for_every_system(tmp_path):
+    argv = ["c_grid", "--data", "ijcnn1", "--kernel", "poly", "--n-train", "400",
+            "--n-test", "300", "--modes", "fit", "path", "--C", "0.5", "5", "--standardize",
+            "--peers", "libsvm", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    [path] = tmp_path.glob("*.json")
+    assert path.name == "c_grid_ijcnn1_poly.json"
+    result = harness.validate(json.loads(path.read_text()))
+    fit, c_path = result["cases"]
+    assert c_path["case"] == "path poly degree=3 coef0=0 gamma=scale (2 C)"
+    def close(ours, svc):  # the same poly SVM (not each one's default Gaussian kernel)
+        assert abs(ours["n_support"] - svc["n_support"]) <= 0.02 * svc["n_support"] + 2
+        assert abs(ours["score"] - svc["score"]) <= 3 / 300
+
+    for case in (fit, c_path):
+        ours, svc = case["systems"]["hsskern"], case["systems"]["libsvm"]
+        assert ours["status"] == svc["status"] == "ok"
+    close(fit["systems"]["hsskern"], fit["systems"]["libsvm"])
+    for a, b in zip(c_path["systems"]["hsskern"]["per_C"], c_path["systems"]["libsvm"]["per_C"]):
+        close(a, b)

@@ -4,6 +4,8 @@ LIBLINEAR on Nystroem features: one fit at SVC's defaults, the C path, GridSearc
     python -m bench c_grid --data ijcnn1 --peers onedal libsvm          # the headline row
     python -m bench c_grid --data magic04 --standardize --modes fit path cv --peers libsvm
     python -m bench c_grid --data a9a --ours-option start=admm --tag admm   # a variant
+    python -m bench c_grid --data ijcnn1 --kernel poly --modes fit path --standardize \
+        --peers libsvm onedal                                # SVC's poly kernel, degree 3
 
 Modes (each system in a fresh process of its own, one after the other):
 
@@ -19,6 +21,10 @@ Modes (each system in a fresh process of its own, one after the other):
   gamma = "scale" (default 4 x 3), ``--folds`` stratified folds shared by all:
   ``HSSSVCCV(param_grid=...)``, ``GridSearchCV(HSSSVC(), ...)`` (as ``hsskern_gscv``) and
   ``GridSearchCV`` of each peer's SVC, the refit included.
+
+``--kernel poly|linear|sigmoid`` (with ``--degree``, ``--coef0``) gives every system SVC's
+kernel of that name at gamma = "scale" (``--h`` is then not used; LIBLINEAR is Gaussian only);
+the result is then named ``c_grid_<data>_<kernel>``.
 
 Times are training only (scoring the test set is excluded); ``score`` is test accuracy
 (balanced accuracy with ``--class-weight balanced``). Variants of ours pass options to the
@@ -57,6 +63,10 @@ def add_arguments(p):
     p.add_argument("--standardize", action="store_true",
                    help="z-score X for path and cv too (fit always does)")
     p.add_argument("--class-weight", choices=["balanced"], default=None)
+    p.add_argument("--kernel", choices=["rbf", "poly", "linear", "sigmoid"], default="rbf",
+                   help="SVC's kernel for every system (not rbf: gamma='scale', no --h)")
+    p.add_argument("--degree", type=int, default=3, help="the poly kernel's degree")
+    p.add_argument("--coef0", type=float, default=0.0, help="the poly / sigmoid constant")
     p.add_argument("--tol", type=float, default=1e-3,
                    help="the KKT gap every exact solver stops at (SVC's tol)")
     p.add_argument("--libsvm-cache", type=float, default=1000.0, help="SVC's cache_size [MB]")
@@ -90,9 +100,12 @@ def run(args, bench):
     if unknown:
         raise SystemExit(f"unknown peers {sorted(unknown)}: c_grid has libsvm, onedal, liblinear")
     systems = ["hsskern"] + [p for p in args.peers if p != "hsskern"]
+    if args.kernel != "rbf" and "liblinear" in systems:
+        raise SystemExit(f"--kernel {args.kernel}: the liblinear peer has Gaussian Nystroem "
+                         "features only; drop it from --peers")
     common = {"class_weight": args.class_weight, "tol": args.tol,
               "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option),
-              "ours_estimator": args.ours}
+              "ours_estimator": args.ours, "kernel": _kernel_params(args)}
     if "cv" in args.modes and OURS[args.ours][1] is None:
         raise SystemExit(f"--ours {args.ours} has no CV estimator: drop the cv mode")
     for mode in args.modes:
@@ -108,6 +121,11 @@ def run(args, bench):
             cases = [(f"grid {len(args.grid_C)} C x {len(args.gamma_factors)} gamma x "
                       f"{args.folds} folds", {"grid_C": args.grid_C, "folds": args.folds,
                                               "gamma_factors": args.gamma_factors})]
+        elif args.kernel != "rbf":
+            what = _kernel_label(args)
+            cases = [(f"{mode} {what} ({len(Cs)} C" + (f" x {args.folds} folds)"
+                                                       if mode == "cv" else ")"),
+                      {"gamma": "scale", "Cs": Cs, "folds": args.folds})]
         else:
             cases = [(f"{mode} h={h:g} ({len(Cs)} C" + (f" x {args.folds} folds)" if mode == "cv"
                                                        else ")"),
@@ -124,7 +142,20 @@ def run(args, bench):
             bench.add_case(label, mode, recs, metric=_metric(args), params=params,
                            standardized=spec.standardize)
     bench.data["standardized"] = args.standardize
-    return f"c_grid_{args.data}"
+    return f"c_grid_{args.data}" + ("" if args.kernel == "rbf" else f"_{args.kernel}")
+
+
+def _kernel_params(args):
+    """The kernel keywords every system gets: none for the Gaussian (each one's default)."""
+    if args.kernel == "rbf":
+        return {}
+    return {"kernel": args.kernel, "degree": args.degree, "coef0": args.coef0}
+
+
+def _kernel_label(args):
+    if args.kernel == "poly":
+        return f"poly degree={args.degree} coef0={args.coef0:g} gamma=scale"
+    return f"{args.kernel}" + (f" coef0={args.coef0:g}" if args.kernel == "sigmoid" else "")
 
 
 def _metric(args):
@@ -147,12 +178,13 @@ def _estimator(params, C, gamma):
         import hsskern
         cls = getattr(hsskern, OURS[params["ours_estimator"]][0])
         return cls(C=C, gamma=gamma, class_weight=params["class_weight"], random_state=0,
-                   **params["ours"])
+                   **params.get("kernel", {}), **params["ours"])
     if s == "liblinear":
         return peer_class(s, "svc")(C=C, gamma=gamma)
     extra = {"cache_size": params["cache_size"]} if s == "libsvm" else {}
     return peer_class(s, "svc")(C=C, gamma=gamma, tol=params["tol"],
-                                class_weight=params["class_weight"], **extra)
+                                class_weight=params["class_weight"],
+                                **params.get("kernel", {}), **extra)
 
 
 def _n_support(est):
