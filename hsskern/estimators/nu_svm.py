@@ -13,15 +13,21 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from scipy.special import expit
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._available_if import available_if
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.pairwise import pairwise_coupling
 from ..solvers.path import check_grid, check_weights
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
-from .base import FitStateMixin, validate_input
+from ._splits import make_splits
+from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
+from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
 from .hss_params import GAMMA_STRINGS, kernel_of
 
 __all__ = ["NuSVC", "NuSVR", "nu_start", "nu_regrow", "check_nu_feasible"]
@@ -204,10 +210,17 @@ class NuSVC(ClassifierMixin, _NuBase):
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         As scikit-learn's: "ovo" gives the pairs' values, "ovr" the votes plus a bounded
         confidence (multiclass only).
+    probability : bool, default False
+        Fit Platt's sigmoids (:meth:`predict_proba`), as :class:`HSSSVC` does: decision
+        values of 5 stratified internal folds (drawn with ``random_state``) held out of
+        nu-SVC fits at the same nu, one sigmoid per pair of classes, LIBSVM's pairwise
+        coupling for more than two. The fit then solves each pair 6 times.
     memory_budget : float or None, default None
         Bytes a fit may use (the engine's vectors and its row cache); default 80% of the
         available memory.
     verbose : int, default 0
+    random_state : int, RandomState or None, default None
+        Seeds the probability folds (``probability=True``); nothing else is random.
 
     Attributes
     ----------
@@ -216,12 +229,18 @@ class NuSVC(ClassifierMixin, _NuBase):
         As scikit-learn's NuSVC (the support vectors grouped by class; ``dual_coef_`` and
         ``intercept_`` in LIBSVM's one-vs-one layout, sign-flipped for two classes so that
         positive values mean ``classes_[1]``).
+    probA_, probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's sigmoid per pair (``probability=True``): P = 1 / (1 + exp(probA_ f +
+        probB_)), f the pair's value, positive for its first class; two classes, as
+        :class:`HSSSVC`'s: f is ``decision_function`` and P that of ``classes_[1]``.
 
     Notes
     -----
-    ``class_weight`` acts (scikit-learn's is ignored); no probabilities, and
-    ``max_iter=None`` where scikit-learn writes -1. Sample weights multiply each point's
-    bound and nu's sums, as LIBSVM's; points of weight 0 are dropped.
+    ``class_weight`` acts (scikit-learn's is ignored); ``max_iter=None`` where scikit-learn
+    writes -1. Sample weights multiply each point's bound and nu's sums, as LIBSVM's; points
+    of weight 0 are dropped. With ``probability=True``, an internal fold whose classes do
+    not admit nu (small classes), or where it leaves no margin, has no model: its points'
+    held-out values are 0 (LIBSVM solves such a fold from an infeasible start anyway).
 
     Examples
     --------
@@ -236,11 +255,14 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
                               "class_weight": [StrOptions({"balanced"}), dict, None],
-                              "decision_function_shape": [StrOptions({"ovr", "ovo"})]}
+                              "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+                              "probability": ["boolean"],
+                              "random_state": ["random_state"]}
 
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, h=None,
                  shrinking=True, tol=1e-3, class_weight=None, max_iter=None,
-                 decision_function_shape="ovr", memory_budget=None, verbose=0):
+                 decision_function_shape="ovr", probability=False, memory_budget=None,
+                 verbose=0, random_state=None):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -252,12 +274,15 @@ class NuSVC(ClassifierMixin, _NuBase):
         self.class_weight = class_weight
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.probability = probability
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.random_state = random_state
 
     def _fit(self, X, y, sample_weight, nus):
         """The fitted state of each nu: (X, classes, class index of each point, per pair
-        (i, j, its points, their coefficients y a / r, rho / r, steps, converged))."""
+        (i, j, its points, their coefficients y a / r, rho / r, steps, converged), the
+        sigmoids (probA, probB) or None)."""
         X, y = validate_input(self, X, y)
         check_classification_targets(y)
         classes, yi = np.unique(y, return_inverse=True)
@@ -265,8 +290,8 @@ class NuSVC(ClassifierMixin, _NuBase):
             raise ValueError(f"NuSVC needs samples of at least 2 classes, got {classes.size} "
                              "class")
         n, d = X.shape
-        w = check_weights(sample_weight, n, "sample_weight")
-        w = np.ones(n) if w is None else w
+        sw = check_weights(sample_weight, n, "sample_weight")
+        w = np.ones(n) if sw is None else sw
         self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
         w = w * self.class_weight_[yi]
         keep = w > 0  # LIBSVM drops points of weight 0 (their bound)
@@ -291,8 +316,70 @@ class NuSVC(ClassifierMixin, _NuBase):
                 self._check_margin(nu, r.r, classes[i], classes[j])
             per_pair.append([(i, j, pts, s * r.alpha / r.r, r.rho / r.r, r.n_iter,
                               r.converged) for r in res])
-        return [(X, classes, yi, self.class_weight_, [pp[k] for pp in per_pair])
+        sigmoids = [None] * len(nus)
+        if self.probability:
+            sigmoids = self._pair_sigmoids(X, kernel, classes, yi, w, sw, keep, nus, opts)
+        return [(X, classes, yi, self.class_weight_, [pp[k] for pp in per_pair], sigmoids[k])
                 for k in range(len(nus))]
+
+    def _pair_sigmoids(self, X, kernel, classes, yi, w, sw, keep, nus, opts):
+        """Platt's sigmoid of every pair at every nu, the C-machines' way: held-out values
+        of N_FOLDS stratified folds over all the points (drawn with ``random_state``), each
+        pair solved on its classes' points of a fold's training part along the whole nu
+        path; the likelihood weighs a point by its sample weight only (class weights move
+        the boundary, not the calibration). [(probA, probB)] per nu."""
+        n = X.shape[0]
+        fold = np.empty(n, dtype=np.intp)
+        for f, (_, test) in enumerate(make_splits(min(N_FOLDS, n), X, yi, self.random_state)):
+            fold[test] = f
+        k = classes.size
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        A, B = np.empty((len(nus), len(pairs))), np.empty((len(nus), len(pairs)))
+        for p, (i, j) in enumerate(pairs):
+            pts = np.concatenate([np.flatnonzero((yi == c) & keep) for c in (i, j)])
+            s = np.where(yi[pts] == i, 1.0, -1.0)
+            D = self._held_out(X[pts], kernel, s, w[pts], fold[pts], nus, opts)
+            pw = None if sw is None else sw[pts]
+            for t in range(len(nus)):  # two classes: decision_function's sign (classes_[1])
+                A[t, p], B[t, p] = (sigmoid_fit(-D[t], -s, pw) if k == 2 else
+                                    sigmoid_fit(D[t], s, pw))
+        self._log(1, f"probability: {fold.max() + 1} internal folds, sigmoid A "
+                     f"{np.round(A[-1], 4).tolist()}, B {np.round(B[-1], 4).tolist()}")
+        return [(A[t], B[t]) for t in range(len(nus))]
+
+    def _held_out(self, X, kernel, s, up, fold, nus, opts):
+        """One pair's value at each of its points from the models of the folds the point is
+        not in, per nu: (len(nus), points). A fold whose training part holds one class
+        gives that class's sign, as LIBSVM; a nu the fold's classes do not admit, or whose
+        Solver_NU has no margin there (r <= 0, or none finite: the whole fit's errors),
+        gives 0: that fold has no model at that nu (LIBSVM solves from its infeasible start
+        and divides by r anyway)."""
+        D = np.zeros((len(nus), s.size))
+        for f in np.unique(fold):
+            tr, te = fold != f, fold == f
+            st, ut = s[tr], up[tr]
+            groups = [st > 0, st < 0]
+            if not (groups[0].any() and groups[1].any()):
+                D[:, te] = 1.0 if groups[0].any() else -1.0
+                continue
+            pos, neg = ut[groups[0]].sum(), ut[groups[1]].sum()
+            ok = [nu * (pos + neg) / 2 <= min(pos, neg) for nu in nus]  # a prefix: sorted
+            if not all(ok):
+                self._log(1, f"fold {f}: nu > {2 * min(pos, neg) / (pos + neg):g} is "
+                             "infeasible there, held-out values 0")
+            tot = ut.sum() / 2
+            res = self._nu_solve(X[tr], kernel, st, ut, np.zeros(st.size), [tot, tot],
+                                 groups, [nu for nu, fits in zip(nus, ok) if fits], opts,
+                                 label=f"fold {f} ")
+            M, rho = np.zeros((st.size, len(nus))), np.zeros(len(nus))
+            for t, (nu, r) in enumerate(zip(nus, res)):
+                if 0 < r.r < _NO_FREE:
+                    M[:, t], rho[t] = st * r.alpha / r.r, r.rho / r.r
+                else:  # no margin on this fold (see _check_margin): its model says nothing
+                    self._log(1, f"fold {f} nu={nu:g}: r = {r.r:g}, held-out values 0")
+            sv = np.any(M != 0, axis=1)
+            D[:, te] = (budgeted_expansion(self, X[te], X[tr][sv], kernel, M[sv]) - rho).T
+        return D
 
     @staticmethod
     def _check_margin(nu, r, first, second):
@@ -309,7 +396,7 @@ class NuSVC(ClassifierMixin, _NuBase):
                              "offsets are undefined (scikit-learn reports non-finite "
                              "coefficients); use a smaller nu")
 
-    def _set_model(self, X, classes, yi, class_weight, pairs):
+    def _set_model(self, X, classes, yi, class_weight, pairs, sigmoids=None):
         n, k = X.shape[0], classes.size
         self.class_weight_ = class_weight
         coef = np.zeros((len(pairs), n))
@@ -337,6 +424,8 @@ class NuSVC(ClassifierMixin, _NuBase):
         self.fit_status_ = 0 if all(pr[6] for pr in pairs) else 1
         self.shape_fit_ = X.shape
         self._kernel_ = self._kernel(X)
+        if sigmoids is not None:
+            self.probA_, self.probB_ = (np.asarray(a, dtype=np.float64) for a in sigmoids)
 
     def _ovo(self, X):
         """LIBSVM's values of each pair (i, j), positive for class i: (m, n_pairs)."""
@@ -374,6 +463,40 @@ class NuSVC(ClassifierMixin, _NuBase):
             votes[:, i] += dec[:, p] > 0
             votes[:, j] += dec[:, p] <= 0
         return self.classes_[np.argmax(votes, axis=1)]
+
+    @available_if(_check_probability)
+    def predict_proba(self, X):
+        """Class probabilities by Platt scaling (``probability=True`` only), as
+        :meth:`HSSSVC.predict_proba`: two classes, ``proba[:, 1] = 1 / (1 + exp(probA_ f +
+        probB_))`` with f the decision value; more, each pair's value through its sigmoid
+        gives P(i | i or j) and LIBSVM's pairwise coupling the class probabilities. As in
+        scikit-learn, the argmax need not agree with :meth:`predict` near the boundary.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows summing to 1.
+        """
+        return self._platt(X, log=False)
+
+    @available_if(_check_probability)
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (two classes: computed in log space)."""
+        return self._platt(X, log=True)
+
+    def _platt(self, X, log):
+        check_is_fitted(self)
+        if not hasattr(self, "probA_"):
+            raise NotFittedError("NuSVC was fitted with probability=False: refit with "
+                                 "probability=True for predict_proba")
+        dec = self._ovo(X)
+        if self.classes_.size == 2:
+            return (sigmoid_log_proba if log else sigmoid_proba)(-dec[:, 0], self.probA_,
+                                                                 self.probB_)
+        # P(i | i or j), kept off 0 and 1 as LIBSVM does before the coupling
+        R = np.clip(expit(-(dec * self.probA_ + self.probB_)), _MIN_PROB, 1.0 - _MIN_PROB)
+        P = pairwise_coupling(R, self.classes_.size)
+        return np.log(P) if log else P
 
 
 class NuSVR(RegressorMixin, _NuBase):
