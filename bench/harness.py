@@ -227,7 +227,10 @@ def git_commit():
         r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
         return r.stdout.strip() if r.returncode == 0 else None
     commit = git("rev-parse", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
+    # the results directory is the runs' output, not the code measured: a run after another
+    # that rewrote its JSON measures the same checkout
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                f":(exclude){RESULTS.relative_to(ROOT).as_posix()}")
     return {"commit": commit, "dirty": bool(dirty) if dirty is not None else None}
 
 

@@ -168,3 +168,23 @@ def test_c_grid_takes_svcs_poly_kernel_for_every_system(tmp_path):
     close(fit["systems"]["hsskern"], fit["systems"]["libsvm"])
     for a, b in zip(c_path["systems"]["hsskern"]["per_C"], c_path["systems"]["libsvm"]["per_C"]):
         close(a, b)
+
+
+def test_dirty_means_the_code_not_the_results(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "bench" / "results" / "run.json").write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    monkeypatch.setattr(harness, "ROOT", tmp_path)
+    monkeypatch.setattr(harness, "RESULTS", tmp_path / "bench" / "results")
+    assert harness.git_commit()["dirty"] is False
+    (tmp_path / "bench" / "results" / "run.json").write_text('{"rewritten": 1}\n')
+    assert harness.git_commit()["dirty"] is False  # an earlier run's output
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert harness.git_commit()["dirty"] is True
