@@ -153,6 +153,10 @@ class DecompositionOptions:
         block entry and per update entry) to take at most this share of the time left.
     timed_min_ws : int, default 64
         Under ``max_time``, the rounds stop once the time left holds no working set this large.
+    timed_growth : float, default 2
+        Under ``max_time``, a round's working set is at most this many times the last one's:
+        a larger block costs more per entry than the last one measured (its first touch of
+        memory, its cache misses), so the estimate is trusted one step at a time.
     """
 
     max_ws: object = None
@@ -183,6 +187,7 @@ class DecompositionOptions:
     timed_first_ws: int = 2000
     timed_round_share: float = 0.5
     timed_min_ws: int = 64
+    timed_growth: float = 2.0
 
     def __post_init__(self):
         at_least = {"timed_first_ws": 2, "timed_min_ws": 2, "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
@@ -191,6 +196,10 @@ class DecompositionOptions:
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}
         for name, low in at_least.items():
             _check_int(name, getattr(self, name), low)
+        if not (isinstance(self.timed_growth, (int, float, np.number))
+                and np.isfinite(self.timed_growth) and self.timed_growth >= 1):
+            raise ValueError("DecompositionOptions.timed_growth must be a finite number >= 1, "
+                             f"got {self.timed_growth!r}")
         for name in ("max_ws", "max_smo_iter"):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), 1)
@@ -1013,8 +1022,10 @@ class Decomposition:
         budget = o.timed_round_share * max(0.0, self.max_time - (time.perf_counter() - self.t0))
         bn = b * self.n_points
         if a <= 0:
-            return self.chunk if bn <= 0 else int(budget / bn)
-        return int((-bn + np.sqrt(bn * bn + 4.0 * a * budget)) / (2.0 * a))
+            fit = self.chunk if bn <= 0 else int(budget / bn)
+        else:
+            fit = int((-bn + np.sqrt(bn * bn + 4.0 * a * budget)) / (2.0 * a))
+        return min(fit, int(o.timed_growth * self.res.ws_sizes[-1]))
 
     def _block(self, W):
         """``(KWrows, W, evaluated, reused)``: rows holding K[W, W] in their first |W| columns

@@ -586,7 +586,11 @@ class ExactBackend:
                     final_stage=k == len(sizes) - 1)
             log = None if self.log is None else (
                 lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
-            remaining = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+            remaining = None
+            if budget is not None:  # the rounds end before the certifying product's share
+                cert = rate.seconds_for(
+                    int(1.25 * (tr.size - pts.size) * max(1, np.count_nonzero(start)))) or 0.0
+                remaining = max(0.0, budget - (time.perf_counter() - t0) - cert)
             engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
             offset = time.perf_counter() - t0
             try:
