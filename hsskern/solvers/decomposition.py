@@ -923,8 +923,9 @@ class Decomposition:
             return "converged"
         if self.res.rounds >= self.options.max_rounds:
             return "rounds"
-        if max_time is not None and (time.perf_counter() - self.t0 >= max_time
-                                     or self._timed_cap() < self.options.timed_min_ws):
+        if max_time is not None and (
+                time.perf_counter() - self.t0 >= max_time
+                or self._timed_fit() < min(self.options.timed_min_ws, self.max_ws, self.chunk)):
             return "max_time"
         if callback is not None and callback(self._state(exact=self.inactive is None)):
             return "callback"
@@ -1012,20 +1013,26 @@ class Decomposition:
         return _select(self.v, self.up, self.low, self.m, self.M, free, q)
 
     def _timed_cap(self):
-        """Under max_time, the largest working set whose round is expected to end within
-        ``timed_round_share`` of the time left: a |W|^2 + b |W| n <= share x left, by the
-        last round's rates (``timed_first_ws`` before any round)."""
+        """Under max_time, the next round's working-set cap: :meth:`_timed_fit`, at most
+        ``timed_growth`` times the last round's set (``timed_first_ws`` before any round)."""
         o = self.options
         if self.round_rates is None:
             return o.timed_first_ws
+        return min(self._timed_fit(), int(o.timed_growth * self.res.ws_sizes[-1]))
+
+    def _timed_fit(self):
+        """The largest working set whose round is expected to end within
+        ``timed_round_share`` of the time left: a |W|^2 + b |W| n <= share x left, by the
+        last round's rates (no bound before any round)."""
+        if self.round_rates is None:
+            return self.chunk
         a, b = self.round_rates
-        budget = o.timed_round_share * max(0.0, self.max_time - (time.perf_counter() - self.t0))
+        budget = (self.options.timed_round_share
+                  * max(0.0, self.max_time - (time.perf_counter() - self.t0)))
         bn = b * self.n_points
         if a <= 0:
-            fit = self.chunk if bn <= 0 else int(budget / bn)
-        else:
-            fit = int((-bn + np.sqrt(bn * bn + 4.0 * a * budget)) / (2.0 * a))
-        return min(fit, int(o.timed_growth * self.res.ws_sizes[-1]))
+            return self.chunk if bn <= 0 else int(budget / bn)
+        return int((-bn + np.sqrt(bn * bn + 4.0 * a * budget)) / (2.0 * a))
 
     def _block(self, W):
         """``(KWrows, W, evaluated, reused)``: rows holding K[W, W] in their first |W| columns
