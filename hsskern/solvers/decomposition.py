@@ -190,7 +190,8 @@ class DecompositionOptions:
     timed_growth: float = 2.0
 
     def __post_init__(self):
-        at_least = {"timed_first_ws": 2, "timed_min_ws": 2, "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
+        at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
+                    "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
                     "stored_max_chunk": 1, "stored_cap_rounds": 0, "max_rounds": 0,
                     "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}

@@ -279,8 +279,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
     rows: storing K would cost the whole n x n product it saves. With labels ``y`` (one
     column) and ``engine="auto"``, a problem the assumed support-vector share would send to
-    the block route has its share measured (:func:`~hsskern.solvers.cached_smo.
-    probe_sv_share`, ``stats["sv_share"]``), and the rule decides on that.
+    the block route has its share measured
+    (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
+    decides on that.
 
     Raises
     ------
@@ -324,7 +325,8 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
         log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
                f"({time.perf_counter() - t0:.1f} s)")
     stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
-             "stored_kernel": store, "sv_share": sv_share, "memory_bytes": K.memory_bytes if store else 0,
+             "stored_kernel": store, "sv_share": sv_share,
+             "memory_bytes": K.memory_bytes if store else 0,
              "memory_budget": budget,
              "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
     return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0})
