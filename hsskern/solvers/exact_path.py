@@ -138,6 +138,13 @@ class _Rate:
         return entries * self.seconds / self.entries
 
 
+def _certify_seconds(rate, n_outside, alpha):
+    """Seconds, at the measured rate, of the product that certifies a stage's next model over
+    the ``n_outside`` points outside it: its support vectors ~ a quarter more than alpha's
+    nonzeros (0 before a measurement)."""
+    return rate.seconds_for(int(1.25 * n_outside * max(1, np.count_nonzero(alpha)))) or 0.0
+
+
 #: entries the rate must have seen before it estimates anything (a few ms of products)
 _RATE_MIN_ENTRIES = 10 ** 6
 #: n-vectors per label column of a stage (the decomposition's, the validation's and the
@@ -532,9 +539,6 @@ class ExactBackend:
                           gap=float(ssol.gap[j]))
         return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
 
-    # Kept in one piece for now: the stage loop threads alpha, f, the deadline, the validation
-    # tracker and the history through every stage; splitting it wants a stage object that
-    # holds them.
     def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
                       workspace):
         """One (C, class) through the stages: (result, alpha, bias, gap, selected, history);
@@ -586,11 +590,10 @@ class ExactBackend:
                     final_stage=k == len(sizes) - 1)
             log = None if self.log is None else (
                 lambda line, n_k=pts.size: self.log(1, f"C={C:g} class {j}, {n_k} points:{line}"))
-            remaining = None
-            if budget is not None:  # the rounds end before the certifying product's share
-                cert = rate.seconds_for(
-                    int(1.25 * (tr.size - pts.size) * max(1, np.count_nonzero(start)))) or 0.0
-                remaining = max(0.0, budget - (time.perf_counter() - t0) - cert)
+            remaining = None  # the rounds end before the certifying product's share
+            if budget is not None:
+                remaining = max(0.0, budget - (time.perf_counter() - t0)
+                                - _certify_seconds(rate, tr.size - pts.size, start))
             engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
             offset = time.perf_counter() - t0
             try:
@@ -617,10 +620,8 @@ class ExactBackend:
                 break
             start, f = rr.alpha, rr.decision - rr.bias
             if deadline is not None and k + 1 < len(sizes):
-                # what is left once the next model's certifying product (its support
-                # vectors ~ a quarter more than these, over the points outside) is set aside
-                cert = rate.seconds_for(
-                    int(1.25 * (tr.size - pts.size) * np.count_nonzero(start))) or 0.0
+                # what is left once the next model's certifying product is set aside
+                cert = _certify_seconds(rate, tr.size - pts.size, start)
                 plan = self._fitted_schedule(pts.size, n0, time.perf_counter() - ts,
                                              deadline - time.perf_counter() - cert, tr.size)
                 if not plan:  # no stage would end in time: this one's model is the answer
@@ -631,11 +632,19 @@ class ExactBackend:
             alpha = np.empty(tr.size)
             alpha[order] = rr.alpha  # the stage holds the points in the order of ``order``
             return rr, alpha, rr.bias, rr.gap, "exact", tuple(history)
+        pts = order[:sizes[k]]
+        alpha, bias, gap, label = self._best_model(Xtr, y, wtr, ub, rr, pts, k, last,
+                                                   candidates)
+        return rr, alpha, bias, gap, label, tuple(history)
+
+    def _best_model(self, Xtr, y, wtr, ub, rr, pts, k, last, candidates):
+        """(alpha, bias, gap over all training points, label) of the stages' best model on
+        the validation points (without them: stage ``k``'s point ``rr`` on ``pts``); ``last``
+        is the last stage's index, whose gap is already over all training points."""
         if candidates:
             _, kc, alpha, bias, label, gap, known = max(candidates, key=lambda c: (c[0], c[1]))
         else:  # no validation points: the last point
-            pts = order[:sizes[k]]
-            kc, alpha, bias, label = k, np.zeros(tr.size), rr.bias, "last"
+            kc, alpha, bias, label = k, np.zeros(y.size), rr.bias, "last"
             alpha[pts] = rr.alpha
             known = (pts, rr.decision - rr.bias)
             if not rr.converged:  # the best offset of an unfinished point (see hinge_bias)
@@ -650,7 +659,7 @@ class ExactBackend:
             finally:
                 if hasattr(engine, "close"):
                     engine.close()
-        return rr, alpha, bias, gap, label, tuple(history)
+        return alpha, bias, gap, label
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.points, self.kernel, solutions)
