@@ -137,3 +137,13 @@ def make_adversarial_data(spec):
     X[:, spec["const"]] = 10.0 ** spec["const_exp"]
     y = _label_values(spec["labels"], k)[idx]
     return X, y
+
+
+def class_clusters(seed, n, d, k, spread):
+    """n points of k balanced classes (labels 0..k-1, shuffled), each class around its own
+    random centre ``spread`` times a standard normal away from the origin."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    rng.shuffle(y)
+    X = rng.normal(size=(n, d)) + spread * rng.normal(size=(k, d))[y]
+    return X, y

@@ -17,6 +17,7 @@ from sklearn.svm import NuSVR as SkNuSVR
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern import NuSVC, NuSVR
+from strategies import class_clusters
 
 EPS32 = np.finfo(np.float32).eps
 TOL = 1e-8
@@ -26,12 +27,6 @@ SETTINGS = dict(max_examples=20, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def _classes(seed, n, d, k, spread):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    rng.shuffle(y)
-    X = rng.normal(size=(n, d)) + spread * rng.normal(size=(k, d))[y]
-    return X, y
 
 
 def _max_nu(y, w=None):
@@ -168,7 +163,7 @@ def _gram(X, gamma):
        k=st.sampled_from([2, 2, 3]), spread=st.floats(0.0, 3.0),
        share=st.floats(0.05, 0.95), gamma=st.sampled_from(["scale", 0.3, 2.0]))
 def test_nusvc_equals_sklearn(seed, n, d, k, spread, share, gamma):
-    X, y = _classes(seed, n, d, k, spread)
+    X, y = class_clusters(seed, n, d, k, spread)
     nu = share * _max_nu(y)
     ref = SkNuSVC(nu=nu, gamma=gamma, tol=TOL, max_iter=MAX_ITER).fit(X, y)
     try:
@@ -190,7 +185,7 @@ def test_nusvc_equals_sklearn(seed, n, d, k, spread, share, gamma):
 @given(seed=st.integers(0, 2 ** 31), n=st.integers(12, 50), d=st.integers(1, 4),
        k=st.sampled_from([2, 3]))
 def test_nusvc_ovr_predict_and_weights_equal_sklearn(seed, n, d, k):
-    X, y = _classes(seed, n, d, k, 3.0)
+    X, y = class_clusters(seed, n, d, k, 3.0)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, n)
     nu = 0.5 * _max_nu(y, w)
     ours = NuSVC(nu=nu, tol=TOL, max_iter=MAX_ITER).fit(X, y, sample_weight=w)
@@ -212,7 +207,7 @@ def test_nusvc_ovr_predict_and_weights_equal_sklearn(seed, n, d, k):
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 def test_nusvc_dot_kernels_equal_sklearn(kernel):
     from sklearn.metrics.pairwise import pairwise_kernels
-    X, y = _classes(4, 40, 3, 3, 3.0)  # separated: r far from 0 for the linear kernel
+    X, y = class_clusters(4, 40, 3, 3, 3.0)  # separated: r far from 0 for the linear kernel
     nu = 0.4 * _max_nu(y)
     params = dict(nu=nu, kernel=kernel, degree=2, coef0=1.0, gamma="scale", tol=TOL)
     ours, ref = NuSVC(**params).fit(X, y), SkNuSVC(**params).fit(X, y)
@@ -224,7 +219,7 @@ def test_nusvc_dot_kernels_equal_sklearn(kernel):
 
 
 def test_nusvc_attributes_as_sklearns():
-    X, y = _classes(3, 60, 2, 3, 2.0)
+    X, y = class_clusters(3, 60, 2, 3, 2.0)
     ours = NuSVC(nu=0.3, tol=TOL).fit(X, y)
     ref = SkNuSVC(nu=0.3, tol=TOL).fit(X, y)
     np.testing.assert_array_equal(ours.support_, ref.support_)
@@ -275,7 +270,7 @@ def test_nusvr_dot_kernels_equal_sklearn(kernel):
 
 @pytest.mark.parametrize("Est,Ref", [(NuSVC, SkNuSVC), (NuSVR, SkNuSVR)])
 def test_nu_path_equals_fits_and_sklearn(Est, Ref):
-    X, y = _classes(5, 70, 3, 3 if Est is NuSVC else 2, 1.0)
+    X, y = class_clusters(5, 70, 3, 3 if Est is NuSVC else 2, 1.0)
     if Est is NuSVR:
         y = X[:, 0] + np.sin(X[:, 1])
     nus = [0.7, 0.1, 0.4, 0.9]
@@ -296,7 +291,7 @@ def test_nu_path_equals_fits_and_sklearn(Est, Ref):
 
 
 def test_fit_path_keeps_a_fitted_self():
-    X, y = _classes(6, 40, 2, 2, 1.0)
+    X, y = class_clusters(6, 40, 2, 2, 1.0)
     est = NuSVC(nu=0.3).fit(X, y)
     before = est.decision_function(X).copy(), est.support_.copy()
     est.fit_path(X, y, [0.2, 0.6])
@@ -308,7 +303,7 @@ def test_fit_path_keeps_a_fitted_self():
 @pytest.mark.parametrize("Est", [NuSVC, NuSVR])
 @pytest.mark.parametrize("nu", [0.0, -0.1, 1.5])
 def test_nu_out_of_range_is_refused(Est, nu):
-    X, y = _classes(0, 20, 2, 2, 1.0)
+    X, y = class_clusters(0, 20, 2, 2, 1.0)
     with pytest.raises(ValueError, match="nu"):
         Est(nu=nu).fit(X, y)
     with pytest.raises(ValueError, match=r"nus.*> 0|\(0, 1\]"):
@@ -316,7 +311,7 @@ def test_nu_out_of_range_is_refused(Est, nu):
 
 
 def test_infeasible_nu_is_refused_with_the_largest_feasible():
-    X, y = _classes(0, 40, 2, 2, 1.0)
+    X, y = class_clusters(0, 40, 2, 2, 1.0)
     y = (np.arange(40) < 10).astype(int)  # 10 against 30: nu <= 2 * 10 / 40 = 0.5
     with pytest.raises(ValueError, match=r"specified nu is infeasible.*a nu below 0\.5\b"):
         NuSVC(nu=0.6).fit(X, y)
@@ -340,7 +335,7 @@ def test_infeasible_nu_is_refused_with_the_largest_feasible():
 
 @pytest.mark.parametrize("Est", [NuSVC, NuSVR])
 def test_weights_zero_drop_and_integer_repeat(Est):
-    X, y = _classes(8, 30, 2, 2, 1.0)
+    X, y = class_clusters(8, 30, 2, 2, 1.0)
     if Est is NuSVR:
         y = X[:, 0] - X[:, 1] ** 2
     w = np.ones(30)
@@ -374,7 +369,7 @@ def test_sklearn_estimator_checks(estimator, check):
 def test_nu_at_the_feasible_limit_with_no_margin_is_refused():
     """nu = 2 min(n1, n2) / (n1 + n2) with equal classes puts every point at its bound: no
     finite offset (scikit-learn returns non-finite coefficients), a clear error here."""
-    X, y = _classes(0, 12, 1, 2, 0.0)
+    X, y = class_clusters(0, 12, 1, 2, 0.0)
     with pytest.raises(ValueError, match="largest feasible value for classes 0 and 1.*use a "
                                          "smaller nu"):
         NuSVC(nu=1.0).fit(X, y)
@@ -383,7 +378,7 @@ def test_nu_at_the_feasible_limit_with_no_margin_is_refused():
 def test_class_weight_is_libsvms_weighted_nu():
     """A class weight multiplies its points' sample weights (bounds and nu's sums);
     "balanced" equalizes the classes, so a nu infeasible for the raw counts fits."""
-    X, y = _classes(2, 40, 2, 3, 2.0)
+    X, y = class_clusters(2, 40, 2, 3, 2.0)
     y[:8] = 2  # class sizes 11, 9, 20
     sw = np.random.default_rng(0).uniform(0.5, 1.5, 40)
     cw = {0: 2.0, 1: 0.5, 2: 1.0}

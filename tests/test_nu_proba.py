@@ -17,24 +17,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern import NuSVC
 from hsskern.estimators.calibration import sigmoid_fit
+from strategies import class_clusters
 
 SETTINGS = dict(max_examples=15, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def _classes(seed, n, d, k, spread):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    rng.shuffle(y)
-    X = rng.normal(size=(n, d)) + spread * rng.normal(size=(k, d))[y]
-    return X, y
 
 
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 2 ** 31), n=st.integers(40, 90), d=st.integers(1, 4),
        k=st.integers(2, 4), spread=st.floats(0.5, 3.0), nu=st.floats(0.1, 0.6))
 def test_probabilities_are_distributions_consistent_with_the_model(seed, n, d, k, spread, nu):
-    X, y = _classes(seed, n, d, k, spread)
+    X, y = class_clusters(seed, n, d, k, spread)
     try:  # a nu the classes admit, with a margin (NuSVC's own errors otherwise)
         NuSVC(nu=nu).fit(X, y)
     except ValueError:
@@ -53,7 +48,7 @@ def test_probabilities_are_distributions_consistent_with_the_model(seed, n, d, k
 
 
 def test_binary_probabilities_rise_with_the_decision_value_and_agree_with_predict():
-    X, y = _classes(3, 300, 2, 2, 1.5)
+    X, y = class_clusters(3, 300, 2, 2, 1.5)
     clf = NuSVC(nu=0.3, probability=True, random_state=0).fit(X, y)
     assert clf.probA_[0] < 0  # a larger decision value is more likely classes_[1]
     f = clf.decision_function(X)
@@ -67,7 +62,7 @@ def test_binary_probabilities_rise_with_the_decision_value_and_agree_with_predic
 
 
 def test_multiclass_argmax_mostly_agrees_with_the_vote():
-    X, y = _classes(5, 400, 3, 4, 2.0)
+    X, y = class_clusters(5, 400, 3, 4, 2.0)
     clf = NuSVC(nu=0.3, probability=True, random_state=0).fit(X, y)
     P = clf.predict_proba(X)
     assert np.mean(clf.classes_[np.argmax(P, axis=1)] == clf.predict(X)) >= 0.9
@@ -84,7 +79,7 @@ def test_the_sigmoids_are_platts_fit_on_held_out_values():
     # fold's NuSVC on the other points, its values on the fold, one Platt fit. A fixed gamma:
     # "scale" is the whole set's, which a fit on a fold's points would not see
     from sklearn.model_selection import StratifiedKFold
-    X, y = _classes(11, 150, 2, 2, 2.0)
+    X, y = class_clusters(11, 150, 2, 2, 2.0)
     kw = dict(nu=0.3, gamma=0.5)
     clf = NuSVC(probability=True, random_state=7, **kw).fit(X, y)
     f = np.empty(y.size)
@@ -95,7 +90,7 @@ def test_the_sigmoids_are_platts_fit_on_held_out_values():
 
 
 def test_random_state_reproduces_and_pickling_keeps_the_probabilities():
-    X, y = _classes(2, 120, 2, 3, 1.5)
+    X, y = class_clusters(2, 120, 2, 3, 1.5)
     a = NuSVC(nu=0.3, probability=True, random_state=4).fit(X, y)
     b = NuSVC(nu=0.3, probability=True, random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.probA_, b.probA_)
@@ -110,7 +105,7 @@ def test_random_state_reproduces_and_pickling_keeps_the_probabilities():
 
 
 def test_without_probability_there_is_no_predict_proba():
-    X, y = _classes(0, 60, 2, 2, 1.0)
+    X, y = class_clusters(0, 60, 2, 2, 1.0)
     clf = NuSVC().fit(X, y)
     assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
     assert not hasattr(clf, "probA_")
@@ -127,7 +122,7 @@ def test_a_nu_path_calibrates_every_nu_as_its_fit():
     # the path's warm starts reach each nu's solution to tol, not bitwise: the folds' and the
     # model's values within tol's effect, so the probabilities within a
     # hundredth (a thousandth on average)
-    X, y = _classes(8, 120, 2, 3, 1.5)
+    X, y = class_clusters(8, 120, 2, 3, 1.5)
     nus = [0.2, 0.35, 0.5]
     est = NuSVC(probability=True, random_state=0, tol=1e-6)
     for m, nu in zip(est.fit_path(X, y, nus), nus):
@@ -140,7 +135,7 @@ def test_sample_weight_calibrates_by_the_points_weights():
     # integer weights are repeated points for the model; the folds differ, so the sigmoids
     # are close, not equal: the same model's probabilities within a few hundredths
     # (a fixed gamma: "scale" of the repeated points is another width)
-    X, y = _classes(9, 120, 2, 2, 1.5)
+    X, y = class_clusters(9, 120, 2, 2, 1.5)
     w = np.random.default_rng(0).integers(1, 3, size=y.size)
     kw = dict(nu=0.3, gamma=0.5, tol=1e-6, probability=True, random_state=0)
     a = NuSVC(**kw).fit(X, y, sample_weight=w)
@@ -152,7 +147,7 @@ def test_sample_weight_calibrates_by_the_points_weights():
 @pytest.mark.parametrize("k", [2, 3])
 def test_close_to_sklearns_nusvc_on_an_easy_problem(k):
     # not equal: each draws its own internal folds; both calibrate the same model
-    X, y = _classes(1, 300, 2, k, 2.0)
+    X, y = class_clusters(1, 300, 2, k, 2.0)
     ours = NuSVC(nu=0.3, probability=True, random_state=0).fit(X, y).predict_proba(X)
     ref = SkNuSVC(nu=0.3, probability=True, random_state=0).fit(X, y).predict_proba(X)
     assert np.mean(np.abs(ours - ref)) < 0.03
