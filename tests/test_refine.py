@@ -8,6 +8,7 @@ from sklearn.svm import SVC
 from hsskern import HSSSVC, kernel_operator, HSSSVCOptions
 from hsskern.kernels import make_kernel
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
+from hsskern.kernels._eval import max_threads
 from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_sets, kkt_violation
 from hsskern.solvers.refine import continuation_start, feasible_start, refine_exact
@@ -188,6 +189,25 @@ def test_smo_block_threads_give_the_same_iterates(seed, logC, weighted, shrink, 
         assert out[threads][0] == out[1][0]
         np.testing.assert_array_equal(out[threads][1], out[1][1])
         np.testing.assert_array_equal(out[threads][2], out[1][2])
+
+
+def test_smo_block_carries_its_thread_timing_between_calls():
+    # a decomposition's blocks share one timing vector: the rates measured by the first block
+    # serve the next (no second probe), and the iterates are those of a call without it
+    X, y = _problem(3, n=1200)
+    Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    timing = np.zeros(4)
+    runs = []
+    for carried in (timing, timing, None):
+        alpha, v = np.zeros(len(y)), y.copy()
+        runs.append((smo_block(Kd, y, alpha, v, 10.0, 1e-4, 10 ** 7, timing=carried), alpha))
+        if carried is not None and max_threads() >= 2:  # one thread: nothing to measure
+            assert timing[3] > 0
+    for res, alpha in runs[1:]:
+        assert res == runs[0][0]
+        np.testing.assert_array_equal(alpha, runs[0][1])
+    with pytest.raises(ValueError, match="not 4"):
+        smo_block(Kd, y, np.zeros(len(y)), y.copy(), 1.0, 1e-3, 10, timing=np.zeros(3))
 
 def test_dual_objective_never_rises_over_rounds():
     # Osuna's decomposition: every round solves a subproblem from a feasible point
@@ -379,8 +399,8 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
         events = []
         newton_free, smo_block = refine_mod._newton_free, refine_mod.smo_block
 
-        def smo(KW, yW, aW, vW, C, target, budget):
-            it, m, M = smo_block(KW, yW, aW, vW, C, target, budget)
+        def smo(KW, yW, aW, vW, C, target, budget, **kw):
+            it, m, M = smo_block(KW, yW, aW, vW, C, target, budget, **kw)
             # an eligible round's first SMO has the Newton step's estimated cost as its budget
             # (tiny here); the unlimited budget is 10**7 steps
             events.append("due" if budget < 10 ** 6 and m - M >= target else "smo")

@@ -120,7 +120,7 @@ cdef enum:
 
 def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
               double C, double tol, long max_iter, const double[::1] upper=None,
-              bint shrinking=True, int threads=0):
+              bint shrinking=True, int threads=0, double[::1] timing=None):
     """Solve the working-set QP in place.
 
     Parameters
@@ -147,6 +147,10 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     threads : threads splitting each step's passes; 0: one, or two (if OpenMP allows two)
         while at least 500 variables are active and two are measured faster. The iterates
         do not depend on it.
+    timing : (4,) float64 or None
+        The thread counts' measured rates and the probe schedule, carried from one call to
+        the next (zeros at first): a decomposition's blocks then measure once, not every
+        block (under load a probe's two-thread steps cost more than a small block's solve).
 
     Returns
     -------
@@ -163,6 +167,10 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef double rate[3]
     cdef long stop_at, it0, since = 0, probe_gap = _PROBE_FIRST
     rate[1] = rate[2] = 0.0
+    if timing is not None and timing.shape[0] != 4:
+        raise ValueError(f"timing has {timing.shape[0]} entries, not 4")
+    if timing is not None and timing[3] > 0:
+        rate[1], rate[2], since, probe_gap = timing[0], timing[1], <long> timing[2], <long> timing[3]
     if K.shape[1] < q or y.shape[0] != q or alpha.shape[0] != q or v.shape[0] != q:
         raise ValueError(f"a ({K.shape[0]}, {K.shape[1]}) block for {y.shape[0]} labels")
     if threads < 0:
@@ -253,6 +261,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             for t in range(q):
                 vl = v[t] + low_mask[t]
                 Gmin_low = vl if vl < Gmin_low else Gmin_low
+    if timing is not None:
+        timing[0], timing[1], timing[2], timing[3] = rate[1], rate[2], since, probe_gap
     return state[_IT], Gmax, Gmin_low
 
 

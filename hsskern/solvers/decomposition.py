@@ -882,6 +882,8 @@ class Decomposition:
         res.timings["start"] = time.perf_counter() - self.t0
         # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
         self.newton_rate, self.step_rate = o.newton_first_rate, o.smo_first_rate
+        # the block SMO's thread counts, measured once for all the rounds (smo_block's timing)
+        self.smo_timing = np.zeros(4)
         # seconds per |W|^2 of a round's block and SMO, and per |W| x n of its update: the
         # last round's, which size the next one under max_time (_timed_cap)
         self.round_rates = None
@@ -1072,7 +1074,8 @@ class Decomposition:
         uW = None if self.weights is None else self.ub[W]
         bounds = {} if uW is None else {"upper": uW}
         ts = time.perf_counter()
-        it, m_w, M_w = smo_block(KWrows, yW, aW, vW, self.C, target, budget, **bounds)
+        it, m_w, M_w = smo_block(KWrows, yW, aW, vW, self.C, target, budget,
+                                 timing=self.smo_timing, **bounds)
         self.res.timings["smo"] += time.perf_counter() - ts
         if it:
             self.step_rate = (time.perf_counter() - ts) / (it * W.size)
@@ -1092,7 +1095,9 @@ class Decomposition:
         step costs, another step on the new face. ``aW`` and ``vW`` are updated in place.
         Returns ``(steps, note)``: SMO's pair steps in all and the log's account."""
         o, res = self.options, self.res
-        bounds = {} if uW is None else {"upper": uW}
+        bounds = {"timing": self.smo_timing}
+        if uW is not None:
+            bounds["upper"] = uW
         note, n_newton, m_w, M_w = "", 0, np.inf, -np.inf
         while n_newton == 0 or (m_w - M_w >= target and it < iters):
             tn = time.perf_counter()
