@@ -357,7 +357,7 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         The candidates that differ only in C share one cell per fold (one ``fit_path``
         along their C values); the cells run on ``n_jobs`` joblib workers.
         """
-        name = self._C_param
+        name = self._path_param
         default_C = self._estimator().get_params()[name]
         groups, where = [], []  # (parameters but C, set of C); per candidate (group, C)
         for c in candidates:
