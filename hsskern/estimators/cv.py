@@ -47,25 +47,30 @@ def carry_feature_names(search, est):
     return est
 
 
-def accuracy(y_true, y_pred, sample_weight=None):
+# A fold metric scores a whole path at once: ``metric(y_true, predictions, sample_weight)``
+# with the predictions of every value stacked, (n_values, n_test) labels or
+# (n_values, n_test, k) targets; it returns one score per value, higher is better.
+
+def accuracy(y_true, predictions, sample_weight=None):
     """The fraction of right labels, weighted by ``sample_weight`` (a row of weight k counts
-    as k repeated rows): the fold metric of the classifiers."""
-    hit = y_pred == y_true
-    return np.mean(hit) if sample_weight is None else np.average(hit, weights=sample_weight)
+    as k repeated rows), per path value: the fold metric of the classifiers."""
+    hits = [p == y_true for p in predictions]
+    if sample_weight is None:
+        return np.array([np.mean(h) for h in hits])
+    return np.array([np.average(h, weights=sample_weight) for h in hits])
 
 
-def neg_mean_squared_error(y_true, y_pred, sample_weight=None):
-    """Minus the mean squared error over all targets (multi-output: the mean)."""
-    return -np.mean((y_pred - y_true) ** 2)
+def neg_mean_squared_error(y_true, predictions, sample_weight=None):
+    """Minus the mean squared error over all targets (multi-output: the mean), per value."""
+    return -np.mean((predictions - y_true[None]) ** 2, axis=(1, 2))
 
 
-def r2(y_true, y_pred, sample_weight=None):
-    """scikit-learn's ``r2_score`` (multi-output: the mean over the targets)."""
-    return r2_score(y_true, y_pred, sample_weight=sample_weight)
+def r2(y_true, predictions, sample_weight=None):
+    """scikit-learn's ``r2_score`` (multi-output: the mean over the targets), per value."""
+    return np.array([r2_score(y_true, p, sample_weight=sample_weight) for p in predictions])
 
 
-#: The fold metrics by scikit-learn's scoring names: ``metric(y_true, y_pred, sample_weight)``,
-#: higher is better.
+#: The fold metrics by scikit-learn's scoring names.
 FOLD_METRICS = {"accuracy": accuracy, "neg_mean_squared_error": neg_mean_squared_error,
                 "r2": r2}
 
@@ -86,9 +91,10 @@ def score_fold(backend, X, y, train, test, values, metric=accuracy, classifier=T
     values : ndarray of shape (n_values,)
         The path's values (C, alpha), ascending (or ``[None]`` for a backend without one).
     metric : callable, default :func:`accuracy`
-        ``metric(y_true, y_pred, sample_weight)``, higher is better (:data:`FOLD_METRICS`):
-        it receives the test rows' labels and predicted labels (by the one tie rule) of a
-        classifier, or their targets and predictions (n_test, k) of a regressor.
+        ``metric(y_true, predictions, sample_weight)`` (:data:`FOLD_METRICS`): one score per
+        value, higher is better, of the test rows' labels and every value's predicted
+        labels (by the one tie rule), (n_values, n_test), for a classifier; of their targets
+        (n_test, k) and every value's predictions (n_values, n_test, k) for a regressor.
     classifier : bool, default True
         Whether ``y`` holds labels: the training rows' classes are encoded as the fold's own
         label columns (a fold need not hold every class), as scikit-learn's ``check_cv``.
@@ -134,12 +140,11 @@ def score_fold(backend, X, y, train, test, values, metric=accuracy, classifier=T
     D = backend.model(prepared, solutions).decision(X[test])
     if classifier:
         pairwise = is_pairwise(backend, classes.size)
-        y_test = y[test]
+        out["scores"][:] = metric(y[test], [labels_from_decision(classes, d, pairwise)
+                                            for d in D], w_test)
     else:
-        y_test = y.reshape(len(y), -1)[test]
+        out["scores"][:] = metric(y.reshape(len(y), -1)[test], D, w_test)
     for i, sol in enumerate(solutions):
-        pred = labels_from_decision(classes, D[i], pairwise) if classifier else D[i]
-        out["scores"][i] = metric(y_test, pred, w_test)
         out["solve_time"][i] = sum(sol.timings.values())
         out["n_iter"][i] = int(np.max(sol.n_iter))
     return out

@@ -385,7 +385,7 @@ class FPCClassifierCV(PathClassifierCV):
             for s, (_, te) in enumerate(splits):
                 pred = labels_from_decision(classes, entry["decision"][s])
                 score = (np.nan if not scorable[s] else accuracy(
-                    y[te], pred, None if sample_weight is None else sample_weight[te]))
+                    y[te], [pred], None if sample_weight is None else sample_weight[te])[0])
                 cells[ig, s] = {"scores": np.array([score]),
                                 "solve_time": np.array([entry["solve_time"]]),
                                 "n_iter": np.array([entry["n_iter"][s]]),

@@ -33,5 +33,4 @@ def score_regression_fold(backend, X, Y, train, test, values, scoring):
 
 def regression_scores(scoring, Y_true, D):
     """Scores of the predictions D (S, m, k) of S models on Y_true (m, k)."""
-    import numpy as np
-    return np.array([FOLD_METRICS[scoring](Y_true, d) for d in D])
+    return FOLD_METRICS[scoring](Y_true, D)
