@@ -218,3 +218,14 @@ def test_the_evaluators_input_rules_are_written_once(name):
              and any(isinstance(n, ast.FunctionDef) and n.name == name
                      for n in ast.parse(MODULES[m].read_text()).body)]
     assert where == ["hsskern.kernels._surface"]
+
+
+#: Modules kept for one release at their old paths (they warn when imported).
+DEPRECATED_MODULES = ("hsskern.estimators.regression", "hsskern.estimators.hss_params")
+
+
+@pytest.mark.parametrize("old", DEPRECATED_MODULES)
+def test_no_module_imports_a_deprecated_path(old):
+    users = sorted(m for m, (_, anywhere) in IMPORTS.items()
+                   if old in anywhere and m not in DEPRECATED_MODULES)
+    assert old in MODULES and not users, f"{old} is imported by {users}"

@@ -121,7 +121,7 @@ def test_cell_returns_only_per_C_numbers(data):
     X, y = data
     base = HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0, max_iter=30)
     Cs = np.array([0.1, 1.0])
-    backend = base._make_backend(X, for_path=True)
+    backend = base._make_backend(X, Cs, purpose="search")
     out = score_fold(backend, X, y, np.arange(0, 400, 2), np.arange(1, 400, 2), Cs)
     assert set(out) == {"scores", "solve_time", "n_iter", "setup_time"}
     assert all(np.size(v) <= len(Cs) for v in out.values())

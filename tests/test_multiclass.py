@@ -233,7 +233,7 @@ def test_threads_change_no_answer():
     """The pool of pairs gives the serial answer, exactly."""
     X, y, _ = blobs(9, 5, 20)
     est = HSSSVC(gamma=0.5, tol=1e-6)
-    base = est._make_backend(X, for_path=False).inner
+    base = est._make_backend(X, [est.C], purpose="fit").inner
     Y = -np.ones((y.size, 5))
     Y[np.arange(y.size), y] = 1
     out = []
@@ -325,7 +325,7 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
     monkeypatch.setattr(ExactBackend, "path", recording)
     X, y, _ = blobs(12, 4, 15)
     est = ExactSVC(gamma=0.5, max_time=60.0, options=ExactSVCOptions(validation_fraction=0.0))
-    backend = est._make_backend(X, for_path=False)
+    backend = est._make_backend(X, [est.C], purpose="fit")
     Y = -np.ones((y.size, 4))
     Y[np.arange(y.size), y] = 1
     for n_jobs in (1, 2):

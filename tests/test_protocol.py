@@ -200,3 +200,100 @@ def test_prepared_problems_pickle():
     assert dict(back.timings) == dict(problem.timings)
     a, b = backend.path(problem, Y, [1.0])[0], backend.path(back, Y, [1.0])[0]
     np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
+
+
+# ---- one base for classifiers and regressors: one splitter policy, one fold scorer ----
+
+def test_one_splitter_policy_stratifies_a_classifier_and_not_a_regressor():
+    from sklearn.model_selection import ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+    from hsskern.estimators.cv import make_splits
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = np.repeat([0, 1, 2], 20)
+    t = np.sin(X).sum(axis=1)
+
+    def same(a, b):
+        return all(np.array_equal(p, q) for (p, _), (q, _) in zip(a, b, strict=True))
+
+    assert same(make_splits(3, X, y, 0),
+                StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert same(make_splits(3, X, t, 0, classifier=False),
+                KFold(3, shuffle=True, random_state=0).split(X))
+    assert same(make_splits(0.25, X, y, 0),
+                StratifiedShuffleSplit(1, test_size=0.25, random_state=0).split(X, y))
+    assert same(make_splits(0.25, X, t, 0, classifier=False),
+                ShuffleSplit(1, test_size=0.25, random_state=0).split(X))
+    # a class with fewer members than folds: plain k-fold, for the classifier too
+    assert same(make_splits(3, X[:41], y[:41], 0),
+                KFold(3, shuffle=True, random_state=0).split(X[:41]))
+
+
+def test_one_fold_scorer_scores_a_regressors_path_with_its_metric():
+    from sklearn.metrics import r2_score
+    from hsskern import HSSKernelRidge
+    from hsskern.estimators.cv import FOLD_METRICS, score_fold
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 2))
+    y = np.sin(X).sum(axis=1)
+    tr, te = np.arange(90), np.arange(90, 120)
+    alphas = np.array([0.1, 1.0])
+    est = HSSKernelRidge(h=1.0, options=None, random_state=0)
+    backend = est._make_backend(X, alphas, "search")
+    out = {name: score_fold(backend, X, y[:, None], tr, te, alphas, FOLD_METRICS[name],
+                            classifier=False) for name in ("neg_mean_squared_error", "r2")}
+    # each value's score is its model's, fitted on the training rows alone
+    for i, alpha in enumerate(alphas):
+        pred = HSSKernelRidge(alpha=alpha, h=1.0, random_state=0).fit(X[tr], y[tr]).predict(X[te])
+        np.testing.assert_allclose(out["neg_mean_squared_error"]["scores"][i],
+                                   -np.mean((pred - y[te]) ** 2), rtol=1e-6)
+        np.testing.assert_allclose(out["r2"]["scores"][i], r2_score(y[te], pred), rtol=1e-6)
+    assert set(out["r2"]) == {"scores", "solve_time", "n_iter", "setup_time"}
+
+
+@pytest.mark.parametrize("old, new, names", [
+    ("hsskern.estimators.regression", "hsskern.estimators.regressor_base",
+     ["RegressorBase", "PathRegressor", "PathRegressorCV", "SCORINGS"]),
+    ("hsskern.estimators.hss_params", "hsskern.estimators.widths",
+     ["resolve_gamma", "kernel_of", "width_grid", "HSS_CONSTRAINTS", "SVCKernelsMixin"]),
+])
+def test_the_old_module_paths_warn_and_give_the_new_names(old, new, names):
+    import importlib
+    import sys
+    sys.modules.pop(old, None)
+    with pytest.warns(FutureWarning, match=new.replace(".", r"\.")):
+        mod = importlib.import_module(old)
+    new_mod = importlib.import_module(new)
+    for name in names:
+        assert getattr(mod, name) is getattr(new_mod, name)
+
+
+def test_the_library_imports_no_deprecated_module():
+    # normal use warns nothing, and pickles name the new modules
+    import subprocess
+    import sys
+    code = ("import warnings; warnings.simplefilter('error', FutureWarning); import sys; "
+            "import hsskern, hsskern.estimators, hsskern.distributed; "
+            "from hsskern.estimators import base, cv, regressor_base, widths; "
+            "assert 'hsskern.estimators.regression' not in sys.modules; "
+            "assert 'hsskern.estimators.hss_params' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_deprecated_regression_helpers_call_the_one_policy_and_scorer():
+    import warnings
+    from hsskern import HSSSVR
+    from hsskern.estimators.cv import make_splits, neg_mean_squared_error, score_fold
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        from hsskern.estimators.regression import make_regression_splits, score_regression_fold
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(80, 2))
+    Y = np.sin(X).sum(axis=1)[:, None]
+    old = make_regression_splits(4, X, 3)
+    new = make_splits(4, X, Y, 3, classifier=False)
+    assert all(np.array_equal(a, c) and np.array_equal(b, d)
+               for (a, b), (c, d) in zip(old, new, strict=True))
+    backend = HSSSVR(gamma=0.5)._make_backend(X, [1.0, 10.0], "search")
+    tr, te = new[0]
+    a = score_regression_fold(backend, X, Y, tr, te, [1.0, 10.0], "neg_mean_squared_error")
+    b = score_fold(backend, X, Y, tr, te, [1.0, 10.0], neg_mean_squared_error, False)
+    np.testing.assert_array_equal(a["scores"], b["scores"])

@@ -16,7 +16,7 @@ from sklearn.svm import SVC, SVR
 from hsskern import (ExactSVCOptions, HSSKernelRidge, HSSSVC, HSSSVCOptions, HSSSVR, NystromSVC,
                      kernel_operator)
 from hsskern.estimators.exact_svc import ExactSVC
-from hsskern.estimators.hss_params import resolve_gamma
+from hsskern.estimators.widths import resolve_gamma
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import (KERNELS, SparseRowsCrossKernelOperator, SparseRowsKernelOperator,
                              StoredSparseRowsKernelOperator, make_kernel)

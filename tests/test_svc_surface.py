@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern.estimators.calibration import sigmoid_fit, sigmoid_log_proba, sigmoid_proba
 from hsskern.estimators.fpc import FPCClassifier, FPCClassifierCV
-from hsskern.estimators.hss_params import resolve_gamma
+from hsskern.estimators.widths import resolve_gamma
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.estimators.kernel_ridge import HSSKernelRidge
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV

@@ -240,7 +240,7 @@ def test_the_hss_prepared_problem_is_the_classifiers():
     X, y = _data(10, n=200)
     prob = prepare_hss(X, make_kernel("gaussian", h=1.0),
                        hss_options=HSSSVR(
-                           options=HSSSVROptions(leaf_size=32))._make_backend(X, [1.0]).hss_options)
+                           options=HSSSVROptions(leaf_size=32))._make_backend(X, [1.0], "fit").hss_options)
     sols = hss_svr_path(prob, y, [1.0, 10.0], 0.1)
     for s in sols:
         Kd = prob.K.to_dense()

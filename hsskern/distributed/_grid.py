@@ -148,7 +148,7 @@ class DaskHSSSVCCV(HSSSVCCV):
             if own:
                 client.close()
 
-    def _score_grid(self, X, y, splits, grid, Cs, sample_weight=None, class_weight=None):
+    def _score_grid(self, X, y, splits, grid, values, sample_weight=None, class_weight=None):
         """The serial fold scorer, one task per (width, fold)."""
         from distributed import as_completed
         client = self._dask
@@ -168,12 +168,13 @@ class DaskHSSSVCCV(HSSSVCCV):
         narrow = np.argsort(widths if "h" in grid[0] else np.negative(widths), kind="stable")
         priority = np.empty(len(widths), dtype=int)
         priority[narrow] = np.arange(len(widths), 0, -1)
-        futures = {}
+        futures, metric = {}, self._fold_metric()
         for ig, params in enumerate(grid):
-            backend = self._base_estimator(params)._make_backend(X, for_path=True)
+            backend = self._base_estimator(params)._make_backend(X, values, purpose="search")
             for s, (tr, te) in enumerate(splits):
                 fut = client.submit(run_capped, score_fold,
-                                    (backend, Xf, yf, tr, te, Cs, swf, class_weight),
+                                    (backend, Xf, yf, tr, te, values, metric, True, swf,
+                                     class_weight),
                                     self.threads_per_task, pure=False,
                                     priority=int(priority[ig]),
                                     key=f"hsskern-cv-{ig}-{s}-{_token()}")

@@ -1,17 +1,21 @@
-"""The estimator base every SVC family shares, written once against the path protocol.
+"""The estimator base every estimator shares, written once against the path protocol.
 
-Validation at the boundary, label encoding and one-vs-rest, the C path, the tie rule and
-the fitted state live here; an estimator module holds its parameters, its docstring and the
-backend it builds (``_make_backend``) — as scikit-learn's ``BaseSVC`` over ``BaseLibSVM``.
+:class:`PathEstimator` is the one base of classifiers and regressors: the fitted state, the
+hooks (``_make_backend(X, values, purpose)``, ``_set_backend_attributes(prepared, solution,
+model)``), ``fit`` as a path of one value and ``fit_path`` on one preparation. Thin mixins
+on top hold what a family adds: :class:`ClassifierBase` (validation and label encoding,
+one-vs-rest and one-vs-one, the tie rule, weights, probabilities; :class:`PathClassifier`
+with SVC's fitted attributes) and :class:`~hsskern.estimators.regressor_base.RegressorBase`.
+An estimator module holds its parameters, its docstring and the backend it builds — as
+scikit-learn's ``BaseSVC`` and ``BaseLibSVM`` in ``svm/_base.py``.
 
 Weights: ``sample_weight`` and ``class_weight`` combine as in SVC into one weight per point,
 ``sample_weight_i * class_weight_[y_i]``, which the backend's ``path`` receives (LIBSVM's
 weighted C). Points of weight 0 are dropped before ``prepare``: they are never support vectors,
 cost no compression or factor work, and fitting with them is fitting without them.
-:class:`WeightedPathClassifier` is the base of the estimators whose backend takes weights;
-the others keep ``fit(X, y)`` and raise a clear error when given weights.
 """
 import time
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +36,7 @@ from ._splits import make_splits
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
-__all__ = ["FitStateMixin", "ClassifierBase", "PathClassifier", "WeightedPathClassifier",
+__all__ = ["FitStateMixin", "FitData", "PathEstimator", "ClassifierBase", "PathClassifier",
            "encode_labels", "labels_from_decision", "check_sample_weight",
            "check_weighted_classes", "class_weight_vector", "point_weights", "solve_path",
            "validate_input", "sparse_or_dense"]
@@ -137,12 +141,12 @@ def check_weighted_classes(classes, y, w):
                          "give them weight")
 
 
-def solve_path(backend, prepared, Y, Cs, weights=None):
-    """``backend.path`` with the per-point weights when there are any (the backends that do
-    not take weights yet are called as before)."""
+def solve_path(backend, prepared, Y, values, weights=None):
+    """``backend.path``, given the per-point weights when there are any: the classifiers'
+    backends take ``weights=``, the regressors' (which take no weights) are called without."""
     if weights is None:
-        return backend.path(prepared, Y, Cs)
-    return backend.path(prepared, Y, Cs, weights=weights)
+        return backend.path(prepared, Y, values)
+    return backend.path(prepared, Y, values, weights=weights)
 
 
 def labels_from_decision(classes, D, pairwise=False):
@@ -206,6 +210,130 @@ class FitStateMixin:
         return False
 
 
+class FitData(NamedTuple):
+    """A validated fit: what the backend solves, and what the fitted attributes need."""
+
+    X: object
+    """The rows the backend sees (those of positive weight), dense or sparse rows."""
+    Y: np.ndarray
+    """Their target columns, (n, k): -1/+1 label columns, or the regression targets."""
+    weights: object = None
+    """Per-row weights of ``X``, or None for the unweighted problem."""
+    rows: object = None
+    """The indices of ``X``'s rows in the X given to fit (None: all of them)."""
+    classes: object = None
+    """A classifier's labels (``classes_``); None for a regressor."""
+    ravel: bool = False
+    """Whether predictions are 1-D (a regressor fitted on a 1-D target)."""
+
+
+class PathEstimator(FitStateMixin, BaseEstimator):
+    """The one base of the path-protocol estimators, classifiers and regressors alike (not for
+    direct use): a fit is a path of one value, ``fit_path`` a path of many on one preparation.
+
+    A subclass defines ``_parameter_constraints``, ``__init__``, ``_path_param`` (the
+    parameter a path varies: "C", "alpha"; None when the backend has none) and the two hooks,
+    with one signature for every estimator:
+
+    * ``_make_backend(X, values, purpose)``: the backend for these parameters, for the path
+      ``values`` it will be asked to solve (ascending; ``[None]`` without a path parameter)
+      and the ``purpose`` of the solve: "fit" (one model), "path" (:meth:`fit_path`) or
+      "search" (a ``*CV``'s folds: a backend may score a value it cannot solve as NaN
+      instead of failing);
+    * ``_set_backend_attributes(prepared, solution, model)`` (optional): fitted attributes
+      beyond the common ones.
+
+    The classifier and regressor mixins on top (:class:`ClassifierBase`,
+    :class:`~hsskern.estimators.regressor_base.RegressorBase`) validate the targets:
+    ``_validate_fit(X, y, sample_weight)`` returns a :class:`FitData`,
+    ``_check_path_values(values)`` checks a path's grid, ``_set_target_attributes(data,
+    backend, solution)`` sets what their family's fitted models share.
+
+    ``fit`` starts from nothing: every fitted attribute of an earlier fit is removed first.
+    """
+
+    _path_param = "C"
+    #: fitted attributes of the validation that every model of a ``fit_path`` shares
+    _carried_attributes = ("n_features_in_", "feature_names_in_")
+
+    def _make_backend(self, X, values, purpose):
+        raise NotImplementedError
+
+    def _set_backend_attributes(self, prepared, solution, model):
+        pass
+
+    def _set_target_attributes(self, data, backend, solution):
+        pass
+
+    def _fit_values(self):
+        """The path of ``fit``: this estimator's own value of the path parameter."""
+        return [getattr(self, self._path_param)] if self._path_param else [None]
+
+    def _fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        data = self._validate_fit(X, y, sample_weight)
+        values = self._fit_values()
+        backend = self._make_backend(data.X, values, purpose="fit")
+        self._solve(data, backend, backend.prepare(data.X, data.Y), values, copies=False)
+        return self
+
+    def _fit_path(self, X, y, values, sample_weight=None):
+        """The one ``fit_path`` contract (documented on the public ``fit_path``), run on a
+        clone: ``self`` is a scratch estimator whose own fitted state is discarded."""
+        self._validate_params()
+        values = self._check_path_values(values)  # before any work
+        data = self._validate_fit(X, y, sample_weight)
+        backend = self._make_backend(data.X, values, purpose="path")
+        return self._solve(data, backend, backend.prepare(data.X, data.Y), values,
+                           copies=True)
+
+    def _solve(self, data, backend, prepared, values, copies):
+        """Solve the path on a prepared problem: with ``copies``, return a fitted copy per
+        value (the preparation's time in the first); else fit ``self`` as its last value."""
+        solutions = solve_path(backend, prepared, data.Y, values, data.weights)
+        if not copies:
+            self._set_fitted(data, backend, prepared, solutions[-1], shared=True)
+            models = [self]
+        else:
+            models = []
+            for i, sol in enumerate(solutions):
+                m = clone(self).set_params(**{self._path_param: float(sol.C)})
+                for attr in self._carried_attributes:
+                    if hasattr(self, attr):
+                        setattr(m, attr, getattr(self, attr))
+                m._set_fitted(data, backend, prepared, sol, shared=(i == 0))
+                models.append(m)
+        del prepared, solutions  # what comes after (the probability folds) needs the memory
+        self._after_path(data, backend, values, models)
+        return models
+
+    def _after_path(self, data, backend, values, models):
+        """Work on the fitted models of a path that needs the whole path (a classifier's
+        probability calibration)."""
+
+    def _set_fitted(self, data, backend, prepared, solution, shared):
+        model = backend.model(prepared, [solution])
+        self._model = model
+        self.n_iter_ = solution.n_iter.copy()
+        zeros = {k: 0.0 for k in prepared.timings}
+        self.fit_time_ = {**(dict(prepared.timings) if shared else zeros),
+                          **solution.timings}
+        self._set_target_attributes(data, backend, solution)
+        self._set_backend_attributes(prepared, solution, model)
+
+    def _raw_decision(self, X):
+        """The model's decision values of X, (m, k): (m, 1) binary or one target,
+        (m, n_pairs) one-vs-one, (m, n_classes) one-vs-rest, (m, n_targets)."""
+        check_is_fitted(self)
+        X = validate_input(self, X, reset=False)
+        return budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR/CSC: sparse rows or densified (sparse_or_dense)
+        return tags
+
+
 #: LIBSVM's bound on the pairwise probabilities before the coupling
 _MIN_PROB = 1e-7
 
@@ -222,9 +350,11 @@ def label_index(Y):
     return (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
 
 
-class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
-    """What every classifier here shares: validation and label encoding on top of
-    :class:`FitStateMixin`, and the probability outputs (``probability=True``)."""
+class ClassifierBase(ClassifierMixin):
+    """The classifier mixin, on a single model (:class:`PathClassifier`) and on a search
+    (:class:`~hsskern.estimators.cv.PathClassifierCV`): validation and label encoding,
+    ``sample_weight`` and ``class_weight``, and the probability outputs
+    (``probability=True``)."""
 
     @available_if(_check_probability)
     def predict_proba(self, X):
@@ -291,32 +421,11 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
                              'one-vs-one pairs, which multiclass="ovr" does not train: use '
                              'multiclass="ovo" or decision_function_shape="ovr"')
 
-    #: whether the backend's ``path`` takes per-point weights (sample_weight, class_weight)
-    _supports_weights = False
-
-    def _check_weights_supported(self, sample_weight):
-        if self._supports_weights:
-            return
-        for name, value in (("sample_weight", sample_weight),
-                            ("class_weight", getattr(self, "class_weight", None))):
-            if value is not None:
-                raise ValueError(f"{type(self).__name__} does not support {name} yet")
-
-    def _fit_params(self, fit_params):
-        """``sample_weight`` out of ``fit``'s keyword arguments (a TypeError for others)."""
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise TypeError(f"{type(self).__name__}.fit() got unexpected keyword arguments "
-                            f"{sorted(fit_params)}")
-        self._check_weights_supported(sample_weight)
-        return sample_weight
-
     def _validate_weights(self, X, y, classes, sample_weight):
         """Per-point weights of the validated (X, y) and the fitted ``class_weight_``.
 
         Returns None for the unweighted problem.
         """
-        self._check_weights_supported(sample_weight)
         sw = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
         if "class_weight" in self.get_params():
@@ -325,39 +434,28 @@ class ClassifierBase(FitStateMixin, ClassifierMixin, BaseEstimator):
         check_weighted_classes(classes, y, w)
         return w
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # CSR/CSC: sparse rows or densified (sparse_or_dense)
-        return tags
+    def _multiclass_rule(self):
+        """"ovo" or "ovr": the ``multiclass`` parameter or field of ``options``; "ovr" (one
+        preparation for every class) for an estimator without one."""
+        if hasattr(self, "_options"):
+            return getattr(self._options(), "multiclass", "ovr")
+        return getattr(self, "multiclass", "ovr")
 
 
-class PathClassifier(ClassifierBase):
-    """Base of the path-protocol classifiers (not for direct use).
+class PathClassifier(ClassifierBase, PathEstimator):
+    """Base of the path-protocol classifiers (not for direct use): :class:`PathEstimator`'s
+    protocol and hooks, with labels, weights, probabilities and SVC's fitted attributes.
 
-    Subclasses define ``_parameter_constraints``, ``__init__`` and
-
-    * ``_make_backend(X, for_path)``: the backend for these parameters (``for_path`` is True
-      in :meth:`fit_path` and cross-validation, False in :meth:`fit`);
-    * ``_set_backend_attributes(prepared, solution, model)`` (optional): fitted attributes
-      beyond the common ones.
+    ``fit`` and ``fit_path`` take ``sample_weight`` (scikit-learn's sample-weight checks read
+    it from the signature); a ``class_weight`` parameter of the subclass multiplies in.
 
     A subclass with a ``multiclass`` parameter ("ovo" / "ovr") passes its binary backend
     through :meth:`_multiclass_backend` in ``_make_backend``: with "ovo" it trains SVC's one
     binary model per pair of classes (:class:`~hsskern.solvers.pairwise.PairwiseBackend`),
     and a ``decision_function_shape`` parameter shapes its decision values as SVC's.
-
-    ``fit`` starts from nothing: every fitted attribute of an earlier fit is removed first.
-    Its backend takes no weights: ``fit(X, y)`` (``sample_weight`` raises a clear error);
-    :class:`WeightedPathClassifier` is the base for a backend that does.
     """
 
-    _C_param = "C"  # the estimator parameter a path varies (None: the backend has no C)
-
-    def _make_backend(self, X, for_path):
-        raise NotImplementedError
-
-    def _set_backend_attributes(self, prepared, solution, model):
-        pass
+    _carried_attributes = PathEstimator._carried_attributes + ("class_weight_", "shape_fit_")
 
     def _multiclass_backend(self, backend):
         """``backend`` for the ``multiclass`` parameter: one-vs-one around it ("ovo"), or
@@ -366,17 +464,7 @@ class PathClassifier(ClassifierBase):
             return PairwiseBackend(backend)
         return backend
 
-    def _multiclass_rule(self):
-        """"ovo" or "ovr": the ``multiclass`` parameter or field of ``options``; "ovr" (one
-        preparation for every class) for an estimator without one."""
-        if hasattr(self, "_options"):
-            return getattr(self._options(), "multiclass", "ovr")
-        return getattr(self, "multiclass", "ovr")
-
-    def _fit_Cs(self):
-        return [getattr(self, self._C_param)] if self._C_param else [None]
-
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
         Parameters
@@ -384,24 +472,49 @@ class PathClassifier(ClassifierBase):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Two or more classes (any labels, strings included).
+        sample_weight : array-like of shape (n_samples,), default None
+            Per-sample weights, finite and >= 0 (LIBSVM's weighted C: point i's bound is
+            ``C * sample_weight[i] * class_weight_[y[i]]``). Points of weight 0 are dropped
+            (never support vectors): fitting with them equals fitting without them.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, self._fit_params(fit_params))
+        return self._fit(X, y, sample_weight)
 
-    @available_if(lambda self: self._C_param is not None)
-    def fit_path(self, X, y, Cs, **fit_params):
-        """Fit one model per C on one preparation, warm-starting along increasing C: the
-        contract of :meth:`WeightedPathClassifier.fit_path`, without weights."""
-        return clone(self)._fit_path(X, y, Cs, self._fit_params(fit_params))
+    @available_if(lambda self: self._path_param is not None)
+    def fit_path(self, X, y, Cs, sample_weight=None):
+        """Fit one model per C on one preparation (kernel compression and factor, features),
+        warm-starting along increasing C.
+
+        Every estimator with a C has this one contract.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        Cs : sequence of float
+            Values of C, each finite and > 0, checked before any work. The path is solved in
+            increasing order of C.
+        sample_weight : array-like of shape (n_samples,), default None
+            As in :meth:`fit`; the same weights for every C.
+
+        Returns
+        -------
+        list of estimators
+            Fitted copies of this estimator with its C set to each value, in increasing order
+            of C. The shared preparation's time is counted once, in the first model's
+            ``fit_time_``. ``self`` is left as it was (unfitted, or fitted as before): its
+            state stays the one its parameters describe.
+        """
+        return clone(self)._fit_path(X, y, Cs, sample_weight)
+
+    def _check_path_values(self, values):
+        return check_Cs(values)
 
     def _validate_fit(self, X, y, sample_weight):
-        """(X, classes, Y, weights, rows): the points of positive weight and their labels.
-
-        ``rows`` indexes the kept points in the given X (None when all are kept).
-        """
+        """The points of positive weight and their labels (a :class:`FitData`)."""
         X, y, classes, Y = self._validate_xy(X, y)
         self.shape_fit_ = X.shape  # SVC's: the X given to fit, rows of weight 0 included
         w = self._validate_weights(X, y, classes, sample_weight)
@@ -409,46 +522,18 @@ class PathClassifier(ClassifierBase):
         if w is not None and not np.all(w > 0):
             rows = np.flatnonzero(w > 0)
             X, Y, w = X[rows], Y[rows], w[rows]
-        return X, classes, Y, w, rows
+        return FitData(X, Y, w, rows, classes)
 
-    def _fit(self, X, y, sample_weight):
-        self._validate_params()
-        X, classes, Y, w, rows = self._validate_fit(X, y, sample_weight)
-        backend = self._make_backend(X, for_path=False)
-        prepared = backend.prepare(X, Y)
-        solutions = solve_path(backend, prepared, Y, self._fit_Cs(), w)
-        self._set_fitted(classes, backend, prepared, solutions[-1], shared=True, rows=rows, Y=Y)
+    def _fit(self, X, y, sample_weight=None):
+        super()._fit(X, y, sample_weight)
         self.n_iter_ = np.maximum(self.n_iter_, 1)  # a fit ran its solver (scikit-learn's rule)
-        if getattr(self, "probability", False):
-            del prepared, solutions  # the folds' preparations need the memory
-            [(A, B, seconds)] = self._fit_sigmoids(backend, X, Y, w, self._fit_Cs())
-            self._set_sigmoids(A, B, seconds)
         return self
 
-    def _fit_path(self, X, y, Cs, sample_weight):
-        """The one ``fit_path`` contract (documented on the public ``fit_path``), run on a
-        clone: ``self`` is a scratch estimator whose own fitted state is discarded."""
-        self._validate_params()
-        Cs = check_Cs(Cs)
-        X, classes, Y, w, rows = self._validate_fit(X, y, sample_weight)
-        backend = self._make_backend(X, for_path=True)
-        prepared = backend.prepare(X, Y)
-        solutions = solve_path(backend, prepared, Y, Cs, w)
-        models = []
-        for i, sol in enumerate(solutions):
-            m = clone(self).set_params(**{self._C_param: float(sol.C)})
-            for attr in ("n_features_in_", "feature_names_in_", "class_weight_",
-                         "shape_fit_"):
-                if hasattr(self, attr):
-                    setattr(m, attr, getattr(self, attr))
-            m._set_fitted(classes, backend, prepared, sol, shared=(i == 0), rows=rows, Y=Y)
-            models.append(m)
-        if getattr(self, "probability", False):
-            del prepared, solutions  # each fold solves the whole path once: every C calibrated
-            sigmoids = self._fit_sigmoids(backend, X, Y, w, Cs)
+    def _after_path(self, data, backend, values, models):
+        if getattr(self, "probability", False):  # each fold solves the whole path once
+            sigmoids = self._fit_sigmoids(backend, data.X, data.Y, data.weights, values)
             for m, (A, B, seconds) in zip(models, sigmoids):
                 m._set_sigmoids(A, B, seconds)
-        return models
 
     def _fit_sigmoids(self, backend, X, Y, w, Cs):
         """Platt's sigmoids of every C, on decision values cross-validated over
@@ -484,18 +569,14 @@ class PathClassifier(ClassifierBase):
         self.probA_, self.probB_ = np.asarray(A, float), np.asarray(B, float)
         self.fit_time_ = {**getattr(self, "fit_time_", {}), "probability": seconds}
 
-    def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):
-        model = backend.model(prepared, [solution])
-        self.classes_ = classes
-        self._model = model
+    def _set_target_attributes(self, data, backend, solution):
+        self.classes_ = data.classes
         self.intercept_ = solution.intercept.copy()
-        self.n_iter_ = solution.n_iter.copy()
-        zeros = {k: 0.0 for k in prepared.timings}
-        self.fit_time_ = {**(dict(prepared.timings) if shared else zeros),
-                          **solution.timings}
-        self._pairwise = is_pairwise(backend, classes.size)
-        self._set_backend_attributes(prepared, solution, model)
-        self._set_svc_attributes(classes, model, solution, Y, rows)
+        self._pairwise = is_pairwise(backend, data.classes.size)
+
+    def _set_fitted(self, data, backend, prepared, solution, shared):
+        super()._set_fitted(data, backend, prepared, solution, shared)
+        self._set_svc_attributes(data.classes, self._model, solution, data.Y, data.rows)
 
     def _set_svc_attributes(self, classes, model, solution, Y, rows=None):
         """SVC's fitted attributes where they apply: ``fit_status_`` and ``class_weight_``
@@ -551,13 +632,6 @@ class PathClassifier(ClassifierBase):
         if "support_" in state and "support_vectors_" not in state:
             self._set_sv_arrays()
 
-    def _raw_decision(self, X):
-        """The model's decision values of X: (m, 1) binary, (m, n_pairs) one-vs-one,
-        (m, n_classes) one-vs-rest."""
-        check_is_fitted(self)
-        X = validate_input(self, X, reset=False)
-        return budgeted_decision(self, self._model, X)[0]  # within memory_budget, by row chunks
-
     def _pairwise_decision(self, X):
         return self._raw_decision(X)
 
@@ -592,59 +666,3 @@ class PathClassifier(ClassifierBase):
         class); one-vs-rest, the largest score."""
         D = self._raw_decision(X)
         return labels_from_decision(self.classes_, D, getattr(self, "_pairwise", False))
-
-
-class WeightedPathClassifier(PathClassifier):
-    """Base of the path-protocol classifiers whose backend takes per-point weights.
-
-    ``fit`` and ``fit_path`` take ``sample_weight`` (scikit-learn's sample-weight checks read
-    it from the signature); a ``class_weight`` parameter of the subclass multiplies in.
-    """
-
-    _supports_weights = True
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two or more classes (any labels, strings included).
-        sample_weight : array-like of shape (n_samples,), default None
-            Per-sample weights, finite and >= 0 (LIBSVM's weighted C: point i's bound is
-            ``C * sample_weight[i] * class_weight_[y[i]]``). Points of weight 0 are dropped
-            (never support vectors): fitting with them equals fitting without them.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
-
-    @available_if(lambda self: self._C_param is not None)
-    def fit_path(self, X, y, Cs, sample_weight=None):
-        """Fit one model per C on one preparation (kernel compression and factor, features),
-        warm-starting along increasing C.
-
-        Every estimator with a C has this one contract.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        Cs : sequence of float
-            Values of C, each finite and > 0, checked before any work. The path is solved in
-            increasing order of C.
-        sample_weight : array-like of shape (n_samples,), default None
-            As in :meth:`fit`; the same weights for every C.
-
-        Returns
-        -------
-        list of estimators
-            Fitted copies of this estimator with its C set to each value, in increasing order
-            of C. The shared preparation's time is counted once, in the first model's
-            ``fit_time_``. ``self`` is left as it was (unfitted, or fitted as before): its
-            state stays the one its parameters describe.
-        """
-        return clone(self)._fit_path(X, y, Cs, sample_weight)

@@ -1,11 +1,15 @@
-"""One cross-validation machinery for every ``*CV`` estimator (and the Dask one).
+"""One cross-validation machinery for every ``*CV`` estimator, classifier or regressor (and
+the Dask one).
 
 The unit of work is :func:`score_fold`: one preparation per (fold, kernel parameters), the
-whole C path on it, every C scored on the held-out rows with one decision call. It is a plain
-function of picklable arguments, so a scheduler can run it anywhere. :class:`PathClassifierCV`
-draws the splits (one policy), runs the grid, writes ``cv_results_`` in ``GridSearchCV``'s
-format, picks the best candidate with ``GridSearchCV``'s tie-break (the first best in grid
-order: kernel parameters as given, C increasing) and refits it.
+whole path (C, alpha) on it, every value scored on the held-out rows by a fold metric
+(:data:`FOLD_METRICS`) with one decision call. It is a plain function of picklable
+arguments, so a scheduler can run it anywhere. :class:`PathSearchCV`, the one base of the
+``*CV`` estimators, draws the splits (one policy, :func:`make_splits`), runs the grid,
+writes ``cv_results_`` in ``GridSearchCV``'s format, picks the best candidate with
+``GridSearchCV``'s tie-break (the first best in grid order: kernel parameters as given, the
+path's values increasing) and refits it; :class:`PathClassifierCV` is its classifier
+mixin's, ``regressor_base.PathRegressorCV`` its regressor's.
 
 Weights follow their rows into the folds: a fold trains on its training rows' sample weights
 times its class weights ("balanced" computed on its own training labels, as SVC fitted on
@@ -14,24 +18,24 @@ their sample weights (so a row of weight k counts as k repeated rows).
 """
 import time
 import warnings
-from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import rankdata
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning, NotFittedError
-from sklearn.metrics import check_scoring
+from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
 from ._splits import make_splits
-from .base import (ClassifierBase, check_sample_weight, encode_labels, is_pairwise,
-                   labels_from_decision, point_weights, solve_path)
+from .base import (ClassifierBase, FitStateMixin, check_sample_weight, encode_labels,
+                   is_pairwise, labels_from_decision, point_weights, solve_path)
 
-__all__ = ["PathClassifierCV", "WeightedPathClassifierCV", "carry_feature_names",
-           "make_splits", "score_fold", "fit_score_fold", "search_results"]
+__all__ = ["PathSearchCV", "PathClassifierCV", "carry_feature_names", "make_splits",
+           "score_fold", "fit_score_fold", "search_results", "FOLD_METRICS", "accuracy",
+           "neg_mean_squared_error", "r2"]
 
 
 def carry_feature_names(search, est):
@@ -43,55 +47,104 @@ def carry_feature_names(search, est):
     return est
 
 
-def score_fold(backend, X, y, train, test, Cs, sample_weight=None, class_weight=None):
-    """Prepare on ``X[train]``, solve the whole C path, score every C on ``X[test]``.
+# A fold metric scores a whole path at once: ``metric(y_true, predictions, sample_weight)``
+# with the predictions of every value stacked, (n_values, n_test) labels or
+# (n_values, n_test, k) targets; it returns one score per value, higher is better.
+
+def accuracy(y_true, predictions, sample_weight=None):
+    """The fraction of right labels, weighted by ``sample_weight`` (a row of weight k counts
+    as k repeated rows), per path value: the fold metric of the classifiers."""
+    hits = [p == y_true for p in predictions]
+    if sample_weight is None:
+        return np.array([np.mean(h) for h in hits])
+    return np.array([np.average(h, weights=sample_weight) for h in hits])
+
+
+def neg_mean_squared_error(y_true, predictions, sample_weight=None):
+    """Minus the mean squared error over all targets (multi-output: the mean), per value."""
+    return -np.mean((predictions - y_true[None]) ** 2, axis=(1, 2))
+
+
+def r2(y_true, predictions, sample_weight=None):
+    """scikit-learn's ``r2_score`` (multi-output: the mean over the targets), per value."""
+    return np.array([r2_score(y_true, p, sample_weight=sample_weight) for p in predictions])
+
+
+#: The fold metrics by scikit-learn's scoring names.
+FOLD_METRICS = {"accuracy": accuracy, "neg_mean_squared_error": neg_mean_squared_error,
+                "r2": r2}
+
+
+def score_fold(backend, X, y, train, test, values, metric=accuracy, classifier=True,
+               sample_weight=None, class_weight=None):
+    """Prepare on ``X[train]``, solve the whole path, score every value on ``X[test]``.
+
+    The one fold scorer of every ``*CV``, classifier or regressor, serial or on Dask.
 
     Parameters
     ----------
     backend : a path-protocol backend
     X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
+    y : ndarray of shape (n_samples,) or (n_samples, k)
+        Class labels (``classifier``), or the regression targets.
     train, test : ndarray of int
-    Cs : ndarray of shape (n_Cs,)
-        Ascending (or ``[None]`` for a backend without C).
+    values : ndarray of shape (n_values,)
+        The path's values (C, alpha), ascending (or ``[None]`` for a backend without one).
+    metric : callable, default :func:`accuracy`
+        ``metric(y_true, predictions, sample_weight)`` (:data:`FOLD_METRICS`): one score per
+        value, higher is better, of the test rows' labels and every value's predicted
+        labels (by the one tie rule), (n_values, n_test), for a classifier; of their targets
+        (n_test, k) and every value's predictions (n_values, n_test, k) for a regressor.
+    classifier : bool, default True
+        Whether ``y`` holds labels: the training rows' classes are encoded as the fold's own
+        label columns (a fold need not hold every class), as scikit-learn's ``check_cv``.
     sample_weight : ndarray of shape (n_samples,) or None
-        Validated per-row weights (all rows; the fold takes its own).
+        Validated per-row weights (all rows; the fold takes its own): they weigh the
+        training rows in the solve and the test rows in the metric.
     class_weight : None, dict or "balanced"
         Multiplies the training rows' weights; "balanced" over the fold's training labels.
 
     Returns
     -------
     dict
-        ``scores`` (accuracy per C, weighted by the test rows' ``sample_weight``),
-        ``solve_time`` (seconds per C), ``n_iter`` (per C, the largest over the label
-        columns), ``setup_time`` (the shared preparation, seconds). A fold whose training part
-        holds one class (of positive weight), or whose test rows all weigh 0, cannot be
-        scored: its scores are NaN.
+        ``scores`` (per value), ``solve_time`` (seconds per value), ``n_iter`` (per value,
+        the largest over the label or target columns), ``setup_time`` (the shared
+        preparation, seconds). A classifier's fold whose training part holds one class (of
+        positive weight), or whose test rows all weigh 0, cannot be scored: its scores are
+        NaN.
     """
-    n_c = len(Cs)
-    out = {"scores": np.full(n_c, np.nan), "solve_time": np.zeros(n_c),
-           "n_iter": np.zeros(n_c, dtype=int), "setup_time": 0.0}
+    n_v = len(values)
+    out = {"scores": np.full(n_v, np.nan), "solve_time": np.zeros(n_v),
+           "n_iter": np.zeros(n_v, dtype=int), "setup_time": 0.0}
     train, test = np.asarray(train), np.asarray(test)
     w = None
     if sample_weight is not None or class_weight is not None:
         y_tr = y[train]
-        w = point_weights(y_tr, np.unique(y_tr), class_weight,
+        w = point_weights(y_tr, np.unique(y_tr) if classifier else None, class_weight,
                           None if sample_weight is None else sample_weight[train])
         if w is not None:  # rows of weight 0 are dropped, as in fit
             train, w = train[w > 0], w[w > 0]
     w_test = None if sample_weight is None else sample_weight[test]
-    if np.unique(y[train]).size < 2 or (w_test is not None and not w_test.sum() > 0):
+    if w_test is not None and not w_test.sum() > 0:
         return out
-    classes, Y = encode_labels(y[train])
+    if classifier:
+        if np.unique(y[train]).size < 2:
+            return out
+        classes, Y = encode_labels(y[train])
+    else:
+        Y = y.reshape(len(y), -1)[train]
     t0 = time.perf_counter()
     prepared = backend.prepare(X[train], Y)
     out["setup_time"] = time.perf_counter() - t0
-    solutions = solve_path(backend, prepared, Y, Cs, w)
+    solutions = solve_path(backend, prepared, Y, values, w)
     D = backend.model(prepared, solutions).decision(X[test])
-    pairwise = is_pairwise(backend, classes.size)
+    if classifier:
+        pairwise = is_pairwise(backend, classes.size)
+        out["scores"][:] = metric(y[test], [labels_from_decision(classes, d, pairwise)
+                                            for d in D], w_test)
+    else:
+        out["scores"][:] = metric(y.reshape(len(y), -1)[test], D, w_test)
     for i, sol in enumerate(solutions):
-        hit = labels_from_decision(classes, D[i], pairwise) == y[test]
-        out["scores"][i] = np.mean(hit) if w_test is None else np.average(hit, weights=w_test)
         out["solve_time"][i] = sum(sol.timings.values())
         out["n_iter"][i] = int(np.max(sol.n_iter))
     return out
@@ -173,23 +226,34 @@ def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
     return results, int(np.argmin(rank))
 
 
-class PathClassifierCV(ClassifierBase):
-    """Base of the ``*CV`` estimators: a grid over kernel parameters and C, by the fold scorer.
+class PathSearchCV(FitStateMixin, BaseEstimator):
+    """The one base of the ``*CV`` estimators, classifiers and regressors alike: a grid over
+    kernel parameters and the path parameter, by the fold scorer (not for direct use).
 
-    Subclasses define ``_estimator`` (the estimator class refitted), ``_grid(X, Y)`` (a list
-    of dicts of its preparation parameters, e.g. widths) and may override ``_score_grid`` (how
-    the (candidate, fold) cells are computed: serially here, on Dask in
-    ``hsskern.distributed``, batched over folds for FPC; with weights it receives
-    ``sample_weight`` and ``class_weight`` keywords for :func:`score_fold`).
+    Subclasses define ``_estimator`` (the estimator class refitted), ``_path_param`` (its
+    parameter a path varies; None: no path), ``_grid(X, Y)`` (a list of dicts of its
+    preparation parameters, e.g. widths), and may override ``_path_values()`` (the path's
+    values, checked: ``Cs`` by default) and ``_score_grid`` (how the (candidate, fold) cells
+    are computed: serially here, on Dask in ``hsskern.distributed``, batched over folds for
+    FPC, by leave-one-out for kernel ridge).
 
-    ``fit(X, y)`` takes no weights here; :class:`WeightedPathClassifierCV` is the base when
-    the refitted estimator's backend takes them.
+    The classifier and regressor mixins on top (:class:`~hsskern.estimators.base.
+    ClassifierBase`, :class:`~hsskern.estimators.regressor_base.RegressorBase`) give
+    ``_validate_search(X, y, sample_weight)``, ``_fold_metric()`` (the fold scorer's metric,
+    or None when ``scoring`` asks for :func:`fit_score_fold`'s scikit-learn scorer) and
+    ``_check_scores`` (what a search with unscored cells does).
+
+    The search draws the splits (one policy, :func:`make_splits`), writes ``cv_results_`` in
+    ``GridSearchCV``'s format, picks the best candidate with ``GridSearchCV``'s tie-break
+    (the first best in grid order: kernel parameters as given, the path values increasing)
+    and refits it.
     """
 
-    _C_param = "C"  # the refitted estimator's parameter the path varies (None: no C)
+    _path_param = "C"
 
-    def _Cs(self):
-        if self._C_param is None:
+    def _path_values(self):
+        """The path's values, checked before any work (``[None]`` without a path)."""
+        if self._path_param is None:
             return [None]
         return check_Cs(self.Cs, count=(-2, 3))  # Cs=k: k values from 0.01 to 1000
 
@@ -204,67 +268,60 @@ class PathClassifierCV(ClassifierBase):
         # set_params: a candidate may name an options field (options__max_rank)
         return self._estimator(**kw).set_params(**params)
 
-    def _score_grid(self, X, y, splits, grid, Cs, **weights):
-        """{(grid index, split index): score_fold(...)} over every cell, serially."""
+    def _splits(self, X, y):
+        """(train, test) pairs by the one splitter policy, stratified for a classifier."""
+        return make_splits(self.cv, X, y, self.random_state, classifier=is_classifier(self))
+
+    def _score_grid(self, X, y, splits, grid, values, **weights):
+        """{(grid index, split index): score_fold(...)} over every cell, serially.
+
+        ``y``: the labels of a classifier, the (n, k) targets of a regressor; ``weights``:
+        the ``sample_weight`` and ``class_weight`` keywords of :func:`score_fold`.
+        """
+        metric, classifier = self._fold_metric(), is_classifier(self)
         out = {}
         for ig, params in enumerate(grid):
-            backend = self._base_estimator(params)._make_backend(X, for_path=True)
+            backend = self._base_estimator(params)._make_backend(X, values, purpose="search")
             for s, (tr, te) in enumerate(splits):
-                out[ig, s] = score_fold(backend, X, y, tr, te, Cs, **weights)
-                self._log(2, f"{params} split {s}: accuracy "
-                             f"{np.round(out[ig, s]['scores'], 4).tolist()}")
+                out[ig, s] = score_fold(backend, X, y, tr, te, values, metric, classifier,
+                                        **weights)
+                self._log(2, f"{params} split {s}: {metric.__name__} "
+                             f"{np.round(out[ig, s]['scores'], 6).tolist()}")
         return out
-
-    def fit(self, X, y, **fit_params):
-        """Search the grid by cross-validation, then refit the best candidate on all data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, self._fit_params(fit_params))
 
     def _searches_candidates(self):
         """Whether the search fits each candidate as ``fit`` would (:func:`fit_score_fold`):
-        with a ``param_grid`` or a ``scoring`` given; else the fold scorer's accuracy."""
-        return (getattr(self, "param_grid", None) is not None
-                or getattr(self, "scoring", None) is not None)
+        with a ``param_grid``, or a ``scoring`` the fold scorer does not compute."""
+        return getattr(self, "param_grid", None) is not None or self._fold_metric() is None
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight=None):
         self._validate_params()
         generic = self._searches_candidates()
         # checked before any work
-        Cs = None if getattr(self, "param_grid", None) is not None else self._Cs()
-        candidates = self._param_grid_candidates() if Cs is None else None
-        X, y, classes, Y = self._validate_xy(X, y)
+        values = None if getattr(self, "param_grid", None) is not None else self._path_values()
+        candidates = self._param_grid_candidates() if values is None else None
         # checked on all rows before any work (the folds then trust them)
-        w = self._validate_weights(X, y, classes, sample_weight)
-        sw = check_sample_weight(sample_weight, X)
-        splits = make_splits(self.cv, X, y, self.random_state)
+        X, y, Y, sw, w = self._validate_search(X, y, sample_weight)
+        splits = self._splits(X, y)
+        t0 = time.perf_counter()
         if generic:
             if candidates is None:  # the Cs / width spelling, scored by ``scoring``
-                candidates = [{**p, self._C_param: float(C)} for p in self._grid(X, Y)
-                              for C in Cs]
-            t0 = time.perf_counter()
+                candidates = [{**p, self._path_param: float(v)} for p in self._grid(X, Y)
+                              for v in values]
             self.cv_results_, self.best_index_ = self._search_candidates(
                 X, y, splits, candidates, sw)
-            search = time.perf_counter() - t0
         else:
-            t0 = time.perf_counter()
-            candidates = self._search_grid(X, y, Y, splits, Cs, sw, w)
-            search = time.perf_counter() - t0
+            candidates = self._search_grid(X, y, Y, splits, values, sw, w)
+        search = time.perf_counter() - t0
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        self.classes_ = classes
         self.n_splits_ = len(splits)
         self.fit_time_ = {"search": search}
+        if self._path_param:  # C_, alpha_: the chosen value (the estimator's default if none)
+            setattr(self, f"{self._path_param}_", self.best_params_.get(
+                self._path_param, self._estimator().get_params()[self._path_param]))
         self._set_best_attributes(self.best_params_)
-        self._log(1, f"best {self.best_params_}: validation score {self.best_score_:.4f}")
+        self._log(1, f"best {self.best_params_}: validation score {self.best_score_:.6g}")
         if self.refit:
             t0 = time.perf_counter()
             fit_params = {} if sw is None else {"sample_weight": sw}
@@ -305,7 +362,7 @@ class PathClassifierCV(ClassifierBase):
         The candidates that differ only in C share one cell per fold (one ``fit_path``
         along their C values); the cells run on ``n_jobs`` joblib workers.
         """
-        name = self._C_param
+        name = self._path_param
         default_C = self._estimator().get_params()[name]
         groups, where = [], []  # (parameters but C, set of C); per candidate (group, C)
         for c in candidates:
@@ -344,30 +401,27 @@ class PathClassifierCV(ClassifierBase):
                        std_score_time=score_t.std(axis=1))
         return results, best
 
-    def _search_grid(self, X, y, Y, splits, Cs, sw, w):
-        """The Cs / width grid by the fold scorer (accuracy): sets ``cv_results_`` and
-        ``best_index_``, returns the candidates."""
+    def _search_grid(self, X, y, Y, splits, values, sw, w):
+        """The kernel-parameter grid and the path by the fold scorer: sets ``cv_results_``
+        and ``best_index_``, returns the candidates. ``sw``: the validated sample weights,
+        ``w``: the per-point weights of the whole fit (None: unweighted)."""
         class_weight = getattr(self, "class_weight", None)
         weights = ({} if sw is None and class_weight is None
                    else {"sample_weight": sw, "class_weight": class_weight})
         grid = self._grid(X, Y)
-        cells = self._score_grid(X, y, splits, grid, Cs, **weights)
-        shape = (len(grid) * len(Cs), len(splits))
+        cells = self._score_grid(X, y if is_classifier(self) else Y, splits, grid, values,
+                                 **weights)
+        shape = (len(grid) * len(values), len(splits))
         scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
         for (ig, s), cell in cells.items():
-            rows = slice(ig * len(Cs), (ig + 1) * len(Cs))
+            rows = slice(ig * len(values), (ig + 1) * len(values))
             scores[rows, s], solve[rows, s] = cell["scores"], cell["solve_time"]
             setup[rows, s], n_iter[rows, s] = cell["setup_time"], cell["n_iter"]
-        if np.isnan(scores).any():
-            warnings.warn(f"{int(np.isnan(scores).any(axis=0).sum())} of {len(splits)} splits "
-                          "have a single class (of positive weight) in their training part"
-                          + (" or only rows of weight 0 in their test part" if w is not None
-                             else "") + " and were not scored; use fewer folds",
-                          FitFailedWarning, stacklevel=4)
-        candidates = [{**p, **({self._C_param: float(C)} if self._C_param else {})}
-                      for p in grid for C in Cs]
+        candidates = [{**p, **({self._path_param: float(v)} if self._path_param else {})}
+                      for p in grid for v in values]
+        self._check_scores(scores, candidates, w)
         self.cv_results_, self.best_index_ = search_results(candidates, scores, setup, solve,
-                                                            n_iter, len(Cs))
+                                                            n_iter, len(values))
         return candidates
 
     def _refit(self, X, y, **fit_params):
@@ -375,9 +429,6 @@ class PathClassifierCV(ClassifierBase):
 
     def _set_best_attributes(self, params):
         """Attributes named after the chosen candidate (after ``cv_results_`` is set)."""
-        if self._C_param:
-            self.C_ = params.get(self._C_param,
-                                 self._estimator().get_params()[self._C_param])
 
     def _check_refit(self):
         check_is_fitted(self)
@@ -386,25 +437,24 @@ class PathClassifierCV(ClassifierBase):
                                  "not fitted for prediction (refit=True keeps the best model)")
         return self.best_estimator_
 
-    def decision_function(self, X):
-        """Decision values of ``best_estimator_`` (shape as its ``decision_function``)."""
-        return self._check_refit().decision_function(X)
-
     def predict(self, X):
-        """Class labels from ``best_estimator_``, shape (n_samples,)."""
+        """Predictions of ``best_estimator_``: class labels of a classifier (n_samples,),
+        a regressor's values (shape as its ``predict``)."""
         return self._check_refit().predict(X)
 
-    def _platt_output(self, X, log):
-        """``predict_proba`` / ``predict_log_proba`` of ``best_estimator_`` (the refit
-        fitted the sigmoids)."""
-        best = self._check_refit()
-        return best.predict_log_proba(X) if log else best.predict_proba(X)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR/CSC, as the refitted estimator
+        return tags
 
 
-class WeightedPathClassifierCV(PathClassifierCV):
-    """Base of the ``*CV`` estimators whose refitted estimator takes per-point weights."""
+class PathClassifierCV(ClassifierBase, PathSearchCV):
+    """Base of the classifiers' ``*CV``: :class:`PathSearchCV` scored by accuracy (weighted
+    by the test rows' ``sample_weight``), or by ``scoring``'s scorer.
 
-    _supports_weights = True
+    Weights follow their rows into the folds (:func:`score_fold`); a subclass overriding
+    ``_score_grid`` receives them as ``sample_weight`` and ``class_weight`` keywords.
+    """
 
     def fit(self, X, y, sample_weight=None):
         """Search the grid by cross-validation, then refit the best candidate on all data.
@@ -422,3 +472,32 @@ class WeightedPathClassifierCV(PathClassifierCV):
         self
         """
         return self._fit(X, y, sample_weight)
+
+    def _validate_search(self, X, y, sample_weight):
+        """(X, y, Y, the validated sample weights, the per-point weights), on all rows."""
+        X, y, classes, Y = self._validate_xy(X, y)
+        w = self._validate_weights(X, y, classes, sample_weight)
+        self.classes_ = classes
+        return X, y, Y, check_sample_weight(sample_weight, X), w
+
+    def _fold_metric(self):
+        return accuracy if getattr(self, "scoring", None) is None else None
+
+    def _check_scores(self, scores, candidates, w):
+        if np.isnan(scores).any():
+            warnings.warn(f"{int(np.isnan(scores).any(axis=0).sum())} of {scores.shape[1]} "
+                          "splits have a single class (of positive weight) in their training "
+                          "part" + (" or only rows of weight 0 in their test part"
+                                    if w is not None else "")
+                          + " and were not scored; use fewer folds",
+                          FitFailedWarning, stacklevel=5)
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_`` (shape as its ``decision_function``)."""
+        return self._check_refit().decision_function(X)
+
+    def _platt_output(self, X, log):
+        """``predict_proba`` / ``predict_log_proba`` of ``best_estimator_`` (the refit
+        fitted the sigmoids)."""
+        best = self._check_refit()
+        return best.predict_log_proba(X) if log else best.predict_proba(X)

@@ -15,8 +15,8 @@ from ..options import ExactSVCOptions
 from ..solvers.exact_path import ExactBackend
 from ..solvers.pairwise import PairwiseBackend
 from ._options import OptionsParamsMixin, legacy_init
-from .base import WeightedPathClassifier
-from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
+from .base import PathClassifier
+from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
                          hss_options, kernel_of)
 
 __all__ = ["ExactSVC"]
@@ -26,7 +26,7 @@ _LEGACY = ("subsample", "validation_fraction", "rel_tol", "abs_tol", "max_rank",
            "n_neighbors", "max_chunk", "multiclass")
 
 
-class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
+class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
     """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
 
     ``fit`` holds out ``options.validation_fraction`` of the points, solves a random
@@ -219,19 +219,20 @@ or callable, default "gaussian"
                  if isinstance(backend, PairwiseBackend) else replace(backend, started=None))
         return super()._fit_sigmoids(fresh, X, Y, w, Cs)
 
-    def _make_backend(self, X, for_path):
+    def _make_backend(self, X, values, purpose):
         o = self._options()
         return self._multiclass_backend(ExactBackend(
             kernel_of(self, None, X), subsample=o.subsample,
             validation_fraction=o.validation_fraction, max_time=self.max_time,
             tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
-            max_chunk=o.max_chunk, continuation=0 if for_path else 3,
+            max_chunk=o.max_chunk, continuation=3 if purpose == "fit" else 0,
             memory_budget=self.memory_budget, random_state=self.random_state,
             products=self._products(), started=getattr(self, "_fit_started", None),
             log=self._log if self.verbose >= 1 else None))
 
-    def _set_fitted(self, classes, backend, prepared, solution, shared, rows=None, Y=None):
-        super()._set_fitted(classes, backend, prepared, solution, shared, rows, Y)
+    def _set_fitted(self, data, backend, prepared, solution, shared):
+        super()._set_fitted(data, backend, prepared, solution, shared)
+        rows = data.rows
         # the backend saw the rows of positive weight only: index the rows given to fit
         take = (lambda i: i) if rows is None else rows.__getitem__
         val, sub = [], []

@@ -31,8 +31,8 @@ from ..features.polynomial import (CENTER_SCHEMES, SCALINGS, check_feature_memor
                                    check_features_representable)
 from ..solvers.fpc_path import FPCBackend, admm_scale, fpc_degree_search
 from ..solvers.path import FeatureModel
-from .base import WeightedPathClassifier, encode_labels, labels_from_decision, point_weights
-from .cv import WeightedPathClassifierCV
+from .base import PathClassifier, encode_labels, labels_from_decision, point_weights
+from .cv import PathClassifierCV, accuracy
 
 __all__ = ["FPCClassifier", "FPCClassifierCV"]
 
@@ -54,7 +54,7 @@ _BACKEND_FIELDS = ("centers", "scaling", "tol", "max_iter", "alpha", "beta", "me
                    "random_state", "verbose")
 
 
-class FPCClassifier(WeightedPathClassifier):
+class FPCClassifier(PathClassifier):
     """Fast polynomial kernel classifier: hinge loss on C(s+d, s) polynomial-kernel centers.
 
     Inputs are min-max scaled with the training box (see
@@ -147,7 +147,7 @@ class FPCClassifier(WeightedPathClassifier):
 
     _parameter_constraints = {"degree": [Interval(Integral, 1, None, closed="left")],
                               **_COMMON_CONSTRAINTS}
-    _C_param = None
+    _path_param = None
 
     def __init__(self, degree=3, *, centers="first", scaling="auto", tol=5e-4, max_iter=100,
                  alpha="auto", beta="auto", memory_budget=None, probability=False,
@@ -165,7 +165,7 @@ class FPCClassifier(WeightedPathClassifier):
         self.class_weight = class_weight
         self.verbose = verbose
 
-    def _make_backend(self, X, for_path):
+    def _make_backend(self, X, values, purpose):
         return FPCBackend(self.degree, **{f: getattr(self, f) for f in _BACKEND_FIELDS})
 
     def _set_backend_attributes(self, prepared, solution, model):
@@ -213,7 +213,7 @@ def _drop_weightless(X, y, splits, sample_weight, class_weight):
             out_w + [full[keep]])
 
 
-class FPCClassifierCV(WeightedPathClassifierCV):
+class FPCClassifierCV(PathClassifierCV):
     """FPC with the degree s chosen by cross-validated accuracy over 1..s_max.
 
     s_max = min(ceil((m / log m)^(1/d)), 10) as in the paper (Sec. VI-A). For each s the
@@ -296,7 +296,7 @@ class FPCClassifierCV(WeightedPathClassifierCV):
         **_COMMON_CONSTRAINTS,
     }
     _estimator = FPCClassifier
-    _C_param = None
+    _path_param = None
 
     def __init__(self, degrees=None, *, cv=5, centers="first", scaling="auto", tol=5e-4,
                  max_iter=100, alpha="auto", beta="auto", memory_budget=None, refit=True,
@@ -352,7 +352,7 @@ class FPCClassifierCV(WeightedPathClassifierCV):
             raise first_error
         return [{"degree": s} for s in kept]
 
-    def _score_grid(self, X, y, splits, grid, Cs, sample_weight=None, class_weight=None):
+    def _score_grid(self, X, y, splits, grid, values, sample_weight=None, class_weight=None):
         """Every degree's folds and the refit as masked columns of one ADMM per degree.
 
         Weights as :func:`~hsskern.estimators.cv.score_fold` takes them: each fold's
@@ -383,9 +383,9 @@ class FPCClassifierCV(WeightedPathClassifierCV):
             self._n_centers.append(entry["n_centers"])
             self._refits[ig] = entry["refit"]
             for s, (_, te) in enumerate(splits):
-                hit = labels_from_decision(classes, entry["decision"][s]) == y[te]
-                score = (np.nan if not scorable[s] else np.mean(hit) if sample_weight is None
-                         else np.average(hit, weights=sample_weight[te]))
+                pred = labels_from_decision(classes, entry["decision"][s])
+                score = (np.nan if not scorable[s] else accuracy(
+                    y[te], [pred], None if sample_weight is None else sample_weight[te])[0])
                 cells[ig, s] = {"scores": np.array([score]),
                                 "solve_time": np.array([entry["solve_time"]]),
                                 "n_iter": np.array([entry["n_iter"][s]]),
@@ -418,6 +418,7 @@ class FPCClassifierCV(WeightedPathClassifierCV):
             if w is not None:  # the refit's rows: those of positive weight, as fit keeps
                 keep = w > 0
                 X, Y, w = X[keep], Y[keep], w[keep]
-            est._set_sigmoids(*est._fit_sigmoids(est._make_backend(X, for_path=False), X, Y,
-                                                 w, est._fit_Cs())[0])
+            values = est._fit_values()
+            est._set_sigmoids(*est._fit_sigmoids(est._make_backend(X, values, purpose="fit"),
+                                                 X, Y, w, values)[0])
         return est

@@ -10,6 +10,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -23,9 +24,9 @@ from ..solvers.hss_path import HSSProblem
 from ..utils._memory import check_memory, chunk_rows
 from ..options import GPOptions
 from ._options import OptionsParamsMixin, legacy_init
-from .base import validate_input
-from .hss_params import HSS_CONSTRAINTS, hss_options
-from .regression import RegressorBase
+from .base import FitStateMixin, validate_input
+from .widths import HSS_CONSTRAINTS, hss_options
+from .regressor_base import RegressorBase
 
 __all__ = ["HSSGaussianProcessRegressor"]
 
@@ -39,7 +40,8 @@ def _bounds_constraint():
     return [StrOptions({"fixed"}), "array-like"]
 
 
-class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase):
+class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMixin,
+                                  BaseEstimator):
     """Gaussian-process regression whose likelihood, mean and variance come from one HSS
     factor: scikit-learn's ``GaussianProcessRegressor`` with the kernel
     ``ConstantKernel(s^2) * RBF(h) + WhiteKernel(sigma^2)`` for large n.

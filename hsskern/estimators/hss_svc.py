@@ -17,9 +17,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..options import HSSSVCOptions
 from ..solvers.hss_path import HSSBackend
 from ._options import OptionsParamsMixin, legacy_init
-from .base import WeightedPathClassifier
-from .cv import WeightedPathClassifierCV
-from .hss_params import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
+from .base import PathClassifier
+from .cv import PathClassifierCV
+from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
                          WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, hss_options, kernel_of,
                          starts_from_zero, width_grid)
 
@@ -45,7 +45,7 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _hss_backend(est, X, width, for_path):
+def _hss_backend(est, X, width, purpose):
     """The backend of an HSSSVC-like estimator ``est`` at one kernel width (X, the training
     points, resolves gamma="scale" / "auto")."""
     kernel = kernel_of(est, width, X)
@@ -55,7 +55,7 @@ def _hss_backend(est, X, width, for_path):
     # fit on the ADMM route reaches its C from C / 1000 when it refines: a cold ADMM at a
     # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
     # a good one (the decomposition from zero takes its C alone)
-    continuation = 3 if (o.refine and not for_path) else 0
+    continuation = 3 if (o.refine and purpose == "fit") else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
     return HSSBackend(kernel, approximation=o.approximation, start=o.start,
@@ -66,7 +66,7 @@ def _hss_backend(est, X, width, for_path):
                       continuation=continuation, memory_budget=est.memory_budget, log=log)
 
 
-class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):
+class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
     """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
 
     ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
@@ -256,8 +256,8 @@ or callable, default "gaussian"
         self.memory_budget = memory_budget
         self.options = options
 
-    def _make_backend(self, X, for_path):
-        return self._multiclass_backend(_hss_backend(self, X, None, for_path))
+    def _make_backend(self, X, values, purpose):
+        return self._multiclass_backend(_hss_backend(self, X, None, purpose))
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape)
@@ -275,7 +275,7 @@ or callable, default "gaussian"
                                      else list(info["refinement"]))}
 
 
-class HSSSVCCV(OptionsParamsMixin, WeightedPathClassifierCV):
+class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     """HSSSVC with C (and optionally the kernel width) chosen by validation accuracy.
 
     Per kernel width and per fold, K is compressed and K + beta I factored once; the ADMM then

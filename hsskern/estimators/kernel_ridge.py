@@ -14,9 +14,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..options import RidgeOptions
 from ..solvers.ridge_path import RidgeBackend, check_alphas
 from ._options import OptionsParamsMixin, legacy_init
-from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
+from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
                          hss_options, kernel_of, width_grid)
-from .regression import SCORINGS, PathRegressor, PathRegressorCV
+from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
 
@@ -158,7 +158,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _make_backend(self, X, values, for_search=False, leave_one_out=False):
+    def _make_backend(self, X, values, purpose, leave_one_out=False):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
         o = self._options()
@@ -167,11 +167,11 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
                             max_iter=self.max_iter, beta=float(np.min(values)),
                             leave_one_out=leave_one_out,
-                            indefinite="skip" if for_search else "raise",
+                            indefinite="skip" if purpose == "search" else "raise",
                             memory_budget=self.memory_budget,
                             log=self._log if self.verbose >= 1 else None)
 
-    def _set_backend_attributes(self, prepared, solution):
+    def _set_backend_attributes(self, prepared, solution, model):
         coef = solution.dual_coef
         self.dual_coef_ = coef[:, 0] if self._ravel else coef
         self.X_fit_ = prepared.K.points
@@ -298,47 +298,60 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _values(self):
+    def _path_values(self):
         return check_alphas(self.alphas)
 
-    def _grid(self, X):
+    def _grid(self, X, Y):
         return width_grid(self, X)
 
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
 
-    def _search(self, X, Y, grid, values):
-        if self.cv is not None:
-            return super()._search(X, Y, grid, values)
-        return self._search_loo(X, Y, grid, values)
+    def _fit(self, X, y, sample_weight=None):
+        self._refit_from = None  # the leave-one-out search leaves what the refit can reuse
+        try:
+            return super()._fit(X, y, sample_weight)
+        finally:
+            del self._refit_from
 
-    def _search_loo(self, X, Y, grid, values):
-        """Leave-one-out scores from the factor: one preparation per width on all points."""
-        shape = (len(grid) * len(values), 1)
-        scores, setup, solve, n_iter = (np.zeros(shape) for _ in range(4))
-        best = -np.inf
+    def _splits(self, X, y):
+        if self.cv is None:  # leave-one-out from the factor: one "split", scored on all rows
+            rows = np.arange(X.shape[0])
+            return [(rows, rows)]
+        return super()._splits(X, y)
+
+    def _score_grid(self, X, y, splits, grid, values, **weights):
+        if self.cv is not None:
+            return super()._score_grid(X, y, splits, grid, values, **weights)
+        return self._score_loo(X, y, grid, values)
+
+    def _score_loo(self, X, Y, grid, values):
+        """Leave-one-out scores from the factor: one preparation per width on all points,
+        one cell per width (its one "split")."""
+        cells, best = {}, -np.inf
         for ig, params in enumerate(grid):
-            backend = self._base_estimator(params)._make_backend(X, values, for_search=True,
-                                                                  leave_one_out=True)
+            backend = self._base_estimator(params)._make_backend(
+                X, values, purpose="search", leave_one_out=True)
             t0 = time.perf_counter()
             prepared = backend.prepare(X, Y)
-            rows = slice(ig * len(values), (ig + 1) * len(values))
-            setup[rows] = time.perf_counter() - t0
+            cell = {"scores": np.zeros(len(values)), "solve_time": np.zeros(len(values)),
+                    "n_iter": np.zeros(len(values)), "setup_time": time.perf_counter() - t0}
             for i, sol in enumerate(backend.path(prepared, Y, values)):
                 E = sol.info["loo_residuals"]
                 if self.scoring == "r2":
-                    s = r2_score(Y, Y - E)
+                    cell["scores"][i] = r2_score(Y, Y - E)
                 else:
-                    s = -float(np.mean(E ** 2))
-                scores[rows.start + i, 0] = s
-                solve[rows.start + i, 0] = sum(sol.timings.values())
+                    cell["scores"][i] = -float(np.mean(E ** 2))
+                cell["solve_time"][i] = sum(sol.timings.values())
+            cells[ig, 0] = cell
             self._log(2, f"{params}: leave-one-out {self.scoring} "
-                         f"{np.round(scores[rows, 0], 6).tolist()}")
-            if np.nanmax(scores[rows, 0], initial=-np.inf) > best:  # keep the best width's compression for the refit
-                best = np.nanmax(scores[rows, 0])
+                         f"{np.round(cell['scores'], 6).tolist()}")
+            # keep the best width's compression for the refit
+            if np.nanmax(cell["scores"], initial=-np.inf) > best:
+                best = np.nanmax(cell["scores"])
                 self._refit_from = (params, prepared)
-        return scores, setup, solve, n_iter
+        return cells
 
     def _refit(self, X, y):
         est = self._base_estimator(self.best_params_)
@@ -347,10 +360,10 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
             return est.fit(X, y)
         # the leave-one-out search prepared this width on all points: no recompression
         est._validate_params()
-        X, y, Y = est._validate_xy(X, y)
-        alpha = [float(est.alpha)]
-        est._fit_prepared(est._make_backend(X, alpha), reuse[1], Y, alpha, y.ndim == 1,
-                          copies=False)
+        data = est._validate_fit(X, y)
+        alpha = est._fit_values()
+        est._solve(data, est._make_backend(data.X, alpha, purpose="fit"), reuse[1], alpha,
+                   copies=False)
         return est
 
     def _why_unscored(self):

@@ -28,7 +28,7 @@ from ._budget import budgeted_expansion
 from ._splits import make_splits
 from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
 from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
-from .hss_params import GAMMA_STRINGS, kernel_of
+from .widths import GAMMA_STRINGS, kernel_of
 
 __all__ = ["NuSVC", "NuSVR", "nu_start", "nu_regrow", "check_nu_feasible"]
 

@@ -22,9 +22,9 @@ from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
 from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin, legacy_init
-from .base import WeightedPathClassifier
-from .cv import WeightedPathClassifierCV
-from .hss_params import GAMMA_STRINGS, kernel_name, resolve_gamma
+from .base import PathClassifier
+from .cv import PathClassifierCV
+from .widths import GAMMA_STRINGS, kernel_name, resolve_gamma
 
 __all__ = ["NystromSVC", "NystromSVCCV", "NystromSVCOptions"]
 
@@ -134,7 +134,7 @@ def _nystrom_backend(est, X):
     return backend
 
 
-class NystromSVC(OptionsParamsMixin, WeightedPathClassifier):
+class NystromSVC(OptionsParamsMixin, PathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Several classes are one-vs-rest, a linear model per class on one feature map (as
@@ -268,7 +268,7 @@ class NystromSVC(OptionsParamsMixin, WeightedPathClassifier):
         self.memory_budget = memory_budget
         self.options = options
 
-    def _make_backend(self, X, for_path):
+    def _make_backend(self, X, values, purpose):
         return _nystrom_backend(self, X)
 
     def _set_backend_attributes(self, prepared, solution, model):
@@ -280,7 +280,7 @@ class NystromSVC(OptionsParamsMixin, WeightedPathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-class NystromSVCCV(OptionsParamsMixin, WeightedPathClassifierCV):
+class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and

@@ -19,7 +19,7 @@ from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
 from .base import FitStateMixin, validate_input
-from .hss_params import GAMMA_STRINGS, kernel_of
+from .widths import GAMMA_STRINGS, kernel_of
 
 __all__ = ["OneClassSVM"]
 

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
-from .base import WeightedPathClassifier
+from .base import PathClassifier
 
 __all__ = ["SparseCholeskySVC", "default_l"]
 
@@ -26,7 +26,7 @@ def default_l(n_features):
     return l + 1 if l % 2 == 0 else l
 
 
-class SparseCholeskySVC(WeightedPathClassifier):
+class SparseCholeskySVC(PathClassifier):
     """Kernel SVM with a compactly supported Gaussian kernel, trained on its Cholesky features.
 
     k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) has a sparse Gram
@@ -182,7 +182,7 @@ class SparseCholeskySVC(WeightedPathClassifier):
         self.class_weight = class_weight
         self.verbose = verbose
 
-    def _make_backend(self, X, for_path):
+    def _make_backend(self, X, values, purpose):
         d = X.shape[1]
         kernel = compact_kernel(float(self.sigma), default_l(d) if self.l is None else self.l, d)
         return SparseCholeskyBackend(

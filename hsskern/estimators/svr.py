@@ -10,14 +10,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import HSSSVROptions
-from ..solvers.path import check_Cs
 from ..solvers.svr_path import SVRBackend
 from ._options import OptionsParamsMixin, legacy_init
 from .base import validate_input
-from .hss_params import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS,
+from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS,
                          WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
                          width_grid)
-from .regression import SCORINGS, PathRegressor, PathRegressorCV
+from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSSVR", "HSSSVRCV"]
 
@@ -163,7 +162,8 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         y = np.asarray(y, dtype=np.float64)
         return X, y, np.ascontiguousarray(y[:, None])
 
-    def _make_backend(self, X, values, for_search=False):
+    def _make_backend(self, X, values, purpose):
+        # a path of one C (a fit, or a one-C path or search) reaches it by continuation
         single = len(values) == 1
         o = self._options()
         return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
@@ -177,8 +177,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 
-    def _set_backend_attributes(self, prepared, solution):
-        model = self._model
+    def _set_backend_attributes(self, prepared, solution, model):
         self.support_ = model.support
         self.support_vectors_ = model.support_vectors
         self.dual_coef_ = model.dual_coef
@@ -309,10 +308,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     def _validate_xy(self, X, y):
         return HSSSVR._validate_xy(self, X, y)
 
-    def _values(self):
-        return check_Cs(self.Cs, count=(-2, 3))  # Cs=k: k values from 0.01 to 1000
-
-    def _grid(self, X):
+    def _grid(self, X, Y):
         return width_grid(self, X)
 
     def _base_estimator(self, params):

@@ -1,0 +1,219 @@
+"""The kernel width spellings every estimator takes, and the flat HSS parameters every HSS
+estimator shares (classifier and regressors): the width in either spelling, the compression
+options, and the width grid of a ``*CV``. (Formerly ``estimators/hss_params.py``.)
+
+The kernel spellings of scikit-learn's SVC resolve here, once: ``kernel="rbf"`` is the
+Gaussian, and ``gamma`` may be a float, ``"scale"`` (``1 / (n_features * X.var())``, 1 when
+X is constant) or ``"auto"`` (``1 / n_features``), computed on the training X. hsskern's
+Gaussian is ``exp(-|x - y|^2 / (2 h^2))`` and SVC's rbf ``exp(-gamma |x - y|^2)``, so
+``gamma = 1 / (2 h^2)``. Precedence: ``gamma=None`` uses ``h`` (1 when that is None too);
+both given is a ValueError.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..kernels import make_kernel
+from ..kernels.callable import lookup_gram, precomputed_points
+from ..options import CompressionOptions, HSSOptions
+from ..solvers.hss_path import HSSBackend
+
+__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
+           "WIDTH_GRID_CONSTRAINTS", "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS",
+           "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma",
+           "width_name", "kernel_of", "starts_from_zero", "hss_options", "options_of",
+           "width_grid"]
+
+HSS_FIELDS = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors")
+
+#: The parameter constraints every HSS estimator shares (kernel, compression, memory, logs).
+HSS_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "laplacian"})],
+    "rel_tol": [Interval(Real, 0, None, closed="left")],
+    "abs_tol": [Interval(Real, 0, None, closed="left")],
+    "max_rank": [Interval(Integral, 1, None, closed="left")],
+    "leaf_size": [Interval(Integral, 2, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 0, None, closed="left")],
+    "approximation": [StrOptions({"hss", "exact"})],
+    "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
+
+#: How a classifier's path reaches its first C (:class:`~hsskern.solvers.hss_path.HSSBackend`'s
+#: ``start``): the classifiers and HSSSVR (kernel ridge and the GP need the factor)
+START_CONSTRAINTS = {"start": [StrOptions({"auto", "admm", "decomposition"})]}
+
+
+#: SVC's data-dependent gamma spellings
+GAMMA_STRINGS = ("scale", "auto")
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+
+#: kernel and width of a single-model estimator (SVC's "rbf" and gamma strings included)
+WIDTH_CONSTRAINTS = {
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian"})],
+    "h": [_POSITIVE, None],
+    "gamma": [_POSITIVE, StrOptions(set(GAMMA_STRINGS)), None],
+}
+
+#: the kernels of an SVC-like classifier: the width kernels, and SVC's dot-product kernels on
+#: the exact decomposition (with SVC's ``degree`` and ``coef0``)
+SVC_KERNEL_CONSTRAINTS = {
+    **WIDTH_CONSTRAINTS,
+    "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid",
+                           "precomputed"}), callable],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+}
+
+#: SVC's kernels of x . y: no width, solved by the exact decomposition
+DOT_SPELLINGS = ("poly", "linear", "sigmoid")
+
+#: the same for a ``*CV``, whose h or gamma may be a grid
+WIDTH_GRID_CONSTRAINTS = {
+    "kernel": WIDTH_CONSTRAINTS["kernel"],
+    "h": [_POSITIVE, "array-like", None],
+    "gamma": [_POSITIVE, StrOptions(set(GAMMA_STRINGS)), "array-like", None],
+}
+
+
+def kernel_name(kernel):
+    """hsskern's name of a kernel spelling: "rbf" (scikit-learn's) is the Gaussian."""
+    return "gaussian" if kernel == "rbf" else kernel
+
+
+def resolve_gamma(gamma, X, kernel="gaussian"):
+    """gamma as a number: SVC's ``"scale"`` and ``"auto"`` computed on the training X.
+
+    ``"scale"`` is ``1 / (n_features * X.var())`` (1 when X.var() is 0, as SVC) and ``"auto"``
+    ``1 / n_features``. They are defined for the Gaussian (SVC's rbf) only: a clear
+    ValueError for another kernel. Numbers and None pass through.
+    """
+    if not isinstance(gamma, str):
+        return gamma
+    if gamma not in GAMMA_STRINGS:
+        raise ValueError(f"gamma must be a positive float, 'scale' or 'auto', got {gamma!r}")
+    if kernel_name(kernel) != "gaussian" and kernel not in DOT_SPELLINGS:
+        raise ValueError(f"gamma={gamma!r} is SVC's rule for its kernels (rbf, poly, sigmoid); "
+                         f"give the {kernel!r} kernel a numeric h or gamma")
+    if X is None:
+        raise ValueError(f"gamma={gamma!r} is computed from the training data, which was "
+                         "not given")
+    d = X.shape[1]
+    if gamma == "auto":
+        return 1.0 / d
+    if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
+        var = float(X.multiply(X).mean() - X.mean() ** 2)
+    else:
+        var = float(np.var(X))
+    return 1.0 / (d * var) if var != 0 else 1.0
+
+
+def width_name(est):
+    """"h" or "gamma": the spelling of the kernel width the estimator was given."""
+    if est.h is not None and est.gamma is not None:
+        raise ValueError("give either h or gamma (gamma = 1 / (2 h^2)), not both")
+    return "gamma" if est.gamma is not None else "h"
+
+
+def kernel_of(est, width=None, X=None):
+    """The Kernel of an estimator with ``kernel``, ``h``, ``gamma`` (h = 1 when neither);
+    X, the training points, resolves ``gamma="scale"`` / ``"auto"``."""
+    if callable(est.kernel):
+        return make_kernel(est.kernel)
+    if est.kernel == "precomputed":  # the points are the Gram's rows (SVCKernelsMixin)
+        return make_kernel(lookup_gram)
+    if est.kernel in DOT_SPELLINGS:
+        return _dot_kernel_of(est, width, X)
+    name = width_name(est)
+    width = getattr(est, name) if width is None else width
+    if name == "gamma":
+        width = resolve_gamma(width, X, est.kernel)
+    return make_kernel(kernel_name(est.kernel), **{name: 1.0 if width is None else width})
+
+
+def exact_only(est):
+    """Whether the estimator's kernel is one only the exact decomposition takes: SVC's
+    dot-product kernels, a callable, a precomputed Gram matrix."""
+    return callable(est.kernel) or est.kernel in DOT_SPELLINGS + ("precomputed",)
+
+
+class SVCKernelsMixin:
+    """SVC's ``kernel="precomputed"``: the Gram matrix K(X_train, X_train) at fit and
+    K(X_test, X_train) at predict. Its rows become the points of an index-lookup kernel
+    (:func:`~hsskern.kernels.callable.precomputed_points`), so subsets of the training
+    points (weights of 0, one-vs-one pairs, probability folds) keep their columns."""
+
+    def _kernel_points(self, X, fitting):
+        if self.kernel != "precomputed":
+            return X
+        if sp.issparse(X):
+            raise ValueError('kernel="precomputed" takes a dense Gram matrix; pass '
+                             "X.toarray()")
+        return precomputed_points(X, training=fitting)
+
+
+def _dot_kernel_of(est, gamma, X):
+    """SVC's poly, linear or sigmoid kernel of an estimator: gamma None is SVC's default
+    "scale" (these kernels have no width h)."""
+    if est.h is not None:
+        raise ValueError(f"h is the width of the Gaussian and Laplacian kernels; "
+                         f"kernel={est.kernel!r} takes gamma (SVC's), not h")
+    if est.kernel == "linear":
+        return make_kernel("linear")
+    gamma = est.gamma if gamma is None else gamma
+    gamma = resolve_gamma("scale" if gamma is None else gamma, X, est.kernel)
+    return make_kernel(est.kernel, gamma=gamma, degree=getattr(est, "degree", None),
+                       coef0=getattr(est, "coef0", None))
+
+
+def starts_from_zero(est, shape, refine=None):
+    """Whether an estimator with ``start`` (HSSSVC, HSSSVR) solves data of this shape by the
+    exact decomposition from zero (``start="decomposition"``, or "auto" resolving to it):
+    then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
+    passes it (default the estimator's)."""
+    o = options_of(est)
+    refine = o.refine if refine is None else refine
+    if exact_only(est):
+        return True
+    return HSSBackend(None, approximation=o.approximation, start=o.start,
+                      refine=refine).resolve_start(*shape) == "decomposition"
+
+
+def options_of(est):
+    """The options in effect of an estimator: its ``options`` object (the defaults when
+    None), or, for an estimator whose knobs are still flat, the estimator itself."""
+    return est._options() if hasattr(est, "_options") else est
+
+
+def hss_options(est, verbose_offset=1):
+    """The HSSOptions of an estimator: its compression options (an options object's, or
+    the flat HSS parameters), its seed, and the compression's own verbosity
+    ``verbose_offset`` below the estimator's."""
+    o = options_of(est)
+    verbose = max(0, int(est.verbose) - verbose_offset)
+    if isinstance(o, CompressionOptions):
+        return o.hss_options(random_state=est.random_state, verbose=verbose)
+    return HSSOptions(**{f: getattr(est, f) for f in HSS_FIELDS},
+                      random_state=est.random_state, verbose=verbose)
+
+
+def width_grid(est, X=None):
+    """The widths a ``*CV`` searches, as a list of {"h" or "gamma": value}, checked; a gamma
+    string is resolved on X (all of ``fit``'s rows: every fold and the refit share it)."""
+    name = width_name(est)
+    widths = getattr(est, name)
+    if isinstance(widths, str):
+        widths = resolve_gamma(widths, X, est.kernel)
+    try:
+        widths = [1.0] if widths is None else np.atleast_1d(
+            np.asarray(widths, dtype=np.float64)).tolist()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number or a sequence of them (a gamma "
+                         f"string only on its own), got {widths!r}") from None
+    if not widths or not all(np.isfinite(v) and v > 0 for v in widths):
+        raise ValueError(f"{name} must be positive and finite, got {widths!r}")
+    return [{name: float(w)} for w in widths]
