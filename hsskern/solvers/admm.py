@@ -41,6 +41,7 @@ import numpy as np
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
+from ._options import check_option_number, options_with
 from .path import check_weights
 
 __all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
@@ -322,21 +323,6 @@ class PenaltyBalancer:
                 self.n_refactor = self.max_refactor  # indefinite below: keep the factor we have
 
 
-def _option_number(cls, name, value, *, low=0.0, integer=False, allow_none=False,
-                   open_low=False):
-    """One field of an ADMM options object checked: a finite number >= low (> low with
-    ``open_low``), an integer with ``integer``, None with ``allow_none``."""
-    if value is None and allow_none:
-        return
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    ok = isinstance(value, kinds) and not isinstance(value, (bool, np.bool_)) \
-        and np.isfinite(value) and (value > low if open_low else value >= low)
-    if not ok:
-        what = "an integer" if integer else "a finite number"
-        raise ValueError(f"{cls}.{name} must be {what} {'>' if open_low else '>='} {low:g}"
-                         f"{' or None' if allow_none else ''}, got {value!r}")
-
-
 @dataclass(frozen=True)
 class PenaltyOptions:
     """The tunables of :class:`PenaltyBalancer`, shared by both dual ADMMs' options.
@@ -357,9 +343,9 @@ class PenaltyOptions:
 
     def __post_init__(self):
         name = type(self).__name__
-        _option_number(name, "balance_ratio", self.balance_ratio, open_low=True)
-        _option_number(name, "balance_factor", self.balance_factor, open_low=True)
-        _option_number(name, "max_refactor", self.max_refactor, integer=True)
+        check_option_number(name, "balance_ratio", self.balance_ratio, open_low=True)
+        check_option_number(name, "balance_factor", self.balance_factor, open_low=True)
+        check_option_number(name, "max_refactor", self.max_refactor, integer=True)
 
     def balancer_options(self):
         """The keywords :class:`PenaltyBalancer` takes."""
@@ -403,8 +389,8 @@ class DualADMMOptions(PenaltyOptions):
     def __post_init__(self):
         super().__post_init__()
         check_iteration_options(self)
-        _option_number("DualADMMOptions", "tol", self.tol, allow_none=True)
-        _option_number("DualADMMOptions", "margin_eps", self.margin_eps)
+        check_option_number("DualADMMOptions", "tol", self.tol, allow_none=True)
+        check_option_number("DualADMMOptions", "margin_eps", self.margin_eps)
         if not self.margin_eps < 0.5:
             raise ValueError(f"DualADMMOptions.margin_eps must be < 0.5, got "
                              f"{self.margin_eps!r}")
@@ -414,29 +400,13 @@ def check_iteration_options(options):
     """The fields both dual ADMMs' options have: ``max_iter``, ``kkt_tol``, ``kkt_every``,
     ``relaxation``."""
     name = type(options).__name__
-    _option_number(name, "max_iter", options.max_iter, integer=True)
-    _option_number(name, "kkt_tol", options.kkt_tol, allow_none=True)
-    _option_number(name, "kkt_every", options.kkt_every, low=1, integer=True)
+    check_option_number(name, "max_iter", options.max_iter, integer=True)
+    check_option_number(name, "kkt_tol", options.kkt_tol, allow_none=True)
+    check_option_number(name, "kkt_every", options.kkt_every, low=1, integer=True)
     relaxation = options.relaxation
     if not (isinstance(relaxation, (int, float, np.integer, np.floating))
             and 0.0 < relaxation < 2.0):
         raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
-
-
-def options_with(cls, options, given):
-    """``options`` (``cls()`` when None) with the one-call form's arguments that differ
-    from their defaults: an argument left at its default leaves the field alone."""
-    if options is None:
-        return cls(**given)
-    if not isinstance(options, cls):
-        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
-    defaults = cls()
-    changed = {k: v for k, v in given.items() if not _same(v, getattr(defaults, k))}
-    return replace(options, **changed) if changed else options
-
-
-def _same(value, default):
-    return value is default or (type(value) is type(default) and value == default)
 
 
 class SplitADMM:

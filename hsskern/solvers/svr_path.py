@@ -36,8 +36,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..options import HSSOptions
 from ..utils.validation import check_positive
-from .admm import (PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets,
-                   options_with)
+from ._options import options_with
+from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start, refine_exact
