@@ -342,3 +342,30 @@ def test_svr_spellings_and_sparse_input_give_svrs_model(gamma):
     np.testing.assert_allclose(ours, ref, atol=1e-4)
     np.testing.assert_allclose(clone(est).fit(sp.csr_matrix(X), y).predict(sp.csc_matrix(X)),
                                ours, rtol=1e-12, atol=1e-12)
+
+
+def test_the_svr_admm_class_is_the_one_call_form():
+    """SVRDualADMM(...).solve() with SVRADMMOptions gives svr_dual_admm's iterates bit for
+    bit, with and without a warm start."""
+    from hsskern.factors import DenseCholeskyFactor
+    from hsskern.solvers.svr_path import SVRADMMOptions, SVRDualADMM, svr_dual_admm
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)
+    K = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
+    opts = SVRADMMOptions(max_iter=150, kkt_tol=1e-4, kkt_every=5)
+    ref = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, max_iter=150,
+                        kkt_tol=1e-4, kkt_every=5, refactor=refactor)
+    res = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, refactor=refactor,
+                      options=opts).solve()
+    for name in ("dual_coef", "bias", "n_iter", "converged", "gap", "beta",
+                 "primal_residuals", "dual_residuals"):
+        np.testing.assert_array_equal(getattr(res, name), getattr(ref, name))
+    warm = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05, options=opts,
+                         warm_start=ref.state, max_iter=40)
+    again = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05,
+                        options=opts.__class__(max_iter=40, kkt_tol=1e-4, kkt_every=5)
+                        ).solve(ref.state)
+    np.testing.assert_array_equal(warm.dual_coef, again.dual_coef)
+    assert warm.n_iter == again.n_iter <= 40
