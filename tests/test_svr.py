@@ -215,22 +215,22 @@ def test_epsilon_zero_and_a_tube_wider_than_the_data():
 
 def test_the_decomposition_start_needs_refine():
     X, y = _data(9, n=120)
-    with pytest.raises(ValueError, match="needs refine"):
-        HSSSVR(options=HSSSVROptions(start="decomposition", refine=False)).fit(X, y)
+    with pytest.raises(ValueError, match="needs solve_exact"):
+        HSSSVR(options=HSSSVROptions(start="decomposition", solve_exact=False)).fit(X, y)
     # "auto" without refine takes the ADMM
     assert HSSSVR(
-        options=HSSSVROptions(refine=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
+        options=HSSSVROptions(solve_exact=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
 
 
 def test_refine_false_keeps_the_admm_solution_and_warns_when_short():
     X, y = _data(9, n=120)
     m = HSSSVR(h=1.0, C=1.0,
-               options=HSSSVROptions(refine=False, approximation="exact"), max_iter=2000,
+               options=HSSSVROptions(solve_exact=False, approximation="exact"), max_iter=2000,
                tol=1e-3).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.1)
     with pytest.warns(ConvergenceWarning, match="did not reach tol"):
         m = HSSSVR(h=1.0, C=100.0,
-                   options=HSSSVROptions(refine=False, adaptive_beta=False, approximation="exact"),
+                   options=HSSSVROptions(solve_exact=False, adaptive_beta=False, approximation="exact"),
                    max_iter=2).fit(X, y)
     assert m.fit_status_ == 1
 

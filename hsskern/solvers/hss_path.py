@@ -707,7 +707,7 @@ class HSSBackend:
         if self.start == "admm" or not self.refine:
             raise ValueError(
                 f"the {self.kernel.name} kernel is solved by the exact decomposition only "
-                f"(start='auto' or 'decomposition', refine=True or 'auto'); HSS compression "
+                f"(start='auto' or 'decomposition', solve_exact=True or 'auto'); HSS compression "
                 f"and the ADMM serve the Gaussian and Laplacian kernels")
         return "decomposition"
 
@@ -730,7 +730,8 @@ class HSSBackend:
         if self.resolve_start(n, d) == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
-                                 'refine=True or "auto" (refine=False needs start="admm")')
+                                 'solve_exact=True or "auto" (the backend\'s refine; '
+                                 'solve_exact=False needs start="admm")')
             if self.log is not None:
                 self.log(1, f"start: exact decomposition from zero on {n} points (no "
                             "compression, factor or ADMM)")
