@@ -9,13 +9,12 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 is never changed in place.
 """
 import functools
-import os
-import sys
 import warnings
 from dataclasses import MISSING, dataclass, fields, replace
 
 from sklearn.utils._param_validation import InvalidParameterError
 
+from .utils._deprecation import caller_stacklevel
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
@@ -26,16 +25,6 @@ _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
 _APPROXIMATIONS = ("hss", "exact")
 _STARTS = ("auto", "admm", "decomposition")
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def caller_stacklevel():
-    """The stacklevel of the first frame outside hsskern (the user's call), for a warning
-    issued from a frame that calls this."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class OptionsBase:

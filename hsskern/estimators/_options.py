@@ -11,7 +11,8 @@ parameters before (``rel_tol=``, ``refine=``, ...) are still taken, by ``__init_
 import functools
 import warnings
 
-from ..options import OptionsBase, caller_stacklevel as _caller_stacklevel
+from ..options import OptionsBase
+from ..utils._deprecation import caller_stacklevel as _caller_stacklevel
 
 __all__ = ["OptionsParamsMixin", "fold_legacy", "legacy_init"]
 

@@ -55,7 +55,7 @@ def _hss_backend(est, X, width, for_path):
     # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold ADMM at a
     # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
     # a good one (the decomposition from zero takes its C alone)
-    continuation = 3 if (o.solve_exact and not for_path) else 0
+    n_decades = 3 if (o.solve_exact and not for_path) else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
     return HSSBackend(kernel, approximation=o.approximation, start=o.start,
@@ -63,7 +63,7 @@ def _hss_backend(est, X, width, for_path):
                       beta=o.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
                       refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
-                      continuation=continuation, memory_budget=est.memory_budget, log=log)
+                      n_decades=n_decades, memory_budget=est.memory_budget, log=log)
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, WeightedPathClassifier):

@@ -24,7 +24,7 @@ __all__ = ["HSSSVR", "HSSSVRCV"]
 #: ``fit`` reaches its C from C / 10^3 through one C per decade when it solves exactly (as HSSSVC):
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
 #: quickly
-_FIT_CONTINUATION = 3
+_FIT_DECADES = 3
 
 #: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
 _LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
@@ -173,7 +173,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
                           tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
                           relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
                           refine=o.solve_exact, refine_tol=self.tol, max_chunk=o.max_chunk,
-                          continuation=_FIT_CONTINUATION if (o.solve_exact and single) else 0,
+                          n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 

@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..options import HSSOptions
+from ..utils._deprecation import renamed_keywords
 from ..utils.validation import check_positive
 from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
@@ -378,9 +379,10 @@ def _solution(C, rr, admm, beta, floor, scale=None):
                         timings=timings, info=info)
 
 
+@renamed_keywords(continuation="n_decades")
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
-                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, continuation=0,
+                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
                  warn=True, log=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
 
@@ -409,8 +411,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         Working-set sizes of the decomposition (:func:`~hsskern.solvers.refine.refine_exact`).
     newton : bool
         As in :func:`~hsskern.solvers.refine.refine_exact`.
-    continuation : int, default 0
-        Reach the first C from C / 10^continuation, one C per decade (their cost counted in
+    n_decades : int, default 0
+        Reach the first C from C / 10^n_decades, one C per decade (their cost counted in
         the first solution).
     warn : bool
         A ``ConvergenceWarning`` for the C values whose solution misses its tolerance.
@@ -428,7 +430,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     yv, p, index = svr_variables(y, epsilon)
-    n_extra = int(continuation)
+    n_extra = int(n_decades)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # as hss_svm_path: no Lanczos suggestion, and no local reference to a factor (a rebalanced
     # rho replaces problem.factor; two factors alive at most)
@@ -514,6 +516,7 @@ def _warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
+@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
@@ -542,7 +545,7 @@ class SVRBackend:
     max_ws: int = 8000
     max_chunk: int = 16000
     newton: bool = True
-    continuation: int = 0
+    n_decades: int = 0
     memory_budget: float = None
     log: object = None
 
@@ -568,7 +571,7 @@ class SVRBackend:
                             adaptive_beta=self.adaptive_beta, refine=self.refine,
                             refine_limit=self.refine_limit, refine_tol=self.refine_tol,
                             max_ws=self.max_ws, max_chunk=self.max_chunk, newton=self.newton,
-                            continuation=self.continuation, log=self.log)
+                            n_decades=self.n_decades, log=self.log)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)
