@@ -68,7 +68,7 @@ def test_set_params_nested_replaces_and_never_mutates():
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.max_rank = 5
     # from the defaults, and a new object with its fields in one call
-    est = HSSSVC().set_params(options__refine=False)
+    est = HSSSVC().set_params(options__solve_exact=False)
     assert est.options == HSSSVCOptions(solve_exact=False)
     est.set_params(options=HSSSVCOptions(leaf_size=64), options__rel_tol=1e-4)
     assert est.options == HSSSVCOptions(leaf_size=64, rel_tol=1e-4)

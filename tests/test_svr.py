@@ -250,7 +250,7 @@ def test_the_hss_prepared_problem_is_the_classifiers():
 
 @pytest.mark.parametrize("params, match", [
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"epsilon": -0.1}, "epsilon"),
-    ({"tol": 0.0}, "tol"), ({"options__refine": "sometimes"}, "refine")])
+    ({"tol": 0.0}, "tol"), ({"options__solve_exact": "sometimes"}, "solve_exact")])
 def test_bad_parameters_are_refused_before_any_work(params, match):
     X, y = _data(0, n=30)
     with pytest.raises(ValueError, match=match):
