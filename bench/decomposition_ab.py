@@ -14,7 +14,7 @@ standardized, h = 1 as in bench/c_grid.py):
   Newton step's SMO budget at 0 (``smo_before_newton=0``): by default that budget is a
   measured time, so runs that take Newton steps differ with the machine's load; at 0 they
   are a function of the data, and two checkouts must agree to the last bit;
-* ``path``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", refine=True)).fit_path`` as
+* ``path``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=True)).fit_path`` as
   users run it, for the times (its iterates are equal only where no Newton step was taken).
 
 It writes ``bench/results/decomposition_ab_<tag>.json`` (rounds, SMO steps, Newton steps,
@@ -141,7 +141,9 @@ def run(args):
             # the estimator as users run it (Newton's budgets from measured times: the
             # iterates may differ between runs where a Newton step is taken)
             t0 = time.perf_counter()
-            opts = HSSSVCOptions(start="decomposition", refine=True)
+            # the exact solve's field, by its name on either checkout (refine before the rename)
+            exact = "solve_exact" if "solve_exact" in HSSSVCOptions.field_names() else "refine"
+            opts = HSSSVCOptions(start="decomposition", **{exact: True})
             models = HSSSVC(options=opts, h=1.0).fit_path(X, y, args.C)
             t_path = time.perf_counter() - t0
             for C, m in zip(sorted(args.C), models):

@@ -8,10 +8,13 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 ``GridSearchCV``) builds a new object with :func:`dataclasses.replace`; an options object
 is never changed in place.
 """
+import functools
+import warnings
 from dataclasses import MISSING, dataclass, fields, replace
 
 from sklearn.utils._param_validation import InvalidParameterError
 
+from .utils._deprecation import caller_stacklevel
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
@@ -28,7 +31,14 @@ class OptionsBase:
     """What every options dataclass shares: scikit-learn's ``get_params`` (so an estimator's
     ``get_params(deep=True)`` lists the fields), an immutable ``replace``, a repr of the
     fields that differ from their defaults, and validation by every group in the MRO (each
-    group's ``_check``)."""
+    group's ``_check``).
+
+    A group's ``_renamed`` maps old field names to new ones: the old spelling is taken for
+    one release, by the constructor, :meth:`replace` and the estimators' ``set_params``,
+    with a ``FutureWarning`` naming the new one.
+    """
+
+    _renamed = {}
 
     def __post_init__(self):
         for cls in reversed(type(self).__mro__):
@@ -45,12 +55,38 @@ class OptionsBase:
     def field_names(cls):
         return tuple(f.name for f in fields(cls))
 
+    @classmethod
+    def renamed_fields(cls):
+        """Old field name -> new, over every group of the class."""
+        out = {}
+        for klass in reversed(cls.__mro__):
+            out.update(klass.__dict__.get("_renamed", {}))
+        return out
+
+    @classmethod
+    def translate(cls, changes):
+        """``changes`` (field -> value) with the old names spelled new, and a FutureWarning
+        for each old one; both spellings of one field is a TypeError."""
+        renamed = cls.renamed_fields()
+        old = sorted(set(changes) & set(renamed))
+        if not old:
+            return changes
+        for name in old:
+            if renamed[name] in changes:
+                raise TypeError(f"{cls.__name__}: {name!r} and {renamed[name]!r} are one "
+                                f"field; give {renamed[name]!r} only")
+        warnings.warn(f"{cls.__name__}: " + "; ".join(
+            f"the field {n!r} is renamed {renamed[n]!r} (the old name is taken until the "
+            f"next release)" for n in old), FutureWarning, stacklevel=caller_stacklevel())
+        return {renamed.get(k, k): v for k, v in changes.items()}
+
     def get_params(self, deep=True):
         """The fields as a dict (``deep`` is scikit-learn's signature; there is no nesting)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def replace(self, **changes):
         """A copy with ``changes``; an unknown name is a ValueError listing the valid ones."""
+        changes = self.translate(changes)
         unknown = sorted(set(changes) - set(self.field_names()))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no field {unknown[0]!r}; its fields "
@@ -72,6 +108,18 @@ class OptionsBase:
             if default is MISSING or not _same(value, default):
                 changed.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _takes_renamed(cls):
+    """``cls``'s constructor also takes the old field names (``OptionsBase.translate``)."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **type(self).translate(kwargs))
+
+    cls.__init__ = __init__
+    return cls
 
 
 def _same(a, b):
@@ -187,9 +235,9 @@ class ADMMOptions(OptionsBase):
         How the first C is reached. "admm": the approximation, one factor of it and the
         ADMM, then the exact decomposition from the ADMM's point. "decomposition": the exact
         decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
-        solved exactly, so it needs ``refine``). "auto": "decomposition" when ``refine`` is
-        on, ``approximation="hss"`` and n <= 100,000 (measured: there the setup costs more
-        than it saves), "admm" otherwise.
+        solved exactly, so it needs ``solve_exact``). "auto": "decomposition" when
+        ``solve_exact`` is on, ``approximation="hss"`` and n <= 100,000 (measured: there the
+        setup costs more than it saves), "admm" otherwise.
     beta : float or None, default None
         ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
         by n (the paper's schedule).
@@ -221,6 +269,7 @@ class ADMMOptions(OptionsBase):
         _check_bool(self.adaptive_beta, "adaptive_beta")
 
 
+@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class ExactSolveOptions(OptionsBase):
     """Whether and how the exact-kernel SVM is solved after the ADMM (the decomposition of
@@ -228,7 +277,7 @@ class ExactSolveOptions(OptionsBase):
 
     Parameters
     ----------
-    refine : bool or "auto", default "auto"
+    solve_exact : bool or "auto", default "auto"
         After the ADMM, solve the exact-kernel SVM by decomposition: every point keeps the
         ADMM's alpha, working sets of the free support vectors and the worst exact-KKT
         violators are solved on their dense kernel block, until LIBSVM's stopping test holds
@@ -242,13 +291,24 @@ class ExactSolveOptions(OptionsBase):
         its first 100 rounds), more only to hold a larger free set.
     """
 
-    refine: object = "auto"
+    solve_exact: object = "auto"
     max_chunk: int = 16000
 
+    #: ``refine`` turned the exact solve on; it does not polish the ADMM's solution
+    _renamed = {"refine": "solve_exact"}
+
     def _check(self):
-        if self.refine != "auto":
-            _check_bool(self.refine, "refine", also='"auto"')
+        if self.solve_exact != "auto":
+            _check_bool(self.solve_exact, "solve_exact", also='"auto"')
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+
+    @property
+    def refine(self):
+        """The old name of ``solve_exact`` (read for one release, with a FutureWarning)."""
+        warnings.warn(f"{type(self).__name__}.refine is renamed solve_exact (the old name "
+                      "is read until the next release)", FutureWarning,
+                      stacklevel=caller_stacklevel())
+        return self.solve_exact
 
 
 @dataclass(frozen=True, repr=False)
@@ -281,6 +341,7 @@ def _check_bool(value, name, also=None):
         raise TypeError(f"{name} must be a bool{alt}, got {value!r}")
 
 
+@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, MulticlassOptions):
     """The expert knobs of :class:`~hsskern.HSSSVC` and :class:`~hsskern.HSSSVCCV`: the
@@ -292,7 +353,7 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     ----------
     multiclass
         See :class:`MulticlassOptions` (default "ovo", SVC's one-vs-one).
-    refine, max_chunk
+    solve_exact, max_chunk
         See :class:`ExactSolveOptions` (defaults "auto", 16000).
     approximation, start, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
@@ -311,15 +372,16 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     """
 
 
+@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
     """The expert knobs of :class:`~hsskern.HSSSVR` and :class:`~hsskern.HSSSVRCV`:
-    :class:`HSSSVCOptions`' fields but ``multiclass``, with ``refine=True`` by default (the
+    :class:`HSSSVCOptions`' fields but ``multiclass``, with ``solve_exact=True`` by default (the
     SVR's ADMM alone does not reach LIBSVM's solution to the SVR's ``tol``).
 
     Parameters
     ----------
-    refine : bool or "auto", default True
+    solve_exact : bool or "auto", default True
         See :class:`ExactSolveOptions`.
     max_chunk
         See :class:`ExactSolveOptions` (default 16000).
@@ -329,7 +391,7 @@ class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
         See :class:`CompressionOptions`.
     """
 
-    refine: object = True
+    solve_exact: object = True
 
 
 @dataclass(frozen=True, repr=False)

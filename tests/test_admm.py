@@ -270,3 +270,57 @@ def test_penalty_balancer_moves_beta_and_restarts_from_the_best_check():
     assert bal.n_refactor == bal.max_refactor  # no more descent
     bal.balance(1e-3, 1.0)
     assert bal.beta >= 10.0
+
+
+def _same_result(a, b):
+    for name in ("alpha", "bias", "n_iter", "converged", "beta", "primal_residuals",
+                 "dual_residuals", "objective"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_the_class_and_its_options_are_the_one_call_form():
+    """DualADMM(...).solve() with DualADMMOptions is svm_dual_admm bit for bit; an argument
+    of the one-call form left at its default leaves the options' field alone, one given
+    sets it."""
+    from hsskern.solvers.admm import DualADMM, DualADMMOptions
+    K, y = _problem(n=150)
+    refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
+    kw = dict(max_iter=80, kkt_tol=1e-4, relaxation=1.6, kkt_every=5)
+    ref = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor, **kw)
+    opts = DualADMMOptions(**kw)
+    solver = DualADMM(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor, options=opts)
+    _same_result(solver.solve(), ref)
+    assert solver.factor.beta == ref.beta
+    _same_result(svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor,
+                               options=opts), ref)
+    # max_iter given: it wins over the options' field
+    short = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, max_iter=7, options=opts)
+    assert short.n_iter == 7
+    path = svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0, 3.0], options=opts,
+                              refactor=refactor)
+    for a, b in zip(path, svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0, 3.0],
+                                             refactor=refactor, **kw)):
+        _same_result(a, b)
+    with pytest.raises(TypeError, match="unexpected"):
+        svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0], return_factor=True)
+
+
+@pytest.mark.parametrize("field, value", [("max_iter", -1), ("max_iter", 2.5),
+                                          ("kkt_every", 0), ("relaxation", 2.0),
+                                          ("tol", -1e-3), ("margin_eps", 0.5),
+                                          ("balance_factor", 0.0), ("max_refactor", True)])
+def test_options_are_validated_and_frozen(field, value):
+    import dataclasses
+
+    from hsskern.solvers.admm import DualADMMOptions
+    from hsskern.solvers.svr_path import SVRADMMOptions
+    with pytest.raises(ValueError):
+        DualADMMOptions(**{field: value})
+    if field in SVRADMMOptions.__dataclass_fields__:
+        with pytest.raises(ValueError):
+            SVRADMMOptions(**{field: value})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DualADMMOptions().max_iter = 3
+    with pytest.raises(TypeError, match="DualADMMOptions"):
+        svm_dual_admm(DenseCholeskyFactor(np.eye(3), 1.0), np.eye(3), [1, -1, 1], 1.0,
+                      options=SVRADMMOptions())

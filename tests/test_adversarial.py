@@ -687,7 +687,7 @@ def _stale_factories():
         "HSSSVC-hss": lambda: hsskern.HSSSVC(
             options=hsskern.HSSSVCOptions(leaf_size=16), random_state=0),
         "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(
-            options=hsskern.HSSSVCOptions(leaf_size=16, refine=False),
+            options=hsskern.HSSSVCOptions(leaf_size=16, solve_exact=False),
                                                       random_state=0),
         "HSSSVC-exact": lambda: hsskern.HSSSVC(
             options=hsskern.HSSSVCOptions(approximation="exact"), random_state=0),

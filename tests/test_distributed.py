@@ -87,7 +87,7 @@ def test_parameters_are_the_serial_estimators():
 
 def test_grid_with_refine_and_max_chunk_equals_serial(client, data):
     X, y = data
-    grid = {**GRID, "options": HSSSVCOptions(leaf_size=32, refine=True, max_chunk=40),
+    grid = {**GRID, "options": HSSSVCOptions(leaf_size=32, solve_exact=True, max_chunk=40),
             "h": [1.0]}
     with threadpool_limits(1):
         ref = HSSSVCCV(**grid).fit(X, y)

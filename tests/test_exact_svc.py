@@ -82,7 +82,7 @@ def test_a_stopped_fit_is_never_worse_than_its_subsample_on_validation(seed, log
     val, sub = m.validation_indices_, m.subsample_indices_
     assert np.intersect1d(val, sub).size == 0 and val.size == 150 and sub.size == 50
     # the subsample's model, fitted independently with the same options and seed
-    s = HSSSVC(C=C, h=h, options=HSSSVCOptions(refine=True), random_state=seed).fit(X[sub], y[sub])
+    s = HSSSVC(C=C, h=h, options=HSSSVCOptions(solve_exact=True), random_state=seed).fit(X[sub], y[sub])
     acc = np.mean(m.predict(X[val]) == y[val])
     assert acc >= np.mean(s.predict(X[val]) == y[val])
     # no round ran: the subsample's model or the next stage's start (its solution, padded)

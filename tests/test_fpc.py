@@ -723,3 +723,28 @@ def test_auto_alpha_is_invariant_to_the_feature_scale(scale, seed):
     b = fpc_admm(A * c, y, alpha="auto", beta=1.0 / 60, max_iter=400)
     assert a.iterations == b.iterations
     np.testing.assert_allclose(b.Au, a.Au, rtol=1e-9, atol=1e-9)
+
+
+def test_the_fpc_class_and_options_are_the_one_call_form():
+    """FPCADMM(...).solve() with FPCADMMOptions is fpc_admm bit for bit (masked columns that
+    stop at different iterations included); PROXIMAL_RHO still reads, with a warning."""
+    from hsskern.solvers.fpc_admm import FPCADMM, FPCADMMOptions
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(120, 8))
+    Y = np.sign(rng.normal(size=(120, 3)) + A[:, :3])
+    mask = rng.uniform(size=(120, 3)) > 0.3
+    kw = dict(alpha=0.01, beta=0.01, mask=mask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = fpc_admm(A, Y, tol=1e-5, max_iter=150, **kw)
+        res = FPCADMM(A, Y, options=FPCADMMOptions(tol=1e-5, max_iter=150), **kw).solve()
+        via = fpc_admm(A, Y, options=FPCADMMOptions(tol=1e-5, max_iter=150), **kw)
+    for r in (res, via):
+        np.testing.assert_array_equal(r.u, ref.u)
+        np.testing.assert_array_equal(r.iterations, ref.iterations)
+        np.testing.assert_array_equal(r.w, ref.w)
+    with pytest.warns(FutureWarning, match="proximal_rho"):
+        from hsskern.solvers.fpc_admm import PROXIMAL_RHO
+    assert PROXIMAL_RHO == FPCADMMOptions().proximal_rho
+    with pytest.raises(ValueError, match="tol"):
+        FPCADMMOptions(tol=-1.0)

@@ -24,7 +24,7 @@ def _one_blas_thread():
 
 EXACT = dict(options=HSSSVCOptions(approximation="exact"))
 # the ADMM itself (refine=False): refinement is tested in test_refine.py
-TIGHT = dict(options=HSSSVCOptions(approximation="exact", refine=False), max_iter=5000, tol=1e-5)
+TIGHT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=False), max_iter=5000, tol=1e-5)
 
 
 def _data(n=300, seed=0):
@@ -66,7 +66,7 @@ def test_multiclass_ovr_equals_per_class_binary():
     X, y = make_blobs(240, centers=4, n_features=3, random_state=0, cluster_std=2.5)
     labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
     # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
-    opts = HSSSVCOptions(adaptive_beta=False, refine=False, approximation="exact")
+    opts = HSSSVCOptions(adaptive_beta=False, solve_exact=False, approximation="exact")
     fixed = dict(C=2.0, max_iter=60, tol=None, options=opts)
     m = HSSSVC(C=2.0, max_iter=60, tol=None, options=opts.replace(multiclass="ovr")).fit(X, labels)
     assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
@@ -190,7 +190,7 @@ def test_hss_tight_matches_svc_labels():
     Xt = X[1000:]
     m = HSSSVC(h=1.0, C=1.0,
                options=HSSSVCOptions(rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
-                                     refine=False),
+                                     solve_exact=False),
                max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
     ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
@@ -214,17 +214,17 @@ def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
     with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
         HSSSVC(C=10.0,
-               options=HSSSVCOptions(approximation="exact", refine=False), max_iter=2).fit(X, y)
+               options=HSSSVCOptions(approximation="exact", solve_exact=False), max_iter=2).fit(X, y)
     assert "Raise max_iter" in str(rec[0].message)
     with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
         HSSSVC(
-            options=HSSSVCOptions(approximation="exact", refine=False),
+            options=HSSSVCOptions(approximation="exact", solve_exact=False),
             max_iter=10, tol=1e-6).fit_path(
             X, y, [1e-6, 10.0, 100.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         HSSSVC(
-            options=HSSSVCOptions(approximation="exact", refine=False),
+            options=HSSSVCOptions(approximation="exact", solve_exact=False),
             max_iter=2, tol=None).fit(X, y)
         HSSSVC(**TIGHT).fit(X, y)
 
@@ -235,7 +235,7 @@ def test_indefinite_approximation_is_named_in_the_warning():
     with pytest.warns(ConvergenceWarning, match="indefinite") as rec:
         HSSSVC(h=2.0, C=100.0,
                options=HSSSVCOptions(beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
-                                     refine=False),
+                                     solve_exact=False),
                max_iter=20, random_state=0).fit(X, y)
     msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
     assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]

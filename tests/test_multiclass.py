@@ -342,5 +342,5 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
 
 def test_a_failing_pair_raises_its_error():
     X, y, _ = blobs(13, 4, 10)
-    with pytest.raises(ValueError, match="needs refine=True"):
-        HSSSVC(options=HSSSVCOptions(start="decomposition", refine=False)).fit(X, y)
+    with pytest.raises(ValueError, match="needs solve_exact=True"):
+        HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=False)).fit(X, y)

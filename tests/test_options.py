@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
 import hsskern
-from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions
+from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVROptions
 from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions
 
 SVC_PARAMS = set(inspect.signature(SVC).parameters)
@@ -68,8 +68,8 @@ def test_set_params_nested_replaces_and_never_mutates():
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.max_rank = 5
     # from the defaults, and a new object with its fields in one call
-    est = HSSSVC().set_params(options__refine=False)
-    assert est.options == HSSSVCOptions(refine=False)
+    est = HSSSVC().set_params(options__solve_exact=False)
+    assert est.options == HSSSVCOptions(solve_exact=False)
     est.set_params(options=HSSSVCOptions(leaf_size=64), options__rel_tol=1e-4)
     assert est.options == HSSSVCOptions(leaf_size=64, rel_tol=1e-4)
     with pytest.raises(ValueError, match="options__no_such"):
@@ -79,7 +79,7 @@ def test_set_params_nested_replaces_and_never_mutates():
 
 
 def test_clone_and_pickle_keep_the_options():
-    est = HSSSVC(C=2.0, options=HSSSVCOptions(max_rank=123, refine=False))
+    est = HSSSVC(C=2.0, options=HSSSVCOptions(max_rank=123, solve_exact=False))
     for copy in (clone(est), pickle.loads(pickle.dumps(est))):
         assert copy.options == est.options
         assert copy.get_params() == est.get_params()
@@ -89,7 +89,7 @@ def test_clone_and_pickle_keep_the_options():
 def test_gridsearch_over_a_nested_name():
     X, y = _data()
     base = HSSSVC(h=1.0, random_state=0,
-                  options=HSSSVCOptions(start="admm", leaf_size=32, refine=False))
+                  options=HSSSVCOptions(start="admm", leaf_size=32, solve_exact=False))
     search = GridSearchCV(base, {"options__max_rank": [2, 40]}, cv=2).fit(X, y)
     assert [p["options__max_rank"] for p in search.cv_results_["params"]] == [2, 40]
     best = search.best_estimator_
@@ -101,7 +101,7 @@ def test_gridsearch_over_a_nested_name():
 def test_hsssvccv_param_grid_takes_a_nested_name():
     X, y = _data()
     cv = HSSSVCCV(h=1.0, random_state=0, cv=2,
-                  options=HSSSVCOptions(start="admm", leaf_size=32, refine=False),
+                  options=HSSSVCOptions(start="admm", leaf_size=32, solve_exact=False),
                   param_grid={"options__max_rank": [2, 40], "C": [1.0]}).fit(X, y)
     assert [p["options__max_rank"] for p in cv.cv_results_["params"]] == [2, 40]
     assert cv.best_estimator_.options.max_rank == cv.best_params_["options__max_rank"]
@@ -120,7 +120,7 @@ def test_one_set_of_defaults():
     assert (comp.rel_tol, comp.abs_tol, comp.max_rank, comp.leaf_size, comp.n_neighbors) == (
         1e-3, 1e-5, 500, 128, 64)
     o = HSSSVCOptions()
-    assert (o.approximation, o.start, o.beta, o.relaxation, o.adaptive_beta, o.refine,
+    assert (o.approximation, o.start, o.beta, o.relaxation, o.adaptive_beta, o.solve_exact,
             o.max_chunk, o.multiclass) == ("hss", "auto", None, 1.6, True, "auto", 16000,
                                            "ovo")
 
@@ -130,7 +130,7 @@ def test_options_are_validated_when_built():
                        (dict(max_rank=0), "max_rank"), (dict(start="zero"), "start"),
                        (dict(approximation="dense"), "approximation"),
                        (dict(relaxation=2.0), "relaxation"), (dict(beta=0.0), "beta"),
-                       (dict(refine="sometimes"), "refine"), (dict(multiclass="all"), "multiclass"),
+                       (dict(solve_exact="sometimes"), "solve_exact"), (dict(multiclass="all"), "multiclass"),
                        (dict(max_chunk=1), "max_chunk")]:
         with pytest.raises((ValueError, TypeError), match=match):
             HSSSVCOptions(**bad)
@@ -148,7 +148,8 @@ def test_old_flat_spelling_warns_and_gives_the_identical_model():
     with pytest.warns(FutureWarning, match=r"options=HSSSVCOptions") as rec:
         old = HSSSVC(h=1.0, C=2.0, random_state=0, **old_kw)
     assert rec[0].filename == __file__  # points at the caller
-    new = HSSSVC(h=1.0, C=2.0, random_state=0, options=HSSSVCOptions(**old_kw))
+    new_kw = {("solve_exact" if k == "refine" else k): v for k, v in old_kw.items()}
+    new = HSSSVC(h=1.0, C=2.0, random_state=0, options=HSSSVCOptions(**new_kw))
     assert old.get_params() == new.get_params()
     np.testing.assert_array_equal(old.fit(X, y).decision_function(X),
                                   new.fit(X, y).decision_function(X))
@@ -245,3 +246,53 @@ def test_each_estimators_deep_params_reach_its_options(name):
     est.set_params(**{f"options__{field}": value})
     assert est.options == cls._options_class()
     assert clone(est).get_params() == est.get_params()
+
+
+def test_the_renamed_field_solve_exact_takes_its_old_name_refine_with_a_warning():
+    """``refine`` -> ``solve_exact`` (it turns the exact solve on; it does not polish): the
+    old name in the constructor, replace, nested set_params, an attribute read and the flat
+    estimator parameter all give the new field, each with a FutureWarning naming it."""
+    new = HSSSVCOptions(solve_exact=False)
+    with pytest.warns(FutureWarning, match="'refine' is renamed 'solve_exact'"):
+        assert HSSSVCOptions(refine=False) == new
+    with pytest.warns(FutureWarning, match="solve_exact"):
+        assert HSSSVROptions(refine=False).solve_exact is False
+    with pytest.warns(FutureWarning, match="solve_exact"):
+        assert HSSSVCOptions().replace(refine=False) == new
+    with pytest.warns(FutureWarning, match="solve_exact"):
+        assert new.refine is False
+    with pytest.warns(FutureWarning, match="solve_exact"):
+        assert HSSSVC().set_params(options__refine=False).options == new
+    with pytest.warns(FutureWarning, match=r"HSSSVCOptions\(solve_exact=") as rec:
+        est = HSSSVC(refine=False)
+    assert est.options == new and rec[0].filename == __file__
+    with pytest.warns(FutureWarning, match="options__solve_exact"):
+        assert HSSSVC().set_params(refine=False).options == new
+    with pytest.raises(TypeError, match="one field"):
+        HSSSVCOptions(refine=False, solve_exact=True)
+    assert "options__solve_exact" in HSSSVC().get_params()
+    assert "options__refine" not in HSSSVC().get_params()
+
+
+def test_continuation_is_n_decades_with_a_warning():
+    """``continuation`` -> ``n_decades`` (it counts decades of C below the first one): the
+    old keyword of the path functions and the backends gives the same solve, warned."""
+    from hsskern.kernels import make_kernel
+    from hsskern.solvers.exact_path import ExactBackend
+    from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
+    from hsskern.solvers.svr_path import SVRBackend
+    kern = make_kernel("gaussian", h=1.0)
+    for cls in (HSSBackend, SVRBackend, ExactBackend):
+        with pytest.warns(FutureWarning, match="n_decades"):
+            assert cls(kern, continuation=2).n_decades == 2
+        with pytest.raises(TypeError, match="one argument"):
+            cls(kern, continuation=2, n_decades=2)
+    X, y = _data()
+    Y = np.where(y == y[0], 1.0, -1.0)[:, None]
+    backend = HSSBackend(kern, approximation="exact", start="admm", refine=True)
+    prob = backend.prepare(X, Y)
+    new = hss_svm_path(prob, Y, [10.0], n_decades=2, warn=False)
+    with pytest.warns(FutureWarning, match=r"hss_svm_path\(continuation=\.\.\.\) is renamed"):
+        old = hss_svm_path(prob, Y, [10.0], continuation=2, warn=False)
+    np.testing.assert_array_equal(old[0].dual_coef, new[0].dual_coef)
+    np.testing.assert_array_equal(old[0].n_iter, new[0].n_iter)

@@ -153,9 +153,9 @@ def test_hss_cv_equals_gridsearchcv_of_exact_fits():
     splits = list(KFold(3, shuffle=True, random_state=0).split(X, y))
     Cs, hs = [0.1, 1.0, 10.0], [0.7, 1.5]
     ours = HSSSVCCV(
-        options=HSSSVCOptions(approximation="exact", refine=True), Cs=Cs, h=hs, cv=splits).fit(X, y)
+        options=HSSSVCOptions(approximation="exact", solve_exact=True), Cs=Cs, h=hs, cv=splits).fit(X, y)
     ref = GridSearchCV(HSSSVC(
-        options=HSSSVCOptions(approximation="exact", refine=True)), {"h": hs, "C": Cs},
+        options=HSSSVCOptions(approximation="exact", solve_exact=True)), {"h": hs, "C": Cs},
                        cv=splits).fit(X, y)
     mine = {(p["h"], p["C"]): s for p, s in zip(ours.cv_results_["params"],
                                                 ours.cv_results_["mean_test_score"])}

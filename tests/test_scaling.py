@@ -86,7 +86,7 @@ def test_scale_invariant_kernels_exact_at_every_scale(X, name, relative, w_exp, 
     # a width at the data's scale (entries of every size) or anywhere in [1e-300, 1e300]
     spread = float(np.ptp(X, axis=0).max())
     w = w_fac * (spread if relative and spread > 0 else 10.0 ** w_exp)
-    kw = {"sigma": w, "l": 2} if name == "compact_gaussian" else {"h": w}
+    kw = {"sigma": w, "power": 2} if name == "compact_gaussian" else {"h": w}
     M = float(np.abs(X).max())
     spread_out = _extent_log2(X) - math.log2(w) > _operator._MAX_EXTENT_LOG2
     # refused only where the spread, or the coordinates, over the width leave the float64

@@ -153,13 +153,13 @@ def test_auto_rule():
 def test_explicit_options_keep_working():
     X, y, _ = _binary(3, 120)
     m = HSSSVC(
-        options=HSSSVCOptions(refine=False),
+        options=HSSSVCOptions(solve_exact=False),
         random_state=0).fit(X, y)  # ADMM only: auto keeps the ADMM
     assert m.hss_["start"] == "admm" and m.n_iter_[0] >= 1
     m = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y)
     assert m.hss_["start"] == "admm" and m.hss_["approximation"] == "exact"
-    with pytest.raises(ValueError, match="refine=False needs start=.admm."):
-        HSSSVC(options=HSSSVCOptions(start="decomposition", refine=False)).fit(X, y)
+    with pytest.raises(ValueError, match="solve_exact=False needs start=.admm."):
+        HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=False)).fit(X, y)
     with pytest.raises(InvalidParameterError, match="start"):
         HSSSVC(options=HSSSVCOptions(start="zero")).fit(X, y)
     # the path function refuses to run the ADMM on a problem without an approximation

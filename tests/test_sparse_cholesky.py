@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs, make_moons
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_l
+from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_power
 from hsskern.exceptions import MemoryBudgetError, NotPositiveDefiniteError
 from hsskern.solvers import sparse_path
 from hsskern.sparse import gram as gram_mod
@@ -227,7 +227,7 @@ def test_dense_kernel_limit_matches_exact_kernel_svm(loss):
     X, y = _xor(120, seed=5)
     Xt, _ = _xor(200, seed=6)
     sigma, beta, C = 4.0, 1e-4, 1.0
-    est = SparseCholeskySVC(sigma, l=3, C=C, beta=beta, loss=loss, tol=1e-10, max_iter=200000,
+    est = SparseCholeskySVC(sigma, power=3, C=C, beta=beta, loss=loss, tol=1e-10, max_iter=200000,
                             random_state=0).fit(X, y)
     assert est.nnz_K_ == 120 * 120
     K = reference_kernel(est.kernel_, X) + beta * np.eye(120)
@@ -267,7 +267,7 @@ def test_estimator_learns_nonlinear_problems_with_string_labels():
     assert list(est.classes_) == ["left", "right"]
     assert est.score(X[800:], labels[800:]) > 0.97
     assert est.decision_function(X[800:]).shape == (400,)
-    assert est.l_ == default_l(2) == 3 and est.fill_in_ > 0 and est.nnz_L_ > 0
+    assert est.power_ == default_power(2) == 3 and est.fill_in_ > 0 and est.nnz_L_ > 0
     assert set(est.fit_time_) >= {"gram", "factor", "svm_and_recover"}
 
     Xb, yb = make_blobs(900, centers=4, random_state=2)
@@ -276,10 +276,10 @@ def test_estimator_learns_nonlinear_problems_with_string_labels():
     assert m.score(Xb[600:], yb[600:]) > 0.9
 
 
-def test_default_l_is_odd_and_meets_askey():
+def test_default_power_is_odd_and_meets_askey():
     for d in range(1, 40):
-        l = default_l(d)
-        assert l % 2 == 1 and l >= d // 2 + 1 and l - (d // 2 + 1) <= 1
+        p = default_power(d)
+        assert p % 2 == 1 and p >= d // 2 + 1 and p - (d // 2 + 1) <= 1
 
 
 def test_fit_path_reuses_the_factor_and_matches_separate_fits():
@@ -375,7 +375,7 @@ def test_small_l_is_handled_not_garbage():
     X, y = _xor(400, seed=9, d=6)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        est = SparseCholeskySVC(sigma=1.5, l=1, random_state=0).fit(X, y)
+        est = SparseCholeskySVC(sigma=1.5, power=1, random_state=0).fit(X, y)
     assert any("Askey" in str(x.message) for x in w)
     assert est.beta_ >= 1e-4 and np.all(np.isfinite(est.decision_function(X)))
 

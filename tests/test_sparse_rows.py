@@ -115,8 +115,8 @@ def _entry_tol(kernel, A, B, Kd):
         d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
         r = np.sqrt(d2)
         q = np.maximum(3 * kernel.sigma - r, 1e-300)
-        rel = rel + 2 * kernel.l * (d + 4) * U * r / q
-        atol = 4 * kernel.l * (d + 4) * U
+        rel = rel + 2 * kernel.power * (d + 4) * U * r / q
+        atol = 4 * kernel.power * (d + 4) * U
     return rel * np.abs(Kd) + atol
 
 
@@ -201,7 +201,7 @@ def test_nearby_points_with_large_norms_take_the_direct_sum():
     sq = np.diag(G)
     naive = np.exp(-np.maximum(sq[:, None] + sq[None, :] - 2 * G, 0) / 2)
     for name, params in (("gaussian", {"h": 1.0}), ("laplacian", {"h": 1.0}),
-                         ("compact_gaussian", {"sigma": 2.0, "l": 16})):
+                         ("compact_gaussian", {"sigma": 2.0, "power": 16})):
         Ks, Kd = kernel_operator(X, name, **params), kernel_operator(A, name, **params)
         D = Kd.to_dense()
         _assert_entries(Ks.to_dense(), D, _entry_tol(Kd.kernel, A, A, D), name)

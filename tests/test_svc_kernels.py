@@ -80,7 +80,7 @@ def test_svc_kernel_defaults_and_gamma_scale_match_svc():
 
 @pytest.mark.parametrize("params, match", [
     (dict(kernel="poly", options=HSSSVCOptions(start="admm")), "exact decomposition"),
-    (dict(kernel="sigmoid", options=HSSSVCOptions(refine=False)), "exact decomposition"),
+    (dict(kernel="sigmoid", options=HSSSVCOptions(solve_exact=False)), "exact decomposition"),
     (dict(kernel="poly", h=1.0), "takes gamma"),
     (dict(kernel="laplacian", gamma="scale"), "numeric h or gamma"),
     (dict(kernel="poly", degree=0), "degree"),

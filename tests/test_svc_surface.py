@@ -388,7 +388,7 @@ def test_fit_status_reports_non_convergence():
     X, y = _problem(10, n=80)
     with pytest.warns(ConvergenceWarning):
         m = HSSSVC(h=1.0, C=100.0, max_iter=1, tol=1e-12,
-                   options=HSSSVCOptions(approximation="exact", refine=False)).fit(X, y)
+                   options=HSSSVCOptions(approximation="exact", solve_exact=False)).fit(X, y)
     assert m.fit_status_ == 1
     assert HSSSVC(h=1.0, **EXACT).fit(X, y).fit_status_ == 0
 

@@ -215,22 +215,22 @@ def test_epsilon_zero_and_a_tube_wider_than_the_data():
 
 def test_the_decomposition_start_needs_refine():
     X, y = _data(9, n=120)
-    with pytest.raises(ValueError, match="needs refine"):
-        HSSSVR(options=HSSSVROptions(start="decomposition", refine=False)).fit(X, y)
+    with pytest.raises(ValueError, match="needs solve_exact"):
+        HSSSVR(options=HSSSVROptions(start="decomposition", solve_exact=False)).fit(X, y)
     # "auto" without refine takes the ADMM
     assert HSSSVR(
-        options=HSSSVROptions(refine=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
+        options=HSSSVROptions(solve_exact=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
 
 
 def test_refine_false_keeps_the_admm_solution_and_warns_when_short():
     X, y = _data(9, n=120)
     m = HSSSVR(h=1.0, C=1.0,
-               options=HSSSVROptions(refine=False, approximation="exact"), max_iter=2000,
+               options=HSSSVROptions(solve_exact=False, approximation="exact"), max_iter=2000,
                tol=1e-3).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.1)
     with pytest.warns(ConvergenceWarning, match="did not reach tol"):
         m = HSSSVR(h=1.0, C=100.0,
-                   options=HSSSVROptions(refine=False, adaptive_beta=False, approximation="exact"),
+                   options=HSSSVROptions(solve_exact=False, adaptive_beta=False, approximation="exact"),
                    max_iter=2).fit(X, y)
     assert m.fit_status_ == 1
 
@@ -250,7 +250,7 @@ def test_the_hss_prepared_problem_is_the_classifiers():
 
 @pytest.mark.parametrize("params, match", [
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"epsilon": -0.1}, "epsilon"),
-    ({"tol": 0.0}, "tol"), ({"options__refine": "sometimes"}, "refine")])
+    ({"tol": 0.0}, "tol"), ({"options__solve_exact": "sometimes"}, "solve_exact")])
 def test_bad_parameters_are_refused_before_any_work(params, match):
     X, y = _data(0, n=30)
     with pytest.raises(ValueError, match=match):
@@ -342,3 +342,30 @@ def test_svr_spellings_and_sparse_input_give_svrs_model(gamma):
     np.testing.assert_allclose(ours, ref, atol=1e-4)
     np.testing.assert_allclose(clone(est).fit(sp.csr_matrix(X), y).predict(sp.csc_matrix(X)),
                                ours, rtol=1e-12, atol=1e-12)
+
+
+def test_the_svr_admm_class_is_the_one_call_form():
+    """SVRDualADMM(...).solve() with SVRADMMOptions gives svr_dual_admm's iterates bit for
+    bit, with and without a warm start."""
+    from hsskern.factors import DenseCholeskyFactor
+    from hsskern.solvers.svr_path import SVRADMMOptions, SVRDualADMM, svr_dual_admm
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)
+    K = kernel_operator(X, "gaussian", h=1.0).to_dense()
+    refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
+    opts = SVRADMMOptions(max_iter=150, kkt_tol=1e-4, kkt_every=5)
+    ref = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, max_iter=150,
+                        kkt_tol=1e-4, kkt_every=5, refactor=refactor)
+    res = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, refactor=refactor,
+                      options=opts).solve()
+    for name in ("dual_coef", "bias", "n_iter", "converged", "gap", "beta",
+                 "primal_residuals", "dual_residuals"):
+        np.testing.assert_array_equal(getattr(res, name), getattr(ref, name))
+    warm = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05, options=opts,
+                         warm_start=ref.state, max_iter=40)
+    again = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05,
+                        options=opts.__class__(max_iter=40, kkt_tol=1e-4, kkt_every=5)
+                        ).solve(ref.state)
+    np.testing.assert_array_equal(warm.dual_coef, again.dual_coef)
+    assert warm.n_iter == again.n_iter <= 40

@@ -54,7 +54,7 @@ def _one_blas_thread():
 
 
 EPS = 1e-10
-EXACT = dict(options=HSSSVCOptions(approximation="exact", refine=True), tol=EPS)
+EXACT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=True), tol=EPS)
 
 
 def _tol(C, w):
@@ -135,7 +135,7 @@ def test_weighted_multiclass_columns_equal_svc_on_each_one_vs_rest_problem(seed,
         for c in range(3):  # every class keeps a point of positive weight
             sw[np.flatnonzero(y == c)[0]] = 1.0
     m = HSSSVC(h=h, C=C, class_weight=cw,
-               options=HSSSVCOptions(approximation="exact", refine=True, multiclass="ovr"),
+               options=HSSSVCOptions(approximation="exact", solve_exact=True, multiclass="ovr"),
                tol=EPS).fit(
         X, labels, sample_weight=sw)
     ref_cw = SVC(class_weight=cw).fit(X, labels).class_weight_

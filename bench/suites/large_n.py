@@ -10,7 +10,7 @@ gmm8(n) (../shared/tools/gen_gmm.py). Each run in a fresh process, one after ano
 * ``ExactSVC``: ``ExactSVC(C, h, subsample, max_time)`` on all n points: the returned
   model's test accuracy, its certified KKT gap, which model it kept, rounds (accuracy against
   time in ``history``);
-* ``HSSSVC m``: the exact SVM (``HSSSVC(refine=True)``, LIBSVM's answer) on a random m-point
+* ``HSSSVC m``: the exact SVM (``HSSSVC(options=HSSSVCOptions(solve_exact=True))``, LIBSVM's answer) on a random m-point
   subsample, for each ``--baselines`` m; a process past 1.25 x ``--max-time`` (+ 60 s to
   start) is stopped and recorded as "timeout" (no baseline). The baseline is the largest m
   that finishes within the budget; ExactSVC should match or beat it.
@@ -84,10 +84,11 @@ def anytime_task(data, params):
 
 
 def subsample_task(data, params):
-    from hsskern import HSSSVC
+    from hsskern import HSSSVC, HSSSVCOptions
     X, y, Xt, yt = data
     idx = np.sort(np.random.default_rng(0).permutation(len(y))[:params["m"]])
-    m = HSSSVC(C=params["C"], h=params["h"], refine=True, random_state=0)
+    m = HSSSVC(C=params["C"], h=params["h"], options=HSSSVCOptions(solve_exact=True),
+               random_state=0)
     t0 = time.perf_counter()
     m.fit(X[idx], y[idx])
     return {"time": time.perf_counter() - t0, "score": _accuracy(m, Xt, yt),

@@ -89,7 +89,7 @@ def large_n():
             ("ExactSVC on a random 5·10⁵", 654, 95.12, "s"),
             ("ExactSVC on a random 6·10⁵", 767, 95.27, "s"),
             ("ExactSVC, no budget (all 980,000)", 1874, 95.43, "D"),
-            ("HSSSVC grid, refine='auto' (ADMM)", 456, 90.29, "x")]
+            ("HSSSVC grid, solve_exact='auto' (ADMM)", 456, 90.29, "x")]
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     for label, t, acc, m in runs:
         ax.plot(t, acc, m, ms=8, label=f"{label}: {acc:.2f} %")

@@ -9,35 +9,26 @@ parameters before (``rel_tol=``, ``refine=``, ...) are still taken, by ``__init_
 ``**legacy`` and by ``set_params``, with a ``FutureWarning``, for one release.
 """
 import functools
-import os
-import sys
 import warnings
 
 from ..options import OptionsBase
+from ..utils._deprecation import caller_stacklevel as _caller_stacklevel
 
 __all__ = ["OptionsParamsMixin", "fold_legacy", "legacy_init"]
 
 _PREFIX = "options__"
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _caller_stacklevel():
-    """The stacklevel of the first frame outside hsskern (the user's call), for a warning
-    issued from a frame that calls this."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _warn_legacy(cls, names):
     names = sorted(names)
+    renamed = cls._options_class.renamed_fields()  # a flat name whose field was renamed
     spelled = ", ".join(f"{n}=" for n in names)
-    nested = ", ".join(f"options__{n}=" for n in names)
+    fields = ", ".join(f"{renamed.get(n, n)}=" for n in names)
+    nested = ", ".join(f"options__{renamed.get(n, n)}=" for n in names)
     warnings.warn(f"{cls.__name__}({spelled}...) is deprecated and will be removed in the next "
                   f"release: {'it is a field' if len(names) == 1 else 'they are fields'} of "
                   f"the options object now; pass options={cls._options_class.__name__}"
-                  f"({spelled}...), or set_params({nested}...)", FutureWarning,
+                  f"({fields}...), or set_params({nested}...)", FutureWarning,
                   stacklevel=_caller_stacklevel())
 
 
@@ -56,7 +47,8 @@ def fold_legacy(cls, options, legacy):
     if not isinstance(base, OptionsBase):
         raise TypeError(f"options must be a {cls._options_class.__name__} or None, got "
                         f"{options!r}")
-    return base.replace(**legacy)
+    renamed = cls._options_class.renamed_fields()
+    return base.replace(**{renamed.get(k, k): v for k, v in legacy.items()})
 
 
 class OptionsParamsMixin:
@@ -88,6 +80,9 @@ class OptionsParamsMixin:
                 legacy[name] = params.pop(name)
         if legacy:
             _warn_legacy(type(self), legacy)
+            renamed = self._options_class.renamed_fields()
+            legacy = {renamed.get(k, k): v for k, v in legacy.items()}
+        nested = self._options_class.translate(nested)  # options__<old name>: a warning
         super().set_params(**params)  # a new options object first, then its fields
         changes = {**legacy, **nested}
         if changes:

@@ -225,7 +225,7 @@ or callable, default "gaussian"
             kernel_of(self, None, X), subsample=o.subsample,
             validation_fraction=o.validation_fraction, max_time=self.max_time,
             tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
-            max_chunk=o.max_chunk, continuation=3 if purpose == "fit" else 0,
+            max_chunk=o.max_chunk, n_decades=3 if purpose == "fit" else 0,
             memory_budget=self.memory_budget, random_state=self.random_state,
             products=self._products(), started=getattr(self, "_fit_started", None),
             log=self._log if self.verbose >= 1 else None))

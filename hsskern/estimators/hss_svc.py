@@ -52,18 +52,18 @@ def _hss_backend(est, X, width, purpose):
     o = est._options()
     opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
-    # fit on the ADMM route reaches its C from C / 1000 when it refines: a cold ADMM at a
+    # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold ADMM at a
     # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
     # a good one (the decomposition from zero takes its C alone)
-    continuation = 3 if (o.refine and purpose == "fit") else 0
+    n_decades = 3 if (o.solve_exact and purpose == "fit") else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
     return HSSBackend(kernel, approximation=o.approximation, start=o.start,
                       hss_options=opts,
                       beta=o.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                      refine=o.refine, refine_tol=refine_tol, max_chunk=o.max_chunk,
-                      continuation=continuation, memory_budget=est.memory_budget, log=log)
+                      refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
+                      n_decades=n_decades, memory_budget=est.memory_budget, log=log)
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -91,7 +91,7 @@ or callable, default "gaussian"
         gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
         (accepted as a synonym); laplacian: exp(-|x - y| / h). SVC's other kernels are
         solved by the exact decomposition only (no compression, factor or ADMM;
-        ``options.start="admm"`` or ``options.refine=False`` is a ValueError with them):
+        ``options.start="admm"`` or ``options.solve_exact=False`` is a ValueError with them):
         "poly" ((gamma x.y + coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y +
         coef0), not positive definite: its dual may have several KKT points, and the one
         returned need not be LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X,
@@ -120,7 +120,7 @@ or callable, default "gaussian"
         Stop the ADMM when LIBSVM's optimality gap (m(a) - M(a), the measure LIBSVM's
         ``tol`` bounds) is below ``tol``; checked every 10 iterations with one kernel
         (approximation) product. None: always run ``max_iter`` iterations. A C whose
-        solution misses ``tol`` (and is not recovered by ``options.refine``) raises a
+        solution misses ``tol`` (and is not recovered by ``options.solve_exact``) raises a
         ``ConvergenceWarning``, which says so when the approximation turned out indefinite
         (its dual is then not convex). The exact solve stops at a gap of ``min(tol, 1e-3)``
         (1e-3, LIBSVM's default, for None).
@@ -156,11 +156,11 @@ or callable, default "gaussian"
         settings keep), the kernel the ADMM factors (``approximation``: "hss" or "exact"),
         how the first C is reached (``start``: "auto" takes the exact decomposition from
         zero, with no compression, factor or ADMM, for n <= 100,000), the ADMM (``beta``,
-        ``relaxation``, ``adaptive_beta``), the exact solve after it (``refine``,
+        ``relaxation``, ``adaptive_beta``), the exact solve after it (``solve_exact``,
         ``max_chunk``) and the multiclass training (``multiclass``: "ovo", SVC's one-vs-one,
         or "ovr", one model per class on one preparation). The old flat parameters of the
-        same names (``HSSSVC(rel_tol=1e-4)``, ``set_params(refine=False)``) still work for
-        one release, with a ``FutureWarning``.
+        same names (``HSSSVC(rel_tol=1e-4)``, ``set_params(refine=False)``: the field is
+        ``solve_exact`` now) still work for one release, with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -187,7 +187,7 @@ or callable, default "gaussian"
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         ADMM iterations (one-vs-rest classes run together, so their entries are equal); with
-        ``refine`` on the ADMM route, summed over the continuation C / 1000, C / 100, C / 10,
+        ``solve_exact`` on the ADMM route, summed over the continuation C / 1000, C / 100, C / 10,
         C of ``fit``.
     fit_status_ : int
         0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
@@ -210,7 +210,7 @@ or callable, default "gaussian"
     admm_ : dict
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per model, or None without
-        ``refine``); one-vs-one, each entry but ``refinement`` a tuple with one per pair.
+        ``solve_exact``); one-vs-one, each entry but ``refinement`` a tuple with one per pair.
     n_features_in_, feature_names_in_
 
     Examples

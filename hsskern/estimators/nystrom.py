@@ -20,6 +20,7 @@ from ..lowrank.nystrom import NystromFeatures
 from ..options import OptionsBase
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
+from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin, legacy_init
 from .base import PathClassifier
@@ -28,7 +29,7 @@ from .widths import GAMMA_STRINGS, kernel_name, resolve_gamma
 
 __all__ = ["NystromSVC", "NystromSVCCV", "NystromSVCOptions"]
 
-_FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "l", "n_components",
+_FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "power", "n_components",
                    "landmarks", "eig_cutoff", "max_kmeans_samples", "kmeans_iter",
                    "random_state")
 #: the feature map's knobs: their defaults are the transformer's (one source)
@@ -122,7 +123,8 @@ def _nystrom_backend(est, X):
     p = _kernel_params(est, X)
     o = est._options()
     kernel = make_kernel(p["kernel"], h=est.h, gamma=p["gamma"], degree=est.degree,
-                         coef0=est.coef0, sigma=est.sigma, l=est.l, n_features=X.shape[1])
+                         coef0=est.coef0, sigma=est.sigma, power=est.power,
+                         n_features=X.shape[1])
     backend = NystromBackend(
         kernel, n_components=est.n_components, landmarks=o.landmarks,
         eig_cutoff=o.eig_cutoff, max_kmeans_samples=o.max_kmeans_samples,
@@ -134,7 +136,8 @@ def _nystrom_backend(est, X):
     return backend
 
 
-class NystromSVC(OptionsParamsMixin, PathClassifier):
+@renamed_keywords(l="power")
+class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Several classes are one-vs-rest, a linear model per class on one feature map (as
@@ -150,8 +153,9 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
         Gaussian width: ``exp(-|x-y|^2 / (2 h^2)) = exp(-gamma |x-y|^2)``; give one (default h=1).
         ``gamma`` may also be "scale" (1 / (n_features X.var())) or "auto" (1 / n_features),
         SVC's rules on the training X (Gaussian only).
-    degree, coef0, sigma, l
-        Other kernels' parameters (see :func:`hsskern.make_kernel`).
+    degree, coef0, sigma, power
+        Other kernels' parameters (see :func:`hsskern.make_kernel`; ``power``, the compact
+        Gaussian's exponent, was ``l``: still taken for one release, with a FutureWarning).
     n_components : int, default 100
         Number k of landmarks (clipped to n_samples with a warning). A k whose features and
         solver do not fit ``memory_budget`` is refused before any work, naming the largest
@@ -241,13 +245,14 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
     _parameter_constraints = {**_COMMON_CONSTRAINTS,
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
+    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 
     @legacy_init(positional="kernel")
     def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
-                 random_state=None, h=None, sigma=None, l=None, n_components=100,
+                 random_state=None, h=None, sigma=None, power=None, n_components=100,
                  loss="squared_hinge", memory_budget=None, options=None):
         self.C = C
         self.kernel = kernel
@@ -262,7 +267,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
         self.random_state = random_state
         self.h = h
         self.sigma = sigma
-        self.l = l
+        self.power = power
         self.n_components = n_components
         self.loss = loss
         self.memory_budget = memory_budget
@@ -280,7 +285,8 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
+@renamed_keywords(l="power")
+class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and
@@ -298,7 +304,7 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, degree, gamma, coef0, probability, tol, class_weight, verbose, max_iter,
-    random_state, h, sigma, l, n_components, loss, memory_budget, options
+    random_state, h, sigma, power, n_components, loss, memory_budget, options
         As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`; the old
         flat ``landmarks=`` ... ``newton_solver=`` still taken for one release, with a
         ``FutureWarning``). ``random_state`` also shuffles the folds.
@@ -346,13 +352,14 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     }
     _estimator = NystromSVC
 
+    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 
     @legacy_init(positional="kernel")
     def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
-                 random_state=None, h=None, sigma=None, l=None, n_components=100,
+                 random_state=None, h=None, sigma=None, power=None, n_components=100,
                  loss="squared_hinge", memory_budget=None, options=None, cv=3, refit=True):
         self.Cs = Cs
         self.kernel = kernel
@@ -367,7 +374,7 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
         self.random_state = random_state
         self.h = h
         self.sigma = sigma
-        self.l = l
+        self.power = power
         self.n_components = n_components
         self.loss = loss
         self.memory_budget = memory_budget

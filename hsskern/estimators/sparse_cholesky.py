@@ -8,6 +8,7 @@ backend is :mod:`hsskern.solvers.sparse_path`: the factor does not depend on C o
 class, so :meth:`SparseCholeskySVC.fit_path` builds it once. This module holds the parameters
 and builds that backend; the shared machinery is in :mod:`.base`.
 """
+import warnings
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -15,21 +16,30 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
+from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from .base import PathClassifier
 
-__all__ = ["SparseCholeskySVC", "default_l"]
+__all__ = ["SparseCholeskySVC", "default_power", "default_l"]
+
+
+def default_power(n_features):
+    """The thesis' exponent: the smallest odd integer >= floor(d/2) + 1 (Askey's bound)."""
+    power = n_features // 2 + 1
+    return power + 1 if power % 2 == 0 else power
 
 
 def default_l(n_features):
-    """The thesis' exponent: the smallest odd integer >= floor(d/2) + 1 (Askey's bound)."""
-    l = n_features // 2 + 1
-    return l + 1 if l % 2 == 0 else l
+    """The old name of :func:`default_power` (for one release, with a FutureWarning)."""
+    warnings.warn("default_l is renamed default_power (the old name works until the next "
+                  "release)", FutureWarning, stacklevel=2)
+    return default_power(n_features)
 
 
-class SparseCholeskySVC(PathClassifier):
+@renamed_keywords(l="power")
+class SparseCholeskySVC(RenamedParamsMixin, PathClassifier):
     """Kernel SVM with a compactly supported Gaussian kernel, trained on its Cholesky features.
 
-    k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) has a sparse Gram
+    k(x, y) = (1 - |x - y| / (3 sigma))_+^power exp(-|x - y|^2 / (2 sigma^2)) has a sparse Gram
     matrix; the rows of its sparse Cholesky factor (of K + beta I) are an exact feature map,
     so a linear SVM trains the kernel SVM. Prediction uses the kernel expansion
     f(z) = sum_i a_i k(x_i, z) + b over the support vectors, evaluated sparsely.
@@ -43,8 +53,9 @@ class SparseCholeskySVC(PathClassifier):
     ----------
     sigma : float, default 1.0
         Kernel width; the support radius is 3 sigma. The cost grows about like sigma^d.
-    l : float, optional
-        Exponent of the compact factor. Default: smallest odd integer >= floor(d/2) + 1 (the
+    power : float, optional
+        Exponent of the compact factor (formerly ``l``: still taken for one release, with a
+        FutureWarning). Default: smallest odd integer >= floor(d/2) + 1 (the
         thesis' choice); smaller values may make K indefinite (then beta grows, with a warning).
     C : float, default 1.0
         Regularization (the thesis uses 1).
@@ -93,8 +104,9 @@ class SparseCholeskySVC(PathClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
     kernel_ : Kernel
-        The compact Gaussian used (sigma, l).
-    l_ : float
+        The compact Gaussian used (sigma, power).
+    power_ : float
+        Its exponent (``l_`` is the old name, read for one release with a FutureWarning).
     beta_ : float
         Shift actually used (larger than ``beta`` if it had to grow).
     support_ : ndarray of shape (n_SV,)
@@ -141,9 +153,10 @@ class SparseCholeskySVC(PathClassifier):
     True
     """
 
+    _renamed_params = {"l": "power"}
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
-        "l": [None, Interval(Real, 0, None, closed="neither")],
+        "power": [None, Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
@@ -160,13 +173,13 @@ class SparseCholeskySVC(PathClassifier):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, sigma=1.0, *, l=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
+    def __init__(self, sigma=1.0, *, power=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
                  dual="auto", tol=1e-4, max_iter=1000, intercept_scaling=1.0, backend="auto",
                  ordering="amd", memory_budget=None, probability=False, random_state=None,
                  class_weight=None,
                  verbose=0):
         self.sigma = sigma
-        self.l = l
+        self.power = power
         self.C = C
         self.beta = beta
         self.loss = loss
@@ -184,17 +197,25 @@ class SparseCholeskySVC(PathClassifier):
 
     def _make_backend(self, X, values, purpose):
         d = X.shape[1]
-        kernel = compact_kernel(float(self.sigma), default_l(d) if self.l is None else self.l, d)
+        power = default_power(d) if self.power is None else self.power
+        kernel = compact_kernel(float(self.sigma), power, d)
         return SparseCholeskyBackend(
             kernel, beta=self.beta, backend=self.backend, ordering=self.ordering,
             loss=self.loss, dual=self.dual, tol=self.tol, max_iter=self.max_iter,
             intercept_scaling=self.intercept_scaling, random_state=self.random_state,
             memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)
 
+    @property
+    def l_(self):
+        """The old name of ``power_`` (read for one release, with a FutureWarning)."""
+        warnings.warn("SparseCholeskySVC.l_ is renamed power_ (the old name is read until "
+                      "the next release)", FutureWarning, stacklevel=2)
+        return self.power_
+
     def _set_backend_attributes(self, prepared, solution, model):
         factor = prepared.factor
         self.kernel_ = prepared.kernel
-        self.l_ = self.kernel_.l
+        self.power_ = self.kernel_.power
         self.beta_ = factor.beta
         self.backend_ = factor.backend
         self.nnz_K_ = factor.nnz_K

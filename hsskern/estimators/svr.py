@@ -20,10 +20,10 @@ from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSSVR", "HSSSVRCV"]
 
-#: ``fit`` reaches its C from C / 10^3 through one C per decade when it refines (as HSSSVC):
+#: ``fit`` reaches its C from C / 10^3 through one C per decade when it solves exactly (as HSSSVC):
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
 #: quickly
-_FIT_CONTINUATION = 3
+_FIT_DECADES = 3
 
 #: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
 _LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
@@ -37,7 +37,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     ``fit`` compresses K once (HSS-ANN), factors K + beta I once (ULV), solves the SVR dual
     ``min 1/2 b^T K b - y^T b + epsilon |b|_1, sum(b) = 0, -C <= b <= C`` (b = alpha -
     alpha*) by closed-form ADMM on that factor (one solve per iteration; the other step a
-    soft-threshold and a clip), and with ``refine`` makes it LIBSVM's solution by
+    soft-threshold and a clip), and with ``solve_exact`` makes it LIBSVM's solution by
     decomposition on the exact kernel (LIBSVM's 2n-variable form, the classifier's SMO and
     Newton steps), to LIBSVM's stopping gap ``tol``. :meth:`fit_path` solves a whole C grid on
     the one factor, each exact solution starting the next C.
@@ -58,7 +58,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     tol : float, default 1e-3
         LIBSVM's stopping gap (max over I_up of -yG minus min over I_low, SVR's ``tol``),
         reached on all points by the decomposition. The ADMM, which only starts it, stops at
-        ``max(tol, 1e-2)`` on the approximation (at ``tol`` with ``options.refine=False``).
+        ``max(tol, 1e-2)`` on the approximation (at ``tol`` with ``options.solve_exact=False``).
     C : float, default 1.0
         Box bound of the dual (> 0), as SVR's.
     epsilon : float, default 0.1
@@ -78,7 +78,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         ``n_neighbors``, ...), ``approximation`` ("exact": the dense kernel and its Cholesky
         factor, small n), ``start`` (how the first C is reached: "auto" takes the exact
         decomposition from zero for n <= 10^5), the ADMM's ``beta``, ``relaxation`` and
-        ``adaptive_beta``, and ``refine`` (default True: make each solution exact by
+        ``adaptive_beta``, and ``solve_exact`` (default True: make each solution exact by
         decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
         keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
         parameters of the same names still work for one release, with a ``FutureWarning``.
@@ -96,7 +96,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         ADMM iterations plus decomposition rounds (at least 1).
     fit_status_ : int
         0 when the solution reached ``tol`` (the ADMM's on the approximation without
-        ``refine``), 1 otherwise (with a ``ConvergenceWarning``).
+        ``solve_exact``), 1 otherwise (with a ``ConvergenceWarning``).
     shape_fit_ : tuple
         Shape of the training X.
     gap_ : float
@@ -152,7 +152,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         self.options = options
 
     def _takes_sparse_rows(self, shape):
-        return starts_from_zero(self, shape, refine=bool(self._options().refine))  # as SVRBackend
+        return starts_from_zero(self, shape, refine=bool(self._options().solve_exact))  # as SVRBackend
 
     def _validate_xy(self, X, y):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
@@ -170,10 +170,10 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
                           approximation=o.approximation, start=o.start,
                           hss_options=hss_options(self, verbose_offset=0), beta=o.beta,
                           max_iter=self.max_iter,
-                          tol=max(self.tol, 1e-2) if o.refine else self.tol,
+                          tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
                           relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                          refine=o.refine, refine_tol=self.tol, max_chunk=o.max_chunk,
-                          continuation=_FIT_CONTINUATION if (o.refine and single) else 0,
+                          refine=o.solve_exact, refine_tol=self.tol, max_chunk=o.max_chunk,
+                          n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 
@@ -195,7 +195,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     def fit_path(self, X, y, Cs):
         """Fit one model per C on one compression and one factor.
 
-        The first C runs the ADMM and (with ``refine``) the decomposition; every later C
+        The first C runs the ADMM and (with ``solve_exact``) the decomposition; every later C
         starts the decomposition from the previous C's exact solution, scaled by the
         multiple that minimises the new dual objective (feasible, its decision values
         scaled: no kernel product).

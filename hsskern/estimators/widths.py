@@ -174,9 +174,9 @@ def starts_from_zero(est, shape, refine=None):
     """Whether an estimator with ``start`` (HSSSVC, HSSSVR) solves data of this shape by the
     exact decomposition from zero (``start="decomposition"``, or "auto" resolving to it):
     then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
-    passes it (default the estimator's)."""
+    passes it (default the estimator's ``options.solve_exact``)."""
     o = options_of(est)
-    refine = o.refine if refine is None else refine
+    refine = o.solve_exact if refine is None else refine
     if exact_only(est):
         return True
     return HSSBackend(None, approximation=o.approximation, start=o.start,

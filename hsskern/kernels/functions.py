@@ -7,7 +7,7 @@ gaussian           exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2)      h or g
 laplacian          exp(-|x - y| / h)                                      h or gamma = 1/h
 polynomial         (coef0 + gamma x . y)^degree                           degree, coef0, gamma
 sigmoid            tanh(coef0 + gamma x . y)                              gamma, coef0
-compact_gaussian   (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2/(2s^2))   sigma, l
+compact_gaussian   (1 - |x - y| / (3 s))_+^power exp(-|x - y|^2/(2s^2))   sigma, power
 =================  =====================================================  ==================
 
 SVC's spellings resolve here: ``"rbf"`` is the Gaussian, ``"poly"`` the polynomial with SVC's
@@ -16,7 +16,8 @@ the form FPC uses) and ``"linear"`` the polynomial of degree 1 with coef0 0 and 
 
 The Gaussian width follows the HSS/ADMM paper (h); scikit-learn's ``gamma`` is accepted too,
 with gamma = 1 / (2 h^2). The compactly supported Gaussian vanishes beyond ``3 sigma`` (its
-``support_radius``) and is positive definite in R^d for l >= floor(d/2) + 1 (Askey).
+``support_radius``) and is positive definite in R^d for power >= floor(d/2) + 1 (Askey's
+truncated power function (1 - r)_+^power, times a Gaussian).
 """
 import math
 import warnings
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._deprecation import caller_stacklevel, renamed_keywords
 from ..utils._scaling import log2
 from ..utils.validation import check_positive
 from . import _eval
@@ -49,6 +51,7 @@ def _half_inv_square(w):
         return 0.0 if w > 1.0 else math.inf
 
 
+@renamed_keywords(l="power")
 @dataclass(frozen=True)
 class Kernel:
     """A kernel function with its parameters. Build it with :func:`make_kernel`.
@@ -65,8 +68,9 @@ class Kernel:
         Constant c of the polynomial and sigmoid kernels.
     sigma : float or None
         Width of the compactly supported Gaussian.
-    l : float or None
-        Exponent of the compact support factor.
+    power : float or None
+        Exponent of the compact support factor (1 - r / (3 sigma))_+^power (Askey's
+        truncated power); formerly ``l``.
     scale : float or None
         The dot product's factor in the polynomial and sigmoid kernels (SVC's ``gamma`` for
         them; 1 when None).
@@ -80,7 +84,7 @@ class Kernel:
     degree: int = None
     coef0: float = None
     sigma: float = None
-    l: float = None
+    power: float = None
     scale: float = None
     function: object = None
 
@@ -131,7 +135,7 @@ class Kernel:
         if not self.scale_invariant:
             raise ValueError(f"the {self.name} kernel is not scale invariant")
         if self.name == "compact_gaussian":
-            return Kernel(self.name, sigma=self.sigma / s, l=self.l)
+            return Kernel(self.name, sigma=self.sigma / s, power=self.power)
         return Kernel(self.name, h=self.h / s)
 
     @property
@@ -150,7 +154,7 @@ class Kernel:
         elif self.name == "sigmoid":
             p = (float(self.coef0), 0.0, self.dot_scale)
         else:
-            p = (_half_inv_square(self.sigma), 1.0 / (3.0 * self.sigma), float(self.l))
+            p = (_half_inv_square(self.sigma), 1.0 / (3.0 * self.sigma), float(self.power))
         return np.array(p, dtype=np.float64)
 
     def diag(self, X):
@@ -198,11 +202,20 @@ class Kernel:
             return f"Kernel('sigmoid', gamma={self.dot_scale:g}, coef0={self.coef0:g})"
         if self.name == "callable":
             return f"Kernel('callable', function={self.function!r})"
-        return f"Kernel('compact_gaussian', sigma={self.sigma:g}, l={self.l:g})"
+        return f"Kernel('compact_gaussian', sigma={self.sigma:g}, power={self.power:g})"
+
+    @property
+    def l(self):  # noqa: E743
+        """The old name of ``power`` (read for one release, with a FutureWarning)."""
+        warnings.warn("Kernel.l is renamed Kernel.power (the exponent of the truncated "
+                      "power; the old name is read until the next release)", FutureWarning,
+                      stacklevel=caller_stacklevel())
+        return self.power
 
 
+@renamed_keywords(l="power")
 def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
-                sigma=None, l=None, n_features=None):
+                sigma=None, power=None, n_features=None):
     """Validate parameters and return a :class:`Kernel`.
 
     Parameters
@@ -222,10 +235,13 @@ def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=Non
         kernels (default 0 for "poly" and "sigmoid", any real, as SVC's).
     sigma : float, optional
         Compact Gaussian width (default 1); support radius 3 sigma.
-    l : float, optional
-        Compact support exponent; default floor(d/2) + 1 (Askey's bound), needs ``n_features``.
+    power : float, optional
+        Exponent of the compact support factor (1 - r / (3 sigma))_+^power; default
+        floor(d/2) + 1 (Askey's bound), needs ``n_features``. Formerly ``l`` (still taken,
+        with a FutureWarning).
     n_features : int, optional
-        Dimension d of the data, used for the default ``l`` and the positive-definiteness check.
+        Dimension d of the data, used for the default ``power`` and the positive-definiteness
+        check.
     """
     if isinstance(kernel, Kernel):
         return kernel
@@ -242,16 +258,17 @@ def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=Non
         return _dot_kernel(kernel, gamma, degree, coef0)
     sigma = 1.0 if sigma is None else check_positive(sigma, "sigma")
     askey = None if n_features is None else n_features // 2 + 1
-    if l is None:
+    if power is None:
         if askey is None:
-            raise ValueError("compact_gaussian needs l or n_features (default l = floor(d/2)+1)")
-        l = askey
-    l = check_positive(l, "l")
-    if askey is not None and l < askey:
-        warnings.warn(f"compact_gaussian with l={l:g} < floor(d/2)+1 = {askey} is not "
+            raise ValueError("compact_gaussian needs power or n_features (default power = "
+                             "floor(d/2)+1)")
+        power = askey
+    power = check_positive(power, "power")
+    if askey is not None and power < askey:
+        warnings.warn(f"compact_gaussian with power={power:g} < floor(d/2)+1 = {askey} is not "
                       "guaranteed positive definite in dimension "
-                      f"{n_features} (Askey's bound)", stacklevel=3)
-    return Kernel("compact_gaussian", sigma=sigma, l=float(l))
+                      f"{n_features} (Askey's bound)", stacklevel=caller_stacklevel())
+    return Kernel("compact_gaussian", sigma=sigma, power=float(power))
 
 
 def _width_kernel(kernel, h, gamma):

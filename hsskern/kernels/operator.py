@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_points
@@ -340,8 +341,9 @@ class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
         return self._dense_block(self._erows[I], self._ecols[J], out)
 
 
+@renamed_keywords(l="power")
 def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
-                    sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
+                    sigma=None, power=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """Matrix-free kernel matrix K(X, X).
 
     Parameters
@@ -352,8 +354,8 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
         :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
         copied as canonical CSR).
     kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
-    h, gamma, degree, coef0, sigma, l
-        Kernel parameters, see :func:`hsskern.kernels.make_kernel`.
+    h, gamma, degree, coef0, sigma, power
+        Kernel parameters, see :func:`hsskern.kernels.make_kernel` (``power`` was ``l``).
     block_memory : int, default 32 MiB
         Scratch memory for blocked products, shared by the threads.
 
@@ -374,12 +376,12 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     if sp.issparse(X) and not callable(kernel):  # kernel entries from the sparse rows
         from .sparse_rows import sparse_kernel_operator
         return sparse_kernel_operator(X, kernel, h=h, gamma=gamma, degree=degree, coef0=coef0,
-                                      sigma=sigma, l=l, block_memory=block_memory)
+                                      sigma=sigma, power=power, block_memory=block_memory)
     X_in = X
     X = check_points(X, "X")
     if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in):
         X = X.copy()  # immutable: later writes to the caller's array must not change K
-    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, l=l,
+    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, power=power,
                     n_features=X.shape[1])
     block_memory = int(block_memory)
     if block_memory < 8 * _ROW_TILE * 16:

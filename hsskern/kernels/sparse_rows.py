@@ -16,6 +16,7 @@ Compressions, trees and feature maps need dense coordinates and do not take thes
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes
 # the sparse-input policy lives with the input validation; its names stay importable here
 from ..utils.validation import (SPARSE_ROWS_MAX_DENSITY, SPARSE_ROWS_MIN_FEATURES,  # noqa: F401
@@ -205,12 +206,14 @@ class SparseRowsCrossKernelOperator(_CrossSurface, _SparseRowsLinearOperator):
         return self._block(I, J, out)
 
 
+@renamed_keywords(l="power")
 def sparse_kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None,
-                           coef0=None, sigma=None, l=None, block_memory=DEFAULT_BLOCK_MEMORY):
+                           coef0=None, sigma=None, power=None,
+                           block_memory=DEFAULT_BLOCK_MEMORY):
     """:func:`~hsskern.kernels.kernel_operator` for a scipy sparse X: validated, copied into
     canonical CSR, the :class:`SparseRowsKernelOperator` of its rows."""
     X = check_sparse_rows(X, "X")
-    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, l=l,
+    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, power=power,
                     n_features=X.shape[1])
     block_memory = int(block_memory)
     if block_memory < 8 * _ROW_TILE * 16:

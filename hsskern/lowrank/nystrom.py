@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from numbers import Integral, Real
 
 from ..kernels import KERNELS, kernel_operator, make_kernel
+from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from ..utils._memory import check_memory
 from ..utils.validation import validate_input
 from .landmarks import LANDMARK_METHODS, check_n_landmarks, select_landmarks
@@ -162,7 +163,9 @@ class NystromMap:
         return kernel_operator(self.landmarks, self.kernel).cross(X) @ MW
 
 
-class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+@renamed_keywords(l="power")
+class NystromFeatures(RenamedParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                      BaseEstimator):
     """Nystrom virtual samples F = K(X, Z) U Lambda^{-1/2} from k landmark points.
 
     A drop-in alternative to ``sklearn.kernel_approximation.Nystroem`` with k-means landmarks
@@ -174,7 +177,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     h, gamma : float, optional
         Gaussian width, ``exp(-|x-y|^2 / (2 h^2)) = exp(-gamma |x-y|^2)``; give one (default h=1).
     degree, coef0 : polynomial kernel parameters.
-    sigma, l : compact Gaussian parameters.
+    sigma, power : compact Gaussian parameters (``power`` was ``l``).
     n_components : int, default 100
         Number k of landmarks. Clipped to n_samples with a warning.
     landmarks : {"kmeans", "kmeans++", "uniform"}, default "kmeans"
@@ -214,6 +217,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     (500, 50)
     """
 
+    _renamed_params = {"l": "power"}
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNELS))],
         "h": [Interval(Real, 0, None, closed="neither"), None],
@@ -221,7 +225,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left")],
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
-        "l": [Interval(Real, 0, None, closed="neither"), None],
+        "power": [Interval(Real, 0, None, closed="neither"), None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_METHODS))],
         "eig_cutoff": [Interval(Real, 0, 1, closed="left")],
@@ -231,7 +235,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     }
 
     def __init__(self, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=1.0,
-                 sigma=None, l=None, n_components=100, landmarks="kmeans", eig_cutoff=1e-6,
+                 sigma=None, power=None, n_components=100, landmarks="kmeans", eig_cutoff=1e-6,
                  max_kmeans_samples=20000, kmeans_iter=5, random_state=None):
         self.kernel = kernel
         self.h = h
@@ -239,7 +243,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self.degree = degree
         self.coef0 = coef0
         self.sigma = sigma
-        self.l = l
+        self.power = power
         self.n_components = n_components
         self.landmarks = landmarks
         self.eig_cutoff = eig_cutoff
@@ -262,7 +266,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self._validate_params()
         X = validate_input(self, X)
         kernel = make_kernel(self.kernel, h=self.h, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0, sigma=self.sigma, l=self.l,
+                             coef0=self.coef0, sigma=self.sigma, power=self.power,
                              n_features=X.shape[1])
         k = check_n_landmarks(self.n_components, X.shape[0])
         Z = select_landmarks(X, k, self.landmarks, max_samples=self.max_kmeans_samples,

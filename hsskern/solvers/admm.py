@@ -27,6 +27,11 @@ Deviations from the paper's printed text (see ARCHITECTURE.md "Numerical notes")
 Beyond the paper: an optional stopping test on relative primal/dual residuals, over-relaxation,
 warm starts along a C path, and residual-balanced beta (each new beta costs one refactorization,
 never a recompression). See ``default_beta`` for the beta schedule.
+
+:class:`DualADMM` holds one problem and its state, each step of an iteration a method;
+:class:`DualADMMOptions` its tunables; :func:`svm_dual_admm` is the one-call form.
+:class:`SplitADMM` is the loop it shares with the SVR's ADMM
+(:class:`~hsskern.solvers.svr_path.SVRDualADMM`), :class:`PenaltyBalancer` their beta.
 """
 import time
 from dataclasses import dataclass, field, replace
@@ -36,10 +41,12 @@ import numpy as np
 
 from ..exceptions import NotPositiveDefiniteError
 from ..utils.validation import check_positive
+from ._options import check_option_number, options_with
 from .path import check_weights
 
-__all__ = ["ADMMResult", "PenaltyBalancer", "default_beta", "svm_dual_admm",
-           "svm_dual_admm_path", "kkt_violation", "dual_objective"]
+__all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
+           "SplitADMM", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
+           "kkt_violation", "dual_objective"]
 
 
 def default_beta(n):
@@ -316,12 +323,315 @@ class PenaltyBalancer:
                 self.n_refactor = self.max_refactor  # indefinite below: keep the factor we have
 
 
+@dataclass(frozen=True)
+class PenaltyOptions:
+    """The tunables of :class:`PenaltyBalancer`, shared by both dual ADMMs' options.
+
+    Parameters
+    ----------
+    balance_ratio : float, default 10.0
+        beta moves when the primal and the dual residuals differ by more than this factor.
+    balance_factor : float, default 10.0
+        The factor beta moves by (and rises by past the best check when the iterates diverge).
+    max_refactor : int, default 2
+        Rebalancing refactorizations per solve.
+    """
+
+    balance_ratio: float = 10.0
+    balance_factor: float = 10.0
+    max_refactor: int = 2
+
+    def __post_init__(self):
+        name = type(self).__name__
+        check_option_number(name, "balance_ratio", self.balance_ratio, open_low=True)
+        check_option_number(name, "balance_factor", self.balance_factor, open_low=True)
+        check_option_number(name, "max_refactor", self.max_refactor, integer=True)
+
+    def balancer_options(self):
+        """The keywords :class:`PenaltyBalancer` takes."""
+        return dict(balance_ratio=self.balance_ratio, balance_factor=self.balance_factor,
+                    max_refactor=self.max_refactor)
+
+
+@dataclass(frozen=True)
+class DualADMMOptions(PenaltyOptions):
+    """The tunables of :class:`DualADMM` (the SVM dual), one set of defaults: the paper's
+    setting (10 plain iterations, no other stopping test). The estimators' own choices
+    (``relaxation=1.6``, a KKT gap) come from :class:`~hsskern.options.ADMMOptions` and the
+    path's arguments, which build these.
+
+    Parameters
+    ----------
+    max_iter : int, default 10
+        Iterations.
+    tol : float or None, default None
+        Stop when every column's relative primal and dual residuals are both <= tol.
+    kkt_tol : float or None, default None
+        Stop when LIBSVM's optimality gap of the z iterate is <= kkt_tol in every column,
+        checked every ``kkt_every`` iterations (one product with the unshifted kernel).
+    kkt_every : int, default 10
+    relaxation : float in (0, 2), default 1.0
+        Over-relaxation (1.0 is the paper's plain ADMM).
+    margin_eps : float, default 1e-5
+        a_j is on the margin (and sets the bias) when ``margin_eps * C < a_j <
+        (1 - margin_eps) * C``.
+    balance_ratio, balance_factor, max_refactor
+        See :class:`PenaltyOptions` (defaults 10, 10, 2).
+    """
+
+    max_iter: int = 10
+    tol: float = None
+    kkt_tol: float = None
+    kkt_every: int = 10
+    relaxation: float = 1.0
+    margin_eps: float = 1e-5
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_iteration_options(self)
+        check_option_number("DualADMMOptions", "tol", self.tol, allow_none=True)
+        check_option_number("DualADMMOptions", "margin_eps", self.margin_eps)
+        if not self.margin_eps < 0.5:
+            raise ValueError(f"DualADMMOptions.margin_eps must be < 0.5, got "
+                             f"{self.margin_eps!r}")
+
+
+def check_iteration_options(options):
+    """The fields both dual ADMMs' options have: ``max_iter``, ``kkt_tol``, ``kkt_every``,
+    ``relaxation``."""
+    name = type(options).__name__
+    check_option_number(name, "max_iter", options.max_iter, integer=True)
+    check_option_number(name, "kkt_tol", options.kkt_tol, allow_none=True)
+    check_option_number(name, "kkt_every", options.kkt_every, low=1, integer=True)
+    relaxation = options.relaxation
+    if not (isinstance(relaxation, (int, float, np.integer, np.floating))
+            and 0.0 < relaxation < 2.0):
+        raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
+
+
+class SplitADMM:
+    """The loop both dual ADMMs share (:class:`DualADMM` for the SVM,
+    :class:`~hsskern.solvers.svr_path.SVRDualADMM` for the SVR): x carries the quadratic
+    and the equality, z the box (and the SVR's l1 term), mu the multiplier of x = z.
+
+    A subclass gives the steps that differ: ``_start_point`` (z and mu from a warm start),
+    ``_x_update`` (one solve with the factor of K + beta I), ``_project`` (z as the prox
+    of the box part), ``_residuals``, ``_kkt_gap`` (LIBSVM's gap at the current z) and
+    ``_result``. The state lives on the object: ``z``, ``mu``, the residual histories,
+    ``n_iter``, ``converged``, ``gap``; the factor in force, beta and w are the
+    :class:`PenaltyBalancer`'s (``balancer``). One object solves once.
+    """
+
+    _timing_keys = ("iterations", "refactor", "kkt", "bias")
+
+    def __init__(self, factor, K_apply, n, C, options, refactor, w):
+        self.n, self.C, self.options = n, C, options
+        self.K_apply = _as_apply(K_apply)
+        self.timings = dict.fromkeys(self._timing_keys, 0.0)
+        self.balancer = PenaltyBalancer(factor, refactor, n, w=w, timings=self.timings,
+                                        **options.balancer_options())
+
+    @property
+    def factor(self):
+        """The factor of K + beta I in force (a new one after a rebalancing)."""
+        return self.balancer.factor
+
+    def solve(self, warm_start=None, *, beta_floor=0.0, callback=None):
+        """Iterate from ``warm_start`` (a previous result's ``state``; None: z = mu = 0)
+        until a stopping test holds or ``max_iter`` iterations; the result of
+        :meth:`_result`. ``beta_floor``: rebalancing never moves beta below it (nor below the
+        warm start's floor); ``callback(k, z, primal_residual, dual_residual)`` after every
+        iteration."""
+        o, bal = self.options, self.balancer
+        bal.floor = max(float(beta_floor), float((warm_start or {}).get("beta_floor", 0.0)))
+        self.z, self.mu = self._start_point(warm_start)
+        self.pres, self.dres, self.kkt_history = [], [], []
+        self.n_iter, self.converged, self.gap = 0, False, np.nan
+        t0 = time.perf_counter()
+        for k in range(1, o.max_iter + 1):
+            self.n_iter = k
+            rp, rd = self._iteration(callback)
+            if self._residuals_met(rp, rd):
+                self.converged = True
+                break
+            if o.kkt_tol is not None and k % o.kkt_every == 0:
+                status = self._kkt_check()
+                if status == "converged":
+                    self.converged = True
+                    break
+                if status == "restart":  # diverging (see PenaltyBalancer.check)
+                    continue
+            if k < o.max_iter:
+                bal.balance(float(np.max(rp)), float(np.max(rd)))
+        self.timings["iterations"] = (time.perf_counter() - t0 - self.timings["refactor"]
+                                      - self.timings["kkt"])
+        return self._result()
+
+    def _iteration(self, callback):
+        """One iteration: the x-update, the relaxed point, the projection (z), the dual
+        update (mu) and the residuals, recorded; ``(primal, dual)`` residuals."""
+        beta, relaxation = self.balancer.beta, self.options.relaxation
+        x = self._x_update()
+        xh = relaxation * x + (1.0 - relaxation) * self.z if relaxation != 1.0 else x
+        z_old = self.z
+        self.z = self._project(xh - self.mu / beta, beta)
+        self.mu = self.mu - beta * (xh - self.z)
+        rp, rd = self._residuals(x, z_old, beta)
+        self.pres.append(rp)
+        self.dres.append(rd)
+        if callback is not None:
+            callback(self.n_iter, self.z, rp, rd)
+        return rp, rd
+
+    def _residuals_met(self, rp, rd):
+        """The residual stopping test (none by default: the KKT gap decides)."""
+        return False
+
+    def _kkt_check(self):
+        """LIBSVM's gap at z, timed and recorded: "converged", "restart" (the iterates
+        diverged and z, mu are back at the best check's) or None."""
+        t1 = time.perf_counter()
+        gap = self._kkt_gap()
+        self.gap = gap
+        self.kkt_history.append((self.n_iter, gap))
+        self.timings["kkt"] += time.perf_counter() - t1
+        if np.all(gap <= self.options.kkt_tol):
+            return "converged"
+        restart = self.balancer.check(float(np.max(gap)), self.z, self.mu)
+        if restart is None:
+            return None
+        self.z, self.mu = restart
+        return "restart"
+
+
+class DualADMM(SplitADMM):
+    """The kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I (the
+    module's algorithm); :func:`svm_dual_admm` is its one-call form.
+
+    One problem: the factor, the unshifted kernel, the labels (one or several columns,
+    solved together), the box. :meth:`solve` runs the iterations from a start; each step is
+    a method: ``_x_update`` (one block solve), ``_project`` (the clip to the box),
+    the dual update and the penalty balancing (:class:`SplitADMM`), ``_residuals``,
+    ``_residuals_met`` and ``_kkt_gap`` (the stopping tests), ``_result`` (bias and
+    objective from one unshifted product).
+
+    Parameters
+    ----------
+    factor : factor of K + beta I
+        Any object of the :mod:`hsskern.factors` protocol (``beta``, ``solve``, ``shape``).
+        The object holds it (through its :class:`PenaltyBalancer`): keep no other reference
+        if a rebalanced factor should free the old one.
+    K_apply : LinearOperator, ndarray or callable
+        The *unshifted* kernel (approximation) K, for the KKT checks, the bias and the
+        objective.
+    y : array-like of shape (n,) or (n, r)
+        Labels in {-1, +1}.
+    C : float
+        Box constraint, > 0.
+    weights : ndarray of shape (n,) or None
+        Per-point weights >= 0: the box of point i is [0, C w_i].
+    refactor : callable or None
+        ``refactor(beta) -> factor`` of K + beta I: residual balancing (see
+        :func:`svm_dual_admm`); None keeps beta fixed.
+    w : ndarray of shape (n,) or None
+        ``factor.solve(ones)``, computed here when None.
+    options : DualADMMOptions or None
+        The tunables; None: the defaults.
+    """
+
+    _timing_keys = ("setup", "iterations", "bias", "refactor", "kkt")
+
+    def __init__(self, factor, K_apply, y, C, *, weights=None, refactor=None, w=None,
+                 options=None):
+        C = check_positive(C, "C")
+        options = options_with(DualADMMOptions, options, {})
+        self.Y, self.one = _check_labels(y)
+        n, r = self.Y.shape
+        shape = getattr(factor, "shape", None)  # optional in the protocol
+        if shape is not None and shape[0] != n:
+            raise ValueError(f"y has {n} entries but the factor is {shape[0]} x {shape[0]}")
+        self.weights = check_weights(weights, n)
+        # the upper bound: the scalar C unweighted (no per-point array on that path)
+        self.ub = C if self.weights is None else C * self.weights[:, None]
+        self.r, self.sqrt_n = r, np.sqrt(n)
+        t0 = time.perf_counter()
+        super().__init__(factor, K_apply, n, C, options, refactor, w)
+        self.timings["setup"] = time.perf_counter() - t0
+
+    def _start_point(self, warm_start):
+        """(z, mu): a warm start's, z clipped into the box; else zero."""
+        n, r = self.n, self.r
+        if warm_start is None:
+            return np.zeros((n, r)), np.zeros((n, r))
+        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64).reshape(n, r), 0.0, self.ub)
+        return z, np.array(warm_start["mu"], dtype=np.float64).reshape(n, r)
+
+    def _x_update(self):
+        """x = Y (u - (w^T Y q / e^T w) w), u = (K + beta I)^-1 Y q, q = e + mu + beta z:
+        the equality-constrained quadratic by one block solve."""
+        bal, Y = self.balancer, self.Y
+        beta, w = bal.beta, bal.w[:, None]
+        Yq = Y * (1.0 + self.mu + beta * self.z)
+        u = bal.factor.solve(Yq)
+        u = u.reshape(self.n, self.r)
+        lam = (w[:, 0] @ Yq) / bal.ew                  # (r,)
+        return Y * (u - w * lam)
+
+    def _project(self, t, beta):
+        """z: the clip of ``xh - mu / beta`` to the box."""
+        return np.clip(t, 0.0, self.ub)
+
+    def _residuals(self, x, z_old, beta):
+        """Relative primal and dual residuals per column; the floors keep them meaningful
+        when a column is ~0."""
+        z, sqrt_n = self.z, self.sqrt_n
+        nx = np.linalg.norm(x, axis=0)
+        nz = np.linalg.norm(z, axis=0)
+        rp = np.linalg.norm(x - z, axis=0) / np.maximum(np.maximum(nx, nz),
+                                                        1e-12 * self.C * sqrt_n)
+        rd = beta * np.linalg.norm(z - z_old, axis=0) / np.maximum(
+            np.linalg.norm(self.mu, axis=0), sqrt_n)
+        return rp, rd
+
+    def _residuals_met(self, rp, rd):
+        tol = self.options.tol
+        return tol is not None and np.all(rp <= tol) and np.all(rd <= tol)
+
+    def _kkt_gap(self):
+        """LIBSVM's gap of z per column (one product with the unshifted kernel)."""
+        KYz = np.asarray(self.K_apply(self.Y * self.z)).reshape(self.n, self.r)
+        return kkt_violation(KYz, self.Y, self.z, self.ub)
+
+    def _result(self):
+        """The ADMMResult at z: bias and objective from the one unshifted product."""
+        t0 = time.perf_counter()
+        Y, one, r, alpha = self.Y, self.one, self.r, self.z
+        Ya = Y * alpha
+        KYa = np.asarray(self.K_apply(Ya)).reshape(self.n, r)   # the one unshifted product
+        bias, n_margin = _bias(KYa, Y, alpha, self.ub, self.options.margin_eps)
+        obj = dual_objective(KYa, Ya, alpha)
+        self.timings["bias"] = time.perf_counter() - t0
+        eq = np.abs(np.einsum("ij,ij->j", Y, alpha)) / (self.C * self.sqrt_n)
+        bal = self.balancer
+        return ADMMResult(
+            C=self.C, beta=bal.beta, alpha=_squeeze(alpha, one), dual_coef=_squeeze(Ya, one),
+            bias=float(bias[0]) if one else bias, n_iter=self.n_iter, converged=self.converged,
+            primal_residuals=_squeeze(np.array(self.pres).reshape(-1, r), one),
+            dual_residuals=_squeeze(np.array(self.dres).reshape(-1, r), one),
+            equality_residual=float(eq[0]) if one else eq,
+            objective=float(obj[0]) if one else obj,
+            n_margin=int(n_margin[0]) if one else n_margin, timings=self.timings,
+            kkt_history=[(k_, float(g[0]) if one else g) for k_, g in self.kkt_history],
+            state={"z": alpha, "mu": self.mu, "w": bal.w, "KYa": KYa, "beta_floor": bal.floor})
+
 def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
                   kkt_every=10, relaxation=1.0,
                   warm_start=None, w=None, margin_eps=1e-5, refactor=None,
                   balance_ratio=10.0, balance_factor=10.0, max_refactor=2, beta_floor=0.0,
-                  callback=None, return_factor=False, weights=None):
-    """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I.
+                  callback=None, return_factor=False, weights=None,
+                  options=None):
+    """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I:
+    ``DualADMM(factor, K_apply, y, C, ...).solve(warm_start, ...)`` in one call.
 
     Parameters
     ----------
@@ -377,104 +687,26 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
     return_factor : bool, default False
         Also return the factor in force at the end (a new one when beta was rebalanced).
+    options : DualADMMOptions or None
+        The tunables at once: ``max_iter``, ``tol``, ``kkt_tol``, ``kkt_every``,
+        ``relaxation``, ``margin_eps``, ``balance_ratio``, ``balance_factor`` and
+        ``max_refactor`` are its fields; an argument given with a value other than its
+        default sets that field, one left at its default leaves the field of ``options``
+        alone.
 
     Returns
     -------
     ADMMResult, or (ADMMResult, factor) with ``return_factor``
     """
-    C = check_positive(C, "C")
-    if not 0.0 < relaxation < 2.0:
-        raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
-    Y, one = _check_labels(y)
-    n, r = Y.shape
-    shape = getattr(factor, "shape", None)  # optional in the protocol
-    if shape is not None and shape[0] != n:
-        raise ValueError(f"y has {n} entries but the factor is {shape[0]} x {shape[0]}")
-    weights = check_weights(weights, n)
-    # the upper bound: the scalar C unweighted (no per-point array on that path)
-    ub = C if weights is None else C * weights[:, None]
-    timings = {"setup": 0.0, "iterations": 0.0, "bias": 0.0, "refactor": 0.0, "kkt": 0.0}
-    K_apply_ = _as_apply(K_apply)
-    kkt_hist = []
-    t0 = time.perf_counter()
-    floor = max(float(beta_floor), float((warm_start or {}).get("beta_floor", 0.0)))
-    bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
-                          balance_factor=balance_factor, max_refactor=max_refactor,
-                          timings=timings)
-    del factor, w  # the balancer holds the factor in force (old ones must be freed)
-    timings["setup"] = time.perf_counter() - t0
-
-    if warm_start is not None:
-        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64).reshape(n, r), 0.0, ub)
-        mu = np.array(warm_start["mu"], dtype=np.float64).reshape(n, r)
-    else:
-        z = np.zeros((n, r))
-        mu = np.zeros((n, r))
-    sqrt_n = np.sqrt(n)
-    pres, dres = [], []
-    converged = False
-    t0 = time.perf_counter()
-    k = 0
-    for k in range(1, max_iter + 1):
-        beta, w = bal.beta, bal.w[:, None]
-        Yq = Y * (1.0 + mu + beta * z)
-        u = bal.factor.solve(Yq)
-        u = u.reshape(n, r)
-        lam = (w[:, 0] @ Yq) / bal.ew                  # (r,)
-        x = Y * (u - w * lam)
-        xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
-        z_old = z
-        z = np.clip(xh - mu / beta, 0.0, ub)
-        mu = mu - beta * (xh - z)
-        # relative residuals per column; the floors keep them meaningful when a column is ~0
-        nx = np.linalg.norm(x, axis=0)
-        nz = np.linalg.norm(z, axis=0)
-        rp = np.linalg.norm(x - z, axis=0) / np.maximum(np.maximum(nx, nz), 1e-12 * C * sqrt_n)
-        rd = beta * np.linalg.norm(z - z_old, axis=0) / np.maximum(
-            np.linalg.norm(mu, axis=0), sqrt_n)
-        pres.append(rp)
-        dres.append(rd)
-        if callback is not None:
-            callback(k, z, rp, rd)
-        if tol is not None and np.all(rp <= tol) and np.all(rd <= tol):
-            converged = True
-            break
-        if kkt_tol is not None and k % kkt_every == 0:
-            t1 = time.perf_counter()
-            KYz = np.asarray(K_apply_(Y * z)).reshape(n, r)
-            gap = kkt_violation(KYz, Y, z, ub)
-            kkt_hist.append((k, gap))
-            timings["kkt"] += time.perf_counter() - t1
-            if np.all(gap <= kkt_tol):
-                converged = True
-                break
-            restart = bal.check(float(np.max(gap)), z, mu)
-            if restart is not None:  # diverging (see beta_floor): back to the best check
-                z, mu = restart
-                continue
-        if k < max_iter:
-            bal.balance(float(rp.max()), float(rd.max()))
-    timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
-
-    t0 = time.perf_counter()
-    alpha = z
-    Ya = Y * alpha
-    KYa = np.asarray(K_apply_(Ya)).reshape(n, r)   # the one unshifted product
-    bias, n_margin = _bias(KYa, Y, alpha, ub, margin_eps)
-    obj = dual_objective(KYa, Ya, alpha)
-    timings["bias"] = time.perf_counter() - t0
-    eq = np.abs(np.einsum("ij,ij->j", Y, alpha)) / (C * sqrt_n)
-    res = ADMMResult(
-        C=C, beta=bal.beta, alpha=_squeeze(alpha, one), dual_coef=_squeeze(Ya, one),
-        bias=float(bias[0]) if one else bias, n_iter=k, converged=converged,
-        primal_residuals=_squeeze(np.array(pres).reshape(-1, r), one),
-        dual_residuals=_squeeze(np.array(dres).reshape(-1, r), one),
-        equality_residual=float(eq[0]) if one else eq,
-        objective=float(obj[0]) if one else obj,
-        n_margin=int(n_margin[0]) if one else n_margin, timings=timings,
-        kkt_history=[(k_, float(g[0]) if one else g) for k_, g in kkt_hist],
-        state={"z": z, "mu": mu, "w": bal.w, "KYa": KYa, "beta_floor": bal.floor})
-    return (res, bal.factor) if return_factor else res
+    options = options_with(DualADMMOptions, options, dict(
+        max_iter=max_iter, tol=tol, kkt_tol=kkt_tol, kkt_every=kkt_every,
+        relaxation=relaxation, margin_eps=margin_eps, balance_ratio=balance_ratio,
+        balance_factor=balance_factor, max_refactor=max_refactor))
+    solver = DualADMM(factor, K_apply, y, C, weights=weights, refactor=refactor, w=w,
+                      options=options)
+    del factor, w  # the solver holds the factor in force (old ones must be freed)
+    res = solver.solve(warm_start, beta_floor=beta_floor, callback=callback)
+    return (res, solver.factor) if return_factor else res
 
 
 def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
@@ -491,7 +723,8 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     warm_start : bool, default True
         Start each C from the previous C's (z, mu); otherwise from zero.
     **kwargs
-        Passed to :func:`svm_dual_admm` (``max_iter``, ``tol``, ``relaxation``, ...).
+        :func:`svm_dual_admm`'s other keywords (``max_iter``, ``tol``, ``relaxation``, ...,
+        ``options``, ``refactor``, ``weights``, ``w``, ``beta_floor``, ``callback``).
 
     Returns
     -------
@@ -500,23 +733,33 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     Cs = [check_positive(c, "C") for c in np.atleast_1d(np.asarray(Cs, dtype=object))]
     if not Cs:
         raise ValueError("Cs is empty")
-    t0 = time.perf_counter()
+    fields_ = DualADMMOptions.__dataclass_fields__
+    options = options_with(DualADMMOptions, kwargs.pop("options", None),
+                           {k: kwargs.pop(k) for k in list(kwargs) if k in fields_})
+    problem = {k: kwargs.pop(k) for k in ("refactor", "weights") if k in kwargs}
+    floor = kwargs.pop("beta_floor", 0.0)
+    callback = kwargs.pop("callback", None)
     w = kwargs.pop("w", None)
+    if kwargs:
+        raise TypeError(f"svm_dual_admm_path() got unexpected keyword argument(s) "
+                        f"{sorted(kwargs)}")
+    t0 = time.perf_counter()
     if w is None:
         w = factor.solve(np.ones(np.shape(y)[0]))
     setup = time.perf_counter() - t0
     out, state = [], None
     for i, C in enumerate(Cs):
         if state is not None and not warm_start:  # a warm start carries its own floor
-            kwargs["beta_floor"] = state["beta_floor"]
-        res, new_factor = svm_dual_admm(factor, K_apply, y, C, w=w,
-                                        warm_start=state if warm_start else None,
-                                        return_factor=True, **kwargs)
+            floor = state["beta_floor"]
+        solver = DualADMM(factor, K_apply, y, C, w=w, options=options, **problem)
+        res = solver.solve(state if warm_start else None, beta_floor=floor,
+                           callback=callback)
         if i == 0:
             res = replace(res, timings={**res.timings, "setup": setup})
         # a rebalanced beta carries over to the next C (its factor is already paid for)
-        if new_factor is not factor:
-            factor, w = new_factor, res.state["w"]
+        if solver.factor is not factor:
+            factor, w = solver.factor, res.state["w"]
+        del solver
         state = res.state
         out.append(res)
     return out

@@ -32,8 +32,9 @@ from sklearn.utils import check_random_state
 
 from ..exceptions import TimeBudgetError
 from ..kernels.sparse_rows import rows_nbytes, rows_operator
-from ..utils._memory import check_memory
 from ..options import HSSOptions
+from ..utils._deprecation import renamed_keywords
+from ..utils._memory import check_memory
 from .admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
@@ -282,6 +283,7 @@ def _extend_decision(products, f, coef):
     return out
 
 
+@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class ExactBackend:
     """The path protocol for the exact SVM from a subsample's exact solution.
@@ -307,7 +309,7 @@ class ExactBackend:
     hss_options: HSSOptions = field(default_factory=HSSOptions)
     max_chunk: int = 24000
     newton: bool = True
-    continuation: int = 0
+    n_decades: int = 0
     memory_budget: float = None
     random_state: object = None
     growth: float = 2.0
@@ -422,7 +424,7 @@ class ExactBackend:
         # start="auto": up to 10^5 points the exact decomposition from zero beats compression
         hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True, start="auto",
                          refine_tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
-                         continuation=self.continuation, memory_budget=self.memory_budget,
+                         n_decades=self.n_decades, memory_budget=self.memory_budget,
                          log=self.log)
         prob = hss.prepare(X, Y)
         sols = hss.path(prob, Y, Cs, weights)

@@ -71,9 +71,8 @@ from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NotPositiveDefiniteError
+from ._options import check_option_number, options_with
 
-#: ``alpha="auto"``: the proximal weight relative to the mean eigenvalue of beta A^T A
-PROXIMAL_RHO = 1e-9
 
 
 @dataclass
@@ -110,6 +109,14 @@ class FPCADMMResult:
     Au: np.ndarray = None
     v: np.ndarray = None
     w: np.ndarray = None
+
+
+def __getattr__(name):
+    if name == "PROXIMAL_RHO":  # a module constant until FPCADMMOptions held it
+        warnings.warn("hsskern.solvers.fpc_admm.PROXIMAL_RHO is deprecated: use "
+                      "FPCADMMOptions().proximal_rho", FutureWarning, stacklevel=2)
+        return FPCADMMOptions().proximal_rho
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def hinge_prox(a, b, gamma):
@@ -161,7 +168,7 @@ def gram_matrix(A):
 
 
 
-def proximal_alpha(G, beta, rho=PROXIMAL_RHO):
+def proximal_alpha(G, beta, rho=None):
     """The proximal weight ``alpha="auto"``: alpha = beta max(rho tr(G) / n, 10 n eps max G_jj).
 
     alpha I damps the u-step (13) like a ridge term: in an eigendirection of beta G with
@@ -179,12 +186,15 @@ def proximal_alpha(G, beta, rho=PROXIMAL_RHO):
     G : ndarray of shape (n, n)
         The Gram matrix A^T A (see :func:`gram_matrix`).
     beta : float > 0
-    rho : float >= 0, default 1e-9
+    rho : float >= 0 or None
+        None: :class:`FPCADMMOptions`' ``proximal_rho`` (1e-9).
 
     Returns
     -------
     float
     """
+    if rho is None:
+        rho = FPCADMMOptions().proximal_rho
     n = G.shape[0]
     d = np.diagonal(G)
     if n == 0 or not np.all(np.isfinite(d)):
@@ -255,8 +265,9 @@ def _per_column(value, k, name):
 
 
 def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, mask=None,
-             u0=None, v0=None, w0=None, verbose=0):
-    """Solve FPC's problem (6) by the proximal ADMM (13)-(15) of Algorithm 1.
+             u0=None, v0=None, w0=None, verbose=0, options=None):
+    """Solve FPC's problem (6) by the proximal ADMM (13)-(15) of Algorithm 1:
+    ``FPCADMM(A, y, ...).solve(u0, v0, w0)`` in one call.
 
     Parameters
     ----------
@@ -285,6 +296,10 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         Starting point; default (0, y, 0) as in the paper (v0 and w0 are zeroed off the mask).
     verbose : int
         Print the step every iteration when > 1, a summary when 1.
+    options : FPCADMMOptions or None
+        ``tol`` and ``max_iter`` are its fields (with ``proximal_rho``, the weight of
+        ``alpha="auto"``); an argument given with a value other than its default sets that
+        field, one left at its default leaves the field of ``options`` alone.
 
     Returns
     -------
@@ -301,55 +316,236 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
         When the iterates stop being finite (alpha below the Gram matrix's rounding, or
         features that overflow); never returns NaN coefficients.
     """
-    t0 = time.perf_counter()
-    y = np.asarray(y, dtype=np.float64)
-    single = y.ndim == 1
-    Y = y.reshape(y.shape[0], -1)
-    m, n = A.shape
-    k = Y.shape[1]
-    be = _per_column(beta, k, "beta")
-    if isinstance(alpha, str):
-        alpha, factor = _auto_alpha(A, alpha, be, factor, mask)
-    al = _per_column(alpha, k, "alpha")
-    M, Mf, Cf = _mask_counts(mask, m, k)
-    rows = np.full(k, float(m)) if Mf is None else (Mf if Cf is None else Cf).sum(axis=0)
-    uniq, fid = _unique_factors(A, factor, al, be, M, Cf, k)
-    U = np.zeros((n, k)) if u0 is None else np.array(u0, dtype=np.float64).reshape(n, k)
-    V = Y.copy() if v0 is None else np.array(v0, dtype=np.float64).reshape(m, k)
-    W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
-    Cw = None if Mf is None else (Mf if Cf is None else Cf)  # row weights of the sums
-    AU = np.empty((m, k))
-    gamma = rows * be
-    history, iterations, converged, AUa = _iterate(
-        A, Y, U, V, W, AU, al, be, 1.0 / gamma, uniq, fid, Cw, u0 is not None, tol, max_iter,
-        verbose)
-    if max_iter == 0:
-        AU = AUa
-    short = np.flatnonzero(~converged & (iterations >= max_iter) & (max_iter > 0))
-    if short.size:
-        last = [float(history[c][-1]) for c in short]
-        warnings.warn(
-            f"fpc_admm: {short.size} of {k} problem(s) stopped at max_iter={max_iter} with "
-            f"the step ||p^(k+1) - p^k||_H^2 at {max(last):.3g}, above tol={tol:g} "
-            f"(columns {short.tolist()[:10]}); raise max_iter, or use alpha='auto' if alpha "
-            "is large next to beta A^T A (a strong proximal term makes the steps slow)",
-            ConvergenceWarning, stacklevel=2)
-    if Mf is not None:  # off-mask rows of v and w never entered a sum; report them as 0
-        V *= Mf
-        W *= Mf
-    objective = hinge_objective(AU, Y, Mf if Cf is None else Cf)
-    elapsed = time.perf_counter() - t0
-    if verbose:
-        print(f"[fpc_admm] m={m} n={n} k={k}: iterations {iterations.tolist()}, "
-              f"hinge objective {np.round(objective, 6).tolist()}, {elapsed:.3f}s")
-    history = [np.array(h) for h in history]
-    if single:
-        return FPCADMMResult(U[:, 0], int(iterations[0]), history[0], float(objective[0]),
-                             bool(converged[0]), elapsed, AU[:, 0], V[:, 0], W[:, 0])
-    return FPCADMMResult(U, iterations, history, objective, converged, elapsed, AU, V, W)
+    options = options_with(FPCADMMOptions, options, dict(tol=tol, max_iter=max_iter))
+    solver = FPCADMM(A, y, alpha=alpha, beta=beta, factor=factor, mask=mask, options=options)
+    return solver.solve(u0, v0, w0, verbose=verbose)
 
 
-def _auto_alpha(A, alpha, be, factor, mask):
+@dataclass(frozen=True)
+class FPCADMMOptions:
+    """The tunables of :class:`FPCADMM`, one set of defaults (the paper's rule).
+
+    Parameters
+    ----------
+    tol : float, default 5e-4
+        Stop a column when ||p^{k+1} - p^k||_H^2 < tol.
+    max_iter : int, default 100
+    proximal_rho : float, default 1e-9
+        ``alpha="auto"``: the proximal weight relative to the mean eigenvalue of
+        beta A^T A (:func:`proximal_alpha`).
+    """
+
+    tol: float = 5e-4
+    max_iter: int = 100
+    proximal_rho: float = 1e-9
+
+    def __post_init__(self):
+        check_option_number("FPCADMMOptions", "tol", self.tol)
+        check_option_number("FPCADMMOptions", "max_iter", self.max_iter, integer=True)
+        check_option_number("FPCADMMOptions", "proximal_rho", self.proximal_rho)
+
+
+@dataclass
+class RunningColumns:
+    """The iterates of the columns still running, compact (no fancy indexing in the common
+    path): their indices ``cols``, u, v, Q = -w / b (see "The iteration in place"), A u,
+    the labels, and the per-column alpha, beta, 1 / gamma, factor index and row weights."""
+
+    cols: np.ndarray
+    U: np.ndarray
+    V: np.ndarray
+    Q: np.ndarray
+    AU: np.ndarray
+    Y: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    gamma_inv: np.ndarray
+    fid: np.ndarray
+    weights: np.ndarray = None
+
+    def keep(self, keep):
+        """Drop the columns where ``keep`` is False."""
+        for name in ("U", "V", "Q", "AU", "Y"):
+            setattr(self, name, getattr(self, name)[:, keep])
+        for name in ("cols", "alpha", "beta", "gamma_inv", "fid"):
+            setattr(self, name, getattr(self, name)[keep])
+        if self.weights is not None:
+            self.weights = self.weights[:, keep]
+
+
+class FPCADMM:
+    """FPC's problem (6) by the proximal ADMM (the module's algorithm) for k label columns;
+    :func:`fpc_admm` is its one-call form.
+
+    The constructor holds the problem: A, the labels, each column's alpha, beta, rows
+    (``mask``) and factor of beta A_M^T A_M + alpha I. :meth:`solve` runs the iterations
+    from a start; the running columns' iterates are a :class:`RunningColumns`, and each step
+    is a method: ``_step`` (the u-step (13) by the factors, the prox (15) and the multiplier
+    (12) as one array, the H-norm step), ``_check_finite``, ``_retire`` (a stopped column's
+    iterates written out) and ``_result``.
+
+    Parameters
+    ----------
+    A, y, alpha, beta, factor, mask
+        As in :func:`fpc_admm`.
+    options : FPCADMMOptions or None
+        The tunables; None: the defaults.
+    """
+
+    def __init__(self, A, y, *, alpha=1.0, beta=1.0, factor=None, mask=None, options=None):
+        t0 = time.perf_counter()
+        self.options = options_with(FPCADMMOptions, options, {})
+        self.A = A
+        y = np.asarray(y, dtype=np.float64)
+        self.single = y.ndim == 1
+        self.Y = Y = y.reshape(y.shape[0], -1)
+        m, n = A.shape
+        self.k = k = Y.shape[1]
+        be = _per_column(beta, k, "beta")
+        if isinstance(alpha, str):
+            alpha, factor = _auto_alpha(A, alpha, be, factor, mask, self.options.proximal_rho)
+        al = _per_column(alpha, k, "alpha")
+        M, self.Mf, self.Cf = _mask_counts(mask, m, k)
+        Mf, Cf = self.Mf, self.Cf
+        rows = np.full(k, float(m)) if Mf is None else (Mf if Cf is None else Cf).sum(axis=0)
+        self.uniq, self.fid = _unique_factors(A, factor, al, be, M, Cf, k)
+        self.alpha, self.beta, self.gamma = al, be, rows * be
+        self.Cw = None if Mf is None else (Mf if Cf is None else Cf)  # row weights of the sums
+        self.setup_time = time.perf_counter() - t0
+
+    def solve(self, u0=None, v0=None, w0=None, *, verbose=0):
+        """Iterate from (u0, v0, w0) (default (0, y, 0)) until every column stops; an
+        :class:`FPCADMMResult`."""
+        t0 = time.perf_counter() - self.setup_time
+        (m, n), k, Y = self.A.shape, self.k, self.Y
+        self.U = np.zeros((n, k)) if u0 is None else np.array(u0, dtype=np.float64).reshape(n, k)
+        self.V = Y.copy() if v0 is None else np.array(v0, dtype=np.float64).reshape(m, k)
+        self.W = np.zeros((m, k)) if w0 is None else np.array(w0, dtype=np.float64).reshape(m, k)
+        self.AU = np.empty((m, k))
+        self.history = [[] for _ in range(k)]
+        self.iterations = np.zeros(k, dtype=int)
+        self.converged = np.zeros(k, dtype=bool)
+        run = self._running(u0 is not None)
+        self._iterate(run, verbose)
+        if self.options.max_iter == 0:
+            self.AU = run.AU
+        return self._result(t0, verbose)
+
+    def _running(self, warm):
+        """Every column running, from the start's u, v and w (Q = -w / b)."""
+        U = self.U.copy()
+        AU = self.A @ U if warm else np.zeros(self.AU.shape)  # no pass over A for u = 0
+        return RunningColumns(np.arange(self.k), U, self.V.copy(), self.W / -self.beta, AU,
+                              self.Y.copy(), self.alpha, self.beta, 1.0 / self.gamma,
+                              self.fid, self.Cw)
+
+    def _iterate(self, run, verbose):
+        """The iterations (13)-(15) of every column until it stops."""
+        tol, max_iter = self.options.tol, self.options.max_iter
+        for it in range(1, max_iter + 1):
+            step = self._step(run)
+            self._check_finite(run, step, it)
+            for c, st in zip(run.cols, step):
+                self.history[c].append(float(st))
+            self.iterations[run.cols] = it
+            done = step < tol
+            if verbose > 1:
+                print(f"[fpc_admm] iter {it}: max step {step.max():.3e}, "
+                      f"{int((~done).sum())}/{run.cols.size} columns still running")
+            if done.any() or it == max_iter:
+                self._retire(run, done if it < max_iter else np.ones_like(done), done)
+                if run.cols.size == 0:
+                    break
+
+    def _check_finite(self, run, step, it):
+        """NaN never stops the loop by itself: refuse it."""
+        if np.all(np.isfinite(step)):
+            return
+        bad = run.cols[~np.isfinite(step)]
+        raise FloatingPointError(
+            f"fpc_admm: the iterates of column(s) {bad.tolist()} became non-finite at "
+            f"iteration {it} (alpha={run.alpha[~np.isfinite(step)][0]:.3g}); the factor of "
+            "beta A^T A + alpha I is not accurate enough: raise alpha (alpha='auto'), "
+            "or scale the inputs / lower the degree")
+
+    def _retire(self, run, fin, done):
+        """The columns ``fin`` stop (``done``: by the tolerance): their u, v, w and A u
+        are written out and they leave ``run``."""
+        cols = run.cols[fin]
+        self.converged[run.cols[done]] = True
+        self.U[:, cols], self.V[:, cols], self.W[:, cols], self.AU[:, cols] = (
+            run.U[:, fin], run.V[:, fin], run.Q[:, fin] * -run.beta[fin], run.AU[:, fin])
+        run.keep(~fin)
+
+    def _step(self, run):
+        """One iteration of the running columns, in place where it can: ``run`` holds
+        u+, v+, Q+ and A u+ after it; returns the step ||p+ - p||_H^2 per column."""
+        A, Ca, aa, ba = self.A, run.weights, run.alpha, run.beta
+        D = np.add(run.V, run.Q)  # v - w / b
+        if Ca is not None:
+            D *= Ca  # off-mask rows drop out of A^T (b v - w) here, and only here
+        rhs = A.T @ D
+        rhs *= ba
+        rhs += aa * run.U
+        U_new = self._solve(rhs, run.fid)
+        AU_new = A @ U_new
+        B = np.subtract(AU_new, run.Q)  # A u+ + w / b, the point (15) is taken at
+        # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
+        # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
+        Q_new = _hinge_shift(run.Y, B, run.gamma_inv)
+        V_new = np.add(B, Q_new, out=B)
+        dU = U_new - run.U
+        dV = np.subtract(V_new, run.V, out=run.V)  # the old iterates are not needed any more
+        dQ = np.subtract(Q_new, run.Q, out=run.Q)
+        dV *= dV
+        dQ *= dQ
+        dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
+        vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
+        step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
+        run.U, run.V, run.Q, run.AU = U_new, V_new, Q_new, AU_new
+        return step
+
+    def _solve(self, rhs, fid):
+        """The u-step's solve (13): each column by its factor, columns sharing one at once."""
+        uniq = self.uniq
+        if len(uniq) == 1:
+            return cho_solve(uniq[0], rhs, check_finite=False)
+        U_new = np.empty_like(rhs)
+        for g in np.unique(fid):
+            cols = fid == g
+            U_new[:, cols] = cho_solve(uniq[g], rhs[:, cols], check_finite=False)
+        return U_new
+
+    def _result(self, t0, verbose):
+        """The FPCADMMResult, with a ConvergenceWarning for the columns stopped short."""
+        (m, n), k, it = self.A.shape, self.k, self.iterations
+        max_iter, tol = self.options.max_iter, self.options.tol
+        short = np.flatnonzero(~self.converged & (it >= max_iter) & (max_iter > 0))
+        if short.size:
+            last = [float(self.history[c][-1]) for c in short]
+            warnings.warn(
+                f"fpc_admm: {short.size} of {k} problem(s) stopped at max_iter={max_iter} "
+                f"with the step ||p^(k+1) - p^k||_H^2 at {max(last):.3g}, above tol={tol:g} "
+                f"(columns {short.tolist()[:10]}); raise max_iter, or use alpha='auto' if "
+                "alpha is large next to beta A^T A (a strong proximal term makes the steps "
+                "slow)", ConvergenceWarning, stacklevel=4)
+        U, V, W, AU, Mf, Cf = self.U, self.V, self.W, self.AU, self.Mf, self.Cf
+        if Mf is not None:  # off-mask rows of v and w never entered a sum; report them as 0
+            V *= Mf
+            W *= Mf
+        objective = hinge_objective(AU, self.Y, Mf if Cf is None else Cf)
+        elapsed = time.perf_counter() - t0
+        if verbose:
+            print(f"[fpc_admm] m={m} n={n} k={k}: iterations {it.tolist()}, "
+                  f"hinge objective {np.round(objective, 6).tolist()}, {elapsed:.3f}s")
+        history = [np.array(h) for h in self.history]
+        if self.single:
+            return FPCADMMResult(U[:, 0], int(it[0]), history[0], float(objective[0]),
+                                 bool(self.converged[0]), elapsed, AU[:, 0], V[:, 0], W[:, 0])
+        return FPCADMMResult(U, it, history, objective, self.converged, elapsed, AU, V, W)
+
+
+def _auto_alpha(A, alpha, be, factor, mask, rho):
     """``alpha="auto"``: (alpha per column, or one shared, and its factor when shared)."""
     if alpha != "auto":
         raise ValueError(f"alpha must be a positive number or 'auto', got {alpha!r}")
@@ -360,7 +556,7 @@ def _auto_alpha(A, alpha, be, factor, mask):
         raise ValueError("alpha='auto' is for unmasked problems: with mask= pass "
                          "proximal_alpha of each column's Gram matrix")
     G = gram_matrix(A)
-    alpha = np.array([proximal_alpha(G, b) for b in be])
+    alpha = np.array([proximal_alpha(G, b, rho) for b in be])
     if np.all(alpha == alpha[0]):
         alpha = alpha[0]
         factor = fpc_factor(alpha=alpha, beta=be[0], gram=G)
@@ -406,87 +602,3 @@ def _unique_factors(A, factor, al, be, M, Cf, k):
             fid[c] = len(uniq)
             uniq.append(f)
     return uniq, fid
-
-
-def _iterate(A, Y, U, V, W, AU, al, be, gamma_inv, uniq, fid, Cw, warm, tol, max_iter,
-             verbose):
-    """The iterations (13)-(15) of every column until it stops; a stopped column's u, v, w
-    and A u are written into ``U, V, W, AU``. Returns ``(history, iterations, converged,
-    AUa)``, ``AUa`` the running columns' A u (the start's, when ``max_iter`` is 0)."""
-    m, k = Y.shape
-    history = [[] for _ in range(k)]
-    iterations = np.zeros(k, dtype=int)
-    converged = np.zeros(k, dtype=bool)
-    # compact copies of the still-running columns: no fancy indexing in the common path.
-    # The loop carries Q = -w / b instead of w (see "The iteration in place" above).
-    active = np.arange(k)
-    Ua, Va, Ya = U.copy(), V.copy(), Y.copy()
-    Qa = W / -be
-    aa, ba, gia, fa = al, be, gamma_inv, fid
-    Ca = Cw
-    AUa = A @ Ua if warm else np.zeros((m, k))  # no pass over A for u = 0
-    for it in range(1, max_iter + 1):
-        Ua, Va, Qa, AUa, step = _step(A, Ua, Va, Qa, Ya, aa, ba, gia, fa, uniq, Ca)
-        if not np.all(np.isfinite(step)):  # NaN never stops the loop by itself: refuse it
-            bad = active[~np.isfinite(step)]
-            raise FloatingPointError(
-                f"fpc_admm: the iterates of column(s) {bad.tolist()} became non-finite at "
-                f"iteration {it} (alpha={aa[~np.isfinite(step)][0]:.3g}); the factor of "
-                "beta A^T A + alpha I is not accurate enough: raise alpha (alpha='auto'), "
-                "or scale the inputs / lower the degree")
-        for c, st in zip(active, step):
-            history[c].append(float(st))
-        iterations[active] = it
-        done = step < tol
-        if verbose > 1:
-            print(f"[fpc_admm] iter {it}: max step {step.max():.3e}, "
-                  f"{int((~done).sum())}/{active.size} columns still running")
-        if done.any() or it == max_iter:
-            fin = done if it < max_iter else np.ones_like(done)
-            cols = active[fin]
-            converged[active[done]] = True
-            U[:, cols], V[:, cols], W[:, cols], AU[:, cols] = (Ua[:, fin], Va[:, fin],
-                                                               Qa[:, fin] * -ba[fin],
-                                                               AUa[:, fin])
-            keep = ~fin
-            active = active[keep]
-            if active.size == 0:
-                break
-            Ua, Va, Qa, AUa, Ya = Ua[:, keep], Va[:, keep], Qa[:, keep], AUa[:, keep], Ya[:, keep]
-            aa, ba, gia, fa = aa[keep], ba[keep], gia[keep], fa[keep]
-            if Ca is not None:
-                Ca = Ca[:, keep]
-    return history, iterations, converged, AUa
-
-
-def _step(A, Ua, Va, Qa, Ya, aa, ba, gia, fa, uniq, Ca):
-    """One iteration of the running columns, in place where it can: ``(u+, v+, Q+, A u+,
-    step)``, the step ||p+ - p||_H^2 per column (``Va`` and ``Qa`` are overwritten)."""
-    D = np.add(Va, Qa)  # v - w / b
-    if Ca is not None:
-        D *= Ca  # off-mask rows drop out of A^T (b v - w) here, and only here
-    rhs = A.T @ D
-    rhs *= ba
-    rhs += aa * Ua
-    if len(uniq) == 1:
-        U_new = cho_solve(uniq[0], rhs, check_finite=False)
-    else:
-        U_new = np.empty_like(rhs)
-        for g in np.unique(fa):
-            cols = fa == g
-            U_new[:, cols] = cho_solve(uniq[g], rhs[:, cols], check_finite=False)
-    AU_new = A @ U_new
-    B = np.subtract(AU_new, Qa)  # A u+ + w / b, the point (15) is taken at
-    # (15) for labels +-1: v+ = B + y clip(1 - y B, 0, 1/gamma), and (12) is then
-    # w+ / b = w / b + A u+ - v+ = -y clip(...): one array serves both
-    Q_new = _hinge_shift(Ya, B, gia)
-    V_new = np.add(B, Q_new, out=B)
-    dU = U_new - Ua
-    dV = np.subtract(V_new, Va, out=Va)  # the old iterates are not needed any more
-    dQ = np.subtract(Q_new, Qa, out=Qa)
-    dV *= dV
-    dQ *= dQ
-    dV += dQ  # b ||dv||^2 + ||dw||^2 / b = b (||dv||^2 + ||dQ||^2)
-    vw = dV.sum(axis=0) if Ca is None else np.einsum("ij,ij->j", dV, Ca)
-    step = aa * np.einsum("ij,ij->j", dU, dU) + ba * vw
-    return U_new, V_new, Q_new, AU_new, step

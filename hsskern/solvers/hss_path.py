@@ -39,6 +39,7 @@ from ..kernels import kernel_operator
 from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes
 from ..options import HSSOptions
+from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread
 from .admm import default_beta, svm_dual_admm
@@ -418,9 +419,10 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
     return out
 
 
+@renamed_keywords(continuation="n_decades")
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
-                 refine_tol=1e-3, max_chunk=16000, newton=True, continuation=0, warn=True,
+                 refine_tol=1e-3, max_chunk=16000, newton=True, n_decades=0, warn=True,
                  log=None, block_reuse=True, engine="auto", smo_options=None):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
@@ -461,8 +463,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     block_reuse : bool, default True
         Let each working set's kernel block reuse the entries the last round's holds (see
         ``refine_exact``).
-    continuation : int, default 0
-        Reach the first C from C / 10^continuation through one C per decade (not returned;
+    n_decades : int, default 0
+        Reach the first C from C / 10^n_decades through one C per decade (not returned;
         their cost is counted in the first solution): a cold ADMM at a large C is a poor start
         for the decomposition, a scaled exact solution of a smaller C a good one. Not on a
         ``start="decomposition"`` problem, which starts from zero.
@@ -484,7 +486,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     engine = resolve_engine(problem, engine, smo_options, Y.shape[1]) if exact_start else "block"
     # the continuation serves a cold ADMM at a large C; a decomposition from zero reaches
     # the first C faster by itself (docs/design_notes.md)
-    n_extra = 0 if exact_start else int(continuation)
+    n_extra = 0 if exact_start else int(n_decades)
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
@@ -620,6 +622,7 @@ def warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
+@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class HSSBackend:
     """The path protocol for the HSS + ULV + dual ADMM (+ exact decomposition) SVM.
@@ -653,7 +656,7 @@ class HSSBackend:
     max_chunk: int = 16000
     newton: bool = True
     block_reuse: bool = True
-    continuation: int = 0
+    n_decades: int = 0
     memory_budget: float = None
     log: object = None
     engine: str = "auto"
@@ -707,7 +710,7 @@ class HSSBackend:
         if self.start == "admm" or not self.refine:
             raise ValueError(
                 f"the {self.kernel.name} kernel is solved by the exact decomposition only "
-                f"(start='auto' or 'decomposition', refine=True or 'auto'); HSS compression "
+                f"(start='auto' or 'decomposition', solve_exact=True or 'auto'); HSS compression "
                 f"and the ADMM serve the Gaussian and Laplacian kernels")
         return "decomposition"
 
@@ -730,7 +733,8 @@ class HSSBackend:
         if self.resolve_start(n, d) == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
-                                 'refine=True or "auto" (refine=False needs start="admm")')
+                                 'solve_exact=True or "auto" (the backend\'s refine; '
+                                 'solve_exact=False needs start="admm")')
             if self.log is not None:
                 self.log(1, f"start: exact decomposition from zero on {n} points (no "
                             "compression, factor or ADMM)")
@@ -775,7 +779,7 @@ class HSSBackend:
                             relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
                             refine=self.refine, refine_limit=self.refine_limit,
                             refine_tol=self.refine_tol, max_chunk=self.max_chunk,
-                            newton=self.newton, continuation=self.continuation, log=self.log,
+                            newton=self.newton, n_decades=self.n_decades, log=self.log,
                             block_reuse=self.block_reuse, engine=self.engine,
                             smo_options=self.smo_options)
 

@@ -35,13 +35,16 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..options import HSSOptions
+from ..utils._deprecation import renamed_keywords
 from ..utils.validation import check_positive
-from .admm import PenaltyBalancer, kkt_sets
+from ._options import options_with
+from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start, refine_exact
 
-__all__ = ["SVRADMMResult", "SVRBackend", "hss_svr_path", "svr_dual_admm", "svr_variables",
+__all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
+           "svr_dual_admm", "svr_variables",
            "svr_kkt_gap", "check_epsilon", "check_target"]
 
 
@@ -190,10 +193,127 @@ class SVRADMMResult:
         object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
 
 
+@dataclass(frozen=True)
+class SVRADMMOptions(PenaltyOptions):
+    """The tunables of :class:`SVRDualADMM`, one set of defaults.
+
+    Parameters
+    ----------
+    max_iter : int, default 100
+    kkt_tol : float or None, default 1e-2
+        Stop when LIBSVM's gap (:func:`svr_kkt_gap`, on the approximation, at the balanced
+        iterate) is below it; None: ``max_iter`` iterations.
+    kkt_every : int, default 10
+        Iterations between gap checks (each one product with the unshifted kernel).
+    relaxation : float in (0, 2), default 1.6
+    balance_ratio, balance_factor, max_refactor
+        See :class:`~hsskern.solvers.admm.PenaltyOptions` (defaults 10, 10, 2).
+    """
+
+    max_iter: int = 100
+    kkt_tol: float = 1e-2
+    kkt_every: int = 10
+    relaxation: float = 1.6
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_iteration_options(self)
+
+
+class SVRDualADMM(SplitADMM):
+    """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (the module's
+    splitting); :func:`svr_dual_admm` is its one-call form.
+
+    The loop, the dual update and the penalty balancing are
+    :class:`~hsskern.solvers.admm.SplitADMM`'s; the steps here: ``_x_update`` (one solve),
+    ``_project`` (soft-threshold at epsilon / rho, then the box), ``_residuals``,
+    ``_kkt_gap`` (at the balanced iterate) and ``_result``.
+
+    Parameters
+    ----------
+    factor : factor of K + rho I (``beta``, ``solve``)
+    K_apply : callable or object with ``@``
+        The unshifted kernel (approximation), for the KKT checks and the bias.
+    y : ndarray of shape (n,)
+    C : float > 0
+    epsilon : float >= 0
+    refactor : callable or None
+        ``refactor(rho)`` -> factor: residual balancing (see :func:`svr_dual_admm`).
+    w : ndarray or None
+        ``factor.solve(ones)``, computed when None.
+    options : SVRADMMOptions or None
+        The tunables; None: the defaults.
+    """
+
+    def __init__(self, factor, K_apply, y, C, epsilon, *, refactor=None, w=None,
+                 options=None):
+        C = check_positive(C, "C")
+        self.epsilon = check_epsilon(epsilon)
+        options = options_with(SVRADMMOptions, options, {})
+        self.y = check_target(y, np.shape(y)[0])
+        n = self.y.shape[0]
+        self.sqrt_n = np.sqrt(n)
+        super().__init__(factor, K_apply, n, C, options, refactor, w)
+
+    def _start_point(self, warm_start):
+        """(z, mu): a warm start's, z clipped into [-C, C]; else zero."""
+        if warm_start is None:
+            return np.zeros(self.n), np.zeros(self.n)
+        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64), -self.C, self.C)
+        return z, np.array(warm_start["mu"], dtype=np.float64)
+
+    def _x_update(self):
+        """x = u - (w^T q / 1^T w) w, u = (K + rho I)^-1 q, q = y + mu + rho z."""
+        bal = self.balancer
+        rho, w = bal.beta, bal.w
+        q = self.y + self.mu + rho * self.z
+        u = np.asarray(bal.factor.solve(q)).reshape(self.n)
+        return u - (w @ q / bal.ew) * w
+
+    def _project(self, t, rho):
+        """z: the prox of eps |.| plus the box, soft-threshold then clip."""
+        return np.clip(np.sign(t) * np.maximum(np.abs(t) - self.epsilon / rho, 0.0),
+                       -self.C, self.C)
+
+    def _residuals(self, x, z_old, rho):
+        z, sqrt_n = self.z, self.sqrt_n
+        nx, nz = np.linalg.norm(x), np.linalg.norm(z)
+        rp = np.linalg.norm(x - z) / max(nx, nz, 1e-12 * self.C * sqrt_n)
+        rd = rho * np.linalg.norm(z - z_old) / max(np.linalg.norm(self.mu), sqrt_n)
+        return rp, rd
+
+    def _kkt_gap(self):
+        """The gap at the balanced iterate (what is returned): the gap alone does not see
+        sum(z) != 0, and z can be near-optimal for another sum long before x = z."""
+        zb = _balance(self.z)
+        f = np.asarray(self.K_apply(zb)).reshape(self.n)
+        return svr_kkt_gap(f, self.y, zb, self.C, self.epsilon)
+
+    def _result(self):
+        """The SVRADMMResult at the balanced z, its bias and (unconverged) its gap."""
+        t0 = time.perf_counter()
+        y, C, eps, kkt_tol = self.y, self.C, self.epsilon, self.options.kkt_tol
+        zb = _balance(self.z)  # the iterate meets sum(b) = 0 only to the primal residual
+        f = np.asarray(self.K_apply(zb)).reshape(self.n)
+        bias = _svr_bias(f, y, zb, C, eps)
+        if not self.converged:
+            self.gap = svr_kkt_gap(f, y, zb, C, eps)
+            self.converged = kkt_tol is not None and self.gap <= kkt_tol
+        self.timings["bias"] = time.perf_counter() - t0
+        bal = self.balancer
+        return SVRADMMResult(C=C, epsilon=eps, beta=bal.beta, dual_coef=zb, bias=bias,
+                             n_iter=self.n_iter, converged=self.converged, gap=self.gap,
+                             primal_residuals=np.array(self.pres),
+                             dual_residuals=np.array(self.dres), timings=self.timings,
+                             state={"z": self.z, "mu": self.mu, "w": bal.w,
+                                    "beta_floor": bal.floor})
+
+
 def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2, kkt_every=10,
                   relaxation=1.6, warm_start=None, w=None, refactor=None, balance_ratio=10.0,
-                  balance_factor=10.0, max_refactor=2, beta_floor=0.0):
-    """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (module docstring).
+                  balance_factor=10.0, max_refactor=2, beta_floor=0.0, options=None):
+    """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (module docstring):
+    ``SVRDualADMM(factor, K_apply, y, C, epsilon, ...).solve(warm_start, ...)`` in one call.
 
     Parameters
     ----------
@@ -219,81 +339,25 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
         residuals differ by more than ``balance_ratio``, at most ``max_refactor`` times, never
         below ``beta_floor``, which rises when a refactorization is indefinite or the
         iterates diverge; :class:`~hsskern.solvers.admm.PenaltyBalancer`).
+    options : SVRADMMOptions or None
+        The tunables at once: ``max_iter``, ``kkt_tol``, ``kkt_every``, ``relaxation``,
+        ``balance_ratio``, ``balance_factor`` and ``max_refactor`` are its fields; an
+        argument given with a value other than its default sets that field, one left at
+        its default leaves the field of ``options`` alone.
 
     Returns
     -------
     SVRADMMResult
         ``beta`` is the shift in force at the end (``refactor``'s last factor).
     """
-    C = check_positive(C, "C")
-    epsilon = check_epsilon(epsilon)
-    if not 0.0 < relaxation < 2.0:
-        raise ValueError(f"relaxation must be in (0, 2), got {relaxation}")
-    y = check_target(y, np.shape(y)[0])
-    n = y.shape[0]
-    K_apply_ = K_apply if callable(K_apply) and not hasattr(K_apply, "shape") \
-        else (lambda v: K_apply @ v)
-    timings = {"iterations": 0.0, "refactor": 0.0, "kkt": 0.0, "bias": 0.0}
-    if warm_start is not None:
-        z = np.clip(np.asarray(warm_start["z"], dtype=np.float64), -C, C)
-        mu = np.array(warm_start["mu"], dtype=np.float64)
-    else:
-        z, mu = np.zeros(n), np.zeros(n)
-    floor = max(float(beta_floor), float((warm_start or {}).get("beta_floor", 0.0)))
-    bal = PenaltyBalancer(factor, refactor, n, w=w, floor=floor, balance_ratio=balance_ratio,
-                          balance_factor=balance_factor, max_refactor=max_refactor,
-                          timings=timings)
-    del factor, w  # the balancer holds the factor in force (old ones must be freed)
-    sqrt_n = np.sqrt(n)
-    pres, dres = [], []
-    converged, gap = False, np.nan
-    t0 = time.perf_counter()
-    k = 0
-    for k in range(1, max_iter + 1):
-        rho, w = bal.beta, bal.w
-        q = y + mu + rho * z
-        u = np.asarray(bal.factor.solve(q)).reshape(n)
-        x = u - (w @ q / bal.ew) * w
-        xh = relaxation * x + (1.0 - relaxation) * z if relaxation != 1.0 else x
-        z_old = z
-        t = xh - mu / rho
-        z = np.clip(np.sign(t) * np.maximum(np.abs(t) - epsilon / rho, 0.0), -C, C)
-        mu = mu - rho * (xh - z)
-        nx, nz = np.linalg.norm(x), np.linalg.norm(z)
-        rp = np.linalg.norm(x - z) / max(nx, nz, 1e-12 * C * sqrt_n)
-        rd = rho * np.linalg.norm(z - z_old) / max(np.linalg.norm(mu), sqrt_n)
-        pres.append(rp)
-        dres.append(rd)
-        if kkt_tol is not None and k % kkt_every == 0:
-            t1 = time.perf_counter()
-            # measured at the balanced iterate (what is returned): the gap alone does not
-            # see sum(z) != 0, and z can be near-optimal for another sum long before x = z
-            zb = _balance(z)
-            gap = svr_kkt_gap(np.asarray(K_apply_(zb)).reshape(n), y, zb, C, epsilon)
-            timings["kkt"] += time.perf_counter() - t1
-            if gap <= kkt_tol:
-                converged = True
-                break
-            restart = bal.check(gap, z, mu)
-            if restart is not None:  # diverging (an indefinite approximation)
-                z, mu = restart
-                continue
-        if k < max_iter:
-            bal.balance(rp, rd)
-    timings["iterations"] = time.perf_counter() - t0 - timings["refactor"] - timings["kkt"]
-    t0 = time.perf_counter()
-    zb = _balance(z)  # the iterate meets sum(b) = 0 only to the primal residual
-    f = np.asarray(K_apply_(zb)).reshape(n)
-    bias = _svr_bias(f, y, zb, C, epsilon)
-    if not converged:
-        gap = svr_kkt_gap(f, y, zb, C, epsilon)
-        converged = kkt_tol is not None and gap <= kkt_tol
-    timings["bias"] = time.perf_counter() - t0
-    res = SVRADMMResult(C=C, epsilon=epsilon, beta=bal.beta, dual_coef=zb, bias=bias, n_iter=k,
-                        converged=converged, gap=gap, primal_residuals=np.array(pres),
-                        dual_residuals=np.array(dres), timings=timings,
-                        state={"z": z, "mu": mu, "w": bal.w, "beta_floor": bal.floor})
-    return res
+    options = options_with(SVRADMMOptions, options, dict(
+        max_iter=max_iter, kkt_tol=kkt_tol, kkt_every=kkt_every, relaxation=relaxation,
+        balance_ratio=balance_ratio, balance_factor=balance_factor,
+        max_refactor=max_refactor))
+    solver = SVRDualADMM(factor, K_apply, y, C, epsilon, refactor=refactor, w=w,
+                         options=options)
+    del factor, w  # the solver holds the factor in force (old ones must be freed)
+    return solver.solve(warm_start, beta_floor=beta_floor)
 
 
 def _solution(C, rr, admm, beta, floor, scale=None):
@@ -315,9 +379,10 @@ def _solution(C, rr, admm, beta, floor, scale=None):
                         timings=timings, info=info)
 
 
+@renamed_keywords(continuation="n_decades")
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
-                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, continuation=0,
+                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
                  warn=True, log=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
 
@@ -346,8 +411,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         Working-set sizes of the decomposition (:func:`~hsskern.solvers.refine.refine_exact`).
     newton : bool
         As in :func:`~hsskern.solvers.refine.refine_exact`.
-    continuation : int, default 0
-        Reach the first C from C / 10^continuation, one C per decade (their cost counted in
+    n_decades : int, default 0
+        Reach the first C from C / 10^n_decades, one C per decade (their cost counted in
         the first solution).
     warn : bool
         A ``ConvergenceWarning`` for the C values whose solution misses its tolerance.
@@ -365,7 +430,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     yv, p, index = svr_variables(y, epsilon)
-    n_extra = int(continuation)
+    n_extra = int(n_decades)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # as hss_svm_path: no Lanczos suggestion, and no local reference to a factor (a rebalanced
     # rho replaces problem.factor; two factors alive at most)
@@ -451,6 +516,7 @@ def _warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
+@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
@@ -479,7 +545,7 @@ class SVRBackend:
     max_ws: int = 8000
     max_chunk: int = 16000
     newton: bool = True
-    continuation: int = 0
+    n_decades: int = 0
     memory_budget: float = None
     log: object = None
 
@@ -505,7 +571,7 @@ class SVRBackend:
                             adaptive_beta=self.adaptive_beta, refine=self.refine,
                             refine_limit=self.refine_limit, refine_tol=self.refine_tol,
                             max_ws=self.max_ws, max_chunk=self.max_chunk, newton=self.newton,
-                            continuation=self.continuation, log=self.log)
+                            n_decades=self.n_decades, log=self.log)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)

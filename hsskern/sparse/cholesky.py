@@ -140,8 +140,8 @@ class SparseCholeskyFactor:
         suggested = max(10.0 * self.beta, 1e-6)
         raise NotPositiveDefiniteError(
             f"K + beta*I (beta={self.beta:g}) is not positive definite ({detail}); a compact "
-            "kernel with l below Askey's bound floor(d/2)+1 may be indefinite: raise l or use a "
-            f"larger beta, e.g. beta={suggested:g}", suggested_beta=suggested)
+            "kernel with power below Askey's bound floor(d/2)+1 may be indefinite: raise power "
+            f"or use a larger beta, e.g. beta={suggested:g}", suggested_beta=suggested)
 
     def _factor_cholmod(self, K, ordering, max_memory):
         A = sp.tril(K, format="csc")

@@ -1,6 +1,6 @@
 """Sparse Gram matrices of the compactly supported Gaussian kernel, assembled without dense blocks.
 
-k(x, y) = (1 - |x - y| / (3 sigma))_+^l exp(-|x - y|^2 / (2 sigma^2)) vanishes beyond the
+k(x, y) = (1 - |x - y| / (3 sigma))_+^power exp(-|x - y|^2 / (2 sigma^2)) vanishes beyond the
 support radius 3 sigma, so K(X, X) has one entry per pair of points closer than that. The pairs
 come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``: the upper triangle only, half the
 work of listing both); the kernel values and the counting-sort CSC assembly are compiled
@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..kernels.functions import Kernel, make_kernel
+from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, resolve_budget
 from ..utils._scaling import distance_scale
 from ..utils.validation import check_points
@@ -37,15 +38,17 @@ BYTES_PER_ENTRY_STORED = 16
 CROSS_CHUNK = 16384
 
 
-def compact_kernel(sigma, l=None, n_features=None):
+@renamed_keywords(l="power")
+def compact_kernel(sigma, power=None, n_features=None):
     """The compact Gaussian :class:`~hsskern.kernels.Kernel` (validated).
 
     Parameters
     ----------
     sigma : float or Kernel
         Width sigma > 0 (support radius 3 sigma), or an existing compact_gaussian Kernel.
-    l : float, optional
-        Exponent; default ``floor(d/2) + 1`` (Askey), which needs ``n_features``.
+    power : float, optional
+        Exponent of (1 - r / (3 sigma))_+^power (formerly ``l``); default
+        ``floor(d/2) + 1`` (Askey), which needs ``n_features``.
     n_features : int, optional
         Dimension d of the data.
     """
@@ -53,7 +56,7 @@ def compact_kernel(sigma, l=None, n_features=None):
         if sigma.name != "compact_gaussian":
             raise ValueError(f"the sparse backend needs a compact_gaussian kernel, got {sigma!r}")
         return sigma
-    return make_kernel("compact_gaussian", sigma=sigma, l=l, n_features=n_features)
+    return make_kernel("compact_gaussian", sigma=sigma, power=power, n_features=n_features)
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,8 @@ def _compress(pairs, values, n_outer, symmetric, unit_diagonal):
     return data, indices, indptr
 
 
-def compact_gram(X, sigma, l=None, *, max_memory=None, tree=None, random_state=0):
+@renamed_keywords(l="power")
+def compact_gram(X, sigma, power=None, *, max_memory=None, tree=None, random_state=0):
     """Sparse Gram matrix K(X, X) of the compact Gaussian kernel, in CSC format.
 
     Both triangles and the unit diagonal are stored (K is symmetric, so the CSC arrays are
@@ -235,8 +239,8 @@ def compact_gram(X, sigma, l=None, *, max_memory=None, tree=None, random_state=0
     X : array-like of shape (n, d)
     sigma : float or Kernel
         Kernel width (support radius 3 sigma) or a compact_gaussian Kernel.
-    l : float, optional
-        Exponent; default floor(d/2) + 1.
+    power : float, optional
+        Exponent of the truncated power (formerly ``l``); default floor(d/2) + 1.
     max_memory : int, optional
         Bytes the assembly may use; default 80% of available memory.
     tree : cKDTree, optional
@@ -254,7 +258,7 @@ def compact_gram(X, sigma, l=None, *, max_memory=None, tree=None, random_state=0
         The estimated assembly memory exceeds ``max_memory``; the message names a sigma that fits.
     """
     X = check_points(X)
-    kernel = compact_kernel(sigma, l, X.shape[1])
+    kernel = compact_kernel(sigma, power, X.shape[1])
     tree = cKDTree(X) if tree is None else tree
     check_gram_budget(estimate_gram(X, kernel, tree=tree, random_state=random_state),
                       max_memory)
@@ -293,7 +297,9 @@ def assemble_compact_gram(X, kernel, tree=None):
     return K
 
 
-def compact_cross_gram(Y, X, sigma, l=None, *, tree=None, max_memory=None, random_state=0):
+@renamed_keywords(l="power")
+def compact_cross_gram(Y, X, sigma, power=None, *, tree=None, max_memory=None,
+                       random_state=0):
     """Sparse rectangular K(Y, X) (rows: Y, columns: X) of the compact Gaussian, CSR.
 
     Parameters
@@ -301,7 +307,8 @@ def compact_cross_gram(Y, X, sigma, l=None, *, tree=None, max_memory=None, rando
     Y : array-like of shape (m, d)
     X : array-like of shape (n, d)
     sigma : float or Kernel
-    l : float, optional
+    power : float, optional
+        Formerly ``l``.
     tree : cKDTree, optional
         k-d tree over X.
     max_memory : int, optional
@@ -316,7 +323,7 @@ def compact_cross_gram(Y, X, sigma, l=None, *, tree=None, max_memory=None, rando
     Y = check_points(Y, "Y")
     if Y.shape[1] != X.shape[1]:
         raise ValueError(f"Y has {Y.shape[1]} features, X has {X.shape[1]}")
-    kernel = compact_kernel(sigma, l, X.shape[1])
+    kernel = compact_kernel(sigma, power, X.shape[1])
     tree = cKDTree(X) if tree is None else tree
     check_gram_budget(estimate_gram(X, kernel, Y=Y, tree=tree, random_state=random_state),
                       max_memory, what="sparse cross kernel")

@@ -17,5 +17,5 @@ def reference_kernel(kernel, X, Y=None):
     if kernel.name == "laplacian":
         return np.exp(-np.sqrt(d2) / kernel.h)
     r = np.sqrt(d2)
-    return np.maximum(1.0 - r / (3.0 * kernel.sigma), 0.0) ** kernel.l * \
+    return np.maximum(1.0 - r / (3.0 * kernel.sigma), 0.0) ** kernel.power * \
         np.exp(-d2 / (2.0 * kernel.sigma ** 2))
