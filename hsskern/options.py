@@ -16,7 +16,7 @@ from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
-           "ExactSVCOptions", "RidgeOptions", "GPOptions"]
+           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
@@ -438,3 +438,41 @@ class GPOptions(CompressionOptions):
             raise ValueError(f'approximation must be "auto", "hss", "exact" or "nystrom", '
                              f"got {self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+
+
+@dataclass(frozen=True, repr=False)
+class OneClassSVMOptions(CompressionOptions, ADMMOptions):
+    """The expert knobs of :class:`~hsskern.OneClassSVM`: how the exact engine's start is
+    found. The answer is the exact engine's either way (LIBSVM's solution to ``tol``).
+
+    Parameters
+    ----------
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        "decomposition": the exact engine from LIBSVM's own start (the first nu n variables
+        at 1), no compression, factor or ADMM. "admm": the classifier's preparation (HSS
+        compression of K, one factor of K + beta I), ``admm_max_iter`` iterations of the
+        one-class ADMM on it (:class:`~hsskern.solvers.one_class_admm.OneClassADMM`), then
+        the exact engine from its feasible point (a path: the first nu; the others start
+        from the previous nu's exact solution either way). "auto": "admm" from
+        ``admm_min_n`` points on (with the Gaussian or Laplacian kernel), else
+        "decomposition".
+    admm_min_n : int or None, default None
+        Where "auto" takes the ADMM start; None: never. Measured on this library's
+        benchmark machine (docs, benchmarks page): up to 100,000 points the start from
+        LIBSVM's point was faster, the compression alone costing more than the exact
+        engine's whole fit.
+    admm_max_iter : int, default 50
+        ADMM iterations (one factor solve each).
+    approximation, beta, relaxation, adaptive_beta
+        See :class:`ADMMOptions` (defaults "hss", None, 1.6, True).
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions`.
+    """
+
+    admm_min_n: int = None
+    admm_max_iter: int = 50
+
+    def _check(self):
+        if self.admm_min_n is not None:
+            check_positive(self.admm_min_n, "admm_min_n", integer=True, minimum=1)
+        check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
