@@ -463,6 +463,10 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         engine's whole fit.
     admm_max_iter : int, default 50
         ADMM iterations (one factor solve each).
+    admm_every_nu : bool, default False
+        Along a nu path on the ADMM route, start every nu from the ADMM (warm-started from
+        the last nu's iterates, on the same factor) instead of from the previous nu's exact
+        solution.
     approximation, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", None, 1.6, True).
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
@@ -471,8 +475,10 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
 
     admm_min_n: int = None
     admm_max_iter: int = 50
+    admm_every_nu: bool = False
 
     def _check(self):
         if self.admm_min_n is not None:
             check_positive(self.admm_min_n, "admm_min_n", integer=True, minimum=1)
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
+        _check_bool(self.admm_every_nu, "admm_every_nu")

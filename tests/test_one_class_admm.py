@@ -145,11 +145,14 @@ def test_admm_start_gives_scikit_learns_decision_values(seed, n, d, nu, kernel, 
     assert np.isclose(est.dual_coef_.sum(), nu * n)
 
 
-@given(seed=st.integers(0, 10**6), n=st.integers(10, 120), d=st.integers(1, 4))
-def test_admm_start_nu_path_gives_scikit_learns_decision_values(seed, n, d):
+@given(seed=st.integers(0, 10**6), n=st.integers(10, 120), d=st.integers(1, 4),
+       every=st.booleans())
+def test_admm_start_nu_path_gives_scikit_learns_decision_values(seed, n, d, every):
+    # the ADMM starts the first nu, or every nu (admm_every_nu) on the same factor
     X = _points(seed, n, d)
     nus = [0.0731, 0.2317, 0.5123, 0.8677]  # nu n never an integer here
-    models = OneClassSVM(tol=1e-9, options=OneClassSVMOptions(**_LOOSE)).fit_path(X, nus=nus)
+    opts = OneClassSVMOptions(**_LOOSE, admm_every_nu=every)
+    models = OneClassSVM(tol=1e-9, options=opts).fit_path(X, nus=nus)
     for m, nu in zip(models, nus):
         ref = svm.OneClassSVM(nu=nu, tol=1e-9).fit(X)
         assert m.start_ == "admm"

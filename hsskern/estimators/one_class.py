@@ -225,8 +225,8 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
             return "admm"
         return "decomposition"
 
-    def _admm_start(self, X, kernel, nu):
-        """The ADMM's feasible point for nu on the compression of K, and its phases' times."""
+    def _admm(self, X, kernel):
+        """The ADMM on the compression of K (its preparation's seconds too)."""
         o = self._options()
         with warnings.catch_warnings():
             # a start needs no accuracy: a node that misses rel_tol only slows the exact
@@ -239,13 +239,16 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
                 options=OneClassADMMOptions(max_iter=o.admm_max_iter,
                                             relaxation=o.relaxation),
                 log=self._log if self.verbose else None)
-        res = admm.solve(nu)
-        times = {"compress": problem.timings.get("compress", 0.0),
-                 "factor": problem.timings.get("factor", 0.0),
-                 "admm": res.timings["iterations"] + res.timings["refactor"]}
-        self._log(1, f"ADMM start: {res.n_iter} iterations, beta {res.beta:g}; "
-                     + ", ".join(f"{k} {v:.3g} s" for k, v in times.items()))
-        return res.alpha, times
+        return admm, {"compress": problem.timings.get("compress", 0.0),
+                      "factor": problem.timings.get("factor", 0.0)}
+
+    def _admm_start(self, admm, nu, warm, times):
+        """The ADMM's feasible point for nu (from ``warm``, the last nu's state)."""
+        res = admm.solve(nu, warm)
+        times["admm"] += res.timings["iterations"] + res.timings["refactor"]
+        self._log(1, f"ADMM start at nu={nu:g}: {res.n_iter} iterations, beta {res.beta:g}, "
+                     f"{res.timings['iterations'] + res.timings['refactor']:.3g} s")
+        return res.alpha, res.state
 
     def _solve(self, X, nus):
         """Every nu's (alpha, rho, steps, converged), the start taken and the phases'
@@ -254,13 +257,17 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         kernel = self._kernel(X)
         opts = self._smo_options(n, d)
         start = self.resolve_start(n)
+        every = self._options().admm_every_nu
         times = {"compress": 0.0, "factor": 0.0, "admm": 0.0, "exact": 0.0}
+        admm = warm = None
+        if start == "admm":
+            admm, prep = self._admm(X, kernel)
+            times.update(prep)
         ones = np.ones(n)
         out, alpha, G, prev = [], None, None, None
         for nu in nus:
-            if alpha is None and start == "admm":
-                alpha, phases = self._admm_start(X, kernel, nu)
-                times.update(phases)
+            if admm is not None and (alpha is None or every):
+                alpha, warm = self._admm_start(admm, nu, warm, times)
             elif alpha is None:
                 alpha = one_class_start(n, nu)
             else:
