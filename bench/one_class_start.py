@@ -7,9 +7,10 @@
     python bench/one_class_start.py show gmm8 skin
 
 ``run`` fits ``OneClassSVM(options=OneClassSVMOptions(start=...))`` for every (n, start,
-mode), each in a fresh process, one after another: ``fit`` at scikit-learn's defaults (nu =
-0.5, gamma = "scale") and ``path`` (``fit_path`` over 10 nu log-spaced 0.01 ... 0.5; the
-ADMM start serves its first nu, the others start from the previous nu's exact solution).
+mode), each in a fresh process, one after another: ``fit`` at scikit-learn's defaults
+(nu = 0.5, or ``--nu``; gamma = "scale") and ``path`` (``fit_path`` over 10 nu log-spaced
+0.01 ... 0.5; the ADMM start serves its first nu, the others start from the previous nu's
+exact solution unless ``--option admm_every_nu=true``).
 Data: ``gmm8`` (``../shared/tools/gen_gmm.py``'s mixture, all its points the inliers) or
 ``NAME:LABEL``, the training points of that label of a shared set (z-scored with the whole
 training set's statistics), subsampled to n with a fixed seed. It writes
@@ -56,11 +57,13 @@ def child(args):
     extra = dict(json.loads(args.options))
     est = OneClassSVM(options=OneClassSVMOptions(start=args.starts[0], **extra))
     t0 = time.perf_counter()
-    models = [est.fit(X)] if args.modes[0] == "fit" else est.fit_path(X, nus=NUS)
+    models = ([est.set_params(nu=args.nu).fit(X)] if args.modes[0] == "fit"
+              else est.fit_path(X, nus=NUS))
     t = time.perf_counter() - t0
     print("RESULT " + json.dumps({
         "data": args.data, "n": int(X.shape[0]), "d": int(X.shape[1]),
         "start": args.starts[0], "start_taken": models[0].start_, "mode": args.modes[0],
+        "nu": args.nu if args.modes[0] == "fit" else NUS,
         "options": extra, "time": t, "phases": models[0].fit_time_,
         "n_iter": [int(m.n_iter_[0]) for m in models],
         "n_support": [int(m.support_.size) for m in models],
@@ -80,6 +83,7 @@ def run(args):
             for start in args.starts:
                 load = os.getloadavg()
                 cmd = [sys.executable, __file__, "child", "--data", args.data, "--n", str(n),
+                       "--nu", str(args.nu),
                        "--starts", start, "--modes", mode, "--options", json.dumps(options)]
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
                 line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -119,6 +123,7 @@ def main():
         q.add_argument("--starts", nargs="+", default=["decomposition", "admm"])
         q.add_argument("--modes", nargs="+", default=["fit"], choices=["fit", "path"])
         q.add_argument("--tag", default="default")
+        q.add_argument("--nu", type=float, default=0.5, help="fit's nu")
         q.add_argument("--option", action="append", default=[],
                        help="a OneClassSVMOptions field, name=value")
         q.add_argument("--options", default="{}", help=argparse.SUPPRESS)

@@ -453,14 +453,18 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         compression of K, one factor of K + beta I), ``admm_max_iter`` iterations of the
         one-class ADMM on it (:class:`~hsskern.solvers.one_class_admm.OneClassADMM`), then
         the exact engine from its feasible point (a path: the first nu; the others start
-        from the previous nu's exact solution either way). "auto": "admm" from
-        ``admm_min_n`` points on (with the Gaussian or Laplacian kernel), else
+        from the previous nu's exact solution either way). "auto": "admm" when nu n (the
+        least number of support vectors LIBSVM's solution has; a path: its smallest nu's)
+        reaches ``admm_min_sv``, with the Gaussian or Laplacian kernel, else
         "decomposition".
-    admm_min_n : int or None, default None
-        Where "auto" takes the ADMM start; None: never. Measured on this library's
-        benchmark machine (docs, benchmarks page): up to 100,000 points the start from
-        LIBSVM's point was faster, the compression alone costing more than the exact
-        engine's whole fit.
+    admm_min_sv : int or None, default 50000
+        Where "auto" takes the ADMM start; None: never. Measured (docs, benchmarks page):
+        the ADMM start saves the exact engine's pair steps, whose cost grows with the
+        support vectors times n, and costs the compression, the factor and the ADMM, which
+        grow with n; both routes pay the start's n x nu n kernel product. At nu n = 50,000
+        and more (gmm8 at 10^5 points, skin_nonskin at 135,938) it was 1.4-1.8x faster; at
+        nu n = 10,000-25,000 it lost 1.2-1.9x on gmm8 (10^5 points at nu = 0.1, 5 x 10^4 at
+        nu = 0.5) and won 1.6x on ijcnn1 (45,137 points, nu = 0.5).
     admm_max_iter : int, default 50
         ADMM iterations (one factor solve each).
     admm_every_nu : bool, default False
@@ -473,12 +477,12 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         See :class:`CompressionOptions`.
     """
 
-    admm_min_n: int = None
+    admm_min_sv: int = 50000
     admm_max_iter: int = 50
     admm_every_nu: bool = False
 
     def _check(self):
-        if self.admm_min_n is not None:
-            check_positive(self.admm_min_n, "admm_min_n", integer=True, minimum=1)
+        if self.admm_min_sv is not None:
+            check_positive(self.admm_min_sv, "admm_min_sv", integer=True, minimum=1)
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
         _check_bool(self.admm_every_nu, "admm_every_nu")

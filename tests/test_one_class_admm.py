@@ -161,29 +161,37 @@ def test_admm_start_nu_path_gives_scikit_learns_decision_values(seed, n, d, ever
 
 
 def test_route_rule_and_that_the_route_changes_no_answer():
+    # "auto" takes the ADMM when nu n reaches admm_min_sv (here nu n = 90)
     X = _points(7, 300, 3)
     fits = {}
-    for start, min_n in [("auto", None), ("auto", 300), ("auto", 301), ("admm", None),
-                         ("decomposition", 1)]:
-        opts = OneClassSVMOptions(start=start, admm_min_n=min_n)
+    for start, min_sv in [("auto", None), ("auto", 90), ("auto", 91), ("admm", None),
+                          ("decomposition", 1)]:
+        opts = OneClassSVMOptions(start=start, admm_min_sv=min_sv)
         est = OneClassSVM(nu=0.3, tol=1e-9, options=opts).fit(X)
-        expected = "admm" if start == "admm" or (start == "auto" and min_n == 300) \
+        expected = "admm" if start == "admm" or (start == "auto" and min_sv == 90) \
             else "decomposition"
         assert est.start_ == expected == est.resolve_start(300)
-        fits[(start, min_n)] = est.decision_function(X)
+        fits[(start, min_sv)] = est.decision_function(X)
     base = fits[("auto", None)]
     for value in fits.values():
         np.testing.assert_allclose(value, base, rtol=0, atol=1e-5 * 90)
+    # a path decides on its smallest nu: 0.2 * 300 = 60 < 90
+    opts = OneClassSVMOptions(admm_min_sv=90)
+    assert {m.start_ for m in OneClassSVM(options=opts).fit_path(X, nus=[0.2, 0.5])} == \
+        {"decomposition"}
+    assert OneClassSVM(options=opts).resolve_start(300, 0.2) == "decomposition"
+    # the defaults: LIBSVM's start for the small problems of the suite
+    assert OneClassSVM().fit(X).start_ == "decomposition"
     # kernels the compression does not take: "auto" stays on LIBSVM's start, "admm" refuses
-    poly = OneClassSVM(kernel="poly", options=OneClassSVMOptions(admm_min_n=1)).fit(X)
+    poly = OneClassSVM(kernel="poly", options=OneClassSVMOptions(admm_min_sv=1)).fit(X)
     assert poly.start_ == "decomposition"
     with pytest.raises(ValueError, match="ADMM start"):
         OneClassSVM(kernel="poly", options=OneClassSVMOptions(start="admm")).fit(X)
 
 
 def test_options_are_validated_and_reachable_by_nested_names():
-    with pytest.raises(InvalidParameterError, match="admm_min_n"):
-        OneClassSVMOptions(admm_min_n=0)
+    with pytest.raises(InvalidParameterError, match="admm_min_sv"):
+        OneClassSVMOptions(admm_min_sv=0)
     with pytest.raises(InvalidParameterError, match="start"):
         OneClassSVMOptions(start="zero")
     est = OneClassSVM().set_params(options__start="admm", options__max_rank=50)

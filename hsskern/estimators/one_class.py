@@ -87,8 +87,9 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
     verbose : int, default 0
     options : OneClassSVMOptions or None, default None
         How the exact engine's start is found (None: :class:`~hsskern.OneClassSVMOptions`'
-        defaults): LIBSVM's start, or at large n the classifier's HSS compression and factor
-        of K + beta I with a one-class ADMM on it (``options.start``, ``admm_min_n``). The
+        defaults): LIBSVM's start, or for many support vectors the classifier's HSS
+        compression and factor of K + beta I with a one-class ADMM on it
+        (``options.start``; "auto": when nu n reaches ``options.admm_min_sv``). The
         solution is the exact engine's either way; nested names ``options__start`` for
         ``set_params``.
 
@@ -209,10 +210,13 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
             models.append(m)
         return models
 
-    def resolve_start(self, n):
-        """The start a fit on n points takes: "admm" or "decomposition" (the one rule:
-        ``options.start``, "auto" taking the ADMM from ``options.admm_min_n`` points on)."""
+    def resolve_start(self, n, nu=None):
+        """The start a fit on n points at ``nu`` (default this estimator's; a path: its
+        smallest) takes: "admm" or "decomposition". The one rule: ``options.start``, "auto"
+        taking the ADMM when nu n reaches ``options.admm_min_sv`` (measured, see
+        :class:`~hsskern.OneClassSVMOptions`)."""
         o = self._options()
+        nu = self.nu if nu is None else nu
         kernel = "gaussian" if self.kernel == "rbf" else self.kernel
         if o.start == "admm":
             if kernel not in _ADMM_KERNELS:
@@ -220,8 +224,8 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
                                  f"{_ADMM_KERNELS} kernels, not {self.kernel!r}: use "
                                  f"start=\"auto\" or \"decomposition\"")
             return "admm"
-        if o.start == "auto" and kernel in _ADMM_KERNELS and o.admm_min_n is not None \
-                and n >= o.admm_min_n:
+        if o.start == "auto" and kernel in _ADMM_KERNELS and o.admm_min_sv is not None \
+                and nu * n >= o.admm_min_sv:
             return "admm"
         return "decomposition"
 
@@ -256,7 +260,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         n, d = X.shape
         kernel = self._kernel(X)
         opts = self._smo_options(n, d)
-        start = self.resolve_start(n)
+        start = self.resolve_start(n, min(nus))
         every = self._options().admm_every_nu
         times = {"compress": 0.0, "factor": 0.0, "admm": 0.0, "exact": 0.0}
         admm = warm = None
