@@ -463,8 +463,8 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         support vectors times n, and costs the compression, the factor and the ADMM, which
         grow with n; both routes pay the start's n x nu n kernel product. At nu n = 50,000
         and more (gmm8 at 10^5 points, skin_nonskin at 135,938) it was 1.4-1.8x faster; at
-        nu n = 10,000-25,000 it lost 1.2-1.9x on gmm8 (10^5 points at nu = 0.1, 5 x 10^4 at
-        nu = 0.5) and won 1.6x on ijcnn1 (45,137 points, nu = 0.5).
+        nu n = 10,000-37,500 it lost 1.1-1.9x on gmm8 (10^5 points at nu = 0.1, 2, 5 and
+        7.5 x 10^4 at nu = 0.5) and won 1.6x on ijcnn1 (45,137 points, nu = 0.5).
     admm_max_iter : int, default 50
         ADMM iterations (one factor solve each).
     admm_every_nu : bool, default False
