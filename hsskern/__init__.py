@@ -22,7 +22,7 @@ from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
 from .estimators.nystrom import NystromSVCOptions
 from .lowrank import NystromFeatures
 from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
-                      RidgeOptions)
+                      OneClassSVMOptions, RidgeOptions)
 from .sparse import SparseCholeskyFactor
 
 __version__ = "0.1.0"
@@ -34,6 +34,7 @@ __all__ = [
     "OneClassSVM", "NuSVC", "NuSVR",
     "kernel_operator", "make_kernel", "Kernel", "KernelOperator",
     "HSSOptions", "HSSSVCOptions", "HSSSVROptions", "ExactSVCOptions", "RidgeOptions",
-    "GPOptions", "NystromSVCOptions", "DenseCholeskyFactor", "SparseCholeskyFactor",
+    "GPOptions", "NystromSVCOptions", "OneClassSVMOptions", "DenseCholeskyFactor",
+    "SparseCholeskyFactor",
     "HsskernError", "MemoryBudgetError", "NotPositiveDefiniteError", "TimeBudgetError",
 ]

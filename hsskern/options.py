@@ -19,7 +19,7 @@ from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
-           "ExactSVCOptions", "RidgeOptions", "GPOptions"]
+           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
@@ -500,3 +500,51 @@ class GPOptions(CompressionOptions):
             raise ValueError(f'approximation must be "auto", "hss", "exact" or "nystrom", '
                              f"got {self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+
+
+@dataclass(frozen=True, repr=False)
+class OneClassSVMOptions(CompressionOptions, ADMMOptions):
+    """The expert knobs of :class:`~hsskern.OneClassSVM`: how the exact engine's start is
+    found. The answer is the exact engine's either way (LIBSVM's solution to ``tol``).
+
+    Parameters
+    ----------
+    start : {"auto", "admm", "decomposition"}, default "auto"
+        "decomposition": the exact engine from LIBSVM's own start (the first nu n variables
+        at 1), no compression, factor or ADMM. "admm": the classifier's preparation (HSS
+        compression of K, one factor of K + beta I), ``admm_max_iter`` iterations of the
+        one-class ADMM on it (:class:`~hsskern.solvers.one_class_admm.OneClassADMM`), then
+        the exact engine from its feasible point (a path: the first nu; the others start
+        from the previous nu's exact solution either way). "auto": "admm" when nu n (the
+        least number of support vectors LIBSVM's solution has; a path: its smallest nu's)
+        reaches ``admm_min_sv``, with the Gaussian or Laplacian kernel, else
+        "decomposition".
+    admm_min_sv : int or None, default 50000
+        Where "auto" takes the ADMM start; None: never. Measured (docs, benchmarks page):
+        the ADMM start saves the exact engine's pair steps, whose cost grows with the
+        support vectors times n, and costs the compression, the factor and the ADMM, which
+        grow with n; both routes pay the start's n x nu n kernel product. At nu n = 50,000
+        and more (gmm8 at 10^5 points, skin_nonskin at 135,938) it was 1.4-1.8x faster; at
+        nu n = 10,000-37,500 it lost 1.1-1.9x on gmm8 (10^5 points at nu = 0.1, 2, 5 and
+        7.5 x 10^4 at nu = 0.5) and won 1.6x on ijcnn1 (45,137 points, nu = 0.5).
+    admm_max_iter : int, default 50
+        ADMM iterations (one factor solve each).
+    admm_every_nu : bool, default False
+        Along a nu path on the ADMM route, start every nu from the ADMM (warm-started from
+        the last nu's iterates, on the same factor) instead of from the previous nu's exact
+        solution.
+    approximation, beta, relaxation, adaptive_beta
+        See :class:`ADMMOptions` (defaults "hss", None, 1.6, True).
+    rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
+        See :class:`CompressionOptions`.
+    """
+
+    admm_min_sv: int = 50000
+    admm_max_iter: int = 50
+    admm_every_nu: bool = False
+
+    def _check(self):
+        if self.admm_min_sv is not None:
+            check_positive(self.admm_min_sv, "admm_min_sv", integer=True, minimum=1)
+        check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
+        _check_bool(self.admm_every_nu, "admm_every_nu")

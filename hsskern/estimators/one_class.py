@@ -6,6 +6,7 @@ form with every sign +1 and the equality's right-hand side nu n, which the engin
 its feasible start (LIBSVM's: the first floor(nu n) variables at 1, the next one at the
 remainder).
 """
+import warnings
 from numbers import Integral, Real
 from types import SimpleNamespace
 
@@ -14,10 +15,13 @@ from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..options import OneClassSVMOptions
 from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.one_class_admm import OneClassADMMOptions, prepare_one_class_admm
 from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
+from ._options import OptionsParamsMixin
 from .base import FitStateMixin, validate_input
 from .widths import GAMMA_STRINGS, kernel_of
 
@@ -51,7 +55,11 @@ def grow_start(alpha, G, nu_from, nu_to):
     return a
 
 
-class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
+#: the kernels the HSS compression (so the ADMM start) takes
+_ADMM_KERNELS = ("gaussian", "laplacian")
+
+
+class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator):
     """Unsupervised outlier detection: LIBSVM's one-class SVM, as scikit-learn's
     :class:`~sklearn.svm.OneClassSVM`, on hsskern's single-fit engine (LIBSVM's SMO with
     kernel rows on demand, a row cache under ``memory_budget`` and shrinking).
@@ -77,6 +85,13 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         Bytes the fit may use (the engine's vectors and its row cache); default 80% of the
         memory available. A fit that cannot keep two kernel rows within it is refused first.
     verbose : int, default 0
+    options : OneClassSVMOptions or None, default None
+        How the exact engine's start is found (None: :class:`~hsskern.OneClassSVMOptions`'
+        defaults): LIBSVM's start, or for many support vectors the classifier's HSS
+        compression and factor of K + beta I with a one-class ADMM on it
+        (``options.start``; "auto": when nu n reaches ``options.admm_min_sv``). The
+        solution is the exact engine's either way; nested names ``options__start`` for
+        ``set_params``.
 
     Attributes
     ----------
@@ -85,6 +100,11 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         As scikit-learn's OneClassSVM: ``decision_function(X) = dual_coef_ @ K(SV, X) +
         intercept_``, ``offset_ = -intercept_``, ``score_samples = decision_function +
         offset_``.
+    start_ : str
+        The start taken: "admm" or "decomposition" (LIBSVM's).
+    fit_time_ : dict
+        Seconds of the phases of the first nu: ``compress``, ``factor``, ``admm`` (0 for
+        LIBSVM's start) and ``exact`` (the exact engine, every nu).
 
     Examples
     --------
@@ -107,10 +127,13 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
+        "options": [OneClassSVMOptions, None],
     }
 
+    _options_class = OneClassSVMOptions
+
     def __init__(self, kernel="rbf", *, h=None, gamma="scale", degree=3, coef0=0.0, nu=0.5,
-                 tol=1e-3, max_iter=None, memory_budget=None, verbose=0):
+                 tol=1e-3, max_iter=None, memory_budget=None, verbose=0, options=None):
         self.kernel = kernel
         self.h = h
         self.gamma = gamma
@@ -121,6 +144,7 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.options = options
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -133,7 +157,7 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
                                h=self.h, gamma=None if self.h is not None else self.gamma)
         return kernel_of(spec, None, X)
 
-    def _options(self, n, d):
+    def _smo_options(self, n, d):
         need = 8 * n * d + engine_memory(n, d) + 16 * n  # points, vectors, two rows
         check_memory(need, f"OneClassSVM on {n} points x {d} features", self.memory_budget,
                      hint="raise memory_budget or subsample")
@@ -151,8 +175,9 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         self._reset()
         X = validate_input(self, X)
         self.shape_fit_ = X.shape
-        [(alpha, rho, n_iter, converged)] = self._solve(X, [float(self.nu)])
+        [(alpha, rho, n_iter, converged)], start, times = self._solve(X, [float(self.nu)])
         self._set_model(X, alpha, rho, n_iter, converged)
+        self.start_, self.fit_time_ = start, times
         return self
 
     def fit_path(self, X, y=None, nus=None):
@@ -170,35 +195,94 @@ class OneClassSVM(OutlierMixin, FitStateMixin, BaseEstimator):
         nus = np.sort(check_grid(nus, "nus"))
         if nus[0] <= 0 or nus[-1] > 1:
             raise ValueError(f"every nu must lie in (0, 1], got {nus.tolist()}")
-        model = self.__class__(**self.get_params())
+        model = self.__class__(**self.get_params(deep=False))
         X = validate_input(model, X)
         models = []
-        for nu, (alpha, rho, n_iter, converged) in zip(nus, model._solve(X, nus.tolist())):
-            m = self.__class__(**{**self.get_params(), "nu": float(nu)})
+        solutions, start, times = model._solve(X, nus.tolist())
+        for nu, (alpha, rho, n_iter, converged) in zip(nus, solutions):
+            m = self.__class__(**{**self.get_params(deep=False), "nu": float(nu)})
             m.n_features_in_ = model.n_features_in_
             if hasattr(model, "feature_names_in_"):
                 m.feature_names_in_ = model.feature_names_in_
             m.shape_fit_ = X.shape
             m._set_model(X, alpha, rho, n_iter, converged)
+            m.start_, m.fit_time_ = start, dict(times)
             models.append(m)
         return models
 
+    def resolve_start(self, n, nu=None):
+        """The start a fit on n points at ``nu`` (default this estimator's; a path: its
+        smallest) takes: "admm" or "decomposition". The one rule: ``options.start``, "auto"
+        taking the ADMM when nu n reaches ``options.admm_min_sv`` (measured, see
+        :class:`~hsskern.OneClassSVMOptions`)."""
+        o = self._options()
+        nu = self.nu if nu is None else nu
+        kernel = "gaussian" if self.kernel == "rbf" else self.kernel
+        if o.start == "admm":
+            if kernel not in _ADMM_KERNELS:
+                raise ValueError(f"the ADMM start needs the HSS compression, which takes the "
+                                 f"{_ADMM_KERNELS} kernels, not {self.kernel!r}: use "
+                                 f"start=\"auto\" or \"decomposition\"")
+            return "admm"
+        if o.start == "auto" and kernel in _ADMM_KERNELS and o.admm_min_sv is not None \
+                and nu * n >= o.admm_min_sv:
+            return "admm"
+        return "decomposition"
+
+    def _admm(self, X, kernel):
+        """The ADMM on the compression of K (its preparation's seconds too)."""
+        o = self._options()
+        with warnings.catch_warnings():
+            # a start needs no accuracy: a node that misses rel_tol only slows the exact
+            # engine, whose answer is the same
+            warnings.filterwarnings("ignore", message="HSS compression", category=UserWarning)
+            problem, admm = prepare_one_class_admm(
+                X, kernel, approximation=o.approximation,
+                hss_options=o.hss_options(random_state=0, verbose=max(0, self.verbose - 1)),
+                beta=o.beta, adaptive_beta=o.adaptive_beta, memory_budget=self.memory_budget,
+                options=OneClassADMMOptions(max_iter=o.admm_max_iter,
+                                            relaxation=o.relaxation),
+                log=self._log if self.verbose else None)
+        return admm, {"compress": problem.timings.get("compress", 0.0),
+                      "factor": problem.timings.get("factor", 0.0)}
+
+    def _admm_start(self, admm, nu, warm, times):
+        """The ADMM's feasible point for nu (from ``warm``, the last nu's state)."""
+        res = admm.solve(nu, warm)
+        times["admm"] += res.timings["iterations"] + res.timings["refactor"]
+        self._log(1, f"ADMM start at nu={nu:g}: {res.n_iter} iterations, beta {res.beta:g}, "
+                     f"{res.timings['iterations'] + res.timings['refactor']:.3g} s")
+        return res.alpha, res.state
+
     def _solve(self, X, nus):
+        """Every nu's (alpha, rho, steps, converged), the start taken and the phases'
+        seconds."""
         n, d = X.shape
         kernel = self._kernel(X)
-        opts = self._options(n, d)
+        opts = self._smo_options(n, d)
+        start = self.resolve_start(n, min(nus))
+        every = self._options().admm_every_nu
+        times = {"compress": 0.0, "factor": 0.0, "admm": 0.0, "exact": 0.0}
+        admm = warm = None
+        if start == "admm":
+            admm, prep = self._admm(X, kernel)
+            times.update(prep)
         ones = np.ones(n)
         out, alpha, G, prev = [], None, None, None
         for nu in nus:
-            alpha = one_class_start(n, nu) if alpha is None else grow_start(alpha, G, prev,
-                                                                               nu)
+            if admm is not None and (alpha is None or every):
+                alpha, warm = self._admm_start(admm, nu, warm, times)
+            elif alpha is None:
+                alpha = one_class_start(n, nu)
+            else:
+                alpha = grow_start(alpha, G, prev, nu)
             res = solve_dual(X, kernel, ones, 1.0, np.zeros(n), alpha, options=opts)
-            if self.verbose:
-                print(f"[OneClassSVM] nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
-                      f"{res.time:.3g} s", flush=True)
+            times["exact"] += res.time
+            self._log(1, f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
+                         f"{res.time:.3g} s")
             alpha, G, prev = res.alpha, res.G, nu
             out.append((alpha, res.rho, res.n_iter, res.converged))
-        return out
+        return out, start, times
 
     def _set_model(self, X, alpha, rho, n_iter, converged):
         sv = np.flatnonzero(alpha > 0)
