@@ -214,40 +214,18 @@ class DaskProducts:
                                   workers=[self._where[b]], allow_other_workers=True,
                                   key=f"hsskern-exact-{self._token}-{call}-{b}-{attempt}")
 
-    # Kept in one piece for now: the submit / wait / resubmit loop shares its futures, attempt counts
-    # and partial sums across the recovery of lost blocks; split, that state would move into
-    # a per-call object (the next step, with a test that kills a worker mid-call).
     def add(self, f, cols, c, skip=None):
         """``f[~skip] += K[~skip, cols] @ c`` on the workers; returns the kernel entries
         evaluated."""
         cols = np.asarray(cols, dtype=np.intp)
         c = np.asarray(c, dtype=np.float64)
-        n = self.n_points
-        if f.shape != (n,) or cols.shape != c.shape or cols.ndim != 1:
-            raise ValueError(f"f must have shape ({n},) and cols, c one entry per column, got "
-                             f"{f.shape}, {cols.shape}, {c.shape}")
-        if skip is not None and np.shape(skip) != (n,):
-            raise ValueError(f"skip must have shape ({n},), got {np.shape(skip)}")
+        self._check_add(f, cols, c, skip)
         if not cols.size:
             return 0
         t0 = time.perf_counter()
         Xc = self.points[cols]
         call = self.calls
-        sent = 0
-        tasks = {}  # block -> (skip code, rows of f it updates)
-        for b in range(self.n_blocks):
-            lo, hi = self.bounds[b], self.bounds[b + 1]
-            if skip is None:
-                code, rows = None, slice(lo, hi)
-            else:
-                sb = np.asarray(skip[lo:hi], dtype=bool)
-                rows = lo + np.flatnonzero(~sb)
-                if not rows.size:
-                    continue
-                code = _encode_skip(sb)
-            tasks[b] = (code, rows)
-            sent += (Xc.nbytes + c.nbytes + self._kernel_bytes
-                     + (0 if code is None else code[1].nbytes))
+        tasks, sent = self._plan(skip, Xc.nbytes + c.nbytes + self._kernel_bytes)
         if not tasks:  # every row skipped
             return 0
         attempts = dict.fromkeys(tasks, 0)
@@ -312,12 +290,7 @@ class DaskProducts:
                 entries += e
                 received += u.nbytes + len(pickle.dumps(info))
                 longest = max(longest, info["seconds"])
-                st = self.worker_stats.setdefault(info["worker"], {
-                    "entries": 0, "seconds": 0.0, "cpu_seconds": 0.0, "tasks": 0})
-                st["entries"] += e
-                st["seconds"] += info["seconds"]
-                st["cpu_seconds"] += info["cpu_seconds"]
-                st["tasks"] += 1
+                self._count(info, e)
         finally:  # a call that raises leaves no task of its own running
             if futures:
                 self.client.cancel(list(futures))
@@ -329,6 +302,41 @@ class DaskProducts:
                          "bytes_received": received, "seconds": time.perf_counter() - t0,
                          "task_seconds": longest})
         return entries
+
+    def _check_add(self, f, cols, c, skip):
+        n = self.n_points
+        if f.shape != (n,) or cols.shape != c.shape or cols.ndim != 1:
+            raise ValueError(f"f must have shape ({n},) and cols, c one entry per column, got "
+                             f"{f.shape}, {cols.shape}, {c.shape}")
+        if skip is not None and np.shape(skip) != (n,):
+            raise ValueError(f"skip must have shape ({n},), got {np.shape(skip)}")
+
+    def _plan(self, skip, task_bytes):
+        """The blocks with rows to update: ``({block: (skip code, rows of f)}, bytes sent)``,
+        each task sending ``task_bytes`` and its skip code."""
+        tasks, sent = {}, 0
+        for b in range(self.n_blocks):
+            lo, hi = self.bounds[b], self.bounds[b + 1]
+            if skip is None:
+                code, rows = None, slice(lo, hi)
+            else:
+                sb = np.asarray(skip[lo:hi], dtype=bool)
+                rows = lo + np.flatnonzero(~sb)
+                if not rows.size:
+                    continue
+                code = _encode_skip(sb)
+            tasks[b] = (code, rows)
+            sent += task_bytes + (0 if code is None else code[1].nbytes)
+        return tasks, sent
+
+    def _count(self, info, entries):
+        """A finished task's share in its worker's statistics."""
+        st = self.worker_stats.setdefault(info["worker"], {
+            "entries": 0, "seconds": 0.0, "cpu_seconds": 0.0, "tasks": 0})
+        st["entries"] += entries
+        st["seconds"] += info["seconds"]
+        st["cpu_seconds"] += info["cpu_seconds"]
+        st["tasks"] += 1
 
     def _outcome(self, fut):
         """A finished task's result, or the exception it ended with (cancelled included)."""

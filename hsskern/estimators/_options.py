@@ -12,7 +12,7 @@ import functools
 import warnings
 
 from ..options import OptionsBase
-from ..utils._deprecation import caller_stacklevel as _caller_stacklevel
+from ..utils._deprecation import caller_stacklevel
 
 __all__ = ["OptionsParamsMixin", "fold_legacy", "legacy_init"]
 
@@ -29,7 +29,7 @@ def _warn_legacy(cls, names):
                   f"release: {'it is a field' if len(names) == 1 else 'they are fields'} of "
                   f"the options object now; pass options={cls._options_class.__name__}"
                   f"({fields}...), or set_params({nested}...)", FutureWarning,
-                  stacklevel=_caller_stacklevel())
+                  stacklevel=caller_stacklevel())
 
 
 def fold_legacy(cls, options, legacy):
@@ -118,7 +118,7 @@ def legacy_init(init=None, *, positional="kernel"):
             warnings.warn(f"{type(self).__name__}({args[0]!r}): {positional} by position is "
                           f"deprecated and will be a TypeError in the next release; write "
                           f"{positional}={args[0]!r}", FutureWarning,
-                          stacklevel=_caller_stacklevel())
+                          stacklevel=caller_stacklevel())
             kwargs[positional] = args[0]
         return _init_folding(self, init, (), kwargs)
 

@@ -29,7 +29,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..utils.validation import check_positive
-from .admm import PenaltyBalancer
+from .admm import PenaltyBalancer, PenaltyOptions
 from .hss_path import HSSBackend
 
 __all__ = ["OneClassADMMOptions", "OneClassADMM", "OneClassADMMResult",
@@ -102,8 +102,9 @@ def one_class_gap(G, alpha, upper=1.0):
 
 
 @dataclass(frozen=True)
-class OneClassADMMOptions:
-    """How :class:`OneClassADMM` runs.
+class OneClassADMMOptions(PenaltyOptions):
+    """How :class:`OneClassADMM` runs (the penalty balancing's fields are
+    :class:`~hsskern.solvers.admm.PenaltyOptions`').
 
     Parameters
     ----------
@@ -116,30 +117,22 @@ class OneClassADMMOptions:
     kkt_every : int, default 10
     relaxation : float in (0, 2), default 1.6
         Over-relaxation, as the classifier's ADMM.
-    balance_ratio, balance_factor : float, default 10, 10
-        Residual balancing: beta moves by ``balance_factor`` when the primal and the dual
-        residuals differ by more than ``balance_ratio`` (with a ``refactor``).
-    max_refactor : int, default 2
-        Most moves of beta per nu.
+    balance_ratio, balance_factor, max_refactor
+        As :class:`~hsskern.solvers.admm.PenaltyOptions` (``max_refactor`` per nu).
     """
 
     max_iter: int = 50
     tol: float = None
     kkt_every: int = 10
     relaxation: float = 1.6
-    balance_ratio: float = 10.0
-    balance_factor: float = 10.0
-    max_refactor: int = 2
 
     def __post_init__(self):
+        super().__post_init__()
         check_positive(self.max_iter, "max_iter", integer=True, minimum=1)
         check_positive(self.tol, "tol", allow_none=True)
         check_positive(self.kkt_every, "kkt_every", integer=True, minimum=1)
         if not 0.0 < self.relaxation < 2.0:
             raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
-        check_positive(self.balance_ratio, "balance_ratio")
-        check_positive(self.balance_factor, "balance_factor")
-        check_positive(self.max_refactor, "max_refactor", integer=True, minimum=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,9 +209,7 @@ class OneClassADMM:
         self.timings = {"iterations": 0.0, "refactor": 0.0, "kkt": 0.0}
         o = options
         self.balancer = PenaltyBalancer(factor, refactor, self.n, floor=beta_floor,
-                                        balance_ratio=o.balance_ratio,
-                                        balance_factor=o.balance_factor,
-                                        max_refactor=o.max_refactor, timings=self.timings)
+                                        timings=self.timings, **o.balancer_options())
         self.total = None
         self.z = self.mu = None
 

@@ -317,12 +317,8 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
 
     Parameters
     ----------
-    factor : factor of K + rho I (``beta``, ``solve``)
-    K_apply : callable or object with ``@``
-        The unshifted kernel (approximation), for the KKT checks and the bias.
-    y : ndarray of shape (n,)
-    C : float > 0
-    epsilon : float >= 0
+    factor, K_apply, y, C, epsilon, w
+        As :class:`SVRDualADMM`.
     max_iter : int
     kkt_tol : float or None
         Stop when LIBSVM's gap (:func:`svr_kkt_gap`, on the approximation) is below it,
@@ -331,8 +327,6 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     relaxation : float in (0, 2)
     warm_start : mapping or None
         ``state`` of a previous result (its z is clipped into the new box).
-    w : ndarray or None
-        ``factor.solve(ones)``, computed when None.
     refactor : callable or None
         ``refactor(rho)`` -> factor: residual balancing as in
         :func:`~hsskern.solvers.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
