@@ -548,7 +548,7 @@ def test_max_time_stops_between_rounds_with_a_valid_point():
     assert full.converged and full.stopped is None
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), logC=st.floats(-1.0, 2.5), h=st.sampled_from([0.5, 1.0, 3.0]),
        max_ws=st.sampled_from([8, 32]))
 def test_shrinking_reaches_the_exact_svm_of_all_points(seed, logC, h, max_ws):
