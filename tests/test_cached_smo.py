@@ -242,6 +242,33 @@ def test_rule_and_memory_bound():
     assert bounded_options(opts, 1000, 10, None).cache_bytes == opts.cache_bytes
 
 
+def test_points_past_max_points_bytes_take_the_block_route_with_the_same_svm():
+    """Every cached row streams all the points: past ``max_points_bytes`` the rule takes the
+    block decomposition, before any probe of the support vectors (it could not change the
+    answer), and the SVM is SVC's on either route."""
+    n, d = 600, 12
+    X, y, _ = _problem(21, n, d)
+    opts = SMOOptions()
+    assert single_fit_engine(n, d, 1, replace(opts, max_points_bytes=8 * n * d), None) == "cached"
+    tight = replace(opts, max_points_bytes=8 * n * d - 1)
+    assert single_fit_engine(n, d, 1, tight, None) == "block"
+    assert single_fit_engine(n, d, 1, tight, None, sv_share=0.0) == "block"
+    kern = make_kernel("gaussian", gamma=0.2)
+    K = kernel_operator(X, kern).to_dense()
+    ref = SVC(C=2.0, gamma=0.2, tol=1e-8).fit(X, y)
+    for o, route in ((opts, "cached"), (tight, "block")):
+        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                             smo_options=replace(o, probe_points=200))
+        prob = backend.prepare(X, y[:, None])
+        assert resolve_engine(prob, "auto", backend.smo_options) == route
+        if route == "block":
+            assert prob.stats["sv_share"] is None  # no probe
+        coef = backend.path(prob, y[:, None], [2.0])[0].dual_coef[:, 0]
+        assert _gap(K, y, np.abs(coef), 2.0) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, 2.0, np.ones(n)))
+
+
 def test_expanded_distances_change_no_answer():
     """Rows from |a|^2 + |b|^2 - 2 a.b (many features) hold the same SVM as direct sums."""
     X, y, _ = _problem(5, 150, 16)

@@ -203,6 +203,38 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 
 
+@pytest.mark.parametrize("purpose", ["fit", "path", "search"])
+def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it(purpose):
+    """Storing K costs its n^2 / 2 entries, which the several solves of a path (or a CV's
+    folds) pay back and one fit from zero at a small C does not: an estimator's fit keeps
+    the float64 K matrix-free, its one-byte codes are still stored, and the SVM is the same
+    either way."""
+    d, n = STORE_MIN_FEATURES, 150
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.where(X[:, :3].sum(1) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    backend = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition"))._make_backend(
+        X, [1.0], purpose)
+    backend = getattr(backend, "inner", backend)  # one-vs-one's binary backend
+    assert backend.store_kernel == (purpose != "fit")
+    eps = 1e-10
+    solutions = []
+    for store in (False, True):
+        b = HSSBackend(make_kernel("gaussian", h=1.0), start="decomposition", refine=True,
+                       refine_tol=eps, engine="block", store_kernel=store)
+        prob = b.prepare(X, y[:, None])
+        assert prob.stats["stored_kernel"] == store
+        assert isinstance(prob.K, StoredKernelOperator) == store
+        solutions.append(b.path(prob, y[:, None], [3.0])[0].dual_coef[:, 0])
+        Xb = (X[:, :12] > 0) + 0.0  # codes: stored for one fit too
+        assert b.prepare(Xb, y[:, None]).stats["stored_kernel"]
+    K = kernel_operator(X, make_kernel("gaussian", h=1.0)).to_dense()
+    ref = svc(3.0, 1.0, eps).fit(X, y)
+    for coef in solutions:
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(eps, 3.0, np.ones(n)))
+
+
 def test_the_decomposition_route_stores_k_with_many_features_within_the_budget():
     d = STORE_MIN_FEATURES
     rng = np.random.default_rng(3)

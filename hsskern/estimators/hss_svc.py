@@ -63,7 +63,8 @@ def _hss_backend(est, X, width, purpose):
                       beta=o.beta, max_iter=est.max_iter, tol=est.tol,
                       relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
                       refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
-                      n_decades=n_decades, memory_budget=est.memory_budget, log=log)
+                      n_decades=n_decades, memory_budget=est.memory_budget, log=log,
+                      store_kernel=purpose != "fit")
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):

@@ -74,6 +74,11 @@ class SMOOptions:
         Where ``sv_share`` would leave the block route, the share is measured instead: an
         exact fit on a seeded subsample of this many points (:func:`probe_sv_share`;
         easy data have a few percent of support vectors). 0: never.
+    max_points_bytes : float, default 24 MiB
+        :func:`single_fit_engine` takes this engine only while the points (8 n d bytes)
+        take at most this much: each row streams all of them, which is memory-bound once
+        they outgrow the last-level cache, where the block decomposition's tiles stay in
+        it.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -88,6 +93,7 @@ class SMOOptions:
     cache_overcommit: float = 8.0
     warm_max_ratio: float = 4.0
     probe_points: int = 2000
+    max_points_bytes: float = 24 * 2 ** 20
 
 
 @dataclass
@@ -322,15 +328,17 @@ def single_fit_engine(n, d, n_rhs, options, budget, sv_share=None):
     The one rule. The cached engine computes each row it needs once while the rows stay in
     its cache, n x n_SV entries in all, where the block decomposition pays that product a
     few times over (its start and every round's update); measured faster with the support
-    vectors' rows up to several times the cache (shrinking shortens them).
+    vectors' rows up to several times the cache (shrinking shortens them), and while the
+    points fit ``max_points_bytes`` (every row streams them all).
     Once they take more than ``cache_overcommit`` times the cache (bounded by ``budget``),
     rows are recomputed over and over and the block route wins. The expected support vectors
-    are ``sv_share`` of n (or the measured ``sv_share`` given: :func:`probe_sv_share`); d
-    and the label columns (``n_rhs``, solved one after another) scale both engines alike. A
-    budget that does not hold the engine's copy of the points and two
-    rows leaves the block route.
+    are ``sv_share`` of n (or the measured ``sv_share`` given: :func:`probe_sv_share`); the
+    label columns (``n_rhs``, solved one after another) scale both engines alike. A budget
+    that does not hold the engine's copy of the points and two rows leaves the block route.
     """
     if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
+        return "block"
+    if 8.0 * n * d > options.max_points_bytes:
         return "block"
     cache = bounded_options(options, n, d, budget).cache_bytes
     share = options.sv_share if sv_share is None else sv_share

@@ -264,7 +264,8 @@ def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
 
 
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
-                          log=None, engine="block", smo_options=None, y=None):
+                          log=None, engine="block", smo_options=None, y=None,
+                          store_kernel=True):
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
@@ -278,7 +279,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     for the stored K within the budget, the operator is a
     :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``), unless
     ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
-    rows: storing K would cost the whole n x n product it saves. With labels ``y`` (one
+    rows: storing K would cost the whole n x n product it saves. ``store_kernel=False``
+    stores only one-byte codes: float64 entries are paid back by the several solves of a
+    path, not by one fit from zero at a small C, which reads fewer. With labels ``y`` (one
     column) and ``engine="auto"``, a problem the assumed support-vector share would send to
     the block route has its share measured
     (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
@@ -307,11 +310,13 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     # never when the OS does not say how much memory there is
-    worth = d >= STORE_MIN_FEATURES or K.code_origin() is not None
+    worth = (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None
     smo_options = SMOOptions() if smo_options is None else smo_options
     chosen = _engine_of(K, engine, smo_options, n_rhs, budget)
     sv_share = None
-    if chosen == "block" and engine == "auto" and y is not None and not sp.issparse(X):
+    # a measured share can change the answer only where no support vectors would cache
+    if y is not None and chosen == "block" and \
+            _engine_of(K, engine, smo_options, n_rhs, budget, 0.0) == "cached":
         ts = time.perf_counter()
         sv_share = probe_sv_share(K.points, K.kernel, y, smo_options)
         if sv_share is not None:
@@ -631,7 +636,9 @@ class HSSBackend:
     ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
 
     ``engine`` and ``smo_options`` choose what solves a ``start="decomposition"`` problem's
-    exact duals (see :func:`hss_svm_path`).
+    exact duals (see :func:`hss_svm_path`); ``store_kernel=False`` (one fit, not a path)
+    keeps its K matrix-free unless it stores as one-byte codes
+    (:func:`prepare_decomposition`).
 
     ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
     ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
@@ -661,6 +668,7 @@ class HSSBackend:
     log: object = None
     engine: str = "auto"
     smo_options: SMOOptions = field(default_factory=SMOOptions)
+    store_kernel: bool = True
 
     def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
@@ -742,7 +750,7 @@ class HSSBackend:
                                          engine=self.engine, smo_options=self.smo_options,
                                          y=_first_labels(Y, n),
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
-                                         log=self.log)
+                                         log=self.log, store_kernel=self.store_kernel)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options
