@@ -24,14 +24,13 @@ continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n
 """
 import time
 import warnings
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import ThreadpoolController
 
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
@@ -41,7 +40,7 @@ from ..kernels.sparse_rows import densify, rows_nbytes
 from ..options import HSSOptions
 from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes, resolve_budget
-from ..utils._threads import one_blas_thread
+from ..utils._threads import one_blas_thread, one_openmp_thread
 from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
@@ -95,33 +94,12 @@ SERIAL_N = 5000
 STORE_MIN_FEATURES = 64
 
 
-_OPENMP_LIBS = []
-
-
-@contextmanager
-def _one_openmp_thread():
-    """This thread's OpenMP regions on one thread (the count is a per-thread ICV, so other
-    threads are untouched). Not threadpoolctl's ``threadpool_limits``: it restores *every*
-    library, BLAS included, to the count it saw on entry, which a concurrent fit's BLAS
-    limit could have lowered for good."""
-    if not _OPENMP_LIBS:  # the handles once (threadpoolctl rebuilds its view per call)
-        _OPENMP_LIBS.append(ThreadpoolController().select(user_api="openmp").lib_controllers)
-    saved = [(lib, lib.get_num_threads()) for lib in _OPENMP_LIBS[0]]
-    for lib, _ in saved:
-        lib.set_num_threads(1)
-    try:
-        yield
-    finally:
-        for lib, k in saved:
-            lib.set_num_threads(k)
-
-
 def threads_for(problem):
     """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
     if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
         return nullcontext()
     stack = ExitStack()
-    stack.enter_context(_one_openmp_thread())
+    stack.enter_context(one_openmp_thread())  # a per-thread ICV: no other thread
     stack.enter_context(one_blas_thread())  # composes with concurrent limits (utils._threads)
     return stack
 
