@@ -203,8 +203,7 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 
 
-@pytest.mark.parametrize("purpose", ["fit", "path", "search"])
-def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it(purpose):
+def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it():
     """Storing K costs its n^2 / 2 entries, which the several solves of a path (or a CV's
     folds) pay back and one fit from zero at a small C does not: an estimator's fit keeps
     the float64 K matrix-free, its one-byte codes are still stored, and the SVM is the same
@@ -213,10 +212,11 @@ def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it(purpose):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = np.where(X[:, :3].sum(1) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
-    backend = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition"))._make_backend(
-        X, [1.0], purpose)
-    backend = getattr(backend, "inner", backend)  # one-vs-one's binary backend
-    assert backend.store_kernel == (purpose != "fit")
+    est = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition"))
+    for purpose in ("fit", "path", "search"):
+        backend = est._make_backend(X, [1.0], purpose)
+        backend = getattr(backend, "inner", backend)  # one-vs-one's binary backend
+        assert backend.store_kernel == (purpose != "fit")
     eps = 1e-10
     solutions = []
     for store in (False, True):

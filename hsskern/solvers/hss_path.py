@@ -99,7 +99,7 @@ def threads_for(problem):
     if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
         return nullcontext()
     stack = ExitStack()
-    stack.enter_context(one_openmp_thread())  # a per-thread ICV: no other thread
+    stack.enter_context(one_openmp_thread())  # this thread's count only
     stack.enter_context(one_blas_thread())  # composes with concurrent limits (utils._threads)
     return stack
 
