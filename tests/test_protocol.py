@@ -3,13 +3,17 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.utils.multiclass import check_classification_targets
 
 from hsskern import (HSSSVCOptions, FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                      NystromSVCCV, SparseCholeskySVC)
-from hsskern.estimators.base import labels_from_decision
+from hsskern.estimators.base import _check_class_labels, labels_from_decision
 from hsskern.solvers.path import PathSolution, check_Cs
 
 # small, fast settings of every estimator that has a C
@@ -96,6 +100,32 @@ def test_labels_from_decision():
     np.testing.assert_array_equal(labels_from_decision(classes, np.array([[1, 1, 0],
                                                                           [0, 2, 2]])),
                                   ["a", "b"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(
+    hnp.arrays(st.sampled_from([np.float64, np.float32]), st.integers(0, 6),
+               elements=st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
+                                  st.integers(-3, 3).map(float), st.just(2.0 ** 40))),
+    hnp.arrays(st.sampled_from([np.int8, np.int64, np.uint8, np.bool_]), st.integers(0, 6))))
+def test_label_check_fast_path_agrees_with_sklearn(y):
+    """The label check that skips type detection for integer-valued labels accepts and
+    refuses exactly what scikit-learn's ``check_classification_targets`` does."""
+    def outcome(check):
+        try:
+            check(y)
+        except ValueError as exc:
+            return type(exc)
+        return None
+    assert outcome(_check_class_labels) == outcome(check_classification_targets)
+
+
+def test_default_options_are_built_once():
+    a, b = HSSSVC(), HSSSVC(C=10.0)
+    assert a._options() is b._options()
+    assert a._options() == HSSSVCOptions()
+    given_opts = HSSSVCOptions(leaf_size=32)
+    assert HSSSVC(options=given_opts)._options() is given_opts
 
 
 @pytest.mark.parametrize("est", ALL, ids=_ids(ALL))

@@ -14,9 +14,16 @@ import warnings
 from ..options import OptionsBase
 from ..utils._deprecation import caller_stacklevel
 
-__all__ = ["OptionsParamsMixin", "fold_legacy", "legacy_init"]
+__all__ = ["OptionsParamsMixin", "default_options", "fold_legacy", "legacy_init"]
 
 _PREFIX = "options__"
+
+
+@functools.cache
+def default_options(options_class):
+    """The defaults of ``options_class``, built and checked once: the objects are immutable,
+    so every estimator with ``options=None`` may share one (a fit asks for it several times)."""
+    return options_class()
 
 
 def _warn_legacy(cls, names):
@@ -43,7 +50,7 @@ def fold_legacy(cls, options, legacy):
         raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument "
                         f"{unknown[0]!r}")
     _warn_legacy(cls, legacy)
-    base = cls._options_class() if options is None else options
+    base = default_options(cls._options_class) if options is None else options
     if not isinstance(base, OptionsBase):
         raise TypeError(f"options must be a {cls._options_class.__name__} or None, got "
                         f"{options!r}")
@@ -63,12 +70,13 @@ class OptionsParamsMixin:
 
     def _options(self):
         """The options in effect: ``options``, or the defaults when it is None."""
-        return self._options_class() if self.options is None else self.options
+        return default_options(self._options_class) if self.options is None else self.options
 
     def get_params(self, deep=True):
         out = super().get_params(deep=deep)
         if deep and self.options is None:
-            out.update((_PREFIX + k, v) for k, v in self._options_class().get_params().items())
+            defaults = default_options(self._options_class).get_params()
+            out.update((_PREFIX + k, v) for k, v in defaults.items())
         return out
 
     def set_params(self, **params):

@@ -14,6 +14,7 @@ Weights: ``sample_weight`` and ``class_weight`` combine as in SVC into one weigh
 weighted C). Points of weight 0 are dropped before ``prepare``: they are never support vectors,
 cost no compression or factor work, and fitting with them is fitting without them.
 """
+import functools
 import time
 from typing import NamedTuple
 
@@ -42,10 +43,21 @@ __all__ = ["FitStateMixin", "FitData", "PathEstimator", "ClassifierBase", "PathC
            "validate_input", "sparse_or_dense"]
 
 
+def _check_class_labels(y):
+    """scikit-learn's ``check_classification_targets`` for a validated 1-D ``y``, skipped
+    for integer labels and floats of small integral value: its type detection is a tenth
+    of a small fit, and those are classes by its own rule."""
+    if y.ndim == 1 and y.size and (y.dtype.kind in "iub" or (
+            y.dtype.kind == "f" and np.all(np.abs(y) < 2.0 ** 31) and np.all(y == np.rint(y)))):
+        return
+    check_classification_targets(y)
+
+
 def encode_labels(y):
     """classes, and one-vs-rest label columns in {-1, +1}: one column (+1 = ``classes[1]``)
     for two classes, one per class otherwise."""
-    check_classification_targets(y)
+    y = np.asarray(y)
+    _check_class_labels(y)
     classes, idx = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise ValueError(f"a classifier needs samples of at least 2 classes; the labels hold "
@@ -55,6 +67,13 @@ def encode_labels(y):
     Y = -np.ones((idx.size, classes.size))
     Y[np.arange(idx.size), idx] = 1.0
     return classes, Y
+
+
+@functools.cache
+def _param_names(cls):
+    """The constructor's parameter names of an estimator class (read from its signature
+    once, not on every fit)."""
+    return frozenset(cls._get_param_names())
 
 
 def check_sample_weight(sample_weight, X):
@@ -82,6 +101,8 @@ def class_weight_vector(class_weight, classes, y):
     None: ones; a dict: its entries (SVC's errors for labels it does not know); "balanced":
     ``n_samples / (n_classes * bincount(y))`` over ``y``.
     """
+    if class_weight is None:  # compute_class_weight's answer, without its checks' cost
+        return np.ones(classes.size)
     cw = compute_class_weight(class_weight, classes=classes, y=y)
     cw = np.asarray(cw, dtype=np.float64)
     if not np.all(np.isfinite(cw)) or np.any(cw < 0):
@@ -428,7 +449,7 @@ class ClassifierBase(ClassifierMixin):
         """
         sw = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
-        if "class_weight" in self.get_params():
+        if "class_weight" in _param_names(type(self)):
             self.class_weight_ = class_weight_vector(class_weight, classes, y)
         w = point_weights(y, classes, class_weight, sw)
         check_weighted_classes(classes, y, w)
