@@ -19,6 +19,7 @@ from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
                                         single_fit_engine, solve_dual)
+from hsskern.solvers import hss_path
 from hsskern.solvers.hss_path import HSSBackend, resolve_engine
 from hsskern.solvers.refine import continuation_start
 from svm_reference import gap_tol
@@ -366,3 +367,47 @@ def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
     np.testing.assert_allclose(G, yv * (Kl @ (yv * alpha)) + p, atol=1e-12 * (1 + l))
     np.testing.assert_allclose(G_bar, yv * (Kl @ np.where(alpha >= upper, yv * upper, 0.0)),
                                atol=1e-12 * (1 + l))
+
+
+def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm(monkeypatch):
+    """Past SMALL_N points one fit (``probe_C``) measures its support vectors' share and
+    starts from zero while n x n_SV is within ``refine_limit``; a path (no ``probe_C``), or
+    a share over the limit, keeps the ADMM route. Both routes hold SVC's SVM."""
+    n, d, C = 900, 3, 2.0
+    X, y, _ = _problem(23, n, d)
+    monkeypatch.setattr(hss_path, "SMALL_N", 500)
+    kern = make_kernel("gaussian", gamma=0.3)
+    base = HSSBackend(kern, start="auto", refine=True, refine_tol=1e-8,
+                      smo_options=SMOOptions(probe_points=200))
+    assert base.resolve_start(n, d) == "admm"
+    assert base.resolve_start(n, d, sv_share=base.refine_limit / n ** 2) == "decomposition"
+    assert base.resolve_start(n, d, sv_share=1.01 * base.refine_limit / n ** 2) == "admm"
+    K = kernel_operator(X, kern).to_dense()
+    ref = SVC(C=C, gamma=0.3, tol=1e-8).fit(X, y)
+    routes = {}
+    for probe_C, limit in ((C, base.refine_limit), (None, base.refine_limit), (C, 1.0)):
+        backend = replace(base, probe_C=probe_C, refine_limit=limit)
+        prob = backend.prepare(X, y[:, None])
+        routes[probe_C, limit] = prob.start
+        if prob.start == "decomposition":  # the share measured, passed on to the engine rule
+            assert 0 < prob.stats["sv_share"] < 1
+        coef = backend.path(prob, y[:, None], [C])[0].dual_coef[:, 0]
+        assert _gap(K, y, np.abs(coef), C) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, C, np.ones(n)))
+    assert routes == {(C, base.refine_limit): "decomposition", (None, base.refine_limit): "admm",
+                      (C, 1.0): "admm"}
+
+
+def test_one_fit_probes_the_start_and_a_path_does_not(monkeypatch):
+    """HSSSVC.fit passes its C to the start's probe, fit_path none: past SMALL_N (patched
+    down) the fit starts from zero with the share it measured, the path takes the ADMM."""
+    X, y, _ = _problem(24, 2600, 3)
+    monkeypatch.setattr(hss_path, "SMALL_N", 1000)
+    est = HSSSVC(C=1.0, gamma=0.3).fit(X, y)
+    assert est.hss_["start"] == "decomposition" and 0 < est.hss_["sv_share"] < 1
+    path = HSSSVC(gamma=0.3).fit_path(X, y, [1.0])[0]
+    assert path.hss_["start"] != "decomposition"
+    ref = SVC(C=1.0, gamma=0.3).fit(X, y)
+    for m in (est, path):
+        assert np.mean(m.predict(X) == ref.predict(X)) >= 0.999

@@ -64,7 +64,8 @@ def _hss_backend(est, X, width, purpose):
                       relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
                       refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
                       n_decades=n_decades, memory_budget=est.memory_budget, log=log,
-                      store_kernel=purpose != "fit")
+                      store_kernel=purpose != "fit",
+                      probe_C=float(est.C) if purpose == "fit" else None)
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):

@@ -243,7 +243,7 @@ def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
 
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
                           log=None, engine="block", smo_options=None, y=None,
-                          store_kernel=True):
+                          store_kernel=True, sv_share=None):
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
@@ -263,7 +263,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     column) and ``engine="auto"``, a problem the assumed support-vector share would send to
     the block route has its share measured
     (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
-    decides on that.
+    decides on that; ``sv_share`` given is a share measured already.
 
     Raises
     ------
@@ -290,10 +290,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     # never when the OS does not say how much memory there is
     worth = (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None
     smo_options = SMOOptions() if smo_options is None else smo_options
-    chosen = _engine_of(K, engine, smo_options, n_rhs, budget)
-    sv_share = None
+    chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
     # a measured share can change the answer only where no support vectors would cache
-    if y is not None and chosen == "block" and \
+    if sv_share is None and y is not None and chosen == "block" and \
             _engine_of(K, engine, smo_options, n_rhs, budget, 0.0) == "cached":
         ts = time.perf_counter()
         sv_share = probe_sv_share(K.points, K.kernel, y, smo_options)
@@ -616,7 +615,9 @@ class HSSBackend:
     ``engine`` and ``smo_options`` choose what solves a ``start="decomposition"`` problem's
     exact duals (see :func:`hss_svm_path`); ``store_kernel=False`` (one fit, not a path)
     keeps its K matrix-free unless it stores as one-byte codes
-    (:func:`prepare_decomposition`).
+    (:func:`prepare_decomposition`). ``probe_C`` (one fit's C; None for a path, whose
+    first C is its smallest) lets ``start="auto"`` measure the support vectors' share past
+    :data:`SMALL_N` points (:meth:`resolve_start`).
 
     ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
     ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
@@ -647,6 +648,7 @@ class HSSBackend:
     engine: str = "auto"
     smo_options: SMOOptions = field(default_factory=SMOOptions)
     store_kernel: bool = True
+    probe_C: float = None
 
     def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
@@ -664,7 +666,7 @@ class HSSBackend:
                                adaptive_beta=self.adaptive_beta, refine=bool(self.refine),
                                max_chunk=self.max_chunk)
 
-    def resolve_start(self, n, d):
+    def resolve_start(self, n, d, sv_share=None):
         """The start ``prepare`` takes on n points of d features: "admm" or "decomposition".
 
         "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
@@ -679,6 +681,11 @@ class HSSBackend:
         memory budget does not either: the route takes less memory than the ADMM route (no
         HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
         to what the budget holds.
+
+        Past :data:`SMALL_N` points a measured share of support vectors ``sv_share``
+        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) takes "decomposition" too while
+        n x n_SV is within ``refine_limit``: the bound the rule above keeps by n^2, met by
+        the support vectors the first C has, not by the most it could have.
         """
         if self.start not in _STARTS:
             raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
@@ -686,9 +693,29 @@ class HSSBackend:
             return self._dot_kernel_start()
         if self.start != "auto":
             return self.start
-        small = (bool(self.refine) and self.approximation == "hss" and n <= SMALL_N
-                 and (self.refine != "auto" or float(n) * n <= self.refine_limit))
+        if not (self.refine and self.approximation == "hss"):
+            return "admm"
+        if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
+            return "decomposition"
+        small = n <= SMALL_N and (self.refine != "auto" or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
+
+    def _probe_share(self, X, Y):
+        """The support vectors' share at ``probe_C`` on a subsample, where it can move the
+        start (past :data:`SMALL_N` dense points, "auto"); else None."""
+        n = X.shape[0]
+        y = _first_labels(Y, n)
+        if (self.probe_C is None or self.start != "auto" or n <= SMALL_N or y is None
+                or sp.issparse(X) or self.kernel is None
+                or self.kernel.name not in CACHED_KERNELS
+                or self.resolve_start(n, X.shape[1], sv_share=0.0) != "decomposition"):
+            return None
+        t0 = time.perf_counter()
+        share = probe_sv_share(X, self.kernel, y, self.smo_options, C=self.probe_C)
+        if share is not None and self.log is not None:
+            self.log(1, f"support vectors at C={self.probe_C:g} on a subsample: "
+                        f"{100 * share:.2g} % ({time.perf_counter() - t0:.2f} s)")
+        return share
 
     def _dot_kernel_start(self):
         # the compression's tree, neighbours and tolerances are those of a distance kernel,
@@ -716,7 +743,8 @@ class HSSBackend:
         """
         n, d = X.shape
         n_rhs = 1 if Y is None else np.shape(Y)[-1]
-        if self.resolve_start(n, d) == "decomposition":
+        share = self._probe_share(X, Y)
+        if self.resolve_start(n, d, share) == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
                                  'solve_exact=True or "auto" (the backend\'s refine; '
@@ -726,7 +754,7 @@ class HSSBackend:
                             "compression, factor or ADMM)")
             return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
                                          engine=self.engine, smo_options=self.smo_options,
-                                         y=_first_labels(Y, n),
+                                         y=_first_labels(Y, n), sv_share=share,
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
                                          log=self.log, store_kernel=self.store_kernel)
         est = self.memory_estimate(n, d, n_rhs)
