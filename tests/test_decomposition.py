@@ -103,3 +103,14 @@ def test_a_round_under_max_time_is_sized_to_the_time_left():
 def test_timed_options_refuse_values_outside_their_range(field, value):
     with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
         DecompositionOptions(**{field: value})
+
+
+def test_no_round_cap_by_default_so_a_long_solve_converges():
+    """Rounds of four points on 300: far more than 200 rounds to the tolerance. The default
+    (no cap) reaches it; a cap stops short, unconverged and said so."""
+    K, y = _problem(4, n=300)
+    small = DecompositionOptions(max_ws=4, max_chunk=4, newton=False)
+    done = refine_exact(K, y, 1.0, tol=1e-3, options=small)
+    assert done.converged and done.rounds > 200 and done.gap < 1e-3
+    capped = refine_exact(K, y, 1.0, tol=1e-3, max_rounds=200, options=small)
+    assert not capped.converged and capped.rounds == 200 and capped.gap >= 1e-3

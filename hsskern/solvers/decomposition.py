@@ -97,7 +97,10 @@ class DecompositionOptions:
     stored_cap_rounds : int, default 100
         Rounds after which the stored kernel's cap is lifted (a problem with many more free
         points than the cap may need many rounds in small sets).
-    max_rounds : int, default 200
+    max_rounds : int or None, default None
+        A cap on the rounds; None: none, as LIBSVM's solver has none: the rounds end at
+        ``tol``, or at a round that changes nothing (a fixed cap stops large problems short
+        of SVC's solution; see the design notes).
     sub_tol : float, default 0.1
         Each working set is solved to a gap of ``max(tol, sub_tol * gap)``, ``gap`` the
         current one over all points (0: every working set to ``tol``): while violators
@@ -165,7 +168,7 @@ class DecompositionOptions:
     large_max_ws: int = 8000
     stored_max_chunk: int = 6000
     stored_cap_rounds: int = 100
-    max_rounds: int = 200
+    max_rounds: object = None
     sub_tol: float = 0.1
     max_smo_iter: object = None
     block_reuse: bool = True
@@ -192,7 +195,7 @@ class DecompositionOptions:
     def __post_init__(self):
         at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
                     "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
-                    "stored_max_chunk": 1, "stored_cap_rounds": 0, "max_rounds": 0,
+                    "stored_max_chunk": 1, "stored_cap_rounds": 0,
                     "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}
         for name, low in at_least.items():
@@ -201,9 +204,9 @@ class DecompositionOptions:
                 and np.isfinite(self.timed_growth) and self.timed_growth >= 1):
             raise ValueError("DecompositionOptions.timed_growth must be a finite number >= 1, "
                              f"got {self.timed_growth!r}")
-        for name in ("max_ws", "max_smo_iter"):
+        for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
             if getattr(self, name) is not None:
-                _check_int(name, getattr(self, name), 1)
+                _check_int(name, getattr(self, name), low)
         nonnegative = ("sub_tol", "newton_first_rate", "smo_first_rate", "smo_before_newton",
                        "newton_ridge", "shrink_margin")
         for name in nonnegative:
@@ -924,7 +927,7 @@ class Decomposition:
             return "no pair" if self.inactive is None else "sets"
         if self.gap < tol:
             return "converged"
-        if self.res.rounds >= self.options.max_rounds:
+        if self.options.max_rounds is not None and self.res.rounds >= self.options.max_rounds:
             return "rounds"
         if max_time is not None and (
                 time.perf_counter() - self.t0 >= max_time

@@ -43,7 +43,6 @@ from .refine import LocalProducts, RefineResult, continuation_start, refine_exac
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
-_NO_ROUND_LIMIT = 10 ** 9  # the time budget bounds the rounds; a round without change ends them
 # A stage starts with tens of thousands of new violators, and label-noise points keep the gap
 # large: solved to a tenth of it, a round moved only a few dozen points and a stage could
 # stall for hundreds of rounds; to a hundredth, a round moves thousands and stages converge
@@ -605,7 +604,7 @@ class ExactBackend:
                                   weights=None if wtr is None else wtr[pts], f=f,
                                   tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
                                   max_ws=self.max_chunk, sub_tol=_STAGE_SUB_TOL,
-                                  log=log, max_rounds=_NO_ROUND_LIMIT, workspace=workspace,
+                                  log=log, workspace=workspace,
                                   products=engine, max_time=remaining, callback=tracker)
             finally:
                 if hasattr(engine, "close"):

@@ -22,7 +22,7 @@ _DEFAULTS = DecompositionOptions()
 
 
 def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=None,
-                 max_chunk=16000, max_rounds=200, sub_tol=0.1, max_smo_iter=None, newton=True,
+                 max_chunk=16000, max_rounds=None, sub_tol=0.1, max_smo_iter=None, newton=True,
                  log=None, workspace=None, p=None, index=None, block_reuse=True,
                  products=None, max_time=None, callback=None, shrinking="auto",
                  options=None):
@@ -56,7 +56,8 @@ def refine_exact(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3, max_ws=
         Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
         ``max_ws`` only to keep the whole free set in. Lowered to what half the available
         memory holds.
-    max_rounds : int, default 200
+    max_rounds : int or None, default None
+        A cap on the rounds (None: none; see :class:`DecompositionOptions`).
     sub_tol : float, default 0.1
         Each working set is solved to a gap of ``max(tol, sub_tol * gap)``, ``gap`` the
         current one over all points (0: every working set to ``tol``).
