@@ -12,6 +12,8 @@ from hsskern.estimators.cv import make_splits
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern import HSSSVCOptions
+from hsskern.kernels import make_kernel
+from hsskern.solvers.hss_path import HSSBackend
 
 
 @pytest.fixture(autouse=True)
@@ -210,9 +212,22 @@ def test_hss_cv_runs():
     assert cv.predict(Xt).shape == (len(Xt),)
 
 
+def test_a_skipped_exact_step_is_named_in_the_warning():
+    """refine="auto" past refine_limit leaves the ADMM's answer: the warning says the exact
+    decomposition was skipped and what solves it exactly, not only "raise max_iter"."""
+    X, y, _, _ = _data()
+    y = np.where(y == 1, 1.0, -1.0)
+    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact", start="admm",
+                         refine="auto", refine_limit=1.0, max_iter=2)
+    prob = backend.prepare(X, y[:, None])
+    with pytest.warns(ConvergenceWarning, match="exact decomposition was skipped") as rec:
+        sol = backend.path(prob, y[:, None], [10.0])[0]
+    assert sol.info["refinement"][0].skipped and "ExactSVC" in str(rec[0].message)
+
+
 def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
-    with pytest.warns(ConvergenceWarning, match="did not reach tol") as rec:
+    with pytest.warns(ConvergenceWarning, match="within max_iter=2 ADMM iterations") as rec:
         HSSSVC(C=10.0,
                options=HSSSVCOptions(approximation="exact", solve_exact=False), max_iter=2).fit(X, y)
     assert "Raise max_iter" in str(rec[0].message)

@@ -584,23 +584,37 @@ def _engine_of(K, engine, smo_options, n_rhs, budget, sv_share=None):
 
 
 def warn_unsolved(solutions, tol, max_iter):
-    """One ConvergenceWarning for the C values whose solution did not reach ``tol`` (neither
-    the ADMM nor the exact decomposition), saying why when the approximation is indefinite:
-    its dual is then not convex, and the ADMM's answer at large C can be poor."""
-    bad = [s.C for s in solutions if not s.converged.all()]
+    """One ConvergenceWarning for the C values whose solution did not reach ``tol``, naming
+    what fell short: the exact decomposition skipped (``refine="auto"`` past
+    ``refine_limit``: the answer is the ADMM's), the exact decomposition itself, or the
+    ADMM (with why when the approximation is indefinite: its dual is then not convex, and
+    the ADMM's answer at large C can be poor)."""
+    bad = [s for s in solutions if not s.converged.all()]
     if not bad:
         return
-    floor = max(s.info["beta_floor"] for s in solutions)
-    msg = (f"the SVM did not reach tol={tol:g} within max_iter={max_iter} ADMM iterations "
-           f"for {len(bad)} of {len(solutions)} C value(s) (C = "
-           + ", ".join(f"{c:.3g}" for c in bad[:5]) + (", ..." if len(bad) > 5 else "") + ").")
-    if floor > 0:
-        msg += (f" beta had to stay >= {floor:.3g} (below it K + beta I was indefinite or the "
-                "iterates diverged), which slows the ADMM at large C. With an HSS "
-                "approximation this means it is indefinite: its dual is not convex and the "
-                "solution at large C can be poor; tighten rel_tol or raise max_rank.")
+    msg = (f"the SVM did not reach its tolerance for {len(bad)} of {len(solutions)} C "
+           "value(s) (C = " + ", ".join(f"{s.C:.3g}" for s in bad[:5])
+           + (", ..." if len(bad) > 5 else "") + ")")
+    refined = [r for s in bad for r in (s.info.get("refinement") or ()) if not r.converged]
+    skipped = [r.skipped for r in refined if r.skipped]
+    if skipped:
+        msg += (f": the exact decomposition was skipped ({skipped[0]}), so the model is the "
+                f"ADMM's approximate answer, which did not reach tol={tol:g} within "
+                f"max_iter={max_iter} iterations either. solve_exact=True solves it exactly "
+                "(slowly); ExactSVC solves it within a time budget.")
+    elif refined:
+        msg += (f": the exact decomposition stopped at gap {max(r.gap for r in refined):.3g} "
+                "(a round changed nothing: the kernel may be indefinite or the C extreme).")
     else:
-        msg += " Raise max_iter or loosen tol."
+        msg += f" within max_iter={max_iter} ADMM iterations (tol={tol:g})."
+        floor = max(s.info["beta_floor"] for s in solutions)
+        if floor > 0:
+            msg += (f" beta had to stay >= {floor:.3g} (below it K + beta I was indefinite "
+                    "or the iterates diverged), which slows the ADMM at large C. With an HSS "
+                    "approximation this means it is indefinite: its dual is not convex and "
+                    "the solution at large C can be poor; tighten rel_tol or raise max_rank.")
+        else:
+            msg += " Raise max_iter or loosen tol."
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
