@@ -20,7 +20,8 @@ Modes (each system in a fresh process of its own, one after the other):
 * ``grid``: model selection as a user runs it, ``--grid-C`` x ``--gamma-factors`` times
   gamma = "scale" (default 4 x 3), ``--folds`` stratified folds shared by all:
   ``HSSSVCCV(param_grid=...)``, ``GridSearchCV(HSSSVC(), ...)`` (as ``hsskern_gscv``) and
-  ``GridSearchCV`` of each peer's SVC, the refit included.
+  ``GridSearchCV`` of each peer's SVC, the refit included; ``--n-jobs`` gives every one the
+  same ``n_jobs`` (oneDAL's SVC threads on every core whatever it is).
 
 ``--kernel poly|linear|sigmoid`` (with ``--degree``, ``--coef0``) gives every system SVC's
 kernel of that name at gamma = "scale" (``--h`` is then not used; LIBLINEAR is Gaussian only);
@@ -58,6 +59,8 @@ def add_arguments(p):
     p.add_argument("--C", nargs="+", default=["1e-2:1e3:10"],
                    help="values, or lo:hi:k for k log-spaced values")
     p.add_argument("--folds", type=int, default=3, help="cv mode's folds")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="grid mode's n_jobs, the same for every system (default: none given)")
     p.add_argument("--n-train", type=int, default=None)
     p.add_argument("--n-test", type=int, default=None)
     p.add_argument("--standardize", action="store_true",
@@ -119,8 +122,10 @@ def run(args, bench):
                      for C in args.fit_C]
         elif mode == "grid":
             cases = [(f"grid {len(args.grid_C)} C x {len(args.gamma_factors)} gamma x "
-                      f"{args.folds} folds", {"grid_C": args.grid_C, "folds": args.folds,
-                                              "gamma_factors": args.gamma_factors})]
+                      f"{args.folds} folds" + ("" if args.n_jobs is None else
+                                               f", n_jobs={args.n_jobs}"),
+                      {"grid_C": args.grid_C, "folds": args.folds, "n_jobs": args.n_jobs,
+                       "gamma_factors": args.gamma_factors})]
         elif args.kernel != "rbf":
             what = _kernel_label(args)
             cases = [(f"{mode} {what} ({len(Cs)} C" + (f" x {args.folds} folds)"
@@ -272,9 +277,10 @@ def grid_task(data, params):
         import hsskern
         est = getattr(hsskern, OURS[params["ours_estimator"]][1])(
             param_grid=grid, cv=cv, class_weight=params["class_weight"], random_state=0,
-            **params["ours"])
+            n_jobs=params.get("n_jobs"), **params["ours"])
     else:
-        est = GridSearchCV(_estimator(params, 1.0, "scale"), grid, cv=cv)
+        est = GridSearchCV(_estimator(params, 1.0, "scale"), grid, cv=cv,
+                           n_jobs=params.get("n_jobs"))
     t0 = time.perf_counter()
     est.fit(Xtr, ytr)
     t = time.perf_counter() - t0

@@ -310,7 +310,9 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         the accuracy weighted by the test rows' ``sample_weight``.
     n_jobs : int or None, default None
         joblib workers for the (fold, parameters but C) cells of a ``param_grid`` /
-        ``scoring`` search (None: one, as ``GridSearchCV``'s).
+        ``scoring`` search (None: one, as ``GridSearchCV``'s). A cell's solver keeps about
+        one core busy at small and mid n, so ``n_jobs=-1`` (every core) is what a grid
+        search on a multi-core machine should pass.
     Cs : int or sequence of float, default 10
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
