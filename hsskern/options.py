@@ -237,7 +237,8 @@ class ADMMOptions(OptionsBase):
         decomposition from alpha = 0, with no compression, factor or ADMM (every C is then
         solved exactly, so it needs ``solve_exact``). "auto": "decomposition" when
         ``solve_exact`` is on, ``approximation="hss"`` and n <= 100,000 (measured: there the
-        setup costs more than it saves), "admm" otherwise.
+        setup costs more than it saves), or, for one ``fit`` past it, while the support
+        vectors a subsample measures at its C keep n x n_SV within 10^10; "admm" otherwise.
     beta : float or None, default None
         ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
         by n (the paper's schedule).

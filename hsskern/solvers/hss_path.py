@@ -20,7 +20,8 @@ ADMM cost more than they save, and ``start="decomposition"`` skips all three: th
 solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
-:data:`SMALL_N`, the ADMM route otherwise; the memory budget caps its working sets.
+:data:`SMALL_N`, and past it for one fit whose measured support vectors keep n x n_SV within
+``refine_limit``; the ADMM route otherwise. The memory budget caps its working sets.
 """
 import time
 import warnings
