@@ -250,6 +250,51 @@ def test_gaussian_blas_route_keeps_relative_accuracy(n, d, offset, hfac, seed):
                                atol=1e-12 * (KY @ np.abs(V)).max() + floor)
 
 
+@given(n=st.integers(100, 400), d=st.integers(12, 40), n_far=st.integers(1, 2),
+       hfac=st.floats(0.5, 2.0), reach=st.sampled_from([1.5, 4.0, 1e3]),
+       rows=st.integers(1, 9), seed=st.integers(0, 10**6))
+def test_gaussian_blas_route_sums_far_points_directly(n, d, n_far, hfac, reach, rows, seed):
+    # a few points far from the others (as a rare binary feature makes them once z-scored):
+    # their norms alone break the expansion's bound, yet the dgemm route is still taken.
+    # Between two far points (close to each other here, entries O(1), where the expansion
+    # would be off by up to reach x 1e-12) the distances are summed directly: 1e-12; between
+    # a far point and a near one the expansion's error stays within 2.5e-12 or 8 times the
+    # direct sum's own rounding, gamma |a - b|^2 (d + 2) u
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    h = hfac * np.sqrt(d)
+    gamma = 1.0 / (2.0 * h * h)
+    limit = 1e-12 / (gamma * 2.0 * (d + 2) * np.finfo(float).eps)  # the norm^2 of "far"
+    centre = rng.normal(size=d)
+    centre *= np.sqrt(reach * limit) / np.linalg.norm(centre)
+    X[:n_far] = centre + 0.3 * rng.normal(size=(n_far, d))
+    K = kernel_operator(X, "gaussian", h=h)
+    route = K._gemm()
+    assert route is not None and np.flatnonzero(route[4]).tolist() == list(range(n_far))
+    dense = reference_kernel(K.kernel, X)
+    V = rng.normal(size=(n, rows))
+    floor = 3.4e-308 * np.abs(V).sum()
+    np.testing.assert_allclose(K @ V, dense @ V, rtol=1e-12,
+                               atol=1e-12 * np.abs(dense).sum(axis=1).max() + floor)
+    idx = np.concatenate([np.arange(n_far), rng.integers(0, n, 60)])
+    S, R = K.submatrix(idx, idx), dense[np.ix_(idx, idx)]
+    np.testing.assert_array_equal(S, S.T)
+    kept = R > 1e-250
+    with np.errstate(divide="ignore"):
+        E = -np.log(R[kept])  # gamma |a - b|^2
+    u = np.finfo(float).eps / 2
+    tol = (2.5e-12 + 8 * (d + 2) * u * E + 8 * u) * R[kept]
+    assert np.all(np.abs(S[kept] - R[kept]) <= tol)
+    far = np.zeros(idx.size, dtype=bool)
+    far[:n_far] = True
+    both = np.outer(far, far)
+    np.testing.assert_allclose(S[both], R[both], rtol=1e-12)
+    Y = np.vstack([X[:n_far] + 0.1 * rng.normal(size=(n_far, d)), rng.normal(size=(5, d))])
+    KY = reference_kernel(K.kernel, Y, X)
+    np.testing.assert_allclose(K.cross(Y) @ V, KY @ V, rtol=1e-12,
+                               atol=1e-12 * (KY @ np.abs(V)).max() + floor)
+
+
 @given(n=st.integers(1, 150), d=st.integers(1, 6), spread=st.floats(0.5, 60.0),
        name=st.sampled_from(["gaussian", "laplacian"]), rows=st.sampled_from(["dense", "csr"]),
        seed=st.integers(0, 10**6))

@@ -15,8 +15,10 @@ The Gaussian kernel also has a BLAS route (``matmat_gauss``, ``gather_gauss``): 
 points the squared distance is |a|^2 + |b|^2 - 2 a.b with a.b from dgemm. For the Gaussian an
 absolute error delta in the squared distance is a *relative* error gamma * delta in the entry,
 small or large, so the route keeps the small entries right whenever gamma times the rounding
-bound of the expansion is tiny; the Python layer checks that bound and otherwise stays on the
-direct sums. With d in the tens, dgemm's distances cost a fraction of the direct ones.
+bound of the expansion is tiny. The Python layer checks that bound point by point: the
+distances of the few points whose norm breaks it (outliers far from the mean) are summed
+directly inside the tiles, and where many do the whole product stays on the direct sums.
+With d in the tens, dgemm's distances cost a fraction of the direct ones.
 """
 cimport openmp
 from cython cimport floating
@@ -569,46 +571,90 @@ def max_threads():
     return openmp.omp_get_max_threads()
 
 
-cdef inline void _gauss_rows(double* t, Py_ssize_t w, Py_ssize_t ldt, Py_ssize_t mb,
-                             const double* an, const double* bn, double gamma) noexcept nogil:
-    """t[i, j] = exp(-gamma * max(an[i] + bn[j] + t[i, j], 0)) for rows i < mb."""
-    cdef Py_ssize_t i, j
+cdef inline double _direct_sq(const double* a, const double* b, Py_ssize_t ldb,
+                              int d) noexcept nogil:
+    """|a - b|^2 summed directly, b strided by ldb."""
+    cdef double s = 0.0, e
+    cdef int k
+    for k in range(d):
+        e = a[k] - b[k * ldb]
+        s = s + e * e
+    return s
+
+
+cdef void _gauss_tile(double gamma, const double* a, Py_ssize_t lda, const double* an,
+                      Py_ssize_t mb, const double* bt, Py_ssize_t ldb, const double* bn,
+                      Py_ssize_t w, int d, double* t, Py_ssize_t ldt,
+                      const unsigned char* afar, Py_ssize_t aoff,
+                      const unsigned char* bfar, Py_ssize_t boff) noexcept nogil:
+    """t (mb x w, row stride ldt) = Gaussian of centered rows a (mb x d) and columns bt (d x w).
+
+    dgemm is called in column-major terms: t^T = bt^T a^T, i.e. (w x mb) = (w x d)(d x mb).
+    The squared distances between a row flagged in ``afar[aoff:]`` and a column flagged in
+    ``bfar[boff:]`` (NULL: none), two points whose norms would cost the expansion its
+    accuracy, are summed directly instead.
+    Called from OpenMP threads: the caller keeps BLAS itself single-threaded.
+    """
+    cdef int M = <int> w, N = <int> mb, K = d
+    cdef int LDB = <int> ldb, LDA = <int> lda, LDT = <int> ldt
+    cdef double alpha = -2.0, zero = 0.0
+    cdef Py_ssize_t i, j, k, q, nfc = 0
     cdef double* row
     cdef double ai, s
+    cdef Py_ssize_t* fj = NULL
+    cdef double* fc = NULL
+    dgemm("N", "N", &M, &N, &K, &alpha, <double*> bt, &LDB, <double*> a, &LDA, &zero, t, &LDT)
+    if afar != NULL and bfar != NULL:
+        afar = afar + aoff
+        bfar = bfar + boff
+        for j in range(w):
+            nfc = nfc + bfar[j]
+        if nfc:  # the far columns, gathered contiguous (else read strided, d times an entry)
+            fj = <Py_ssize_t*> malloc(nfc * sizeof(Py_ssize_t))
+            fc = <double*> malloc(nfc * d * sizeof(double))
+            if fj != NULL and fc != NULL:
+                q = 0
+                for j in range(w):
+                    if bfar[j]:
+                        fj[q] = j
+                        for k in range(d):
+                            fc[q * d + k] = bt[k * ldb + j]
+                        q = q + 1
     for i in range(mb):
         row = t + i * ldt
         ai = an[i]
         for j in range(w):
             s = ai + bn[j] + row[j]
             row[j] = s if s > 0.0 else 0.0
+        if nfc and afar[i]:
+            if fj != NULL and fc != NULL:
+                for q in range(nfc):
+                    row[fj[q]] = _direct_sq(a + i * lda, fc + q * d, 1, d)
+            else:
+                for j in range(w):
+                    if bfar[j]:
+                        row[j] = _direct_sq(a + i * lda, bt + j, ldb, d)
         exp_scaled(row, w, -gamma)
+    free(fj)
+    free(fc)
 
 
-cdef void _gauss_tile(double gamma, const double* a, Py_ssize_t lda, const double* an,
-                      Py_ssize_t mb, const double* bt, Py_ssize_t ldb, const double* bn,
-                      Py_ssize_t w, int d, double* t, Py_ssize_t ldt) noexcept nogil:
-    """t (mb x w, row stride ldt) = Gaussian of centered rows a (mb x d) and columns bt (d x w).
-
-    dgemm is called in column-major terms: t^T = bt^T a^T, i.e. (w x mb) = (w x d)(d x mb).
-    Called from OpenMP threads: the caller keeps BLAS itself single-threaded.
-    """
-    cdef int M = <int> w, N = <int> mb, K = d
-    cdef int LDB = <int> ldb, LDA = <int> lda, LDT = <int> ldt
-    cdef double alpha = -2.0, zero = 0.0
-    dgemm("N", "N", &M, &N, &K, &alpha, <double*> bt, &LDB, <double*> a, &LDA, &zero, t, &LDT)
-    _gauss_rows(t, w, ldt, mb, an, bn, gamma)
+cdef inline const unsigned char* _flags(const unsigned char[::1] far) noexcept nogil:
+    return &far[0] if far.shape[0] > 0 else NULL
 
 
 def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
                  const double[:, ::1] BT, const double[::1] bn, const double[:, ::1] V,
-                 double[:, ::1] out, Py_ssize_t row_tile, Py_ssize_t col_tile):
+                 double[:, ::1] out, Py_ssize_t row_tile, Py_ssize_t col_tile,
+                 const unsigned char[::1] afar, const unsigned char[::1] bfar):
     """out = K(A, B) @ V for the Gaussian through dgemm, tile by tile.
 
     A (m x d) and BT (d x n) are centered by the same vector, an / bn their squared row /
-    column norms. Threads own row tiles (OpenMP); within a tile the distances and the product
-    with V are single-threaded BLAS calls (the caller limits BLAS to one thread, the pattern
-    scikit-learn's pairwise reductions use), the exponentials a vectorized loop. Extra memory:
-    one row_tile x col_tile tile per thread.
+    column norms, afar / bfar the rows and columns whose distances are summed directly
+    (empty: none; see :func:`_gauss_tile`). Threads own row tiles (OpenMP); within a tile
+    the distances and the product with V are single-threaded BLAS calls (the caller limits
+    BLAS to one thread, the pattern scikit-learn's pairwise reductions use), the
+    exponentials a vectorized loop. Extra memory: one row_tile x col_tile tile per thread.
     """
     cdef Py_ssize_t m = A.shape[0], n = BT.shape[1], d = A.shape[1], r = V.shape[1]
     cdef Py_ssize_t n_row_tiles, t, i0, j0, mb, w
@@ -617,6 +663,8 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
     cdef double* tile
     cdef int no_tile = 0
     cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
+    cdef const unsigned char* af = _flags(afar)
+    cdef const unsigned char* bf = _flags(bfar)
     if m == 0 or r == 0:
         return
     out[:, :] = 0.0
@@ -640,7 +688,7 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
             while j0 < n:
                 w = col_tile if j0 + col_tile <= n else n - j0
                 _gauss_tile(gamma, &A[i0, 0], d, &an[i0], mb, &BT[0, j0], n, &bn[j0], w,
-                            <int> d, tile, w)
+                            <int> d, tile, w, af, i0, bf, j0)
                 # out[i0:i0+mb] += tile @ V[j0:j0+w]  (column-major: out^T += V^T tile^T)
                 MB = <int> mb
                 W = <int> w
@@ -654,7 +702,7 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
 
 def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
                      const double[:, ::1] AT, const double[:, ::1] V, double[:, :, ::1] bufs,
-                     Py_ssize_t row_tile, Py_ssize_t col_tile):
+                     Py_ssize_t row_tile, Py_ssize_t col_tile, const unsigned char[::1] far):
     """bufs summed over axis 0 = K(A, A) @ V for the Gaussian, from the upper half of K.
 
     K is symmetric, so each entry is computed once: row tile [i0, i0 + mb) takes the columns
@@ -671,6 +719,7 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
     cdef int no_tile = 0
     cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     cdef double* buf
+    cdef const unsigned char* ff = _flags(far)
     if n == 0 or r == 0:
         return
     if row_tile > n:
@@ -698,7 +747,7 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
                 W = <int> w
                 LDT = <int> w
                 _gauss_tile(gamma, &A[i0, 0], d, &an[i0], mb, &AT[0, j0], n, &an[j0], w,
-                            <int> d, tile, w)
+                            <int> d, tile, w, ff, i0, ff, j0)
                 # rows I: buf[i0:i0+mb] += T @ V[j0:j0+w] (column-major: buf^T += V^T T^T)
                 dgemm("N", "N", &R, &MB, &W, &one, <double*> &V[j0, 0], &R, tile, &W, &one,
                       buf + i0 * r, &R)
@@ -719,13 +768,14 @@ DEF GATHER_ROWS = 64
 
 def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
                  const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out,
-                 bint upper=False):
+                 bint upper=False, const unsigned char[::1] far=None):
     """out[a, b] = exp(-gamma |x_I[a] - x_J[b]|^2) from centered points Xc and norms xn.
 
     The caller keeps BLAS single-threaded; large blocks are split over OpenMP threads by rows.
     ``upper`` (I and J equal): each chunk of rows starts at its own diagonal, so only the upper
     triangle and the diagonal tiles are computed (about half the dgemm and the exponentials)
-    and the caller mirrors the rest.
+    and the caller mirrors the rest. ``far`` (None or empty: none): the points whose distances
+    are summed directly (see :func:`_gauss_tile`).
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
     cdef Py_ssize_t a, b, k, c, c0, nchunk, s
@@ -733,17 +783,26 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     cdef double* rows
     cdef double* an
     cdef double* bn
+    cdef unsigned char* af = NULL
+    cdef unsigned char* bf = NULL
+    cdef bint flagged = far is not None and far.shape[0] > 0
     if m == 0 or n == 0:
         return
     bt = <double*> malloc(d * n * sizeof(double))
     rows = <double*> malloc(d * m * sizeof(double))
     an = <double*> malloc(m * sizeof(double))
     bn = <double*> malloc(n * sizeof(double))
-    if bt == NULL or rows == NULL or an == NULL or bn == NULL:
+    if flagged:
+        af = <unsigned char*> malloc(m)
+        bf = <unsigned char*> malloc(n)
+    if (bt == NULL or rows == NULL or an == NULL or bn == NULL
+            or (flagged and (af == NULL or bf == NULL))):
         free(bt)
         free(rows)
         free(an)
         free(bn)
+        free(af)
+        free(bf)
         raise MemoryError(_no_scratch((d + 1) * (m + n)))
     with nogil:
         for b in range(n):
@@ -754,6 +813,11 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
             an[a] = xn[I[a]]
             for k in range(d):
                 rows[a * d + k] = Xc[I[a], k]
+        if flagged:
+            for a in range(m):
+                af[a] = far[I[a]]
+            for b in range(n):
+                bf[b] = far[J[b]]
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
             nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
             for c in prange(nchunk, schedule="dynamic"):
@@ -761,13 +825,17 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
                 s = c0 if upper else 0
                 _gauss_tile(gamma, rows + c0 * d, d, an + c0,
                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0,
-                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], n)
+                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], n,
+                            af, c0, bf, s)
         else:
-            _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], n)
+            _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], n, af, 0,
+                        bf, 0)
         free(bt)
         free(rows)
         free(an)
         free(bn)
+        free(af)
+        free(bf)
 
 
 def mirror_upper(double[:, ::1] out):

@@ -28,6 +28,9 @@ _SYM_MIN_BYTES = 64 * 2**20
 _GEMM_MIN_FEATURES = 12
 #: Largest accepted bound on the dgemm route's relative entry error (see ``_gemm_route``).
 _GEMM_MAX_REL_ERROR = 1e-12
+#: Past this share of far points, rows' and columns' (their entries summed directly inside the
+#: dgemm tiles, several times an expanded entry's cost), the direct sums throughout.
+_GEMM_MAX_FAR_SHARE = 0.25
 _GEMM_ROW_TILE = 128
 _GEMM_COL_TILE = 2048
 
@@ -46,30 +49,53 @@ def _col_tile(block_memory, n):
 
 
 def _gemm_route(kernel, rows, cols):
-    """(centered rows, their squared norms, centered columns transposed, their squared norms)
-    for the Gaussian's dgemm route, or None.
+    """(centered rows, their squared norms, centered columns transposed, their squared norms,
+    the rows' and the columns' far flags) for the Gaussian's dgemm route, or None.
 
     The squared distance |a|^2 + |b|^2 - 2 a.b has an absolute rounding error below
     2 (d + 2) u (|a|^2 + |b|^2) (u the unit roundoff), which the Gaussian turns into a
     relative entry error gamma times that. Centering (distances do not change under a common
-    shift) keeps the norms small; where the bound still exceeds ``_GEMM_MAX_REL_ERROR`` (narrow
-    kernels, points far from their mean) the direct sums are used.
+    shift) keeps the norms small: on the mean of the larger of the two sets, or, when some
+    norm is too large, on the mean of all but its farthest ``_GEMM_MAX_FAR_SHARE`` (outliers
+    pull the mean away from the rest). A point whose norm alone would
+    take the bound past ``_GEMM_MAX_REL_ERROR`` is *far*: its distances are summed directly
+    inside the tiles (uint8 flags; empty arrays when no point is), so every entry keeps the
+    bound. Where the far rows' and the far columns' shares add up to more than
+    ``_GEMM_MAX_FAR_SHARE`` (narrow kernels, clouds far from their mean) the direct sums are
+    used throughout.
     """
     d = rows.shape[1]
     if kernel.name != "gaussian" or d < _GEMM_MIN_FEATURES or 0 in rows.shape + cols.shape:
         return None
-    mu = cols.mean(axis=0)
+    # pairs of points with norms below the limit meet the bound; a far one is summed directly
+    limit = _GEMM_MAX_REL_ERROR / (kernel.gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps)
+    base, side = (cols, 3) if cols.shape[0] >= rows.shape[0] else (rows, 1)  # the larger set
+    centered = _centered(rows, cols, base.mean(axis=0))
+    norms = centered[side]
+    if norms.max() > limit:  # outliers pull the mean: centre on all but the farthest share
+        k = int((1.0 - _GEMM_MAX_FAR_SHARE) * (norms.size - 1))
+        centered = _centered(rows, cols,
+                             base[norms <= np.partition(norms, k)[k]].mean(axis=0))
+    rc, rn, cc, cn = centered
+    rfar, cfar = rn > limit, cn > limit
+    if rfar.mean() + cfar.mean() > _GEMM_MAX_FAR_SHARE:
+        return None
+    return rc, rn, np.ascontiguousarray(cc.T), cn, _flags(rfar), _flags(cfar)
+
+
+def _centered(rows, cols, mu):
+    """(rows - mu, their squared norms, cols - mu, theirs)."""
     rc = rows - mu
     rn = np.einsum("ij,ij->i", rc, rc)
     if cols is rows:
-        cc, cn = rc, rn
-    else:
-        cc = cols - mu
-        cn = np.einsum("ij,ij->i", cc, cc)
-    bound = 2.0 * (d + 2) * np.finfo(np.float64).eps / 2 * (rn.max() + cn.max())
-    if kernel.gamma * bound > _GEMM_MAX_REL_ERROR:
-        return None
-    return rc, rn, np.ascontiguousarray(cc.T), cn
+        return rc, rn, rc, rn
+    cc = cols - mu
+    return rc, rn, cc, np.einsum("ij,ij->i", cc, cc)
+
+
+def _flags(far):
+    """A boolean mask as the tiles' uint8 flags (empty when none is set)."""
+    return far.view(np.uint8) if far.any() else np.empty(0, dtype=np.uint8)
 
 
 class _KernelLinearOperator(_KernelSurface):
@@ -109,10 +135,10 @@ class _KernelLinearOperator(_KernelSurface):
         out = np.empty((self.shape[0], V.shape[1]))
         route = self._gemm()
         if route is not None:
-            rc, rn, ccT, cn = route
+            rc, rn, ccT, cn, rfar, cfar = route
             with one_blas_thread():
                 _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
-                                   _GEMM_COL_TILE)
+                                   _GEMM_COL_TILE, rfar, cfar)
         else:
             _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
                          self._col_tile)
@@ -168,7 +194,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         if route is not None:
             with one_blas_thread():
                 _eval.matmat_gauss_sym(self._params[0], route[0], route[1], route[2], V, bufs,
-                                       _GEMM_ROW_TILE, _GEMM_COL_TILE)
+                                       _GEMM_ROW_TILE, _GEMM_COL_TILE, route[4])
         else:
             _eval.matmat_sym(self._kernel.code, self._params, self._erows, self._colsT, V,
                              bufs, self._col_tile)
@@ -210,9 +236,10 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
             _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
         elif I.shape[0] * J.shape[0] > 100000:
             with one_blas_thread():
-                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym)
+                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym,
+                                   route[4])
         else:  # too small for BLAS to spawn threads: skip the switch
-            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym)
+            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym, route[4])
         if sym:
             _eval.mirror_upper(out)
         return out
