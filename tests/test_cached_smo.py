@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sklearn.svm import SVC, SVR
 
 from hsskern.estimators.hss_svc import HSSSVC
-from hsskern.kernels import kernel_operator, make_kernel
+from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
 from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
                                         single_fit_engine, solve_dual)
 from hsskern.solvers import hss_path
@@ -278,6 +278,25 @@ def test_expanded_distances_change_no_answer():
     K = kernel_operator(X, kern).to_dense()
     direct = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8, expand_min_features=99))
     expanded = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8))
+    assert _gap(K, y, expanded.alpha, 2.0) < 1e-8 * (1 + 1e-6)
+    np.testing.assert_allclose(K @ (y * expanded.alpha), K @ (y * direct.alpha),
+                               atol=gap_tol(1e-8, 2.0, np.ones(150)))
+
+
+def test_far_points_mutual_distances_are_summed_directly():
+    """A few points far from the rest (one rare feature, z-scored): the rows keep the
+    expansion, the far points' mutual distances summed directly (the kernel operator's rule),
+    and the SVM is the direct sums' one. Close to each other and of both labels, the far
+    points are support vectors whose mutual entries the expansion would get wrong by ~1e-4."""
+    X, y, rng = _problem(6, 150, 16)
+    X[:4] = 1e6 * np.eye(16)[3] + 0.5 * rng.normal(size=(4, 16))
+    y[:4] = [1.0, -1.0, 1.0, -1.0]
+    kern = make_kernel("gaussian", gamma=0.05)
+    assert np.flatnonzero(gaussian_expansion(kern, X)[2]).tolist() == [0, 1, 2, 3]
+    K = kernel_operator(X, kern).to_dense()
+    direct = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8, expand_min_features=99))
+    expanded = solve_dual(X, kern, y, 2.0, options=SMOOptions(tol=1e-8))
+    assert np.all(expanded.alpha[:4] > 0)
     assert _gap(K, y, expanded.alpha, 2.0) < 1e-8 * (1 + 1e-6)
     np.testing.assert_allclose(K @ (y * expanded.alpha), K @ (y * direct.alpha),
                                atol=gap_tol(1e-8, 2.0, np.ones(150)))

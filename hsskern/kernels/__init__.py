@@ -2,11 +2,13 @@
 :class:`SparseRowsKernelOperator` (scipy sparse rows)."""
 from .functions import KERNELS, Kernel, make_kernel
 from .operator import (CrossKernelOperator, KernelOperator, ShiftedKernelOperator,
-                       StoredKernelOperator, distinct_rows, kernel_operator)
+                       StoredKernelOperator, distinct_rows, gaussian_expansion,
+                       kernel_operator)
 from .sparse_rows import (SparseRowsCrossKernelOperator, SparseRowsKernelOperator,
                           StoredSparseRowsKernelOperator, rows_operator)
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "KernelOperator", "ShiftedKernelOperator",
-           "CrossKernelOperator", "StoredKernelOperator", "distinct_rows", "kernel_operator",
+           "CrossKernelOperator", "StoredKernelOperator", "distinct_rows", "gaussian_expansion",
+           "kernel_operator",
            "SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "rows_operator"]

@@ -57,15 +57,25 @@ def _gemm_route(kernel, rows, cols):
     relative entry error gamma times that. Centering (distances do not change under a common
     shift) keeps the norms small: on the mean of the larger of the two sets, or, when some
     norm is too large, on the mean of all but its farthest ``_GEMM_MAX_FAR_SHARE`` (outliers
-    pull the mean away from the rest). A point whose norm alone would
-    take the bound past ``_GEMM_MAX_REL_ERROR`` is *far*: its distances are summed directly
-    inside the tiles (uint8 flags; empty arrays when no point is), so every entry keeps the
-    bound. Where the far rows' and the far columns' shares add up to more than
+    pull the mean away from the rest). A point whose norm alone would take the bound past
+    ``_GEMM_MAX_REL_ERROR`` is *far* (uint8 flags; empty arrays when no point is): the
+    distances between two far points are summed directly inside the tiles; a far point's
+    distance to a near one is at least (|b| - |a|)^2, large, and there the expansion stays
+    within 2.5 times the bound or 8 times the direct sum's own rounding gamma |a - b|^2
+    (d + 2) u; every other entry keeps the bound. Where the far rows' and the far columns'
+    shares add up to more than
     ``_GEMM_MAX_FAR_SHARE`` (narrow kernels, clouds far from their mean) the direct sums are
     used throughout.
     """
+    if kernel.name != "gaussian" or rows.shape[1] < _GEMM_MIN_FEATURES:
+        return None
+    return _expansion(kernel, rows, cols)
+
+
+def _expansion(kernel, rows, cols):
+    """:func:`_gemm_route`'s tuple, whatever the number of features."""
     d = rows.shape[1]
-    if kernel.name != "gaussian" or d < _GEMM_MIN_FEATURES or 0 in rows.shape + cols.shape:
+    if 0 in rows.shape + cols.shape:
         return None
     # pairs of points with norms below the limit meet the bound; a far one is summed directly
     limit = _GEMM_MAX_REL_ERROR / (kernel.gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps)
@@ -81,6 +91,18 @@ def _gemm_route(kernel, rows, cols):
     if rfar.mean() + cfar.mean() > _GEMM_MAX_FAR_SHARE:
         return None
     return rc, rn, np.ascontiguousarray(cc.T), cn, _flags(rfar), _flags(cfar)
+
+
+def gaussian_expansion(kernel, points):
+    """(centered points, their squared norms, uint8 far flags) where the Gaussian's entries
+    on ``points`` may take the expansion |a|^2 + |b|^2 - 2 a.b, or None: the kernel
+    operator's rule (:func:`_gemm_route`, at any number of features), for solvers that
+    evaluate entries themselves. Distances between two flagged points must be summed
+    directly (flags empty: none)."""
+    if kernel.name != "gaussian":
+        return None
+    route = _expansion(kernel, points, points)
+    return None if route is None else (route[0], route[1], route[4])
 
 
 def _centered(rows, cols, mu):

@@ -54,11 +54,13 @@ ctypedef struct Row:
 cdef void _kernel_columns(int kind, const double* prm, const double* a, const double* xt,
                           Py_ssize_t ldx, Py_ssize_t d, const double* y, double yi,
                           Py_ssize_t j0, Py_ssize_t j1, const double* xn, double an,
-                          double* out) noexcept nogil:
+                          const unsigned char* far, double* out) noexcept nogil:
     """out[j] = yi y[j] k(a, x_j) for j0 <= j < j1, x_j column j of xt (d x ldx). With
     ``xn`` (the columns' squared norms, ``an`` a's; Gaussian only) the squared distances are
     an + xn[j] - 2 a.x_j: one multiply-add an entry and feature instead of a subtraction
-    too (the caller checks that the expansion's rounding is negligible)."""
+    too (the caller checks that the expansion's rounding is negligible), except to the
+    columns flagged in ``far`` (given for a far row a only: the kernel operator's rule),
+    summed directly."""
     cdef Py_ssize_t c0, c1, j, k, w
     cdef double ak, t, r
     cdef const double* bk
@@ -84,6 +86,13 @@ cdef void _kernel_columns(int kind, const double* prm, const double* a, const do
                 for j in range(c0, c1):
                     t = an + xn[j] - 2.0 * out[j]
                     out[j] = t if t > 0.0 else 0.0
+                if far != NULL:
+                    for j in range(c0, c1):
+                        if far[j]:
+                            out[j] = 0.0
+                            for k in range(d):
+                                t = a[k] - xt[k * ldx + j]
+                                out[j] += t * t
             else:
                 for k in range(d):
                     ak = a[k]
@@ -126,6 +135,7 @@ cdef class Engine:
     cdef double* prm
     cdef double* a_buf
     cdef double* xn  # the variables' squared norms (the expanded distances), or NULL
+    cdef unsigned char* far  # the variables whose mutual distances are summed directly, or NULL
     cdef char* status
     cdef Py_ssize_t* active_set
     cdef Row* rows
@@ -149,7 +159,8 @@ cdef class Engine:
                  double[::1] p, double[::1] C, double[::1] alpha, double[::1] G,
                  double[::1] G_bar, double[::1] QD, double cache_doubles, double tol,
                  bint shrinking, long interval, long max_iter, int n_threads,
-                 double par_work, double[::1] xn=None, bint nu=False):
+                 double par_work, double[::1] xn=None, bint nu=False,
+                 unsigned char[::1] far=None):
         cdef Py_ssize_t t, l = y.shape[0]
         self.l, self.d, self.kind = l, xt.shape[0], kind
         self.keep = (params, xt, y, p, C, alpha, G, G_bar, QD)
@@ -159,8 +170,9 @@ cdef class Engine:
         st = np.empty(l, dtype=np.int8)
         act = np.arange(l, dtype=np.intp)
         abuf = np.empty(max(self.d, 1))
-        self.keep = self.keep + (st, abuf, xn)
+        self.keep = self.keep + (st, abuf, xn, far)
         self.xn = &xn[0] if xn is not None else NULL
+        self.far = &far[0] if xn is not None and far is not None and far.shape[0] else NULL
         self.act = act
         cdef signed char[::1] stv = st
         cdef Py_ssize_t[::1] actv = act
@@ -241,6 +253,8 @@ cdef class Engine:
         cdef Py_ssize_t l = self.l, d = self.d
         cdef double work = (j1 - j0) * (d + 8.0), t0
         cdef double an = self.xn[i] if self.xn != NULL else 0.0
+        cdef const unsigned char* far = (self.far if self.far != NULL and self.far[i]
+                                         else NULL)
         cdef bint timed = False
         for k in range(d):
             self.a_buf[k] = self.xt[k * l + i]
@@ -254,10 +268,10 @@ cdef class Engine:
                 lo = j0 + (j1 - j0) * part // nt
                 hi = j0 + (j1 - j0) * (part + 1) // nt
                 _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
-                                self.y[i], lo, hi, self.xn, an, out)
+                                self.y[i], lo, hi, self.xn, an, far, out)
         else:
             _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
-                            self.y[i], j0, j1, self.xn, an, out)
+                            self.y[i], j0, j1, self.xn, an, far, out)
         if timed:
             t0 = (openmp.omp_get_wtime() - t0) / work
             k = 0 if nt == 1 else 1
@@ -298,6 +312,8 @@ cdef class Engine:
         self.QD[i], self.QD[j] = self.QD[j], self.QD[i]
         if self.xn != NULL:
             self.xn[i], self.xn[j] = self.xn[j], self.xn[i]
+        if self.far != NULL:
+            self.far[i], self.far[j] = self.far[j], self.far[i]
         c = self.status[i]
         self.status[i] = self.status[j]
         self.status[j] = c

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..kernels import kernel_operator
+from ..kernels import gaussian_expansion, kernel_operator
 from ._cached_smo import Engine, max_threads
 from .path import check_weights
 from .refine import RefineResult, feasible_start
@@ -117,17 +117,13 @@ class SMOResult:
     r: float = None
 
 
-def _expanded(kernel, pts, options):
-    """Whether rows take the expanded squared distances: a Gaussian, enough features, and
-    the expansion's absolute rounding 2 (d + 2) u (|a|^2 + |b|^2) on the centered points
-    (the kernel operator's bound) within 1e-12 once multiplied by gamma (a relative error
-    of the entry)."""
-    d = pts.shape[1]
-    if kernel.name != "gaussian" or d < options.expand_min_features or pts.shape[0] == 0:
-        return False
-    c = pts - pts.mean(axis=0)
-    r2 = float(np.einsum("ij,ij->i", c, c).max())
-    return kernel.gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps * r2 <= 1e-12
+def _expansion(kernel, pts, options):
+    """The kernel operator's expansion of the Gaussian's distances on ``pts``
+    (:func:`~hsskern.kernels.operator.gaussian_expansion`: centered points, squared norms,
+    far flags), from ``expand_min_features`` features; None: direct sums."""
+    if kernel.name != "gaussian" or pts.shape[1] < options.expand_min_features:
+        return None
+    return gaussian_expansion(kernel, pts)
 
 
 def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
@@ -214,10 +210,11 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     G, G_bar = _start_gradient(X, kernel, y, p, upper, alpha, index, G)
     G = np.array(G, dtype=np.float64)
     pts = X if index is None else X[index]
-    xn = None
-    if _expanded(kernel, pts, options):  # distances as |a|^2 + |b|^2 - 2 a.b, centered
-        pts = pts - pts.mean(axis=0)
-        xn = np.einsum("ij,ij->i", pts, pts)
+    xn = far = None
+    expansion = _expansion(kernel, pts, options)
+    if expansion is not None:  # distances as |a|^2 + |b|^2 - 2 a.b, centered
+        pts, xn, far = expansion
+        far = np.array(far)  # the engine swaps it with the variables
     xt = np.array(pts.T, order="C")  # a copy always (swapped in place; pts.T of d = 1 is
     # already contiguous, and a view would permute the caller's points)
     QD = np.ascontiguousarray(kernel.diag(pts), dtype=np.float64)
@@ -229,7 +226,7 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
                  alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
                  bool(options.shrinking), int(options.shrink_interval), int(max_iter),
-                 int(threads), float(options.parallel_work), xn, bool(nu))
+                 int(threads), float(options.parallel_work), xn, bool(nu), far)
     if session is not None:
         session.update(engine=eng, X=X, kernel=kernel, y=y_orig, p=p_orig, index=index,
                        nu=nu, max_iter=max_iter)
