@@ -155,6 +155,23 @@ def test_path_reuses_blocks_and_reports_what_it_computed():
     assert total[True] < total[False]
 
 
+@pytest.mark.parametrize("headroom", [1.0, 1.25, 4.0])
+def test_the_block_buffer_rows_are_headroom_times_the_working_set(headroom):
+    # the buffer's row stride follows |W| (not max_chunk: strided rows would page in the
+    # span between them); any headroom solves the same SVM, regrowths included
+    from hsskern.solvers.decomposition import DecompositionOptions
+    X, y = _problem(8, n=300)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    ws = {}
+    opts = DecompositionOptions(block_headroom=headroom, shrinking=False)
+    r = refine_exact(K, y, 10.0, max_ws=20, max_chunk=300, workspace=ws, options=opts)
+    assert r.converged and max(r.ws_sizes) > 20  # the free set grew W past max_ws
+    assert ws["stride"] <= int(np.ceil(headroom * max(r.ws_sizes)))
+    assert ws["block"].size == ws["stride"] ** 2
+    ref = SVC(C=10.0, gamma=0.5, tol=1e-6).fit(X, y).decision_function(X)
+    np.testing.assert_allclose(r.decision, ref, atol=gap_tol(1e-3, 10.0, np.ones(300)))
+
+
 def test_a_call_never_starts_from_an_earlier_calls_block():
     # the same problem solved after another one on a shared workspace gives bit for bit what
     # it gives on a fresh workspace (one-vs-rest classes are independent of each other)

@@ -116,6 +116,12 @@ class DecompositionOptions:
         new x new temporary to |W|^2 / 9 entries.
     band_bytes : int, default 64 MiB
         Temporaries of the new points' kernel rows, per band.
+    block_headroom : float, default 1.25
+        The block's buffer has rows of this many times |W| entries, so later rounds' larger
+        working sets keep it; a W past it takes a fresh buffer. Not room for ``max_chunk``
+        at once: NumPy asks the kernel for huge pages, and rows of a wide stride page in
+        every 2 MB of the span between them (4,000-point blocks at a 16,000 stride: 0.7-1 s
+        of a 2-4 s fit).
     newton : bool, default True
         When SMO on a working set that is (nearly) all free has not finished in the time a
         Newton step on its free face (one Cholesky of ``K_FF``) is estimated to take, take
@@ -174,6 +180,7 @@ class DecompositionOptions:
     block_reuse: bool = True
     reuse_new_fraction: float = 1 / 3
     band_bytes: int = 64 * 2 ** 20
+    block_headroom: float = 1.25
     newton: bool = True
     newton_free_fraction: float = 0.9
     newton_min_free: int = 500
@@ -200,10 +207,12 @@ class DecompositionOptions:
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}
         for name, low in at_least.items():
             _check_int(name, getattr(self, name), low)
-        if not (isinstance(self.timed_growth, (int, float, np.number))
-                and np.isfinite(self.timed_growth) and self.timed_growth >= 1):
-            raise ValueError("DecompositionOptions.timed_growth must be a finite number >= 1, "
-                             f"got {self.timed_growth!r}")
+        for name in ("timed_growth", "block_headroom"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
+                    and value >= 1):
+                raise ValueError(f"DecompositionOptions.{name} must be a finite number >= 1, "
+                                 f"got {value!r}")
         for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low)
@@ -628,13 +637,12 @@ def _shrunk(v, up, low, bias, margin):
 
 
 def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
-                   band_bytes=64 * 2 ** 20):
+                   band_bytes=64 * 2 ** 20, headroom=1.25):
     """The kernel block of the working set W, reusing what the last block already holds.
 
     Consecutive working sets (the rounds of one C) share most of their points. The block
-    lives in one buffer of row stride S = ``cap``, the largest |W| (what lies past |W| is
-    never written, so never paged in; a buffer regrown with W was fresh memory, paged in
-    again, every time it grew): the points of the last block that stay in W keep their rows
+    lives in one buffer of row stride S = ``headroom`` |W| (at most ``cap``, the largest
+    |W|; a larger W takes a fresh buffer): the points of the last block that stay in W keep their rows
     and columns where they are, and the new points take the places of those that left
     (:func:`~hsskern.solvers._smo.place_cross`), only their rows evaluated:
     k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2, and no
@@ -645,8 +653,9 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
     columns are K[W, W] (SMO reads it as is; ``KW[:, :|W|]`` for NumPy), W reordered as the
     block holds it, the kernel entries evaluated and the entries taken from the last block.
     With ``index`` (variables on points, SVR) W and the slots are variables and the entries
-    those of their points. ``new_fraction`` and ``band_bytes``: as
-    :class:`DecompositionOptions`'s ``reuse_new_fraction`` and ``band_bytes``.
+    those of their points. ``new_fraction``, ``band_bytes`` and ``headroom``: as
+    :class:`DecompositionOptions`'s ``reuse_new_fraction``, ``band_bytes`` and
+    ``block_headroom``.
     """
     pt = (lambda V: V) if index is None else index.__getitem__
     q = W.size
@@ -682,8 +691,10 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
             workspace["slots"] = order
             k, c = new.size, q - new.size
             return B[:q], order, k * c + k * (k + 1) // 2, c * c
-    if buf is None or q > S:  # room for the largest W at once: untouched rows cost nothing,
-        S = max(q, cap)  # while each regrowth page-faults a fresh buffer in
+    if buf is None or q > S:  # room for W to grow by ``headroom`` (a regrowth pages a fresh
+        # buffer in); not for the largest W at once: NumPy asks for huge pages, and rows of a
+        # wide stride touch every 2 MB page of the span between them
+        S = min(max(q, cap), max(q, int(np.ceil(headroom * q))))
         buf = workspace["block"] = None  # the old buffer goes before the new one exists
         buf = workspace["block"] = np.empty(S * S)
         workspace["stride"] = S
@@ -1046,7 +1057,7 @@ class Decomposition:
         o, ws, K, index = self.options, self.workspace, self.K, self.index
         if o.block_reuse:
             return _working_block(K, W, ws, min(self.chunk, self.n), index,
-                                  o.reuse_new_fraction, o.band_bytes)
+                                  o.reuse_new_fraction, o.band_bytes, o.block_headroom)
         ws.pop("slots", None)
         ws.pop("stride", None)
         buf = ws.get("block")
