@@ -295,6 +295,27 @@ def test_gaussian_blas_route_sums_far_points_directly(n, d, n_far, hfac, reach, 
                                atol=1e-12 * (KY @ np.abs(V)).max() + floor)
 
 
+@given(n=st.integers(2, 200), d=st.sampled_from([3, 20]), far=st.booleans(),
+       name=st.sampled_from(["gaussian", "laplacian"]), seed=st.integers(0, 10**6))
+def test_columns_product_is_the_dense_columns_times_c(n, d, far, name, seed):
+    # K[rows, J] @ c, the decomposition's update: the dgemm route (d = 20, outliers or not)
+    # and the direct sums, all rows or some, against the dense reference
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if far:
+        X[0] += 1e4
+    K = kernel_operator(X, name, h=np.sqrt(d))
+    dense = reference_kernel(K.kernel, X)
+    J = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
+    c = rng.normal(size=J.size)
+    rows = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
+    for r, R in ((None, dense[:, J]), (rows, dense[np.ix_(rows, J)])):
+        np.testing.assert_allclose(K.columns_product(J, c, r), R @ c, rtol=1e-12,
+                                   atol=1e-12 * np.abs(R).sum(axis=1).max() + 1e-300)
+    with pytest.raises(ValueError, match="one entry per column"):
+        K.columns_product(J, c[:-1] if c.size > 1 else np.ones(2))
+
+
 @given(n=st.integers(1, 150), d=st.integers(1, 6), spread=st.floats(0.5, 60.0),
        name=st.sampled_from(["gaussian", "laplacian"]), rows=st.sampled_from(["dense", "csr"]),
        seed=st.integers(0, 10**6))

@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import StoredKernelOperator, distinct_rows
+from ..kernels.operator import KernelOperator, StoredKernelOperator, distinct_rows
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
@@ -559,13 +559,23 @@ class LocalProducts:
     The decomposition touches the n training points only through
     ``add(f, cols, c, skip)``: ``f[i] += sum_j k(x_i, x_cols[j]) c[j]`` for every point i not
     flagged in ``skip``. This one runs it in this process; :mod:`hsskern.distributed` runs the
-    same call on workers that hold row blocks of X.
+    same call on workers that hold row blocks of X. ``operator``: the kernel operator of
+    ``points`` when the caller has one (its dense Gaussian's dgemm route then serves the
+    products too).
     """
 
-    def __init__(self, points, kernel):
+    def __init__(self, points, kernel, operator=None):
         self.points, self.kernel = points, kernel
         rep = distinct_rows(points)
         self._unique = None if rep is None else (points[rep[0]], rep[1])
+        # dense points: one operator whose dgemm route (centred points, norms) serves every
+        # product, where a cross operator per call would centre all points again; the
+        # caller's ``operator`` on these points when it has one
+        if rep is None and operator is not None and operator.points is points:
+            op = operator
+        else:
+            op = rows_operator(points if rep is None else self._unique[0], kernel)
+        self._op = op if isinstance(op, KernelOperator) else None
 
     @property
     def n_points(self):
@@ -582,29 +592,34 @@ class LocalProducts:
             return 0
         if self._unique is not None:
             return self._add_distinct(f, cols, c, skip)
-        K = rows_operator(self.points[cols], self.kernel)  # dense or sparse rows
-        if skip is None:
-            f += K.cross(self.points) @ c
+        rows = None if skip is None else np.flatnonzero(~skip)
+        if rows is None:
+            f += self._product(self.points, cols, c, None)
             return f.size * cols.size
-        rows = np.flatnonzero(~skip)
         if rows.size:
-            f[rows] += K.cross(self.points[rows]) @ c
+            f[rows] += self._product(self.points, cols, c, rows)
         return rows.size * cols.size
+
+    def _product(self, U, cols, c, rows):
+        """K(U[rows], U[cols]) @ c (rows None: all of U), U the points or the distinct ones."""
+        if self._op is not None:
+            return self._op.columns_product(cols, c, rows)
+        K = rows_operator(U[cols], self.kernel)  # sparse rows, or a callable kernel
+        return K.cross(U if rows is None else U[rows]) @ c
 
     def _add_distinct(self, f, cols, c, skip):
         U, inv = self._unique
         ucols, pos = np.unique(inv[cols], return_inverse=True)
         cu = np.bincount(pos, weights=c, minlength=ucols.size)
-        K = rows_operator(U[ucols], self.kernel)
         if skip is None:
-            f += (K.cross(U) @ cu)[inv]
+            f += self._product(U, ucols, cu, None)[inv]
             return U.shape[0] * ucols.size
         rows = np.flatnonzero(~skip)
         if not rows.size:
             return 0
         urows = np.unique(inv[rows])
         t = np.empty(U.shape[0])
-        t[urows] = K.cross(U[urows]) @ cu
+        t[urows] = self._product(U, ucols, cu, urows)
         f[rows] += t[inv[rows]]
         return urows.size * ucols.size
 
@@ -783,7 +798,7 @@ class Decomposition:
         X = K.points
         stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
         if products is None:  # a stored kernel serves its own products
-            products = K if isinstance(K, stored) else LocalProducts(X, K.kernel)
+            products = K if isinstance(K, stored) else LocalProducts(X, K.kernel, K)
         self.products = products
         self.reads_rows = isinstance(products, stored)
         self.n_points = n = X.shape[0]
