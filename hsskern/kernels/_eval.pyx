@@ -16,8 +16,9 @@ points the squared distance is |a|^2 + |b|^2 - 2 a.b with a.b from dgemm. For th
 absolute error delta in the squared distance is a *relative* error gamma * delta in the entry,
 small or large, so the route keeps the small entries right whenever gamma times the rounding
 bound of the expansion is tiny. The Python layer checks that bound point by point: the
-distances of the few points whose norm breaks it (outliers far from the mean) are summed
-directly inside the tiles, and where many do the whole product stays on the direct sums.
+distances between two of the few points whose norm breaks it (outliers far from the mean)
+are summed directly inside the tiles, and where many do the whole product stays on the
+direct sums.
 With d in the tens, dgemm's distances cost a fraction of the direct ones.
 """
 cimport openmp

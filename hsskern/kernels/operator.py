@@ -63,9 +63,8 @@ def _gemm_route(kernel, rows, cols):
     distance to a near one is at least (|b| - |a|)^2, large, and there the expansion stays
     within 2.5 times the bound or 8 times the direct sum's own rounding gamma |a - b|^2
     (d + 2) u; every other entry keeps the bound. Where the far rows' and the far columns'
-    shares add up to more than
-    ``_GEMM_MAX_FAR_SHARE`` (narrow kernels, clouds far from their mean) the direct sums are
-    used throughout.
+    shares add up to more than ``_GEMM_MAX_FAR_SHARE`` (narrow kernels, clouds far from
+    their mean) the direct sums are used throughout.
     """
     if kernel.name != "gaussian" or rows.shape[1] < _GEMM_MIN_FEATURES:
         return None
@@ -309,7 +308,6 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
                                np.ascontiguousarray(c).reshape(-1, 1), out, _GEMM_ROW_TILE,
                                _GEMM_COL_TILE, rfar, cfar[J] if cfar.size else cfar)
         return out[:, 0]
-
 
     def cross(self, Y):
         """The rectangular operator K(Y, X) of shape (len(Y), n), for prediction and features."""

@@ -56,7 +56,9 @@ class SMOOptions:
     expand_min_features : int, default 12
         From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
         on centered points (one multiply-add an entry and feature, not two operations),
-        when that expansion's rounding bound is below 1e-12 of every entry.
+        by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
+        rounding bound checked point by point, far points' mutual distances summed
+        directly).
     sv_share : float, default 0.25
         The share of the points expected to be support vectors at a first C, for
         :func:`single_fit_engine`.
