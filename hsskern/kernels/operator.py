@@ -68,11 +68,16 @@ def _gemm_route(kernel, rows, cols):
     """
     if kernel.name != "gaussian" or rows.shape[1] < _GEMM_MIN_FEATURES:
         return None
-    return _expansion(kernel, rows, cols)
+    route = _expansion(kernel, rows, cols)
+    if route is None:
+        return None
+    rc, rn, cc, cn, rfar, cfar = route
+    return rc, rn, np.ascontiguousarray(cc.T), cn, rfar, cfar
 
 
 def _expansion(kernel, rows, cols):
-    """:func:`_gemm_route`'s tuple, whatever the number of features."""
+    """:func:`_gemm_route`'s tuple, whatever the number of features, with the centred
+    columns as they are (not transposed)."""
     d = rows.shape[1]
     if 0 in rows.shape + cols.shape:
         return None
@@ -89,7 +94,7 @@ def _expansion(kernel, rows, cols):
     rfar, cfar = rn > limit, cn > limit
     if rfar.mean() + cfar.mean() > _GEMM_MAX_FAR_SHARE:
         return None
-    return rc, rn, np.ascontiguousarray(cc.T), cn, _flags(rfar), _flags(cfar)
+    return rc, rn, cc, cn, _flags(rfar), _flags(cfar)
 
 
 def gaussian_expansion(kernel, points):
