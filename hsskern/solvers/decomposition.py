@@ -570,12 +570,15 @@ class LocalProducts:
         self._unique = None if rep is None else (points[rep[0]], rep[1])
         # dense points: one operator whose dgemm route (centred points, norms) serves every
         # product, where a cross operator per call would centre all points again; the
-        # caller's ``operator`` on these points when it has one
-        if rep is None and operator is not None and operator.points is points:
-            op = operator
+        # caller's ``operator`` on these points when it has one. Sparse rows and callable
+        # kernels keep a cross operator per call (none is built for them here)
+        U = points if rep is None else self._unique[0]
+        if isinstance(operator, KernelOperator) and rep is None and operator.points is points:
+            self._op = operator
+        elif sp.issparse(U) or kernel.name == "callable":
+            self._op = None
         else:
-            op = rows_operator(points if rep is None else self._unique[0], kernel)
-        self._op = op if isinstance(op, KernelOperator) else None
+            self._op = KernelOperator(U, kernel)
 
     @property
     def n_points(self):
