@@ -238,7 +238,10 @@ class ADMMOptions(OptionsBase):
         solved exactly, so it needs ``solve_exact``). "auto": "decomposition" when
         ``solve_exact`` is on, ``approximation="hss"`` and n <= 100,000 (measured: there the
         setup costs more than it saves), or, for one ``fit`` past it, while the support
-        vectors a subsample measures at its C keep n x n_SV within 10^10; "admm" otherwise.
+        vectors a subsample measures at its C keep n x n_SV within 10^10; past that one
+        ``fit`` grows the exact SVM in stages from a 50,000-point subsample's exact solution
+        (``hss_["start"] == "staged"``, as :class:`~hsskern.ExactSVC` without a time budget,
+        up to 10^12 entries); "admm" otherwise (a C path, or past 10^12 entries).
     beta : float or None, default None
         ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
         by n (the paper's schedule).
@@ -284,7 +287,8 @@ class ExactSolveOptions(OptionsBase):
         violators are solved on their dense kernel block, until LIBSVM's stopping test holds
         on all points. Along a C path each exact solution, scaled, starts the next C without
         the ADMM. "auto": skip it (keep the ADMM's solution) for a class whose n x n_SV
-        product exceeds 1e10 kernel entries.
+        product exceeds 1e10 kernel entries; one ``fit`` with ``start="auto"`` is solved
+        exactly in stages there instead (see ``start``), up to 1e12.
     max_chunk : int, default 16000
         Largest working set (its kernel block takes 8 max_chunk^2 bytes: 2 GB, twice that
         while a Newton step factors a nearly all-free block). Working sets are 4,000 points

@@ -257,14 +257,15 @@ def test_indefinite_approximation_is_named_in_the_warning():
 
 
 def test_hss_memory_budget_is_checked_before_any_work():
-    # 2e6 x 8 would need ~100 GB: refused from the estimate, before compression starts
+    # 2e6 x 8 would need ~100 GB: refused from the estimate, before compression starts (the
+    # HSS route by name: "auto" grows this one fit's exact SVM in stages, in far less memory)
     import time
     X = np.zeros((2_000_000, 8))
     X[:, 0] = np.arange(len(X)) % 7
     y = (X[:, 0] > 3).astype(int)
     t0 = time.perf_counter()
     with pytest.raises(MemoryBudgetError, match="HSS fit on 2000000 points x 8 features"):
-        HSSSVC(memory_budget=4e9).fit(X, y)
+        HSSSVC(memory_budget=4e9, options=HSSSVCOptions(start="admm")).fit(X, y)
     assert time.perf_counter() - t0 < 5.0
     # a small fit reports the range it was checked against (the HSS route by name: "auto"
     # takes the decomposition from zero at this n, which has no HSS to estimate)

@@ -15,7 +15,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import HSSSVCOptions
+from ..solvers.exact_path import ExactBackend
 from ..solvers.hss_path import HSSBackend
+from ..solvers.one_fit import OneFitBackend
 from ._options import OptionsParamsMixin, legacy_init
 from .base import PathClassifier
 from .cv import PathClassifierCV
@@ -58,14 +60,21 @@ def _hss_backend(est, X, width, purpose):
     n_decades = 3 if (o.solve_exact and purpose == "fit") else 0
     # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
     refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
-    return HSSBackend(kernel, approximation=o.approximation, start=o.start,
-                      hss_options=opts,
-                      beta=o.beta, max_iter=est.max_iter, tol=est.tol,
-                      relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                      refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
-                      n_decades=n_decades, memory_budget=est.memory_budget, log=log,
-                      store_kernel=purpose != "fit",
-                      probe_C=float(est.C) if purpose == "fit" else None)
+    hss = HSSBackend(kernel, approximation=o.approximation, start=o.start,
+                     hss_options=opts,
+                     beta=o.beta, max_iter=est.max_iter, tol=est.tol,
+                     relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
+                     refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
+                     n_decades=n_decades, memory_budget=est.memory_budget, log=log,
+                     store_kernel=purpose != "fit",
+                     probe_C=float(est.C) if purpose == "fit" else None)
+    if purpose != "fit" or o.start != "auto":
+        return hss
+    # past the exact step's reach on the HSS route, one fit grows the exact SVM in stages
+    staged = ExactBackend(kernel, validation_fraction=0.0, tol=refine_tol, hss_options=opts,
+                          max_chunk=o.max_chunk, memory_budget=est.memory_budget,
+                          random_state=est.random_state, log=log)
+    return OneFitBackend(hss, staged)
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -190,7 +199,8 @@ or callable, default "gaussian"
     n_iter_ : ndarray of shape (n_models,)
         ADMM iterations (one-vs-rest classes run together, so their entries are equal); with
         ``solve_exact`` on the ADMM route, summed over the continuation C / 1000, C / 100, C / 10,
-        C of ``fit``.
+        C of ``fit``; decomposition rounds for a fit grown in stages (``hss_["start"]``
+        "staged").
     fit_status_ : int
         0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
     shape_fit_ : tuple
@@ -201,14 +211,17 @@ or callable, default "gaussian"
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
         ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
-        the working-set cap ``max_chunk``. One-vs-one: ``{"pairs": (each pair's,)}``.
+        the working-set cap ``max_chunk``; with "staged" (one fit past the exact step's reach
+        on the HSS route, see :class:`~hsskern.HSSSVCOptions`' ``start``) the ``stages``'
+        sizes and the measured ``sv_share``. One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit`` on
-        the ADMM route, summed over its continuation C values; one-vs-one: summed over the
-        pairs, which run concurrently, so more than the wall time).
+        the ADMM route, summed over its continuation C values; "staged": split, subsample,
+        decomposition; one-vs-one: summed over the pairs, which run concurrently, so more
+        than the wall time).
     beta_ : float or ndarray of shape (n_models,)
-        The ADMM penalty used (NaN with ``start="decomposition"``: no ADMM ran); one-vs-one,
-        one per pair.
+        The ADMM penalty used (NaN with the start "decomposition" or "staged": no ADMM ran);
+        one-vs-one, one per pair.
     admm_ : dict
         Residual histories and objectives of the final ADMM run, and ``refinement`` (one
         :class:`~hsskern.solvers.refine.RefineResult` per model, or None without

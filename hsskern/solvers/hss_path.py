@@ -52,7 +52,7 @@ from .refine import RefineResult, continuation_start, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
-           "SMALL_N"]
+           "exact_info", "SMALL_N"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
@@ -365,15 +365,22 @@ def _admm_solution(res, Y, refinement=None):
                         gap=gap, dual_coef=coef, timings=timings, info=info)
 
 
-def _exact_solution(C, Y, out, beta, beta_floor):
-    """A PathSolution from the exact decomposition alone (continuation from the previous C)."""
+def exact_info(Y, coef, refinement, beta=np.nan, beta_floor=0.0):
+    """The ``info`` of a solution no ADMM produced (dual coefficients ``coef``, one column per
+    label column of Y): the ADMM's records empty, the equality residual |y' alpha| measured,
+    ``refinement`` the exact decompositions' results."""
     r = Y.shape[1]
-    coef = np.column_stack([rr.dual_coef for rr in out])
     empty = np.zeros((0, r))
-    info = {"beta": beta, "beta_floor": beta_floor, "primal_residuals": empty,
+    return {"beta": beta, "beta_floor": beta_floor, "primal_residuals": empty,
             "dual_residuals": empty, "objective": np.full(r, np.nan), "admm_converged": False,
             "n_margin": np.full(r, -1), "equality_residual": np.abs((Y * np.abs(coef)).sum(0)),
-            "refinement": tuple(out)}
+            "refinement": tuple(refinement)}
+
+
+def _exact_solution(C, Y, out, beta, beta_floor):
+    """A PathSolution from the exact decomposition alone (continuation from the previous C)."""
+    coef = np.column_stack([rr.dual_coef for rr in out])
+    info = exact_info(Y, coef, out, beta, beta_floor)
     timings = {"admm": 0.0, "refactor": 0.0, "bias": 0.0, "kkt": 0.0,
                "refine": sum(rr.time for rr in out)}
     return PathSolution(C=C, intercept=[rr.bias for rr in out], n_iter=0,
@@ -715,9 +722,10 @@ class HSSBackend:
         small = n <= SMALL_N and (self.refine != "auto" or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
 
-    def _probe_share(self, X, Y):
+    def probe_share(self, X, Y):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
-        start (past :data:`SMALL_N` dense points, "auto"); else None."""
+        start (past :data:`SMALL_N` dense points, "auto"); else None. ``prepare`` measures
+        it itself unless given it."""
         n = X.shape[0]
         y = _first_labels(Y, n)
         if (self.probe_C is None or self.start != "auto" or n <= SMALL_N or y is None
@@ -742,9 +750,11 @@ class HSSBackend:
                 f"and the ADMM serve the Gaussian and Laplacian kernels")
         return "decomposition"
 
-    def prepare(self, X, Y=None):
+    def prepare(self, X, Y=None, *, sv_share=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
-        every class; their count sizes the memory estimate).
+        every class; their count sizes the memory estimate). ``sv_share``: the share
+        :meth:`probe_share` measured already (None: measured here where it can move the
+        start).
 
         With :meth:`resolve_start` "decomposition": :func:`prepare_decomposition` (its
         working sets capped by ``memory_budget``; a ValueError with ``refine=False``, which
@@ -758,7 +768,7 @@ class HSSBackend:
         """
         n, d = X.shape
         n_rhs = 1 if Y is None else np.shape(Y)[-1]
-        share = self._probe_share(X, Y)
+        share = self.probe_share(X, Y) if sv_share is None else sv_share
         if self.resolve_start(n, d, share) == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '

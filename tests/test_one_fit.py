@@ -1,0 +1,105 @@
+"""One fit past the reach of the HSS route's exact step: the exact SVM grown in stages
+(hsskern.solvers.one_fit).
+
+The real boundary is 10^5 points and 10^10 kernel entries; the tests move it down (SMALL_N,
+the backend's refine_limit, the probe's and the subsample's sizes) to reach the same route on
+a few thousand points.
+"""
+import functools
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+
+import hsskern.estimators.hss_svc as hss_svc
+from hsskern import HSSSVC, HSSSVCOptions, kernel_operator
+from hsskern.kernels import make_kernel
+from hsskern.solvers import hss_path
+from hsskern.solvers.admm import kkt_violation
+from hsskern.solvers.cached_smo import SMOOptions
+from hsskern.solvers.exact_path import ExactBackend
+from hsskern.solvers.hss_path import HSSBackend
+from hsskern.solvers.one_fit import OneFitBackend
+
+
+@pytest.fixture
+def small_reach(monkeypatch):
+    """The boundaries scaled to 500 points: past them, and past 10^4 entries, one fit probes
+    300 points and grows its stages from 200."""
+    monkeypatch.setattr(hss_path, "SMALL_N", 500)
+    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
+        HSSBackend, refine_limit=1e4, smo_options=SMOOptions(probe_points=300)))
+    monkeypatch.setattr(hss_svc, "ExactBackend", functools.partial(ExactBackend, subsample=200))
+
+
+def _data(n, seed, classes=2):
+    return make_classification(n, 4, n_informative=3, n_redundant=0, n_classes=classes,
+                               n_clusters_per_class=1, random_state=seed, flip_y=0.1)
+
+
+def _starts(est):
+    s = est.hss_
+    return {p["start"] for p in s["pairs"] if p is not None} if "pairs" in s else {s["start"]}
+
+
+# the fixture only patches constants, the same for every example
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), logC=st.floats(-0.5, 1.5), classes=st.sampled_from([2, 3]))
+def test_one_fit_past_the_reach_is_svc_grown_in_stages(small_reach, seed, logC, classes):
+    X, y = _data(1500, seed, classes)
+    C, gamma = 10.0 ** logC, 1.0 / (X.shape[1] * X.var())
+    est = HSSSVC(C=C, gamma=gamma, random_state=seed).fit(X, y)
+    assert _starts(est) == {"staged"}
+    assert np.isnan(est.beta_).all()
+    assert all(r.converged and r.gap < 1e-3 for r in est.admm_["refinement"])
+    ref = SVC(C=C, gamma=gamma).fit(X, y)
+    assert np.mean(est.predict(X) == ref.predict(X)) >= 0.99
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X),
+                               atol=5e-2 * max(1.0, C ** 0.5))
+    if classes == 2:  # LIBSVM's stopping test over all points, on the dense kernel
+        yy = np.where(y == est.classes_[1], 1.0, -1.0)
+        coef = np.zeros(len(y))
+        coef[est.support_] = est.dual_coef_[0]
+        f = kernel_operator(X, make_kernel("gaussian", gamma=gamma)).to_dense() @ coef
+        assert kkt_violation(f[:, None], yy[:, None], (yy * coef)[:, None], C)[0] < 1e-3 + 1e-9
+        assert abs(coef.sum()) < 1e-9 * C * len(y)
+
+
+def test_a_staged_fit_reproduces_and_pickles(small_reach):
+    X, y = _data(1200, 3)
+    a = HSSSVC(random_state=0, gamma="scale").fit(X, y)
+    b = HSSSVC(random_state=0, gamma="scale").fit(X, y)
+    assert a.hss_["start"] == "staged" and a.hss_["stages"] == (200, 400, 800, 1200)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.decision_function(X), a.decision_function(X))
+
+
+def test_a_path_and_an_explicit_start_are_not_staged(small_reach):
+    X, y = _data(1200, 4)
+    assert HSSSVC(gamma="scale").fit_path(X, y, [1.0])[0].hss_["start"] == "admm"
+    est = HSSSVC(gamma="scale", options=HSSSVCOptions(start="admm")).fit(X, y)
+    assert est.hss_["start"] == "admm"
+
+
+def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
+    """"auto" grows stages while n^2 x share is within stage_limit, solve_exact=True at any
+    share; an unmeasured share, an explicit start or no exact step keep the HSS start."""
+    monkeypatch.setattr(hss_path, "SMALL_N", 500)
+    kern = make_kernel("gaussian", gamma=0.5)
+    n, limit = 1000, 1e5
+    fit = OneFitBackend(HSSBackend(kern, start="auto", refine="auto", refine_limit=limit,
+                                   probe_C=1.0), ExactBackend(kern), stage_limit=1e6)
+    assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past refine, within stages
+    assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
+    assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
+    assert fit.resolve_start(n, 3, None) == "admm"
+    exact = OneFitBackend(HSSBackend(kern, start="auto", refine=True, probe_C=1.0,
+                                     refine_limit=limit), ExactBackend(kern), stage_limit=1e6)
+    assert exact.resolve_start(n, 3, 2.0) == "staged"
+    for hss in (HSSBackend(kern, start="admm", refine="auto", refine_limit=limit),
+                HSSBackend(kern, start="auto", refine=False, refine_limit=limit)):
+        assert OneFitBackend(hss, ExactBackend(kern)).resolve_start(n, 3, 0.5) == "admm"
