@@ -221,3 +221,32 @@ def test_the_default_working_set_is_smaller_below_the_shrinking_size():
     assert refine_exact(K.stored(), y, 1.0, max_rounds=1, options=options).ws_sizes[0] > 40
     options = DecompositionOptions(small_max_ws=40, shrink_min_points=len(y))
     assert refine_exact(K, y, 1.0, max_rounds=1, options=options).ws_sizes[0] > 40
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), logC=st.floats(-0.5, 2.0),
+       per_change=st.sampled_from([0.0, 1.0, 4.0, 16.0]))
+def test_working_sets_cut_to_the_last_changes_reach_svc(seed, logC, per_change):
+    # sets cut to a multiple of the last round's changes (ws_per_change, down to ws_floor)
+    # reach LIBSVM's stopping test on all points and SVC's SVM, as full-size sets do
+    from hsskern.solvers.decomposition import DecompositionOptions
+    X, y = _problem(seed, n=400)
+    C = 10.0 ** logC
+    K = kernel_operator(X, "gaussian", h=1.0)
+    opts = DecompositionOptions(ws_per_change=per_change, ws_floor=4, shrinking=False)
+    r = refine_exact(K, y, C, max_ws=120, max_chunk=400, options=opts)
+    assert r.converged
+    if per_change == 1.0:  # a round changes fewer points than its set holds: cut
+        assert min(r.ws_sizes[1:]) < 120
+    f = K.to_dense() @ (y * r.alpha)
+    assert kkt_violation(f[:, None], y[:, None], r.alpha[:, None], C)[0] < 1e-3 * (1 + 1e-6)
+    ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y).decision_function(X)
+    np.testing.assert_allclose(r.decision, ref, atol=gap_tol(1e-3, C, np.ones(400)))
+
+
+def test_the_options_refuse_a_negative_change_multiple_and_a_floor_below_two():
+    from hsskern.solvers.decomposition import DecompositionOptions
+    with pytest.raises(ValueError, match="ws_per_change"):
+        DecompositionOptions(ws_per_change=-1.0)
+    with pytest.raises(ValueError, match="ws_floor"):
+        DecompositionOptions(ws_floor=1)

@@ -166,6 +166,15 @@ class DecompositionOptions:
         Under ``max_time``, a round's working set is at most this many times the last one's:
         a larger block costs more per entry than the last one measured (its first touch of
         memory, its cache misses), so the estimate is trusted one step at a time.
+    ws_per_change : float, default 16
+        A round's working set is at most this many times the points the last round changed
+        (the free set is always in it), at least ``ws_floor``: where a block of thousands
+        moves a few hundred points, a smaller block moves as many for a fraction of its
+        |W|^2 entries (see the design notes). 0: every round at ``max_ws``. A round that
+        changes nothing on a smaller set is followed by one at ``max_ws`` before the rounds
+        stop.
+    ws_floor : int, default 1000
+        The smallest working set ``ws_per_change`` shrinks to.
     """
 
     max_ws: object = None
@@ -198,13 +207,16 @@ class DecompositionOptions:
     timed_round_share: float = 0.5
     timed_min_ws: int = 64
     timed_growth: float = 2.0
+    ws_per_change: float = 16.0
+    ws_floor: int = 1000
 
     def __post_init__(self):
         at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
                     "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
                     "stored_max_chunk": 1, "stored_cap_rounds": 0,
                     "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
-                    "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0}
+                    "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0,
+                    "ws_floor": 2}
         for name, low in at_least.items():
             _check_int(name, getattr(self, name), low)
         for name in ("timed_growth", "block_headroom"):
@@ -217,7 +229,7 @@ class DecompositionOptions:
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low)
         nonnegative = ("sub_tol", "newton_first_rate", "smo_first_rate", "smo_before_newton",
-                       "newton_ridge", "shrink_margin")
+                       "newton_ridge", "shrink_margin", "ws_per_change")
         for name in nonnegative:
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
@@ -919,6 +931,9 @@ class Decomposition:
         # seconds per |W|^2 of a round's block and SMO, and per |W| x n of its update: the
         # last round's, which size the next one under max_time (_timed_cap)
         self.round_rates = None
+        # points the last round changed (None: none, or no round yet: a full-size set next),
+        # and whether this round's set was cut to a multiple of them (ws_per_change)
+        self.last_changed, self.cut = None, False
         # Shrinking: the inactive points' f is exact as of the last sync; ``pending`` holds
         # the coefficient changes since, which a sync applies to them (|inactive| x |changed
         # since| entries, against that many times the rounds' count of repeated changes). A
@@ -1011,6 +1026,7 @@ class Decomposition:
         aW, it, note = self._solve_block(W, KW, KWrows, nf, tol)
         tu = time.perf_counter()
         ch = self._update(W, KW, aW)
+        self.last_changed = ch.size or None
         del KW, KWrows  # the block's buffer may be replaced by the next round's
         t_update = time.perf_counter() - tu
         self.round_rates = ((tu - tb) / W.size ** 2, t_update / (W.size * self.n_points))
@@ -1028,6 +1044,8 @@ class Decomposition:
         if ch.size:
             self.hold = False
             return True
+        if self.cut:  # a set cut to the last changes moved nothing: next at full size
+            return True
         # no progress possible on this working set (rounding at the bounds)
         if self.inactive is None:
             return False
@@ -1042,6 +1060,10 @@ class Decomposition:
         if self.chunk < self.max_chunk and self.res.rounds >= o.stored_cap_rounds:
             self.chunk = self.max_chunk
         ws = min(self.max_ws, self.chunk)
+        self.cut = False
+        if o.ws_per_change and self.last_changed is not None:
+            cut = max(o.ws_floor, int(o.ws_per_change * self.last_changed))
+            self.cut, ws = cut < ws, min(ws, cut)
         q = min(self.chunk, max(ws, free.sum() + ws // 4))
         if self.max_time is not None:
             q = max(2, min(q, self._timed_cap()))
