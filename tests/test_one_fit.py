@@ -7,6 +7,7 @@ a few thousand points.
 """
 import functools
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -100,9 +101,36 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
     assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
     assert fit.resolve_start(n, 3, None) == "admm"
+    many = replace(fit, stage_min=4e4)  # from zero by the HSS rule, but n^2 x share >= 4e4
+    assert many.resolve_start(n, 3, 0.05) == "staged"
+    assert many.resolve_start(n, 3, 0.03) == "decomposition"
     exact = OneFitBackend(HSSBackend(kern, start="auto", refine=True, probe_C=1.0,
                                      refine_limit=limit), ExactBackend(kern), stage_limit=1e6)
     assert exact.resolve_start(n, 3, 2.0) == "staged"
     for hss in (HSSBackend(kern, start="admm", refine="auto", refine_limit=limit),
                 HSSBackend(kern, start="auto", refine=False, refine_limit=limit)):
         assert OneFitBackend(hss, ExactBackend(kern)).resolve_start(n, 3, 0.5) == "admm"
+
+
+def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(monkeypatch):
+    """Short of SMALL_N the fit probes its share once n^2 reaches stage_min, and grows the
+    SVM in stages from a quarter of the points when n^2 x share does; SVC's SVM either way."""
+    X, y = _data(1600, 7)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
+        HSSBackend, smo_options=SMOOptions(probe_points=300)))  # fewer than n
+    ref = SVC(gamma=gamma).fit(X, y)
+    starts = {}
+    for stage_min in (1e5, 1e12):
+        monkeypatch.setattr(hss_svc, "OneFitBackend",
+                            functools.partial(OneFitBackend, stage_min=stage_min))
+        est = HSSSVC(gamma=gamma, random_state=0).fit(X, y)
+        starts[stage_min] = est.hss_["start"]
+        assert np.mean(est.predict(X) == ref.predict(X)) >= 0.99
+        np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X),
+                                   atol=5e-2)
+    assert starts == {1e5: "staged", 1e12: "decomposition"}
+    assert est.hss_.get("stages") is None
+    monkeypatch.setattr(hss_svc, "OneFitBackend",
+                        functools.partial(OneFitBackend, stage_min=1e5))
+    assert HSSSVC(gamma=gamma).fit(X, y).hss_["stages"] == (400, 800, 1600)

@@ -722,13 +722,14 @@ class HSSBackend:
         small = n <= SMALL_N and (self.refine != "auto" or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
 
-    def probe_share(self, X, Y):
+    def probe_share(self, X, Y, min_points=None):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
-        start (past :data:`SMALL_N` dense points, "auto"); else None. ``prepare`` measures
-        it itself unless given it."""
+        start (past ``min_points`` dense points, default :data:`SMALL_N`, "auto"); else
+        None. ``prepare`` measures it itself unless given it."""
         n = X.shape[0]
         y = _first_labels(Y, n)
-        if (self.probe_C is None or self.start != "auto" or n <= SMALL_N or y is None
+        least = SMALL_N if min_points is None else min_points
+        if (self.probe_C is None or self.start != "auto" or n <= least or y is None
                 or sp.issparse(X) or self.kernel is None
                 or self.kernel.name not in CACHED_KERNELS
                 or self.resolve_start(n, X.shape[1], sv_share=0.0) != "decomposition"):

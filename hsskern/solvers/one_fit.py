@@ -10,14 +10,19 @@ and its rounds move a hundred points each. A subsample's exact solution, padded 
 starts the decomposition on twice as many points, and so on to all of them
 (:class:`~hsskern.solvers.exact_path.ExactBackend` with no validation points and no time
 budget): every stage starts near its answer, and the last is the exact SVM of all points.
+Short of that bound the same holds once n x n_SV is large (``stage_min``): many support
+vectors, a from-zero start far from them.
 """
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from ..kernels.functions import EXACT_ONLY_KERNELS
 from .exact_path import ExactBackend
 from .hss_path import HSSBackend, HSSProblem, exact_info, warn_unsolved
 from .path import check_labels
 
-__all__ = ["OneFitBackend", "DEFAULT_STAGE_LIMIT"]
+__all__ = ["OneFitBackend", "DEFAULT_STAGE_LIMIT", "DEFAULT_STAGE_MIN"]
 
 #: ``solve_exact="auto"`` grows one fit in stages up to this many kernel entries n x n_SV (by
 #: the measured share, which overstates the true one): of the order of an hour on two cores
@@ -25,20 +30,27 @@ __all__ = ["OneFitBackend", "DEFAULT_STAGE_LIMIT"]
 #: a time budget)
 DEFAULT_STAGE_LIMIT = 1e12
 
+#: From this many entries n x n_SV (measured share) a fit the HSS rule starts from zero is
+#: grown in stages too: measured faster from ~10^9 on many support vectors, slower below
+#: (docs/design_notes.md)
+DEFAULT_STAGE_MIN = 2e9
+
 
 @dataclass(frozen=True)
 class OneFitBackend:
     """The path protocol for one fit: ``hss`` (an HSSBackend with ``probe_C``) prepares and
-    solves, except where its "auto" start would leave the exact SVM unsolved
-    (:meth:`resolve_start`); there ``staged`` (an ExactBackend with no validation points and
-    no ``max_time``) solves it in stages. Its problems' ``stats["start"]`` is "staged", its
-    solutions' ``info`` has the HSS path's keys (no ADMM: NaN beta, empty residuals) and the
-    stages' own ("selected", "history", ...).
+    solves, except where the exact SVM is better reached in stages (:meth:`resolve_start`):
+    there ``staged`` (an ExactBackend with no validation points and no ``max_time``) solves
+    it, from a subsample of at most ``stage_fraction`` of the points. Its problems'
+    ``stats["start"]`` is "staged", its solutions' ``info`` has the HSS path's keys (no
+    ADMM: NaN beta, empty residuals) and the stages' own ("selected", "history", ...).
     """
 
     hss: HSSBackend
     staged: ExactBackend
     stage_limit: float = DEFAULT_STAGE_LIMIT
+    stage_min: float = DEFAULT_STAGE_MIN
+    stage_fraction: float = 0.25
 
     @property
     def kernel(self):
@@ -46,30 +58,39 @@ class OneFitBackend:
 
     def resolve_start(self, n, d, sv_share):
         """``hss``'s start on n points of d features at the measured share ``sv_share``, or
-        "staged" where that start is the ADMM route although "auto" and the exact step asked
-        for: with ``solve_exact=True`` always, with "auto" while n x n_SV (n^2 ``sv_share``)
-        is within ``stage_limit``. An unmeasured share (None: sparse rows, a kernel the
-        probe does not solve) keeps the HSS start."""
+        "staged": where that start is the ADMM route although "auto" and the exact step
+        asked for (with ``solve_exact=True`` always, with "auto" while n x n_SV, n^2
+        ``sv_share``, is within ``stage_limit``), and where it is the decomposition from zero
+        of a distance kernel with n x n_SV from ``stage_min`` on. An unmeasured share (None:
+        sparse rows, a kernel the probe does not solve) keeps the HSS start."""
         hss = self.hss
         start = hss.resolve_start(n, d, sv_share)
-        if (start != "admm" or hss.start != "auto" or sv_share is None
-                or hss.approximation != "hss" or not hss.refine):
+        if (hss.start != "auto" or sv_share is None or hss.approximation != "hss"
+                or not hss.refine or hss.kernel.name in EXACT_ONLY_KERNELS):
             return start
-        if hss.refine == "auto" and float(n) * n * sv_share > self.stage_limit:
+        entries = float(n) * n * sv_share
+        if start == "decomposition":
+            return "staged" if entries >= self.stage_min else start
+        if hss.refine == "auto" and entries > self.stage_limit:
             return start
         return "staged"
 
     def prepare(self, X, Y=None):
-        share = self.hss.probe_share(X, Y)
         n, d = X.shape
-        if self.resolve_start(n, d, share) != "staged":
+        share = self.hss.probe_share(X, Y)  # past SMALL_N: the HSS start's own rule
+        measured = share
+        if share is None and float(n) * n >= self.stage_min:
+            measured = self.hss.probe_share(X, Y, min_points=0)
+        if self.resolve_start(n, d, measured) != "staged":
             return self.hss.prepare(X, Y, sv_share=share)
-        problem = self.staged.prepare(X, Y)
+        m = int(np.ceil(self.stage_fraction * n))
+        staged = replace(self.staged, subsample=m) if m < self.staged.subsample else self.staged
+        problem = staged.prepare(X, Y)
         if self.hss.log is not None:
             self.hss.log(1, f"start: the exact SVM in stages {problem.stages} from a "
-                            f"subsample's (n x n_SV ~ {float(n) * n * share:.2g} entries "
-                            f"past refine_limit={self.hss.refine_limit:.0e})")
-        return replace(problem, stats={**problem.stats, "start": "staged", "sv_share": share})
+                            f"subsample's (n x n_SV ~ {float(n) * n * measured:.2g} entries)")
+        return replace(problem, stats={**problem.stats, "start": "staged",
+                                       "sv_share": measured})
 
     def path(self, prepared, Y, Cs, weights=None):
         if isinstance(prepared, HSSProblem):
