@@ -241,7 +241,8 @@ class ADMMOptions(OptionsBase):
         vectors a subsample measures at its C keep n x n_SV within 10^10; past that one
         ``fit`` grows the exact SVM in stages from a 50,000-point subsample's exact solution
         (``hss_["start"] == "staged"``, as :class:`~hsskern.ExactSVC` without a time budget,
-        up to 10^12 entries); "admm" otherwise (a C path, or past 10^12 entries).
+        up to 10^12 entries), and so is one ``fit`` from zero whose n x n_SV reaches 2*10^9
+        (many support vectors); "admm" otherwise (a C path, or past 10^12 entries).
     beta : float or None, default None
         ADMM penalty (the shift in K + beta I). None: :func:`~hsskern.solvers.default_beta`
         by n (the paper's schedule).
