@@ -70,7 +70,8 @@ def _hss_backend(est, X, width, purpose):
                      probe_C=float(est.C) if purpose == "fit" else None)
     if purpose != "fit" or o.start != "auto":
         return hss
-    # past the exact step's reach on the HSS route, one fit grows the exact SVM in stages
+    # one fit whose exact SVM is better grown in stages (OneFitBackend.resolve_start: past
+    # the HSS route's exact step, or from zero with many support vectors) takes them
     staged = ExactBackend(kernel, validation_fraction=0.0, tol=refine_tol, hss_options=opts,
                           max_chunk=o.max_chunk, memory_budget=est.memory_budget,
                           random_state=est.random_state, log=log)
@@ -211,9 +212,9 @@ or callable, default "gaussian"
     hss_ : dict
         Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
         ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
-        the working-set cap ``max_chunk``; with "staged" (one fit past the exact step's reach
-        on the HSS route, see :class:`~hsskern.HSSSVCOptions`' ``start``) the ``stages``'
-        sizes and the measured ``sv_share``. One-vs-one: ``{"pairs": (each pair's,)}``.
+        the working-set cap ``max_chunk``; with "staged" (one fit grown in stages from a
+        subsample's exact SVM, see :class:`~hsskern.HSSSVCOptions`' ``start``) the
+        ``stages``' sizes and the measured ``sv_share``. One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit`` on
         the ADMM route, summed over its continuation C values; "staged": split, subsample,
