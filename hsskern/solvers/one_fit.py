@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..kernels.functions import EXACT_ONLY_KERNELS
+from . import hss_path
 from .exact_path import ExactBackend
 from .hss_path import HSSBackend, HSSProblem, exact_info, warn_unsolved
 from .path import check_labels
@@ -77,12 +78,12 @@ class OneFitBackend:
 
     def prepare(self, X, Y=None):
         n, d = X.shape
-        share = self.hss.probe_share(X, Y)  # past SMALL_N: the HSS start's own rule
-        measured = share
-        if share is None and float(n) * n >= self.stage_min:
-            measured = self.hss.probe_share(X, Y, min_points=0)
+        # one probe: past SMALL_N the HSS start's own, short of it from n^2 >= stage_min
+        # (that share is not passed on: the from-zero route's engine rule stays its own)
+        least = 0 if float(n) * n >= self.stage_min else None
+        measured = self.hss.probe_share(X, Y, min_points=least)
         if self.resolve_start(n, d, measured) != "staged":
-            return self.hss.prepare(X, Y, sv_share=share)
+            return self.hss.prepare(X, Y, sv_share=measured if n > hss_path.SMALL_N else None)
         m = int(np.ceil(self.stage_fraction * n))
         staged = replace(self.staged, subsample=m) if m < self.staged.subsample else self.staged
         problem = staged.prepare(X, Y)
