@@ -51,6 +51,34 @@ ctypedef struct Row:
     Py_ssize_t nxt
 
 
+cdef inline void _dot_columns(const double* a, const double* xt, Py_ssize_t ldx,
+                              Py_ssize_t d, Py_ssize_t c0, Py_ssize_t c1,
+                              double* out) noexcept nogil:
+    """out[j] += a.x_j for c0 <= j < c1, four features a pass: the chunk of ``out`` is
+    loaded and stored once per four multiply-adds, not once per one."""
+    cdef Py_ssize_t j, k = 0
+    cdef double a0, a1, a2, a3
+    cdef const double* b0
+    cdef const double* b1
+    cdef const double* b2
+    cdef const double* b3
+    while k + 4 <= d:
+        a0, a1, a2, a3 = a[k], a[k + 1], a[k + 2], a[k + 3]
+        b0 = xt + k * ldx
+        b1 = b0 + ldx
+        b2 = b1 + ldx
+        b3 = b2 + ldx
+        for j in range(c0, c1):
+            out[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j])
+        k += 4
+    while k < d:
+        a0 = a[k]
+        b0 = xt + k * ldx
+        for j in range(c0, c1):
+            out[j] += a0 * b0[j]
+        k += 1
+
+
 cdef void _kernel_columns(int kind, const double* prm, const double* a, const double* xt,
                           Py_ssize_t ldx, Py_ssize_t d, const double* y, double yi,
                           Py_ssize_t j0, Py_ssize_t j1, const double* xn, double an,
@@ -70,19 +98,11 @@ cdef void _kernel_columns(int kind, const double* prm, const double* a, const do
         w = c1 - c0
         memset(out + c0, 0, w * sizeof(double))
         if kind == POLYNOMIAL or kind == SIGMOID:
-            for k in range(d):
-                ak = a[k]
-                bk = xt + k * ldx
-                for j in range(c0, c1):
-                    out[j] += ak * bk[j]
+            _dot_columns(a, xt, ldx, d, c0, c1, out)
             of_dot(kind, prm, out + c0, w)
         else:
             if xn != NULL:
-                for k in range(d):
-                    ak = a[k]
-                    bk = xt + k * ldx
-                    for j in range(c0, c1):
-                        out[j] += ak * bk[j]
+                _dot_columns(a, xt, ldx, d, c0, c1, out)
                 for j in range(c0, c1):
                     t = an + xn[j] - 2.0 * out[j]
                     out[j] = t if t > 0.0 else 0.0
