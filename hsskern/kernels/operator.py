@@ -137,12 +137,20 @@ class _KernelLinearOperator(_KernelSurface):
         self._kernel = kernel
         er, ec, ek, far = _evaluation_inputs(kernel, rows, cols)
         self._erows, self._ecols, self._ekernel, self._far = er, ec, ek, far
-        self._colsT = np.ascontiguousarray(ec.T)
+        self._cols_t = None
         self._params = ek.params
         self._block_memory = block_memory
         self._col_tile = _col_tile(block_memory, cols.shape[0])
         self._gemm_state = None
         super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
+
+    @property
+    def _colsT(self):
+        # the columns transposed, made on first use: an operator read by entries, by the
+        # Gaussian's expanded products or by a solver's own rows never needs this copy
+        if self._cols_t is None:
+            self._cols_t = np.ascontiguousarray(self._ecols.T)
+        return self._cols_t
 
     def evaluation_inputs(self):
         """(points, kernel) as the compiled evaluator reads them: k'(x'_i, x'_j) equals this
