@@ -276,8 +276,9 @@ class PairwiseBackend:
             rows.append(r)
             labels.append(np.where(label[r] == i, 1.0, -1.0)[:, None])
         live = [p for p, yp in enumerate(labels) if np.unique(yp).size == 2]
-        prepared = self._map(lambda Xp, yp: self.inner.prepare(Xp, yp),
-                             [(X[rows[p]], labels[p]) for p in live],
+        # each pair's rows gathered on its worker: the copies are made in parallel
+        prepared = self._map(lambda r, yp: self.inner.prepare(X[r], yp),
+                             [(rows[p], labels[p]) for p in live],
                              [rows[p].size for p in live])
         problems = [None] * len(pairs)
         for p, prob in zip(live, prepared):
