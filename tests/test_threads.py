@@ -179,3 +179,31 @@ def test_concurrent_liblinear_fits_equal_their_serial_fits_bitwise(make):
                 coef = "dual_coef_" if hasattr(ref, "dual_coef_") else "coef_"
                 np.testing.assert_array_equal(getattr(got, coef), getattr(ref, coef))
                 np.testing.assert_array_equal(got.intercept_, ref.intercept_)
+
+
+def test_thread_map_keeps_the_tasks_order_caps_threads_and_raises_a_failure():
+    """thread_map returns fn's results in the tasks' order whatever the submission order,
+    runs each task with one BLAS thread (restored after), and raises a task's error."""
+    from hsskern.utils._threads import thread_map
+    before = _blas_counts()
+    seen = []
+
+    def task(i):
+        seen.append(_blas_counts())
+        return i * i
+
+    out = thread_map(task, [(i,) for i in range(6)], 2, order=[5, 3, 1, 0, 2, 4])
+    assert out == [i * i for i in range(6)]
+    assert all(all(c == 1 for c in counts) for counts in seen)
+    assert _blas_counts() == before
+
+    def fails(i):
+        if i == 2:
+            raise ValueError("task 2")
+        return i
+
+    with pytest.raises(ValueError, match="task 2"):
+        thread_map(fails, [(i,) for i in range(4)], 2)
+    assert _blas_counts() == before
+    # one worker: the calling thread, its own BLAS threads
+    assert thread_map(lambda: _blas_counts(), [(), ()], 1) == [before, before]

@@ -20,15 +20,12 @@ in Y (a cross-validation fold may lack one) leaves its pairs with one class: suc
 not trained and decides a constant (+1 or -1, the class present), as LIBSVM does in its
 internal cross-validation.
 """
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..utils._threads import one_blas_thread, one_openmp_thread
+from ..utils._threads import thread_map, usable_cores
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_labels
 
 __all__ = ["PairwiseBackend", "PairwiseProblem", "class_pairs", "vote", "ovr_scores",
@@ -169,14 +166,6 @@ class PairwiseProblem(PreparedProblem):
     timings: object = field(default_factory=dict)
 
 
-def _capped(fn, *args):
-    """fn(*args) with this thread's OpenMP and BLAS regions on one thread."""
-    with ExitStack() as stack:
-        stack.enter_context(one_openmp_thread())
-        stack.enter_context(one_blas_thread())
-        return fn(*args)
-
-
 def _solve(backend, prepared, Y, Cs, weights):
     """``backend.path``, with ``weights`` only when there are any (the protocol's rule)."""
     if weights is None:
@@ -237,29 +226,13 @@ class PairwiseBackend:
     one_vs_one = True
 
     def _workers(self):
-        if self.n_jobs is not None:
-            return self.n_jobs
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
+        return usable_cores() if self.n_jobs is None else self.n_jobs
 
     def _map(self, fn, tasks, sizes):
         """[fn(*t) for t in tasks], on the pool when there are several."""
-        n_jobs = self._workers()
-        if n_jobs <= 1 or len(tasks) <= 1:
-            return [fn(*t) for t in tasks]
         # the largest pairs first: the pool's last pair is then a small one
-        order = np.argsort(-np.asarray(sizes), kind="stable")
-        out = [None] * len(tasks)
-        with ThreadPoolExecutor(max_workers=min(n_jobs, len(tasks))) as pool:
-            futures = {int(p): pool.submit(_capped, fn, *tasks[p]) for p in order}
-            try:
-                for p, fut in futures.items():
-                    out[p] = fut.result()
-            except BaseException:  # a pair failed: start no other, raise its error
-                for fut in futures.values():
-                    fut.cancel()
-                raise
-        return out
+        return thread_map(fn, tasks, self._workers(),
+                          order=np.argsort(-np.asarray(sizes), kind="stable"))
 
     def prepare(self, X, Y):
         """A :class:`PairwiseProblem`: each pair's rows and the wrapped backend's
