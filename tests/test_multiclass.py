@@ -264,7 +264,7 @@ def test_fit_path_pickle_and_cv():
             assert cv.cv_results_[f"split{s}_test_score"][c] == pytest.approx(acc)
 
 
-@pytest.mark.parametrize("scoring, n_jobs", [(None, None), ("balanced_accuracy", 2)])
+@pytest.mark.parametrize("scoring, n_jobs", [(None, None), (None, 1), ("balanced_accuracy", 2)])
 def test_param_grid_equals_grid_search_cv(scoring, n_jobs):
     """HSSSVCCV(param_grid=...) is GridSearchCV(HSSSVC(), param_grid) on the same folds:
     the candidates in its order, its scores, its ranks and its best_params_."""

@@ -29,6 +29,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.path import check_Cs
+from ..utils._threads import thread_map, usable_cores
 from ._splits import make_splits
 from .base import (ClassifierBase, FitStateMixin, check_sample_weight, encode_labels,
                    is_pairwise, labels_from_decision, point_weights, solve_path)
@@ -360,7 +361,8 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         """(cv_results_, best_index) of the candidates, by :func:`fit_score_fold` cells.
 
         The candidates that differ only in C share one cell per fold (one ``fit_path``
-        along their C values); the cells run on ``n_jobs`` joblib workers.
+        along their C values); the cells run on threads, one a core (``n_jobs=None``), or on
+        ``n_jobs`` joblib workers.
         """
         name = self._path_param
         default_C = self._estimator().get_params()[name]
@@ -377,9 +379,13 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         group_Cs = [np.sort(list(cs)) for _, cs in groups]
         scorer = check_scoring(self._estimator(), scoring=self.scoring)
         cells = [(g, s) for g in range(len(groups)) for s in range(len(splits))]
-        outs = Parallel(n_jobs=getattr(self, "n_jobs", None))(
-            delayed(fit_score_fold)(self._candidate_estimator(groups[g][0]), X, y,
-                                    *splits[s], group_Cs[g], scorer, sw) for g, s in cells)
+        tasks = [(self._candidate_estimator(groups[g][0]), X, y, *splits[s], group_Cs[g],
+                  scorer, sw) for g, s in cells]
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is None:  # the solvers release the GIL: cells on threads, one a core
+            outs = thread_map(fit_score_fold, tasks, usable_cores())
+        else:
+            outs = Parallel(n_jobs=n_jobs)(delayed(fit_score_fold)(*t) for t in tasks)
         outs = dict(zip(cells, outs))
         shape = (len(candidates), len(splits))
         scores, fit_t, score_t, n_iter = (np.zeros(shape) for _ in range(4))

@@ -323,10 +323,12 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         otherwise (the ``Cs`` / width spelling, accuracy) by the one-product fold scorer,
         the accuracy weighted by the test rows' ``sample_weight``.
     n_jobs : int or None, default None
-        joblib workers for the (fold, parameters but C) cells of a ``param_grid`` /
-        ``scoring`` search (None: one, as ``GridSearchCV``'s). A cell's solver keeps about
-        one core busy at small and mid n, so ``n_jobs=-1`` (every core) is what a grid
-        search on a multi-core machine should pass.
+        How the (fold, parameters but C) cells of a ``param_grid`` / ``scoring`` search run.
+        None: on a pool of threads, one a core this process may use (the solvers release
+        the GIL; each cell's own OpenMP and BLAS regions then take one thread), since a
+        cell's solver keeps about one core busy at small and mid n; the one-vs-one pairs of
+        a fit run the same way. An int: ``n_jobs`` joblib workers, as ``GridSearchCV``'s
+        (1: one cell after another, each with its solver's own threads).
     Cs : int or sequence of float, default 10
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
