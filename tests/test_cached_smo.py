@@ -103,6 +103,19 @@ def test_cache_shrinking_and_threads_change_no_answer(seed, n, C):
     assert small.stats["rows_computed"] > base.stats["rows_computed"]  # it did evict
 
 
+@pytest.mark.parametrize("d", [3, 20])  # direct sums; the expanded distances
+def test_a_row_split_between_threads_is_bitwise_one_threads(d):
+    """The team a row is split between (chosen by timing) changes no bit of the answer:
+    every entry is computed in the same vector lane or scalar tail either way."""
+    X, y, _ = _problem(7, 1700, d)
+    kern = make_kernel("gaussian", gamma=1.0 / d)
+    one = solve_dual(X, kern, y, 10.0, options=SMOOptions(threads=1))
+    two = solve_dual(X, kern, y, 10.0, options=SMOOptions(threads=2, parallel_work=0))
+    assert one.stats["rows_computed"] > 10
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+    assert one.rho == two.rho and one.n_iter == two.n_iter
+
+
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(40, 160))
 def test_warm_start_along_C(seed, n):

@@ -269,7 +269,7 @@ cdef class Engine:
 
     cdef void _compute(self, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
                        double* out) noexcept nogil:
-        cdef Py_ssize_t k, part, nt = 1, lo, hi
+        cdef Py_ssize_t k, part, nt = 1, lo, hi, nch
         cdef Py_ssize_t l = self.l, d = self.d
         cdef double work = (j1 - j0) * (d + 8.0), t0
         cdef double an = self.xn[i] if self.xn != NULL else 0.0
@@ -284,9 +284,15 @@ cdef class Engine:
             nt, timed = self._team_size(), True
             t0 = openmp.omp_get_wtime()
         if nt > 1:
+            # the parts end on the chunks of one thread's pass: every entry is computed in
+            # the same vector lane or scalar tail whatever the team, so a row does not
+            # depend on the thread count the timing chose
+            nch = (j1 - j0 + _CHUNK - 1) // _CHUNK
             for part in prange(nt, num_threads=nt, schedule="static"):
-                lo = j0 + (j1 - j0) * part // nt
-                hi = j0 + (j1 - j0) * (part + 1) // nt
+                lo = j0 + _CHUNK * (nch * part // nt)
+                hi = j0 + _CHUNK * (nch * (part + 1) // nt)
+                if hi > j1:
+                    hi = j1
                 _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
                                 self.y[i], lo, hi, self.xn, an, far, out)
         else:
