@@ -154,6 +154,7 @@ cdef class Engine:
     cdef double* xt
     cdef double* prm
     cdef double* a_buf
+    cdef double* o_buf  # the selection's second-order gains, one per active variable
     cdef double* xn  # the variables' squared norms (the expanded distances), or NULL
     cdef unsigned char* far  # the variables whose mutual distances are summed directly, or NULL
     cdef char* status
@@ -190,16 +191,19 @@ cdef class Engine:
         st = np.empty(l, dtype=np.int8)
         act = np.arange(l, dtype=np.intp)
         abuf = np.empty(max(self.d, 1))
-        self.keep = self.keep + (st, abuf, xn, far)
+        obuf = np.empty(max(l, 1))
+        self.keep = self.keep + (st, abuf, obuf, xn, far)
         self.xn = &xn[0] if xn is not None else NULL
         self.far = &far[0] if xn is not None and far is not None and far.shape[0] else NULL
         self.act = act
         cdef signed char[::1] stv = st
         cdef Py_ssize_t[::1] actv = act
         cdef double[::1] abv = abuf
+        cdef double[::1] obv = obuf
         self.status = <char*> &stv[0]
         self.active_set = &actv[0]
         self.a_buf = &abv[0]
+        self.o_buf = &obv[0]
         self.active_size = l
         # at least two whole rows: the pair's two rows are then never evicted by each other
         self.left = <Py_ssize_t> max(cache_doubles, 2.0 * l)
@@ -391,54 +395,51 @@ cdef class Engine:
 
     cdef int _select(self, Py_ssize_t* out_i, Py_ssize_t* out_j, double* gap) except -1 nogil:
         """LIBSVM's second-order working-set selection over the active variables; 1 when
-        they satisfy the stopping rule (``gap`` = m(a) - M(a) over them), else 0."""
+        they satisfy the stopping rule (``gap`` = m(a) - M(a) over them), else 0.
+
+        Each extreme is a branchless pass (vectorized) and then the last variable that
+        attains it, which is LIBSVM's choice among ties (its ``>=`` / ``<=`` scans)."""
         cdef Py_ssize_t t, i = -1, j = -1, n = self.active_size
-        cdef double Gmax = -_HUGE, Gmax2 = -_HUGE, omin = _HUGE, g, gd, quad, o, Kii
+        cdef double Gmax = -_HUGE, Gmax2 = -_HUGE, omin = _HUGE, g, gd, quad, o, Kii, yi
         cdef double* y = self.y
         cdef double* G = self.G
         cdef double* QD = self.QD
+        cdef double* ob = self.o_buf
         cdef char* st = self.status
         cdef double* Qi = NULL
+        # I_up: y > 0 below its upper bound, y < 0 above its lower one (status codes
+        # _LOWER = 0, _UPPER = 1: "status != (y > 0)"); the candidate's value is -y G
         for t in range(n):
-            if y[t] > 0:
-                if st[t] != _UPPER and -G[t] >= Gmax:
-                    Gmax = -G[t]
-                    i = t
-            elif st[t] != _LOWER and G[t] >= Gmax:
-                Gmax = G[t]
-                i = t
+            g = -y[t] * G[t] if st[t] != (y[t] > 0) else -_HUGE
+            Gmax = g if g > Gmax else Gmax
+        if Gmax > -_HUGE:
+            t = n - 1
+            while not (st[t] != (y[t] > 0) and -y[t] * G[t] == Gmax):
+                t -= 1
+            i = t
         if i >= 0:
             Qi = self._row(i, n)
             Kii = QD[i]
+            yi = y[i]
+            # I_low: "status != (y < 0)"; the value is y G, the gain -(Gmax + yG)^2 / quad
             for t in range(n):
-                if y[t] > 0:
-                    if st[t] != _LOWER:
-                        g = G[t]
-                        if g >= Gmax2:
-                            Gmax2 = g
-                        gd = Gmax + g
-                        if gd > 0:
-                            quad = Kii + QD[t] - 2.0 * y[i] * Qi[t]
-                            o = -(gd * gd) / (quad if quad > 0 else _TAU)
-                            if o <= omin:
-                                omin = o
-                                j = t
-                elif st[t] != _UPPER:
-                    g = -G[t]
-                    if g >= Gmax2:
-                        Gmax2 = g
-                    gd = Gmax + g
-                    if gd > 0:
-                        quad = Kii + QD[t] + 2.0 * y[i] * Qi[t]
-                        o = -(gd * gd) / (quad if quad > 0 else _TAU)
-                        if o <= omin:
-                            omin = o
-                            j = t
+                g = y[t] * G[t] if st[t] != (y[t] < 0) else -_HUGE
+                Gmax2 = g if g > Gmax2 else Gmax2
+                gd = Gmax + g
+                quad = Kii + QD[t] - 2.0 * yi * y[t] * Qi[t]
+                quad = quad if quad > 0 else _TAU
+                o = -(gd * gd) / quad if gd > 0 else _HUGE
+                ob[t] = o
+                omin = o if o < omin else omin
+            if omin < _HUGE:
+                t = n - 1
+                while ob[t] != omin:
+                    t -= 1
+                j = t
         else:  # no variable can move up: the gap is still the lower side's extreme
             for t in range(n):
-                if (y[t] > 0 and st[t] != _LOWER) or (y[t] < 0 and st[t] != _UPPER):
-                    g = y[t] * G[t]
-                    Gmax2 = g if g > Gmax2 else Gmax2
+                g = y[t] * G[t] if st[t] != (y[t] < 0) else -_HUGE
+                Gmax2 = g if g > Gmax2 else Gmax2
         gap[0] = Gmax + Gmax2
         if Gmax + Gmax2 < self.tol or j < 0:
             return 1
