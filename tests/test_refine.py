@@ -394,7 +394,7 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     eager = DecompositionOptions(newton_min_free=2, newton_free_fraction=0.0,
-                                 newton_first_rate=0.0)
+                                 newton_rate=0.0)
     with pytest.MonkeyPatch.context() as mp:
         events = []
         newton_free, smo_block = refine_mod._newton_free, refine_mod.smo_block
@@ -423,6 +423,27 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     after = [b for a, b in zip(events, events[1:] + ["end"]) if a == "due"]
     assert after == ["newton"] * events.count("due") and events.count("newton") == len(after)
     assert r.newton_steps <= len(after)
+
+
+def test_the_decomposition_does_not_depend_on_the_clock(monkeypatch):
+    """When SMO gives way to a Newton step is decided by a cost model, not by measured
+    times: under a clock that ticks by random amounts the rounds take the same steps, to
+    the bit (with measured rates the same fit gave another answer within tol run to run)."""
+    from types import SimpleNamespace
+    from hsskern.solvers import decomposition as refine_mod
+    from hsskern.solvers.decomposition import DecompositionOptions
+    X, y = _problem(5, n=600, sep=0.5)
+    K = kernel_operator(X, "gaussian", h=1.0)
+    opts = DecompositionOptions(newton_min_free=20, newton_free_fraction=0.5)
+    kw = dict(max_ws=200, max_chunk=200, max_rounds=100_000, options=opts)
+    base = refine_exact(K, y, 30.0, **kw)
+    assert base.newton_steps > 0 and base.converged
+    for seed in (0, 1):
+        ticks = iter(np.cumsum(np.random.default_rng(seed).exponential(1.0, 10 ** 6)))
+        monkeypatch.setattr(refine_mod, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+        r = refine_exact(K, y, 30.0, **kw)
+        np.testing.assert_array_equal(r.alpha, base.alpha)
+        assert r.rounds == base.rounds and r.newton_steps == base.newton_steps
 
 
 @settings(max_examples=15, deadline=None)

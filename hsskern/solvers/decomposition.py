@@ -60,6 +60,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..kernels.operator import KernelOperator, StoredKernelOperator, distinct_rows
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
+from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import expand_rows, place_cross, smo_block
@@ -70,6 +71,7 @@ __all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState"
            "LocalProducts", "feasible_start", "continuation_start"]
 
 
+@renamed_keywords(newton_first_rate="newton_rate", smo_first_rate="smo_step_rate")
 @dataclass(frozen=True)
 class DecompositionOptions:
     """The tunables of :class:`Decomposition`, one set of defaults: the working sets', the
@@ -130,12 +132,15 @@ class DecompositionOptions:
         Newton only once this share of the working set is free.
     newton_min_free : int, default 500
         Below this many free points SMO's steps are too cheap to replace.
-    newton_first_rate : float, default 1e-11
-        Seconds per |F|^3 of a Newton step until one is measured (~30 GFlop/s for |F|^3 / 3).
-    smo_first_rate : float, default 4e-9
-        Seconds per |W| of an SMO step until one is measured.
+    newton_rate : float, default 1e-11
+        Seconds per |F|^3 of a Newton step (~30 GFlop/s for |F|^3 / 3), in the cost model
+        that says when SMO gives way to it. A model, not a measurement: measured times would
+        make the steps, so the answer within ``tol``, depend on the machine's load, and the
+        same fit would not reproduce.
+    smo_step_rate : float, default 4e-9
+        Seconds per |W| of an SMO step, in the same model.
     smo_before_newton : float, default 1.0
-        SMO's time before a Newton step, in units of the step's estimated cost.
+        SMO's pair steps before a Newton step, in units of the step's modelled cost.
     newton_ridge : float, default 1e-8
         Times K_FF's mean diagonal: factorable at duplicate points.
     newton_per_round : int, default 4
@@ -193,8 +198,8 @@ class DecompositionOptions:
     newton: bool = True
     newton_free_fraction: float = 0.9
     newton_min_free: int = 500
-    newton_first_rate: float = 1e-11
-    smo_first_rate: float = 4e-9
+    newton_rate: float = 1e-11
+    smo_step_rate: float = 4e-9
     smo_before_newton: float = 1.0
     newton_ridge: float = 1e-8
     newton_per_round: int = 4
@@ -228,8 +233,12 @@ class DecompositionOptions:
         for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low)
-        nonnegative = ("sub_tol", "newton_first_rate", "smo_first_rate", "smo_before_newton",
-                       "newton_ridge", "shrink_margin", "ws_per_change")
+        if not (isinstance(self.smo_step_rate, (int, float, np.number))
+                and np.isfinite(self.smo_step_rate) and self.smo_step_rate > 0):
+            raise ValueError(f"DecompositionOptions.smo_step_rate must be a finite number > 0, "
+                             f"got {self.smo_step_rate!r}")
+        nonnegative = ("sub_tol", "newton_rate", "smo_before_newton", "newton_ridge",
+                       "shrink_margin", "ws_per_change")
         for name in nonnegative:
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
@@ -924,8 +933,6 @@ class Decomposition:
             f = np.array(f, dtype=np.float64)
         self.f = f
         res.timings["start"] = time.perf_counter() - self.t0
-        # seconds per |F|^3 of a Newton step and per |W| of an SMO step, the last ones measured
-        self.newton_rate, self.step_rate = o.newton_first_rate, o.smo_first_rate
         # the block SMO's thread counts, measured once for all the rounds (smo_block's timing)
         self.smo_timing = np.zeros(4)
         # seconds per |W|^2 of a round's block and SMO, and per |W| x n of its update: the
@@ -1124,23 +1131,24 @@ class Decomposition:
                     and 16.0 * nf * nf < (self.avail if self.avail is not None else np.inf))
         budget = iters
         if eligible:
-            budget = min(iters, self._smo_budget(self.newton_rate * nf ** 3, W.size))
+            budget = min(iters, self._smo_budget(nf, W.size))
         uW = None if self.weights is None else self.ub[W]
         bounds = {} if uW is None else {"upper": uW}
         ts = time.perf_counter()
         it, m_w, M_w = smo_block(KWrows, yW, aW, vW, self.C, target, budget,
                                  timing=self.smo_timing, **bounds)
         self.res.timings["smo"] += time.perf_counter() - ts
-        if it:
-            self.step_rate = (time.perf_counter() - ts) / (it * W.size)
         note = ""
         if eligible and m_w - M_w >= target and it < iters:
             it, note = self._newton_rounds(KW, KWrows, yW, aW, vW, uW, nf, target, it, iters)
         return aW, it, note
 
-    def _smo_budget(self, t_newton, size):
-        """SMO's pair steps before a Newton step estimated (or measured) at ``t_newton``."""
-        return max(1, int(self.options.smo_before_newton * t_newton / (self.step_rate * size)))
+    def _smo_budget(self, nf, size):
+        """SMO's pair steps on ``size`` points before a Newton step on ``nf`` free ones, by
+        the options' cost model."""
+        o = self.options
+        return max(1, int(o.smo_before_newton * o.newton_rate * float(nf) ** 3
+                          / (o.smo_step_rate * size)))
 
     def _newton_rounds(self, KW, KWrows, yW, aW, vW, uW, nf, target, it, iters):
         """Newton steps on the free face, each followed by SMO: an active-set loop. After a
@@ -1159,14 +1167,13 @@ class Decomposition:
                                          o.newton_ridge, o.newton_max_fixed)
             t_newton = time.perf_counter() - tn
             res.timings["newton"] += t_newton
-            self.newton_rate = t_newton / nf ** 3
             res.newton_steps += length > 0
             n_newton += 1
             how = ("%d fixed" % fixed if fixed >= 0 else
                    "fallback, length %.3g" % length if length > 0 else "rejected")
             note += f"Newton on {nf} free after {it} SMO steps ({how}, {t_newton:.1f} s), "
             again = length > 0 and n_newton < o.newton_per_round
-            budget = self._smo_budget(t_newton, aW.size)
+            budget = self._smo_budget(nf, aW.size)
             ts = time.perf_counter()
             steps, m_w, M_w = smo_block(KWrows, yW, aW, vW, self.C, target,
                                         min(budget, iters - it) if again else iters - it,
