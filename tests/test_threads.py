@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 from threadpoolctl import threadpool_info
@@ -207,3 +208,22 @@ def test_thread_map_keeps_the_tasks_order_caps_threads_and_raises_a_failure():
     assert _blas_counts() == before
     # one worker: the calling thread, its own BLAS threads
     assert thread_map(lambda: _blas_counts(), [(), ()], 1) == [before, before]
+
+
+def test_a_map_inside_a_task_of_another_runs_on_that_task_s_thread():
+    """A pool's task that maps again (a grid's cell fitting one-vs-one pairs) runs the inner
+    tasks on its own thread: the outer pool already keeps every core busy."""
+    from hsskern.utils._threads import thread_map
+
+    def inner(k):
+        return threading.get_ident()
+
+    def outer(i):
+        return threading.get_ident(), thread_map(inner, [(k,) for k in range(4)], 2)
+
+    for me, theirs in thread_map(outer, [(i,) for i in range(3)], 2):
+        assert theirs == [me] * 4
+    # from a plain thread (not a pool's task) a map still runs on its own pool
+    idents = thread_map(lambda k: (time.sleep(0.05), threading.get_ident())[1],
+                        [(k,) for k in range(4)], 2)
+    assert threading.get_ident() not in idents

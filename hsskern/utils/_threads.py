@@ -140,12 +140,19 @@ def usable_cores():
     return os.cpu_count() or 1
 
 
+_POOL = threading.local()  # .worker: this thread runs a thread_map task
+
+
 def _capped(fn, *args):
     """fn(*args) with this thread's OpenMP and BLAS regions on one thread."""
     with ExitStack() as stack:
         stack.enter_context(one_openmp_thread())
         stack.enter_context(one_blas_thread())
-        return fn(*args)
+        _POOL.worker = True
+        try:
+            return fn(*args)
+        finally:
+            _POOL.worker = False
 
 
 def thread_map(fn, tasks, workers, order=None):
@@ -153,9 +160,11 @@ def thread_map(fn, tasks, workers, order=None):
     releases the GIL: tasks side by side on the cores rather than threads within a task, so
     each task's OpenMP and BLAS regions run on one thread. ``order``: the submission order
     (the largest tasks first leave a small one last). With one worker or one task, the
-    tasks run on the calling thread with its own threading. A task's error cancels the
-    tasks not yet started and is raised."""
-    if workers <= 1 or len(tasks) <= 1:
+    tasks run on the calling thread with its own threading; so do the tasks of a map
+    called from a task of another (a grid's cells each fitting one-vs-one pairs): the outer
+    pool already has every core busy. A task's error cancels the tasks not yet started and
+    is raised."""
+    if workers <= 1 or len(tasks) <= 1 or getattr(_POOL, "worker", False):
         return [fn(*t) for t in tasks]
     order = range(len(tasks)) if order is None else order
     out = [None] * len(tasks)
