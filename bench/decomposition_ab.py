@@ -11,9 +11,10 @@ standardized, h = 1 as in bench/c_grid.py):
 * ``det``: the decomposition route's C path by ``refine_exact`` (each C from the previous
   solution scaled, as ``HSSSVC(options=HSSSVCOptions(start="decomposition"))`` runs it), and
   one solve with shrinking forced on (by default only from 10^5 points), both with the
-  Newton step's SMO budget at 0 (``smo_before_newton=0``): by default that budget is a
-  measured time, so runs that take Newton steps differ with the machine's load; at 0 they
-  are a function of the data, and two checkouts must agree to the last bit;
+  Newton step's SMO budget at 0 (``smo_before_newton=0``): before 00d9e7a that budget was a
+  measured time, so runs that took Newton steps differed with the machine's load; at 0 they
+  are a function of the data on any checkout, and two checkouts must agree to the last bit
+  (since 00d9e7a the default budget is a cost model, a function of the data too);
 * ``path``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=True)).fit_path`` as
   users run it, for the times (its iterates are equal only where no Newton step was taken).
 
