@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..solvers.path import check_Cs
 from ..utils._threads import thread_map, usable_cores
 from ._splits import make_splits
+from .widths import kernel_of
 from .base import (ClassifierBase, FitStateMixin, check_sample_weight, encode_labels,
                    is_pairwise, labels_from_decision, point_weights, solve_path)
 
@@ -185,6 +186,21 @@ def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None)
         out["score_time"][i] = time.perf_counter() - t0
         out["n_iter"][i] = int(np.max(m.n_iter_))
     return out
+
+
+def _narrowest_first(estimators, X):
+    """The cells' submission order for the pool: the narrowest Gaussian and Laplacian
+    kernels first (the most support vectors: the longest paths, measured 1.6-1.9x the
+    others' at 4x gamma="scale" on ijcnn1), so that the cells left to run when the pool
+    runs out of work are short ones. The order changes no result, only how the cells
+    share the cores."""
+    def width(est):
+        try:
+            k = kernel_of(est, X=X)
+        except (TypeError, ValueError):
+            return 0.0
+        return k.gamma if k.name in ("gaussian", "laplacian") else 0.0
+    return np.argsort([-width(e) for e in estimators], kind="stable")
 
 
 def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
@@ -383,7 +399,8 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
                   scorer, sw) for g, s in cells]
         n_jobs = getattr(self, "n_jobs", None)
         if n_jobs is None:  # the solvers release the GIL: cells on threads, one a core
-            outs = thread_map(fit_score_fold, tasks, usable_cores())
+            order = _narrowest_first([t[0] for t in tasks], X)
+            outs = thread_map(fit_score_fold, tasks, usable_cores(), order=order)
         else:
             outs = Parallel(n_jobs=n_jobs)(delayed(fit_score_fold)(*t) for t in tasks)
         outs = dict(zip(cells, outs))
