@@ -250,3 +250,26 @@ def test_the_options_refuse_a_negative_change_multiple_and_a_floor_below_two():
         DecompositionOptions(ws_per_change=-1.0)
     with pytest.raises(ValueError, match="ws_floor"):
         DecompositionOptions(ws_floor=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), q=st.integers(1, 40), extra=st.integers(1, 30),
+       headroom=st.integers(0, 10))
+def test_moving_slots_in_place_is_numpys_gather_and_scatter(seed, q, extra, headroom):
+    """move_slots(B, q, width, dst, src) leaves B[:q, :q] as NumPy's B[dst] = B[src] then
+    B[:q, dst] = B[:q, src] would, with no temporary; bad positions are refused."""
+    from hsskern.solvers._smo import move_slots
+    rng = np.random.default_rng(seed)
+    width = q + extra  # the last block's points: q kept places and ``extra`` past them
+    S = width + headroom
+    B = rng.normal(size=(S, S))
+    m = min(q, extra)
+    dst = np.sort(rng.choice(q, m, replace=False)).astype(np.intp)
+    src = (q + rng.choice(extra, m, replace=False)).astype(np.intp)
+    ref = B.copy()
+    ref[dst] = ref[src]
+    ref[:q, dst] = ref[:q, src]
+    move_slots(B, q, width, dst, src)
+    np.testing.assert_array_equal(B[:q, :q], ref[:q, :q])
+    with pytest.raises(ValueError, match="below q"):
+        move_slots(B, q, width, src, dst)

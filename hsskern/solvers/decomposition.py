@@ -63,7 +63,7 @@ from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
-from ._smo import expand_rows, place_cross, smo_block
+from ._smo import expand_rows, move_slots, place_cross, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -713,8 +713,7 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
             movers = kp[kp >= q]
             dst, pn = gaps[:movers.size], gaps[movers.size:]
             if movers.size:
-                B[dst] = B[movers]
-                B[:q, dst] = B[:q, movers]
+                move_slots(B, q, slots.size, dst, movers)
             order = np.empty(q, dtype=np.intp)
             stay = kp[kp < q]
             order[stay], order[dst], order[pn] = slots[stay], slots[movers], new
