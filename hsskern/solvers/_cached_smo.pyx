@@ -414,7 +414,7 @@ cdef class Engine:
             Gmax = g if g > Gmax else Gmax
         if Gmax > -_HUGE:
             t = n - 1
-            while not (st[t] != (y[t] > 0) and -y[t] * G[t] == Gmax):
+            while t > 0 and not (st[t] != (y[t] > 0) and -y[t] * G[t] == Gmax):
                 t -= 1
             i = t
         if i >= 0:
@@ -433,7 +433,7 @@ cdef class Engine:
                 omin = o if o < omin else omin
             if omin < _HUGE:
                 t = n - 1
-                while ob[t] != omin:
+                while t > 0 and ob[t] != omin:
                     t -= 1
                 j = t
         else:  # no variable can move up: the gap is still the lower side's extreme
