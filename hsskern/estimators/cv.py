@@ -190,10 +190,9 @@ def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None)
 
 def _narrowest_first(estimators, X):
     """The cells' submission order for the pool: the narrowest Gaussian and Laplacian
-    kernels first (the most support vectors: the longest paths, measured 1.6-1.9x the
-    others' at 4x gamma="scale" on ijcnn1), so that the cells left to run when the pool
-    runs out of work are short ones. The order changes no result, only how the cells
-    share the cores."""
+    kernels first (the most support vectors, as a rule the longest paths; see the design
+    notes), so that the cells left to run when the pool runs out of work are short ones.
+    The order changes no result, only how the cells share the cores."""
     def width(est):
         try:
             k = kernel_of(est, X=X)

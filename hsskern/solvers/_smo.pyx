@@ -523,8 +523,8 @@ def move_slots(double[:, ::1] B, Py_ssize_t q, Py_ssize_t width,
     """Slots ``src`` (all >= q) of the working-set block move to slots ``dst`` (all < q),
     in place and with no temporary: their rows (the first ``width`` entries, the columns the
     last block held), then their columns in rows [0, q). NumPy's ``B[dst] = B[src]`` and
-    ``B[:q, dst] = B[:q, src]`` built gathered copies of both first (hundreds of MB of fresh
-    memory in a 16,000-point block), which cost more than evaluating the entries afresh."""
+    ``B[:q, dst] = B[:q, src]`` build gathered copies of both first, fresh memory of the
+    block's size that cost more than evaluating the entries afresh (see the design notes)."""
     cdef Py_ssize_t m = dst.shape[0], a, b
     if src.shape[0] != m:
         raise ValueError(f"{m} destinations for {src.shape[0]} sources")

@@ -169,8 +169,8 @@ def thread_map(fn, tasks, workers, order=None):
     order = range(len(tasks)) if order is None else order
     out = [None] * len(tasks)
     # the calling thread limits BLAS for the whole pool, so the count is set and restored
-    # from it: OpenBLAS can miss a count set from a worker thread (seen: 1 map in 50 left
-    # it at one thread for the rest of the process, and a worker's limit not applied)
+    # from it: OpenBLAS can miss a count set from a worker thread, which left the process
+    # at one thread for good, or a worker unlimited
     with one_blas_thread(), ThreadPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
         futures = {int(p): pool.submit(_capped, fn, *tasks[p]) for p in order}
         try:
