@@ -434,6 +434,7 @@ class _StoredMatrix:
 _CODE_KERNELS = ("gaussian", "laplacian", "compact_gaussian")
 _CODE_MAX = 255
 _DECODE_BYTES = 32 * 2**20  # the bands of rows a product or the codes' Gram works in
+_CODE_SCREEN_ROWS = 64  # rows checked for integer values before any pass over all points
 
 
 def _code_origin(points, kernel):
@@ -442,12 +443,17 @@ def _code_origin(points, kernel):
     ``_CODE_MAX``), else None."""
     if kernel.name not in _CODE_KERNELS or sp.issparse(points) or points.shape[0] < 2:
         return None
+    head = points[:_CODE_SCREEN_ROWS]  # non-integer data fail on their first rows, cheaply
+    if not np.array_equal(head, np.rint(head)):
+        return None
     lo = points.min(axis=0)
     with np.errstate(over="ignore", invalid="ignore"):  # huge coordinates: inf, no codes
         ext = points.max(axis=0) - lo
         bound = float(ext @ ext)
         if bound > _CODE_MAX:  # shifted to lo the points are >= 0: |a - b|^2 <= |a|^2 + |b|^2
-            sq = np.einsum("ij,ij->i", points - lo, points - lo)
+            shifted = points - lo
+            sq = np.einsum("ij,ij->i", shifted, shifted)
+            del shifted
             bound = min(bound, float(np.sum(np.partition(sq, sq.size - 2)[-2:])))
     if not bound <= _CODE_MAX or not np.array_equal(points, np.rint(points)):
         return None
