@@ -479,3 +479,62 @@ def test_regressors_needing_dense_coordinates_name_the_svr_that_takes_sparse_row
         HSSKernelRidge(memory_budget=budget).fit(X, y)
     m = HSSSVR(h=8.0, memory_budget=budget).fit(X, y)  # beyond the budget: sparse rows
     assert sp.issparse(m.support_vectors_) and m.fit_status_ == 0
+
+
+def _standardized_binary(seed, n, d, density):
+    """Standardized binary features (most of each column one value), and labels."""
+    rng = np.random.default_rng(seed)
+    B = (rng.random((n, d)) < density).astype(float)
+    B[0] = 1.0  # no constant column
+    X = (B - B.mean(axis=0)) / B.std(axis=0)
+    y = np.where(B[:, :5].sum(axis=1) + 0.3 * rng.normal(size=n) > 5 * density, 1.0, -1.0)
+    return X, y
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), name=st.sampled_from(["gaussian", "laplacian"]))
+def test_shifted_sparse_rows_have_the_kernel_of_the_dense_points(seed, name):
+    """Dense rows that are mostly their columns' common value become sparse rows minus that
+    value: the same kernel matrix (to the operators' 1e-12), where the kernel depends on
+    differences alone and the shifted rows are sparse and wide; else None."""
+    from hsskern.kernels.sparse_rows import shifted_sparse_rows
+    X, _ = _standardized_binary(seed, 150, 120, 0.04)
+    kern = make_kernel(name, h=3.0)
+    Z = shifted_sparse_rows(X, kern)
+    assert sp.issparse(Z) and prefer_sparse_rows(Z)
+    b = X[1:] - Z[1:].toarray()  # every row: X minus its sparse part is the shift
+    np.testing.assert_allclose(b, np.broadcast_to(b[0], b.shape), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(kernel_operator(Z, kern).to_dense(),
+                               kernel_operator(X, kern).to_dense(), rtol=1e-12, atol=1e-14)
+    assert shifted_sparse_rows(X, make_kernel("polynomial", degree=2)) is None  # not x - x'
+    assert shifted_sparse_rows(X[:, :99], kern) is None  # too narrow for sparse rows
+    dense = np.random.default_rng(seed).normal(size=(150, 120))
+    assert shifted_sparse_rows(dense, kern) is None
+
+
+def test_the_block_route_on_standardized_binary_features_takes_shifted_rows_and_is_svcs():
+    """One fit's block route evaluates the kernel from the shifted sparse rows: SVC's SVM,
+    and the model's points are the caller's dense rows (predictions on new dense rows)."""
+    from hsskern.solvers.hss_path import HSSBackend
+    X, y = _standardized_binary(3, 400, 150, 0.05)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    kern = make_kernel("gaussian", gamma=gamma)
+    prob = prepare_decomposition(X, kern, engine="block", store_kernel=False)
+    assert prob.stats["shifted_rows"] and isinstance(prob.K, SparseRowsKernelOperator)
+    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                         engine="block", store_kernel=False)
+    prob = backend.prepare(X, y[:, None])
+    assert prob.stats["shifted_rows"]
+    sol, = backend.path(prob, y[:, None], [1.0])
+    ref = SVC(C=1.0, gamma=gamma, tol=1e-8).fit(X, y)
+    model = backend.model(prob, (sol,))
+    Xt, _ = _standardized_binary(4, 60, 150, 0.05)
+    Kd = kernel_operator(X, kern).to_dense()
+    bound = gap_tol(1e-8, 1.0, np.ones(y.size))
+    np.testing.assert_allclose(Kd @ sol.dual_coef[:, 0],
+                               ref.decision_function(X) - ref.intercept_[0], atol=bound)
+    assert not sp.issparse(model.support_vectors)  # the caller's dense rows
+    np.testing.assert_array_equal(model.support_vectors, X[model.support])
+    np.testing.assert_allclose(model.decision(Xt)[0, :, 0], ref.decision_function(Xt),
+                               atol=bound + 1e-3)  # SVC's intercept: to its tolerance
+    assert np.mean(np.sign(model.decision(Xt)[0, :, 0]) == ref.predict(Xt)) >= 0.98

@@ -32,7 +32,11 @@ from .operator import KernelOperator
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",
            "prefer_sparse_rows", "densify", "densify_fits", "rows_nbytes",
-           "sparse_kernel_operator", "SPARSE_ROWS_MAX_DENSITY", "SPARSE_ROWS_MIN_FEATURES"]
+           "sparse_kernel_operator", "SPARSE_ROWS_MAX_DENSITY", "SPARSE_ROWS_MIN_FEATURES",
+           "SHIFT_INVARIANT_KERNELS", "shifted_sparse_rows"]
+
+#: The kernels of x - x' alone: k(x - b, x' - b) = k(x, x') for any shift b.
+SHIFT_INVARIANT_KERNELS = ("gaussian", "laplacian", "compact_gaussian")
 
 #: Largest relative error of an entry computed from norms and inner products (the same bound
 #: as the dense Gaussian's dgemm route); pairs beyond it take the direct sum.
@@ -47,6 +51,28 @@ def rows_operator(points, kernel, block_memory=DEFAULT_BLOCK_MEMORY):
     if sp.issparse(points):
         return SparseRowsKernelOperator(points, kernel, block_memory)
     return KernelOperator(points, kernel, block_memory)
+
+
+def shifted_sparse_rows(X, kernel, probe_rows=1000):
+    """The dense, trusted X's rows minus b, each column's most common value, as canonical
+    sparse rows, when the kernel depends on differences alone
+    (:data:`SHIFT_INVARIANT_KERNELS`: the shifted rows have the same kernel matrix) and
+    the shifted rows pass :func:`prefer_sparse_rows`; else None. Standardized binary or
+    one-hot features are such data: most of each column is one value, so a row stores a few
+    entries instead of d. b is the median of about ``probe_rows`` evenly spaced rows (the
+    common value wherever more than half of them share one); another b would give the same
+    kernel, only more stored entries."""
+    n, d = X.shape
+    if kernel.name not in SHIFT_INVARIANT_KERNELS or d < SPARSE_ROWS_MIN_FEATURES or n == 0:
+        return None
+    b = np.median(X[::max(1, n // int(probe_rows))], axis=0)
+    differs = X != b
+    if np.count_nonzero(differs) > SPARSE_ROWS_MAX_DENSITY * float(n) * d:
+        return None
+    rows, cols = np.nonzero(differs)  # row-major: each row's columns in order
+    indptr = np.zeros(n + 1, dtype=np.intp)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return canonical_rows(sp.csr_matrix((X[rows, cols] - b[cols], cols, indptr), shape=(n, d)))
 
 
 class _SparseRowsLinearOperator(_KernelSurface):
