@@ -237,6 +237,34 @@ def test_the_measured_support_vector_share_decides_the_route():
                                    atol=gap_tol(1e-8, 1.0, np.ones(n)))
 
 
+def test_a_measured_share_above_the_assumed_one_sends_the_fit_to_the_block_route():
+    """Hard data (overlapping classes: most points support vectors) that the assumed share
+    would keep on the cached engine with this cache: the share measured on a subsample
+    sends it to the block route; without the probe it stays cached. Both give SVC's SVM."""
+    rng = np.random.default_rng(6)
+    n = 3000
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, 2)) + 0.1 * y[:, None]
+    kern = make_kernel("gaussian", gamma=0.5)
+    K = kernel_operator(X, kern).to_dense()
+    # the rule keeps the cached engine while 8 n^2 share <= overcommit (8) x cache: share 0.3
+    small = SMOOptions(cache_bytes=0.3 * n * n, probe_points=500)
+    assert single_fit_engine(n, 2, 1, small, None) == "cached"
+    for opts, route in ((small, "block"), (replace(small, probe_points=0), "cached")):
+        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                             smo_options=opts)
+        prob = backend.prepare(X, y[:, None])
+        assert resolve_engine(prob, "auto", opts) == route
+        if route == "block":
+            assert prob.stats["sv_share"] > 0.3
+        sol = backend.path(prob, y[:, None], [1.0])[0]
+        ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
+        coef = sol.dual_coef[:, 0]
+        assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, 1.0, np.ones(n)))
+
+
 def test_estimator_reaches_the_engine_with_class_weight():
     X, y, _ = _problem(11, 400, 4)
     m = HSSSVC(gamma="scale", class_weight={-1.0: 2.0, 1.0: 0.5}, tol=1e-8).fit(X, y)

@@ -265,8 +265,8 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     rows: storing K would cost the whole n x n product it saves. ``store_kernel=False``
     stores only one-byte codes: float64 entries are paid back by the several solves of a
     path, not by one fit from zero at a small C, which reads fewer. With labels ``y`` (one
-    column) and ``engine="auto"``, a problem the assumed support-vector share would send to
-    the block route has its share measured
+    column) and ``engine="auto"``, a problem whose engine the support vectors' share decides
+    (none of them would cache, all of them would not) has its share measured
     (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
     decides on that; ``sv_share`` given is a share measured already.
 
@@ -296,9 +296,11 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     worth = (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None
     smo_options = SMOOptions() if smo_options is None else smo_options
     chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
-    # a measured share can change the answer only where no support vectors would cache
-    if sv_share is None and y is not None and chosen == "block" and \
-            _engine_of(K, engine, smo_options, n_rhs, budget, 0.0) == "cached":
+    # a measured share can change the answer only where the two extremes of the share
+    # (no support vectors, all of them) take different engines
+    if sv_share is None and y is not None and \
+            _engine_of(K, engine, smo_options, n_rhs, budget, 0.0) == "cached" and \
+            _engine_of(K, engine, smo_options, n_rhs, budget, 1.0) == "block":
         ts = time.perf_counter()
         sv_share = probe_sv_share(K.points, K.kernel, y, smo_options)
         if sv_share is not None:
