@@ -188,18 +188,16 @@ def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None)
     return out
 
 
-def _narrowest_first(estimators, X):
-    """The cells' submission order for the pool: the narrowest Gaussian and Laplacian
-    kernels first (the most support vectors, as a rule the longest paths; see the design
-    notes), so that the cells left to run when the pool runs out of work are short ones.
-    The order changes no result, only how the cells share the cores."""
-    def width(est):
-        try:
-            k = kernel_of(est, X=X)
-        except (TypeError, ValueError):
-            return 0.0
-        return k.gamma if k.name in ("gaussian", "laplacian") else 0.0
-    return np.argsort([-width(e) for e in estimators], kind="stable")
+def _narrowness(est, X):
+    """gamma of the estimator's Gaussian or Laplacian kernel on X, else 0: the cells of the
+    narrowest kernels go to the pool first (the most support vectors, as a rule the longest
+    paths; see the design notes), so that the cells left to run when the pool runs out of
+    work are short ones. The order changes no result, only how the cells share the cores."""
+    try:
+        k = kernel_of(est, X=X)
+    except (TypeError, ValueError):
+        return 0.0
+    return k.gamma if k.name in ("gaussian", "laplacian") else 0.0
 
 
 def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
@@ -398,7 +396,8 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
                   scorer, sw) for g, s in cells]
         n_jobs = getattr(self, "n_jobs", None)
         if n_jobs is None:  # the solvers release the GIL: cells on threads, one a core
-            order = _narrowest_first([t[0] for t in tasks], X)
+            width = [_narrowness(self._candidate_estimator(p), X) for p, _ in groups]
+            order = np.argsort([-width[g] for g, _ in cells], kind="stable")
             outs = thread_map(fit_score_fold, tasks, usable_cores(), order=order)
         else:
             outs = Parallel(n_jobs=n_jobs)(delayed(fit_score_fold)(*t) for t in tasks)

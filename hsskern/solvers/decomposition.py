@@ -233,18 +233,14 @@ class DecompositionOptions:
         for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low)
-        if not (isinstance(self.smo_step_rate, (int, float, np.number))
-                and np.isfinite(self.smo_step_rate) and self.smo_step_rate > 0):
-            raise ValueError(f"DecompositionOptions.smo_step_rate must be a finite number > 0, "
-                             f"got {self.smo_step_rate!r}")
-        nonnegative = ("sub_tol", "newton_rate", "smo_before_newton", "newton_ridge",
-                       "shrink_margin", "ws_per_change")
-        for name in nonnegative:
-            value = getattr(self, name)
+        # smo_step_rate divides the Newton budget: > 0; the others >= 0
+        for name in ("sub_tol", "newton_rate", "smo_step_rate", "smo_before_newton",
+                     "newton_ridge", "shrink_margin", "ws_per_change"):
+            value, positive = getattr(self, name), name == "smo_step_rate"
             if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
-                    and value >= 0):
-                raise ValueError(f"DecompositionOptions.{name} must be a finite number >= 0, "
-                                 f"got {value!r}")
+                    and (value > 0 if positive else value >= 0)):
+                raise ValueError(f"DecompositionOptions.{name} must be a finite number "
+                                 f"{'> 0' if positive else '>= 0'}, got {value!r}")
         for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and 0 <= value <= 1):
