@@ -209,6 +209,26 @@ def test_route_forced_each_way_is_svcs_svm(engine):
         assert (rr.kernel_entries.get("rows") is not None) == (engine == "cached")
 
 
+def _routes_are_svcs_svm(X, y, cases):
+    """For each (SMO options, expected route): the one-fit preparation takes that route and
+    its solution at C = 1 is SVC's SVM; returns the preparations."""
+    kern = make_kernel("gaussian", gamma=0.5)
+    K = kernel_operator(X, kern).to_dense()
+    ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
+    probs = []
+    for opts, route in cases:
+        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+                             smo_options=opts)
+        prob = backend.prepare(X, y[:, None])
+        assert resolve_engine(prob, "auto", opts) == route
+        coef = backend.path(prob, y[:, None], [1.0])[0].dual_coef[:, 0]
+        assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
+        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
+                                   atol=gap_tol(1e-8, 1.0, np.ones(y.size)))
+        probs.append(prob)
+    return probs
+
+
 def test_the_measured_support_vector_share_decides_the_route():
     """Easy data (two far clusters: a few support vectors) that the assumed share (a quarter
     of the points) would send to the block route with this cache: the share measured on a
@@ -218,23 +238,11 @@ def test_the_measured_support_vector_share_decides_the_route():
     n = 3000
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 3.0 * y[:, None]
-    kern = make_kernel("gaussian", gamma=0.5)
-    K = kernel_operator(X, kern).to_dense()
     small = SMOOptions(cache_bytes=2 ** 20, probe_points=500)
     assert single_fit_engine(n, 2, 1, small, None) == "block"
-    for opts, route in ((small, "cached"), (replace(small, probe_points=0), "block")):
-        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                             smo_options=opts)
-        prob = backend.prepare(X, y[:, None])
-        assert resolve_engine(prob, "auto", opts) == route
-        if route == "cached":
-            assert 0 < prob.stats["sv_share"] < small.sv_share
-        sol = backend.path(prob, y[:, None], [1.0])[0]
-        ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
-        coef = sol.dual_coef[:, 0]
-        assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
-        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
-                                   atol=gap_tol(1e-8, 1.0, np.ones(n)))
+    probed, _ = _routes_are_svcs_svm(X, y, [(small, "cached"),
+                                            (replace(small, probe_points=0), "block")])
+    assert 0 < probed.stats["sv_share"] < small.sv_share
 
 
 def test_a_measured_share_above_the_assumed_one_sends_the_fit_to_the_block_route():
@@ -245,24 +253,12 @@ def test_a_measured_share_above_the_assumed_one_sends_the_fit_to_the_block_route
     n = 3000
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 0.1 * y[:, None]
-    kern = make_kernel("gaussian", gamma=0.5)
-    K = kernel_operator(X, kern).to_dense()
     # the rule keeps the cached engine while 8 n^2 share <= overcommit (8) x cache: share 0.3
     small = SMOOptions(cache_bytes=0.3 * n * n, probe_points=500)
     assert single_fit_engine(n, 2, 1, small, None) == "cached"
-    for opts, route in ((small, "block"), (replace(small, probe_points=0), "cached")):
-        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                             smo_options=opts)
-        prob = backend.prepare(X, y[:, None])
-        assert resolve_engine(prob, "auto", opts) == route
-        if route == "block":
-            assert prob.stats["sv_share"] > 0.3
-        sol = backend.path(prob, y[:, None], [1.0])[0]
-        ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
-        coef = sol.dual_coef[:, 0]
-        assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
-        np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
-                                   atol=gap_tol(1e-8, 1.0, np.ones(n)))
+    probed, _ = _routes_are_svcs_svm(X, y, [(small, "block"),
+                                            (replace(small, probe_points=0), "cached")])
+    assert probed.stats["sv_share"] > 0.3
 
 
 def test_estimator_reaches_the_engine_with_class_weight():
