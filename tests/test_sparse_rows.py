@@ -209,6 +209,27 @@ def test_nearby_points_with_large_norms_take_the_direct_sum():
             assert np.abs(naive - D).max() > 1e-6
 
 
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])
+def test_rows_mixing_pairs_that_fail_the_bound_and_pairs_that_pass(name):
+    # half the points far out (the expansion fails between them), half near 0 (it holds):
+    # one kernel row holds both kinds, and a point's own entry, in blocks and products
+    rng = np.random.default_rng(1)
+    A = np.zeros((60, 30))
+    A[:, 1:6] = rng.normal(size=(60, 5))
+    A[::2, 0] = 1e6
+    X = sp.csr_matrix(A)
+    Ks, Kd = kernel_operator(X, name, h=1.5), kernel_operator(A, name, h=1.5)
+    D = Kd.to_dense()
+    _assert_entries(Ks.to_dense(), D, _entry_tol(Kd.kernel, A, A, D), name)
+    I = rng.permutation(60)[:25]
+    _assert_entries(Ks.submatrix(I, I), D[np.ix_(I, I)], _entry_tol(Kd.kernel, A[I], A[I],
+                                                                  D[np.ix_(I, I)]), name)
+    V = rng.normal(size=(60, 2))
+    np.testing.assert_allclose(Ks @ V, D @ V, rtol=1e-10, atol=1e-12 * np.abs(V).sum())
+    np.testing.assert_allclose(Ks.cross(A[I]) @ V, D[I] @ V, rtol=1e-10,
+                               atol=1e-12 * np.abs(V).sum())
+
+
 @pytest.mark.parametrize("scale, width", [(1e200, 1e200), (1e-200, 1e-200), (1e-150, 1.0)])
 def test_extreme_scales_are_rescaled_exactly_as_the_dense_operator(scale, width):
     rng = np.random.default_rng(1)

@@ -76,6 +76,38 @@ cdef inline double _merge_sq(const double* av, const Py_ssize_t* ai, Py_ssize_t 
     return s
 
 
+cdef inline void _gaussian_distances(double g, double tol, const double* yd,
+                                     const Py_ssize_t* yi, Py_ssize_t y0, Py_ssize_t y1,
+                                     double na, Py_ssize_t ia, const double* xd,
+                                     const Py_ssize_t* xi, const Py_ssize_t* xp,
+                                     const Py_ssize_t* J, const double* xnJ,
+                                     const Py_ssize_t* nzJ, Py_ssize_t s, Py_ssize_t n,
+                                     bint same, double* row) noexcept nogil:
+    """:func:`_row`'s squared distances for the Gaussian, in passes the compiler
+    vectorizes: the distances and whether any entry fails the bound, then the direct sums
+    of those that do (rare) and a point's zero distance to itself. The same values as the
+    general loop, which branches on every entry."""
+    cdef Py_ssize_t b, nza = y1 - y0
+    cdef double d2, nb, e
+    cdef int bad = 0
+    for b in range(s, n):
+        nb = xnJ[b]
+        d2 = na + nb - 2.0 * row[b]
+        row[b] = d2 if d2 > 0.0 else 0.0
+        e = (nza + nzJ[b] + 4) * UNIT_ROUNDOFF * (na + nb)
+        bad |= g * e > tol
+    if bad:
+        for b in range(s, n):
+            e = (nza + nzJ[b] + 4) * UNIT_ROUNDOFF * (na + xnJ[b])
+            if g * e > tol and not (same and J[b] == ia):
+                row[b] = _merge_sq(yd + y0, yi + y0, nza, xd + xp[J[b]], xi + xp[J[b]],
+                                   nzJ[b])
+    if same:
+        for b in range(s, n):
+            if J[b] == ia:
+                row[b] = 0.0
+
+
 cdef void _row(int kind, const double* p, double tol,
                const double* yd, const Py_ssize_t* yi, Py_ssize_t y0, Py_ssize_t y1,
                double na, Py_ssize_t ia,
@@ -105,6 +137,11 @@ cdef void _row(int kind, const double* p, double tol,
         of_dot(kind, p, row + s, n - s)
         return
     g = p[0]
+    if kind == GAUSSIAN:
+        _gaussian_distances(g, tol, yd, yi, y0, y1, na, ia, xd, xi, xp, J, xnJ, nzJ, s, n,
+                            same, row)
+        exp_scaled(row + s, n - s, -g)
+        return
     for b in range(s, n):
         jb = J[b]
         if same and jb == ia:
@@ -126,9 +163,7 @@ cdef void _row(int kind, const double* p, double tol,
         if not sv:
             d2 = _merge_sq(yd + y0, yi + y0, nza, xd + xp[jb], xi + xp[jb], nzJ[b])
         row[b] = d2
-    if kind == GAUSSIAN:
-        exp_scaled(row + s, n - s, -g)
-    elif kind == LAPLACIAN:
+    if kind == LAPLACIAN:
         for b in range(s, n):
             row[b] = sqrt(row[b])
         exp_scaled(row + s, n - s, -g)
