@@ -10,6 +10,7 @@ from scipy.sparse.linalg import cg, eigsh
 
 from hsskern import MemoryBudgetError, kernel_operator, make_kernel
 from hsskern.kernels import KERNELS
+from hsskern.kernels.sparse_rows import rows_operator
 from hsskern.testing import check_kernel_operator, reference_kernel
 
 from strategies import point_sets
@@ -404,6 +405,48 @@ def test_submatrix_into_out_matches_dense_reference(X, name, width, beta, same, 
             np.testing.assert_array_equal(got, got.T)
 
 
+@given(X=point_sets(n_min=2, n_max=120, d_max=12), name=st.sampled_from(KERNELS),
+       form=st.sampled_from(["dense", "sparse", "stored", "shifted", "callable"]),
+       pad=st.integers(1, 9),
+       symmetric=st.booleans(), seed=st.integers(0, 10**6))
+def test_submatrix_into_rows_a_stride_apart_is_the_c_order_block(X, name, form, pad,
+                                                                 symmetric, seed):
+    # the decomposition's working-set block lives at a row stride wider than the block: the
+    # entries written there are the C-order block's, bit for bit, and the columns past the
+    # block are not touched (evaluators that write rows by pointer, or the copy of the rest)
+    rng = np.random.default_rng(seed)
+    if name == "polynomial":
+        X = X / (np.abs(X).max() or 1.0)
+    K = kernel_operator(sp.csr_matrix(X) if form == "sparse" else X, name)
+    if form == "stored":
+        K = K.stored()
+    elif form == "shifted":
+        K = K.shifted(0.5)
+    elif form == "callable":  # the same kernel as a function k(A, B)
+        k = K.kernel
+        K = rows_operator(X, make_kernel(lambda A, B: reference_kernel(k, A, B)))
+    I = rng.integers(0, len(X), rng.integers(1, 40))
+    J = I if symmetric else rng.integers(0, len(X), rng.integers(1, 40))
+    buf = np.full((len(I), len(J) + pad), np.nan)
+    got = K.submatrix(I, J, out=buf[:, :len(J)])
+    assert np.shares_memory(got, buf)
+    np.testing.assert_array_equal(buf[:, :len(J)], K.submatrix(I, J))
+    assert np.isnan(buf[:, len(J):]).all()
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse"])
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])
+def test_a_large_block_at_a_row_stride_is_the_c_order_block(form, name):
+    # large enough for the evaluators' threaded branches, which place rows by the stride
+    X = np.random.default_rng(3).normal(size=(1100, 12))
+    K = kernel_operator(sp.csr_matrix(X) if form == "sparse" else X, name)
+    W = np.random.default_rng(4).permutation(1100)[:1000]
+    buf = np.full((1000, 1250), np.nan)
+    K.submatrix(W, W, out=buf[:, :1000])
+    np.testing.assert_array_equal(buf[:, :1000], K.submatrix(W, W))
+    assert np.isnan(buf[:, 1000:]).all()
+
+
 _BAD_INDEX = [
     ([[0, 1]], "1-D"),
     ([0.5], "integers"),
@@ -446,6 +489,7 @@ def _readonly_buffer():
     (np.zeros((2, 3), np.float32), "float64"),
     (np.zeros((2, 3), order="F"), "C-contiguous"),
     (np.zeros((2, 6))[:, ::2], "C-contiguous"),
+    (np.zeros((4, 3))[::-2], "C-contiguous"),
     (_readonly_buffer(), "writeable"),
     ([[0.0] * 3] * 2, "numpy array"),
 ])

@@ -300,15 +300,23 @@ def block(int kind, const double[::1] params, const double[:, ::1] A,
                 _row(kind, p, &A[i, 0], &BT[0, 0], n, n, d, &out[i, 0])
 
 
+cdef inline void _check_rows(double[:, :] out) except *:
+    """Raises unless each row of ``out`` is contiguous (the evaluators write rows by pointer)."""
+    if out.shape[1] > 1 and out.strides[1] != sizeof(double):
+        raise ValueError(f"out's rows must be contiguous (strides {out.strides[0]}, "
+                         f"{out.strides[1]})")
+
+
 def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
-                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out,
+                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, :] out,
                  bint upper=False):
     """out[a, b] = k(X[I[a]], X[J[b]]) without forming anything larger than the block.
 
     This is the entry extractor HSS compression calls for many small blocks, so it gathers
     rows and transposed columns into scratch buffers itself instead of going through numpy
     fancy indexing. ``upper`` (I and J equal): only b >= a is written, half the work of the
-    diagonal blocks the SVM decomposition asks for; the caller mirrors the rest.
+    diagonal blocks the SVM decomposition asks for; the caller mirrors the rest. ``out``'s
+    rows may be a stride apart; their entries are contiguous.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = X.shape[1]
     cdef Py_ssize_t a, b, k, s
@@ -317,6 +325,7 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
     cdef double* rows
     if m == 0 or n == 0:
         return
+    _check_rows(out)
     bt = <double*> malloc(d * n * sizeof(double))
     rows = <double*> malloc(d * m * sizeof(double))
     if bt == NULL or rows == NULL:
@@ -768,7 +777,7 @@ DEF GATHER_ROWS = 64
 
 
 def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
-                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, ::1] out,
+                 const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, :] out,
                  bint upper=False, const unsigned char[::1] far=None):
     """out[a, b] = exp(-gamma |x_I[a] - x_J[b]|^2) from centered points Xc and norms xn.
 
@@ -776,10 +785,11 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     ``upper`` (I and J equal): each chunk of rows starts at its own diagonal, so only the upper
     triangle and the diagonal tiles are computed (about half the dgemm and the exponentials)
     and the caller mirrors the rest. ``far`` (None or empty: none): the points whose distances
-    are summed directly (see :func:`_gauss_tile`).
+    are summed directly (see :func:`_gauss_tile`). ``out``'s rows may be a stride apart;
+    their entries are contiguous.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
-    cdef Py_ssize_t a, b, k, c, c0, nchunk, s
+    cdef Py_ssize_t a, b, k, c, c0, nchunk, s, ld = out.strides[0] // sizeof(double)
     cdef double* bt
     cdef double* rows
     cdef double* an
@@ -789,6 +799,7 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     cdef bint flagged = far is not None and far.shape[0] > 0
     if m == 0 or n == 0:
         return
+    _check_rows(out)
     bt = <double*> malloc(d * n * sizeof(double))
     rows = <double*> malloc(d * m * sizeof(double))
     an = <double*> malloc(m * sizeof(double))
@@ -826,10 +837,10 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
                 s = c0 if upper else 0
                 _gauss_tile(gamma, rows + c0 * d, d, an + c0,
                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0,
-                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], n,
+                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], ld,
                             af, c0, bf, s)
         else:
-            _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], n, af, 0,
+            _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], ld, af, 0,
                         bf, 0)
         free(bt)
         free(rows)
@@ -839,9 +850,16 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
         free(bf)
 
 
-def mirror_upper(double[:, ::1] out):
-    """Copy the strict upper triangle of a square block onto the lower one (64 x 64 tiles)."""
+def mirror_upper(double[:, :] out):
+    """Copy the strict upper triangle of a square block onto the lower one (64 x 64 tiles;
+    rows may be a stride apart)."""
     cdef Py_ssize_t m = out.shape[0], i0, j0, i, j, i1, j1
+    cdef Py_ssize_t ld = out.strides[0] // sizeof(double)
+    cdef double* o
+    if m < 2:
+        return
+    _check_rows(out)
+    o = &out[0, 0]
     with nogil:
         for i0 in range(0, m, 64):
             i1 = i0 + 64 if i0 + 64 < m else m
@@ -849,7 +867,7 @@ def mirror_upper(double[:, ::1] out):
                 j1 = j0 + 64 if j0 + 64 < m else m
                 for i in range(i0, i1):
                     for j in range(j0 if j0 > i else i + 1, j1):
-                        out[j, i] = out[i, j]
+                        o[j * ld + i] = o[i * ld + j]
 
 
 # Reads from a stored kernel (StoredKernelOperator) are memory-bound: threads pay only on

@@ -232,12 +232,13 @@ def block(int kind, const double[::1] params, double tol,
           const double[::1] xdata, const Py_ssize_t[::1] xind, const Py_ssize_t[::1] xptr,
           const double[::1] xnorm, const Py_ssize_t[::1] J,
           const Py_ssize_t[::1] cptr, const Py_ssize_t[::1] cpos, const double[::1] cval,
-          double[:, ::1] out, bint same=False, bint upper=False):
+          double[:, :] out, bint same=False, bint upper=False):
     """out[a, b] = k(y_I[a], x_J[b]) for the CSR rows Y (ydata, yind, yptr) and X, with
     (cptr, cpos, cval) = ``columns(X, J)``.
 
     ``same``: Y is X (a point against itself is at distance exactly 0). ``upper`` (I and J
-    equal): only b >= a is written; the caller mirrors the rest.
+    equal): only b >= a is written; the caller mirrors the rest. ``out``'s rows may be a
+    stride apart; their entries are contiguous.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b, ia
     cdef const double* p = &params[0]
@@ -245,6 +246,9 @@ def block(int kind, const double[::1] params, double tol,
     cdef Py_ssize_t* nzJ
     if m == 0 or n == 0:
         return
+    if n > 1 and out.strides[1] != sizeof(double):
+        raise ValueError(f"out's rows must be contiguous (strides {out.strides[0]}, "
+                         f"{out.strides[1]})")
     xnJ = <double*> malloc(n * sizeof(double))
     nzJ = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
     if xnJ == NULL or nzJ == NULL:

@@ -197,6 +197,18 @@ def _check_polynomial_range(kernel, rows, cols):
     kernel.check_dot_range(_max_norm_log2(rows) + _max_norm_log2(cols))
 
 
+def fill_out(out, shape, strided, fill):
+    """``fill(buffer)`` for a checked ``out`` of ``shape`` (None: a new array): C-contiguous
+    or rows a stride apart (``check_out(strided_rows=True)``), the latter filled in place
+    when ``strided`` (the operator's evaluator writes rows by their stride) and through a
+    C-order copy otherwise. Returns ``out``."""
+    out = check_out(out, shape, strided_rows=True)
+    if out.flags.c_contiguous or strided:
+        return fill(out)
+    out[...] = fill(np.empty(shape))
+    return out
+
+
 class _KernelSurface(LinearOperator):
     """What every kernel operator has whatever holds its points (dense arrays here, sparse
     rows in :mod:`.sparse_rows`): the kernel, matvec as a one-column matmat, the rows marked
@@ -233,6 +245,9 @@ class _SymmetricSurface:
     sparse rows' operator: its points, no shift, self-adjoint, checked ``submatrix`` over the
     trusted ``_submatrix``, and ``shifted``."""
 
+    #: Whether ``_submatrix`` writes into rows a stride apart (else through a C-order copy).
+    _strided_out = False
+
     @property
     def points(self):
         """The (read-only) points X, shape (n, d): a dense array, or canonical CSR rows for
@@ -263,8 +278,9 @@ class _SymmetricSurface:
         I, J : array-like of int (or boolean masks of length n)
             Row and column indices in [0, n).
         out : ndarray of shape (len(I), len(J)), optional
-            C-contiguous float64 buffer to fill and return (a reused buffer spares the page
-            faults of a fresh large block per call).
+            float64 buffer to fill and return (a reused buffer spares the page faults of a
+            fresh large block per call): C-contiguous, or rows of contiguous entries a larger
+            stride apart (the leading columns of a wider buffer; the rest is not touched).
 
         Returns
         -------
@@ -276,12 +292,13 @@ class _SymmetricSurface:
         ------
         ValueError
             If I or J is not 1-D integer (or a boolean mask of length n), has entries outside
-            [0, n), or ``out`` is not a writeable C-contiguous float64 array of that shape.
+            [0, n), or ``out`` is not a writeable float64 array of that shape as above.
         """
         n = self.shape[0]
         I = check_indices(I, n, "I")
         J = I if J is I else check_indices(J, n, "J")
-        return self._submatrix(I, J, check_out(out, (I.shape[0], J.shape[0])))
+        return fill_out(out, (I.shape[0], J.shape[0]), self._strided_out,
+                        lambda o: self._submatrix(I, J, o))
 
     def shifted(self, beta):
         """The structured operator K + beta I (beta >= 0), sharing this operator's points."""
@@ -346,6 +363,8 @@ class _StoredMatrix:
     products one dgemm, and it is the exact decomposition's product engine (``add``, the
     contract of :class:`~hsskern.solvers.refine.LocalProducts`). Placed before the operator
     class in the bases, so ``super()._submatrix`` is the evaluating one."""
+
+    _strided_out = False  # blocks gathered in C order
 
     def _store(self, distinct=None, origin=None):
         # with repeated rows only the distinct points' matrix is kept (``distinct``: their
@@ -533,7 +552,8 @@ class ShiftedKernelOperator(LinearOperator):
         n = self.shape[0]
         I = check_indices(I, n, "I")
         J = I if J is I else check_indices(J, n, "J")
-        return self._submatrix(I, J, check_out(out, (I.shape[0], J.shape[0])))
+        return fill_out(out, (I.shape[0], J.shape[0]), self._base._strided_out,
+                        lambda o: self._submatrix(I, J, o))
 
     def _submatrix(self, I, J, out):
         self._base._submatrix(I, J, out)

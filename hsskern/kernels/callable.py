@@ -9,7 +9,8 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory
-from ..utils.validation import check_indices, check_out, check_positive
+from ..utils.validation import check_indices, check_positive
+from ._surface import fill_out
 
 __all__ = ["CallableKernelOperator", "lookup_gram", "precomputed_points"]
 
@@ -111,7 +112,10 @@ class CallableKernelOperator(LinearOperator):
         operators' ``submatrix``)."""
         I = check_indices(I, self.shape[0], "I")
         J = check_indices(J, self.shape[1], "J")
-        return self._submatrix(I, J, check_out(out, (I.shape[0], J.shape[0])))
+        return fill_out(out, (I.shape[0], J.shape[0]), self._strided_out,
+                        lambda o: self._submatrix(I, J, o))
+
+    _strided_out = True  # one assignment into ``out``, whatever its strides
 
     def _submatrix(self, I, J, out):
         out[...] = evaluate(self._kernel, self._rows[I], self._cols[J])

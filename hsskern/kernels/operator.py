@@ -258,8 +258,10 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
         return LinearOperator(self.shape, matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
+    _strided_out = True  # both evaluators write rows a stride apart
+
     def _submatrix(self, I, J, out):
-        # trusted: intp arrays in range, ``out`` a C-contiguous (len(I), len(J)) buffer.
+        # trusted: intp arrays in range, ``out`` a (len(I), len(J)) buffer of contiguous rows.
         # Diagonal blocks (HSS leaves, SVM working sets): the upper triangle is computed and
         # mirrored, which halves the work and makes them exactly symmetric (neither dgemm,
         # a.b vs b.a, nor the vectorized exp, SIMD body vs scalar tail, promises the same

@@ -98,7 +98,7 @@ class _SparseRowsLinearOperator(_KernelSurface):
         return self._rows.nnz + (0 if self._cols is self._rows else self._cols.nnz)
 
     def _block(self, I, J, out, upper=False):
-        # trusted: intp index arrays in range, ``out`` a C-contiguous (len(I), len(J)) buffer
+        # trusted: intp index arrays in range, ``out`` a (len(I), len(J)) buffer of contiguous rows
         c = self._cols
         ptr, pos, val = _sparse_eval.columns(self._cdata, c.indices, c.indptr, J, c.shape[1])
         r = self._rows
@@ -150,6 +150,8 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
 
     def _state(self):
         return (self._rows, self._kernel, self._block_memory)
+
+    _strided_out = True  # the sparse evaluator writes rows a stride apart
 
     def _submatrix(self, I, J, out):
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))

@@ -539,15 +539,3 @@ def move_slots(double[:, ::1] B, Py_ssize_t q, Py_ssize_t width,
     for a in prange(q, nogil=True, schedule="static"):
         for b in range(m):
             B[a, dst[b]] = B[a, src[b]]
-
-
-def expand_rows(double[::1] buf, Py_ssize_t q, Py_ssize_t stride):
-    """The q x q block stored with row stride q at the start of ``buf``, re-laid with row
-    stride ``stride`` >= q, in place: from the last row, whose new place never holds a row
-    still to be moved."""
-    cdef Py_ssize_t a
-    if stride < q or q * stride > buf.shape[0]:
-        raise ValueError(f"a {q} x {q} block with stride {stride} does not fit {buf.shape[0]}")
-    with nogil:
-        for a in range(q - 1, 0, -1):
-            memmove(&buf[a * stride], &buf[a * q], q * sizeof(double))

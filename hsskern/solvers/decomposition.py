@@ -63,7 +63,7 @@ from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
-from ._smo import expand_rows, move_slots, place_cross, smo_block
+from ._smo import move_slots, place_cross, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -732,11 +732,10 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
         buf = workspace["block"] = None  # the old buffer goes before the new one exists
         buf = workspace["block"] = np.empty(S * S)
         workspace["stride"] = S
-    K.submatrix(pt(W), pt(W), out=buf[:q * q].reshape(q, q))
-    if S > q:
-        expand_rows(buf, q, S)
+    B = buf[:S * S].reshape(S, S)
+    K.submatrix(pt(W), pt(W), out=B[:q, :q])  # written at the buffer's row stride
     workspace["slots"], workspace["points"] = W.copy(), K.points
-    return buf[:S * S].reshape(S, S)[:q], W, q * (q + 1) // 2, 0
+    return B[:q], W, q * (q + 1) // 2, 0
 
 
 def _point_coef(y, alpha, index, n_points):

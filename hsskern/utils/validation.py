@@ -90,9 +90,11 @@ def check_indices(idx, n, name):
     return arr
 
 
-def check_out(out, shape, name="out"):
+def check_out(out, shape, name="out", strided_rows=False):
     """Return ``out`` if it is a writeable C-contiguous float64 array of ``shape``, a new
-    uninitialised array if it is None; raise ValueError otherwise."""
+    uninitialised array if it is None; raise ValueError otherwise. ``strided_rows``: a 2-D
+    ``out`` may also be rows of contiguous entries a larger stride apart (a view of the
+    leading columns of a wider buffer)."""
     if out is None:
         return np.empty(shape)
     if not isinstance(out, np.ndarray):
@@ -101,7 +103,12 @@ def check_out(out, shape, name="out"):
         raise ValueError(f"{name} must have dtype float64, got {out.dtype}")
     if out.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {out.shape}")
-    if not out.flags.c_contiguous:
+    if strided_rows and not out.flags.c_contiguous and len(shape) == 2:
+        rows_ok = shape[1] <= 1 or out.strides[1] == out.itemsize
+        if not (rows_ok and (shape[0] <= 1 or out.strides[0] >= out.itemsize * shape[1])):
+            raise ValueError(f"{name} must be C-contiguous, or rows of contiguous entries "
+                             f"that do not overlap (strides {out.strides})")
+    elif not out.flags.c_contiguous:
         raise ValueError(f"{name} must be C-contiguous")
     if not out.flags.writeable:
         raise ValueError(f"{name} must be writeable")
