@@ -154,18 +154,25 @@ def test_smo_block_shrinking_keeps_every_v_current(seed, logC, stop):
     a_rest[W] = 0.0
     v_start = y[W] - Kd[W] @ (y * a_rest)
     KW = np.ascontiguousarray(Kd[np.ix_(W, W)])
-    objective = {}
-    for shrink in (True, False):
+    objective, runs = {}, {}
+    # LIBSVM's rule, a first shrink made only if it keeps at most half, none, no shrinking
+    for name, kw in (("all", {}), ("half", {"shrink_share": 0.5}),
+                     ("none", {"shrink_share": 0.0}), ("off", {"shrinking": False})):
         aW, vW = np.zeros(W.size), v_start.copy()
-        it, m, M = smo_block(KW, y[W], aW, vW, C, 1e-4, stop or 10 ** 7, shrinking=shrink)
+        it, m, M = smo_block(KW, y[W], aW, vW, C, 1e-4, stop or 10 ** 7, **kw)
+        runs[name] = (it, aW, vW)
         np.testing.assert_allclose(vW, v_start - KW @ (y[W] * aW), atol=1e-9 * max(1.0, C))
         if stop is None:
             up, low = kkt_sets(y[W], aW, C)
             assert m == vW[up].max() and M == vW[low].min() and m - M < 1e-4
             # 1/2 a^T Q a + G_start^T a, with G_start = -y v_start
-            objective[shrink] = _dual_objective(KW, y[W], aW) + aW.sum() - (y[W] * v_start) @ aW
-    if stop is None:
-        assert objective[True] == pytest.approx(objective[False], abs=1e-3 * max(1.0, C))
+            objective[name] = _dual_objective(KW, y[W], aW) + aW.sum() - (y[W] * v_start) @ aW
+    # a share of 0 declines every shrink: the unshrunk iterates bit for bit
+    assert runs["none"][0] == runs["off"][0]
+    np.testing.assert_array_equal(runs["none"][1], runs["off"][1])
+    np.testing.assert_array_equal(runs["none"][2], runs["off"][2])
+    for name in objective:
+        assert objective[name] == pytest.approx(objective["off"], abs=1e-3 * max(1.0, C))
 
 
 @settings(max_examples=12, deadline=None)
@@ -208,6 +215,8 @@ def test_smo_block_carries_its_thread_timing_between_calls():
         np.testing.assert_array_equal(alpha, runs[0][1])
     with pytest.raises(ValueError, match="not 4"):
         smo_block(Kd, y, np.zeros(len(y)), y.copy(), 1.0, 1e-3, 10, timing=np.zeros(3))
+    with pytest.raises(ValueError, match="shrink_share"):
+        smo_block(Kd, y, np.zeros(len(y)), y.copy(), 1.0, 1e-3, 10, shrink_share=1.5)
 
 def test_dual_objective_never_rises_over_rounds():
     # Osuna's decomposition: every round solves a subproblem from a feasible point

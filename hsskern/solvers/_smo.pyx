@@ -48,15 +48,27 @@ cdef extern from *:
             double Gmax, double Kii, double tau, double *ob, double *best, double *gmin) {
         double g = INFINITY, m = INFINITY;
         Py_ssize_t u;
-        #pragma omp simd reduction(min:g, m)
-        for (u = lo; u < hi; u++) {
-            Py_ssize_t t = contig ? u : act[u];
-            double vl = v[t] + low[t], b = Gmax - vl, a = Kii + Kd[t] - 2.0 * Ki[t], o;
-            a = a > 0 ? a : tau;
-            o = b > 0 ? -(b * b) / a : INFINITY;
-            ob[u] = o;
-            g = vl < g ? vl : g;
-            m = o < m ? o : m;
+        if (contig) {
+            #pragma omp simd reduction(min:g, m)
+            for (u = lo; u < hi; u++) {
+                double vl = v[u] + low[u], b = Gmax - vl, a = Kii + Kd[u] - 2.0 * Ki[u], o;
+                a = a > 0 ? a : tau;
+                o = b > 0 ? -(b * b) / a : INFINITY;
+                ob[u] = o;
+                g = vl < g ? vl : g;
+                m = o < m ? o : m;
+            }
+        } else {
+            #pragma omp simd reduction(min:g, m)
+            for (u = lo; u < hi; u++) {
+                Py_ssize_t t = act[u];
+                double vl = v[t] + low[t], b = Gmax - vl, a = Kii + Kd[t] - 2.0 * Ki[t], o;
+                a = a > 0 ? a : tau;
+                o = b > 0 ? -(b * b) / a : INFINITY;
+                ob[u] = o;
+                g = vl < g ? vl : g;
+                m = o < m ? o : m;
+            }
         }
         *gmin = g;
         *best = m;
@@ -71,14 +83,25 @@ cdef extern from *:
             double ci, double cj, double *ob, double *gmax) {
         double m = -INFINITY;
         Py_ssize_t u;
-        #pragma omp simd reduction(max:m)
-        for (u = lo; u < hi; u++) {
-            Py_ssize_t t = contig ? u : act[u];
-            double vt = v[t] - Ki[t] * ci - Kj[t] * cj;
-            v[t] = vt;
-            vt = vt + up[t];
-            ob[u] = vt;
-            m = vt > m ? vt : m;
+        if (contig) {
+            #pragma omp simd reduction(max:m)
+            for (u = lo; u < hi; u++) {
+                double vt = v[u] - Ki[u] * ci - Kj[u] * cj;
+                v[u] = vt;
+                vt = vt + up[u];
+                ob[u] = vt;
+                m = vt > m ? vt : m;
+            }
+        } else {
+            #pragma omp simd reduction(max:m)
+            for (u = lo; u < hi; u++) {
+                Py_ssize_t t = act[u];
+                double vt = v[t] - Ki[t] * ci - Kj[t] * cj;
+                v[t] = vt;
+                vt = vt + up[t];
+                ob[u] = vt;
+                m = vt > m ? vt : m;
+            }
         }
         *gmax = m;
         for (u = hi - 1; u >= lo; u--)
@@ -120,7 +143,8 @@ cdef enum:
 
 def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[::1] v,
               double C, double tol, long max_iter, const double[::1] upper=None,
-              bint shrinking=True, int threads=0, double[::1] timing=None):
+              bint shrinking=True, int threads=0, double[::1] timing=None,
+              double shrink_share=1.0):
     """Solve the working-set QP in place.
 
     Parameters
@@ -144,6 +168,10 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
         the rest has converged (and once at 10 tol, as LIBSVM unshrinks), and the stopping
         test is then repeated on all q. At large C most of a working set sits at a bound
         and each step costs the active part only.
+    shrink_share : the first shrink (while every variable is active) is made only if it
+        leaves at most this share of the q active: the passes over a subset read every
+        vector through its index list and cost more per variable than the contiguous passes
+        over all (1: every shrink is made, LIBSVM's rule).
     threads : threads splitting each step's passes; 0: one, or two (if OpenMP allows two)
         while at least 500 variables are active and two are measured faster. The iterates
         do not depend on it.
@@ -157,7 +185,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     (n_iter, m, M) : iterations and the final max over I_up / min over I_low of v (over all
     q variables)
     """
-    cdef Py_ssize_t q = K.shape[0], t, qa, period, i = -1
+    cdef Py_ssize_t q = K.shape[0], t, qa, period, keep_max, i = -1
     cdef Py_ssize_t[::1] state = np.zeros(5, dtype=np.intp)
     cdef double[::1] dstate = np.zeros(6)
     cdef double Gmax, Gmin_low, vl, t0
@@ -175,6 +203,8 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
         raise ValueError(f"a ({K.shape[0]}, {K.shape[1]}) block for {y.shape[0]} labels")
     if threads < 0:
         raise ValueError(f"threads must be >= 0, got {threads}")
+    if not 0.0 <= shrink_share <= 1.0:
+        raise ValueError(f"shrink_share must be in [0, 1], got {shrink_share}")
     if q < 2:
         return 0, 0.0, 0.0
     # The passes work on v = -y G, whose update -(y_i dai) K_i. - (y_j daj) K_j. needs no
@@ -191,12 +221,14 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
     cdef double[::1] v0 = np.array(v, copy=True)
     cdef double[::1] a0 = np.array(alpha, copy=True)
     cdef double[::1] dya = np.empty(q)
+    cdef Py_ssize_t[::1] changed = np.empty(q, dtype=np.intp)
     # each thread's candidates: (obj, j, min over I_low, alpha_j, v_j) of its part of the
     # second index's pass, (max over I_up, i, alpha_i, v_i) of its part of the update pass
     cdef double[:, ::1] sel = np.empty((max(team, 1), 5))
     cdef double[:, ::1] upd = np.empty((max(team, 1), 4))
     cdef double[::1] ob = np.empty(q)  # the passes' per-variable values
     qa = q
+    keep_max = <Py_ssize_t> (shrink_share * q)
     period = q if q < 1000 else 1000
     state[_COUNTER] = period
     with nogil:
@@ -237,7 +269,7 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
                 if qa == q:
                     break
                 # the active part has converged: every variable back, the test on all q
-                _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+                _unshrink(K, y, alpha, v, v0, a0, dya, changed, act, qa)
                 qa = q
                 Gmax = _first_index(v, up_mask, act, qa, &i)
                 state[_I] = i
@@ -248,13 +280,14 @@ def smo_block(double[:, ::1] K, const double[::1] y, double[::1] alpha, double[:
             state[_COUNTER] = period
             if not unshrunk and dstate[_GMAX] - dstate[_GMIN] <= 10.0 * tol and qa < q:
                 unshrunk = True
-                _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+                _unshrink(K, y, alpha, v, v0, a0, dya, changed, act, qa)
                 qa = q
-            qa = _shrink(v, up_mask, low_mask, act, qa, dstate[_GMAX], dstate[_GMIN])
+            qa = _shrink(v, up_mask, low_mask, act, qa, dstate[_GMAX], dstate[_GMIN],
+                         keep_max)
             resume = True
         Gmax, Gmin_low = dstate[_GMAX], dstate[_GMIN]
         if qa < q:  # stopped by max_iter: the shrunk variables' v made current
-            _unshrink(K, y, alpha, v, v0, a0, dya, act, qa)
+            _unshrink(K, y, alpha, v, v0, a0, dya, changed, act, qa)
             qa = q
             Gmax = _first_index(v, up_mask, act, qa, &i)
             Gmin_low = INFINITY
@@ -444,41 +477,59 @@ cdef inline double _first_index(const double[::1] v, const double[::1] up_mask,
 
 cdef Py_ssize_t _shrink(const double[::1] v, const double[::1] up_mask,
                         const double[::1] low_mask, Py_ssize_t[::1] act, Py_ssize_t qa,
-                        double m_up, double m_low) noexcept nogil:
+                        double m_up, double m_low, Py_ssize_t keep_max) noexcept nogil:
     # keeps the active variables that could still be in a violating pair (LIBSVM's
     # be_shrunk, in -y G): free ones, and bounded ones on the violating side of the other
-    # set's extreme; the order of ``act`` is kept
+    # set's extreme; the order of ``act`` is kept. While all are active, a shrink that
+    # would keep more than ``keep_max`` is not made: the passes over a subset gather every
+    # read through ``act``, and cost more per variable than the contiguous ones over all.
     cdef Py_ssize_t u, t, k = 0
-    cdef bint in_up, in_low
+    if qa == v.shape[0]:
+        for t in range(qa):
+            k += _keeps(t, v, up_mask, low_mask, m_up, m_low)
+        if k > keep_max:
+            return qa
+        k = 0
     for u in range(qa):
         t = act[u]
-        in_up = up_mask[t] == 0.0
-        in_low = low_mask[t] == 0.0
-        if in_up and not in_low and v[t] < m_low:
-            continue
-        if in_low and not in_up and v[t] > m_up:
-            continue
-        act[k] = t
-        k += 1
+        if _keeps(t, v, up_mask, low_mask, m_up, m_low):
+            act[k] = t
+            k += 1
     return k
+
+
+cdef inline bint _keeps(Py_ssize_t t, const double[::1] v, const double[::1] up_mask,
+                        const double[::1] low_mask, double m_up, double m_low) noexcept nogil:
+    cdef bint in_up = up_mask[t] == 0.0, in_low = low_mask[t] == 0.0
+    if in_up and not in_low and v[t] < m_low:
+        return False
+    if in_low and not in_up and v[t] > m_up:
+        return False
+    return True
 
 
 cdef void _unshrink(const double[:, ::1] K, const double[::1] y, const double[::1] alpha,
                     double[::1] v, const double[::1] v0, const double[::1] a0,
-                    double[::1] dya, Py_ssize_t[::1] act, Py_ssize_t qa) noexcept nogil:
+                    double[::1] dya, Py_ssize_t[::1] changed, Py_ssize_t[::1] act,
+                    Py_ssize_t qa) noexcept nogil:
     # v of the shrunk variables from v at entry and every change since, v_t = v0_t -
-    # sum_s K_ts y_s (alpha_s - a0_s) (one pass over their rows); then all active again
-    cdef Py_ssize_t q = v.shape[0], t, s, u = 0, nc = 0
+    # sum_s K_ts y_s (alpha_s - a0_s) over the changed s only (the terms of the others are
+    # exact zeros, so the sums are the full ones bit for bit); then all active again.
+    # ``changed`` (q entries of scratch) lists them.
+    cdef Py_ssize_t q = v.shape[0], t, s, c, u = 0, nc = 0
     cdef double acc
     for s in range(q):
-        dya[s] = y[s] * (alpha[s] - a0[s])
+        if alpha[s] != a0[s]:
+            dya[nc] = y[s] * (alpha[s] - a0[s])
+            changed[nc] = s
+            nc += 1
     for t in range(q):
         if u < qa and act[u] == t:
             u += 1
             continue
         acc = 0.0
-        for s in range(q):
-            acc = acc + K[t, s] * dya[s]
+        for c in range(nc):
+            acc = acc + K[t, changed[c]] * dya[c]
         v[t] = v0[t] - acc
     for t in range(q):
         act[t] = t

@@ -139,6 +139,11 @@ class DecompositionOptions:
         same fit would not reproduce.
     smo_step_rate : float, default 4e-9
         Seconds per |W| of an SMO step, in the same model.
+    smo_shrink_share : float, default 0.5
+        SMO's first shrink inside a working set is made only if it leaves at most this share
+        of the set active (``smo_block``'s ``shrink_share``): the passes over a subset read
+        every vector through an index list and cost more per variable than the contiguous
+        passes over the whole block.
     smo_before_newton : float, default 1.0
         SMO's pair steps before a Newton step, in units of the step's modelled cost.
     newton_ridge : float, default 1e-8
@@ -200,6 +205,7 @@ class DecompositionOptions:
     newton_min_free: int = 500
     newton_rate: float = 1e-11
     smo_step_rate: float = 4e-9
+    smo_shrink_share: float = 0.5
     smo_before_newton: float = 1.0
     newton_ridge: float = 1e-8
     newton_per_round: int = 4
@@ -241,7 +247,8 @@ class DecompositionOptions:
                     and (value > 0 if positive else value >= 0)):
                 raise ValueError(f"DecompositionOptions.{name} must be a finite number "
                                  f"{'> 0' if positive else '>= 0'}, got {value!r}")
-        for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share"):
+        for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share",
+                     "smo_shrink_share"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and 0 <= value <= 1):
                 raise ValueError(f"DecompositionOptions.{name} must be a number in [0, 1], "
@@ -1127,7 +1134,9 @@ class Decomposition:
         if eligible:
             budget = min(iters, self._smo_budget(nf, W.size))
         uW = None if self.weights is None else self.ub[W]
-        bounds = {} if uW is None else {"upper": uW}
+        bounds = {"shrink_share": o.smo_shrink_share}
+        if uW is not None:
+            bounds["upper"] = uW
         ts = time.perf_counter()
         it, m_w, M_w = smo_block(KWrows, yW, aW, vW, self.C, target, budget,
                                  timing=self.smo_timing, **bounds)
@@ -1151,7 +1160,7 @@ class Decomposition:
         step costs, another step on the new face. ``aW`` and ``vW`` are updated in place.
         Returns ``(steps, note)``: SMO's pair steps in all and the log's account."""
         o, res = self.options, self.res
-        bounds = {"timing": self.smo_timing}
+        bounds = {"timing": self.smo_timing, "shrink_share": o.smo_shrink_share}
         if uW is not None:
             bounds["upper"] = uW
         note, n_newton, m_w, M_w = "", 0, np.inf, -np.inf
