@@ -366,6 +366,27 @@ def test_diagonal_blocks_from_their_upper_triangle_match_the_full_evaluation(ker
     np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)
 
 
+@pytest.mark.parametrize("m", [517, 1100])  # the serial and the threaded branch
+def test_gaussian_diagonal_blocks_mirrored_tile_by_tile_equal_the_reference(m):
+    # the dgemm route's working-set blocks come in tiles of 64 rows x 512 columns, each
+    # copied onto the lower triangle as it is made: sizes that end mid-tile both ways, a
+    # stride, far points (summed directly) among them; exactly symmetric, every entry the
+    # reference's, the padding untouched
+    rng = np.random.default_rng(m)
+    X = rng.normal(size=(m + 50, 30))
+    X[:5] += 40.0  # far from the others' mean: their distances summed directly
+    K = kernel_operator(X, "gaussian", h=6.0)
+    assert K._gemm() is not None and K._gemm()[4].any()
+    W = rng.permutation(m + 50)[:m]
+    buf = np.full((m, m + 37), np.nan)
+    S = K.submatrix(W, W.copy(), out=buf[:, :m])
+    np.testing.assert_array_equal(S, S.T)
+    assert np.isnan(buf[:, m:]).all()
+    np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)
+    full = K.submatrix(W, W[::-1].copy())[:, ::-1]  # not symmetric as asked: every entry
+    np.testing.assert_allclose(S, full, rtol=1e-13, atol=1e-15)
+
+
 def _three_operators(X, name, width, beta, rng):
     """(operator, dense reference) for K, K + beta I and K(Y, X)."""
     scale = float(np.std(X)) or 1.0

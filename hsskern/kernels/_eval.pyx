@@ -774,6 +774,30 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
 
 
 DEF GATHER_ROWS = 64
+# columns of a gathered block's tile: 64 x 512 doubles (256 KB) stay in L2 from the dgemm
+# through the exponentials to the mirrored copy
+DEF GATHER_COLS = 512
+
+
+cdef void _gauss_chunk(double gamma, const double* rows, Py_ssize_t d, const double* an,
+                       const double* bt, Py_ssize_t n, const double* bn, double* o,
+                       Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t mb, bint upper,
+                       const unsigned char* af, const unsigned char* bf) noexcept nogil:
+    # rows [c0, c0 + mb) of the block in tiles of GATHER_COLS columns; ``upper``: from the
+    # diagonal on, each tile copied onto the lower triangle while it is in cache (rows
+    # below the chunk at its columns: no other chunk writes there)
+    cdef Py_ssize_t s = c0 if upper else 0, j0, w, i, j, i1
+    j0 = s
+    while j0 < n:
+        w = GATHER_COLS if j0 + GATHER_COLS <= n else n - j0
+        _gauss_tile(gamma, rows + c0 * d, d, an + c0, mb, bt + j0, n, bn + j0, w, <int> d,
+                    o + c0 * ld + j0, ld, af, c0, bf, j0)
+        if upper:
+            for j in range(j0, j0 + w):
+                i1 = j if j < c0 + mb else c0 + mb
+                for i in range(c0, i1):
+                    o[j * ld + i] = o[i * ld + j]
+        j0 = j0 + w
 
 
 def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
@@ -783,13 +807,14 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
 
     The caller keeps BLAS single-threaded; large blocks are split over OpenMP threads by rows.
     ``upper`` (I and J equal): each chunk of rows starts at its own diagonal, so only the upper
-    triangle and the diagonal tiles are computed (about half the dgemm and the exponentials)
-    and the caller mirrors the rest. ``far`` (None or empty: none): the points whose distances
-    are summed directly (see :func:`_gauss_tile`). ``out``'s rows may be a stride apart;
-    their entries are contiguous.
+    triangle and the diagonal tiles are computed (about half the dgemm and the exponentials),
+    and each tile is copied onto the lower triangle while it is in cache: the block comes
+    back exactly symmetric. ``far`` (None or empty: none): the points whose distances are
+    summed directly (see :func:`_gauss_tile`). ``out``'s rows may be a stride apart; their
+    entries are contiguous.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
-    cdef Py_ssize_t a, b, k, c, c0, nchunk, s, ld = out.strides[0] // sizeof(double)
+    cdef Py_ssize_t a, b, k, c, c0, nchunk, ld = out.strides[0] // sizeof(double)
     cdef double* bt
     cdef double* rows
     cdef double* an
@@ -799,6 +824,8 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     cdef bint flagged = far is not None and far.shape[0] > 0
     if m == 0 or n == 0:
         return
+    if upper and m != n:
+        raise ValueError(f"upper asks for a square block, got {m} x {n}")
     _check_rows(out)
     bt = <double*> malloc(d * n * sizeof(double))
     rows = <double*> malloc(d * m * sizeof(double))
@@ -830,18 +857,17 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
                 af[a] = far[I[a]]
             for b in range(n):
                 bf[b] = far[J[b]]
+        nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
-            nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
             for c in prange(nchunk, schedule="dynamic"):
                 c0 = c * GATHER_ROWS
-                s = c0 if upper else 0
-                _gauss_tile(gamma, rows + c0 * d, d, an + c0,
-                            GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0,
-                            bt + s, n, bn + s, n - s, <int> d, &out[c0, s], ld,
-                            af, c0, bf, s)
+                _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper, af, bf)
         else:
-            _gauss_tile(gamma, rows, d, an, m, bt, n, bn, n, <int> d, &out[0, 0], ld, af, 0,
-                        bf, 0)
+            for c in range(nchunk):
+                c0 = c * GATHER_ROWS
+                _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper, af, bf)
         free(bt)
         free(rows)
         free(an)

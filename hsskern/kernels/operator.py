@@ -270,14 +270,14 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         route = self._gemm()
         if route is None:
             _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
-        elif I.shape[0] * J.shape[0] > 100000:
+            if sym:
+                _eval.mirror_upper(out)
+        elif I.shape[0] * J.shape[0] > 100000:  # gather_gauss mirrors its own tiles
             with one_blas_thread():
                 _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym,
                                    route[4])
         else:  # too small for BLAS to spawn threads: skip the switch
             _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym, route[4])
-        if sym:
-            _eval.mirror_upper(out)
         return out
 
     def diag(self):
