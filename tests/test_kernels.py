@@ -10,7 +10,7 @@ from scipy.sparse.linalg import cg, eigsh
 
 from hsskern import MemoryBudgetError, kernel_operator, make_kernel
 from hsskern.kernels import KERNELS
-from hsskern.kernels.sparse_rows import rows_operator
+from hsskern.kernels.sparse_rows import SparseRowsKernelOperator, rows_operator
 from hsskern.testing import check_kernel_operator, reference_kernel
 
 from strategies import point_sets
@@ -366,17 +366,28 @@ def test_diagonal_blocks_from_their_upper_triangle_match_the_full_evaluation(ker
     np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)
 
 
-@pytest.mark.parametrize("m", [517, 1100])  # the serial and the threaded branch
-def test_gaussian_diagonal_blocks_mirrored_tile_by_tile_equal_the_reference(m):
-    # the dgemm route's working-set blocks come in tiles of 64 rows x 512 columns, each
-    # copied onto the lower triangle as it is made: sizes that end mid-tile both ways, a
-    # stride, far points (summed directly) among them; exactly symmetric, every entry the
-    # reference's, the padding untouched
+# the serial and the threaded branch of each evaluator
+@pytest.mark.parametrize("form, m", [(f, m) for f in ("gaussian", "laplacian", "sparse")
+                                     for m in ((300, 1100) if f == "sparse" else (517, 1100))])
+def test_diagonal_blocks_mirrored_chunk_by_chunk_equal_the_reference(form, m):
+    # working-set blocks are computed from their diagonal in chunks of 64 rows (the dense
+    # Gaussian's dgemm route in tiles of 512 columns, the Laplacian's direct rows, sparse
+    # rows), each copied onto the lower triangle as it is made: sizes that end mid-chunk, a
+    # stride, far points (summed directly) in the dgemm route; exactly symmetric, every
+    # entry the reference's, the padding untouched
     rng = np.random.default_rng(m)
     X = rng.normal(size=(m + 50, 30))
-    X[:5] += 40.0  # far from the others' mean: their distances summed directly
-    K = kernel_operator(X, "gaussian", h=6.0)
-    assert K._gemm() is not None and K._gemm()[4].any()
+    if form == "sparse":
+        X[rng.random(X.shape) < 0.8] = 0.0
+        K = kernel_operator(sp.csr_matrix(X), "gaussian", h=6.0)
+        assert isinstance(K, SparseRowsKernelOperator)
+    elif form == "laplacian":
+        K = kernel_operator(X, "laplacian", h=6.0)
+        assert K._gemm() is None
+    else:
+        X[:5] += 40.0  # far from the others' mean: their distances summed directly
+        K = kernel_operator(X, "gaussian", h=6.0)
+        assert K._gemm() is not None and K._gemm()[4].any()
     W = rng.permutation(m + 50)[:m]
     buf = np.full((m, m + 37), np.nan)
     S = K.submatrix(W, W.copy(), out=buf[:, :m])

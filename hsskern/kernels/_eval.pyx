@@ -33,7 +33,8 @@ import numpy as np
 
 from ..utils._memory import format_bytes
 
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
+from ._kinds cimport (COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, copy_upper_down,
+                      exp_scaled, of_dot)
 
 KIND_CODES = {"gaussian": GAUSSIAN, "laplacian": LAPLACIAN,
               "polynomial": POLYNOMIAL, "compact_gaussian": COMPACT, "sigmoid": SIGMOID}
@@ -307,6 +308,23 @@ cdef inline void _check_rows(double[:, :] out) except *:
                          f"{out.strides[1]})")
 
 
+# rows of a chunk of a gathered block (a thread's unit of work)
+DEF GATHER_ROWS = 64
+
+
+cdef void _rows_chunk(int kind, const double* p, const double* rows, const double* bt,
+                      Py_ssize_t n, Py_ssize_t d, double* o, Py_ssize_t ld, Py_ssize_t c0,
+                      Py_ssize_t c1, bint upper) noexcept nogil:
+    # rows [c0, c1) of a gathered block (from the diagonal on with ``upper``, then copied
+    # onto the lower triangle)
+    cdef Py_ssize_t a, s
+    for a in range(c0, c1):
+        s = a if upper else 0
+        _row(kind, p, rows + a * d, bt + s, n, n - s, d, o + a * ld + s)
+    if upper:
+        copy_upper_down(o, ld, c0, c1, c0, n)
+
+
 def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
                  const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, :] out,
                  bint upper=False):
@@ -314,17 +332,20 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
 
     This is the entry extractor HSS compression calls for many small blocks, so it gathers
     rows and transposed columns into scratch buffers itself instead of going through numpy
-    fancy indexing. ``upper`` (I and J equal): only b >= a is written, half the work of the
-    diagonal blocks the SVM decomposition asks for; the caller mirrors the rest. ``out``'s
-    rows may be a stride apart; their entries are contiguous.
+    fancy indexing. ``upper`` (I and J equal): each row from its diagonal on, half the work of
+    the diagonal blocks the SVM decomposition asks for, and each chunk of rows copied onto
+    the lower triangle while it is in cache: the block comes back exactly symmetric.
+    ``out``'s rows may be a stride apart; their entries are contiguous.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = X.shape[1]
-    cdef Py_ssize_t a, b, k, s
+    cdef Py_ssize_t a, b, k, c, nchunk, ld = out.strides[0] // sizeof(double)
     cdef const double* p = &params[0]
     cdef double* bt
     cdef double* rows
     if m == 0 or n == 0:
         return
+    if upper and m != n:
+        raise ValueError(f"upper asks for a square block, got {m} x {n}")
     _check_rows(out)
     bt = <double*> malloc(d * n * sizeof(double))
     rows = <double*> malloc(d * m * sizeof(double))
@@ -339,15 +360,16 @@ def gather_block(int kind, const double[::1] params, const double[:, ::1] X,
         for a in range(m):
             for k in range(d):
                 rows[a * d + k] = X[I[a], k]
+        nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
-            # dynamic: with ``upper`` the rows shrink, so equal static shares would not balance
-            for a in prange(m, schedule="dynamic", chunksize=16):
-                s = a if upper else 0
-                _row(kind, p, rows + a * d, bt + s, n, n - s, d, &out[a, s])
+            # dynamic: with ``upper`` the chunks shrink, so equal static shares would not balance
+            for c in prange(nchunk, schedule="dynamic"):
+                _rows_chunk(kind, p, rows, bt, n, d, &out[0, 0], ld, c * GATHER_ROWS,
+                            min(m, (c + 1) * GATHER_ROWS), upper)
         else:
-            for a in range(m):
-                s = a if upper else 0
-                _row(kind, p, rows + a * d, bt + s, n, n - s, d, &out[a, s])
+            for c in range(nchunk):
+                _rows_chunk(kind, p, rows, bt, n, d, &out[0, 0], ld, c * GATHER_ROWS,
+                            min(m, (c + 1) * GATHER_ROWS), upper)
         free(bt)
         free(rows)
 
@@ -773,7 +795,6 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
         raise MemoryError(_no_scratch(row_tile * col_tile, "a thread's tile"))
 
 
-DEF GATHER_ROWS = 64
 # columns of a gathered block's tile: 64 x 512 doubles (256 KB) stay in L2 from the dgemm
 # through the exponentials to the mirrored copy
 DEF GATHER_COLS = 512
@@ -786,17 +807,14 @@ cdef void _gauss_chunk(double gamma, const double* rows, Py_ssize_t d, const dou
     # rows [c0, c0 + mb) of the block in tiles of GATHER_COLS columns; ``upper``: from the
     # diagonal on, each tile copied onto the lower triangle while it is in cache (rows
     # below the chunk at its columns: no other chunk writes there)
-    cdef Py_ssize_t s = c0 if upper else 0, j0, w, i, j, i1
+    cdef Py_ssize_t s = c0 if upper else 0, j0, w
     j0 = s
     while j0 < n:
         w = GATHER_COLS if j0 + GATHER_COLS <= n else n - j0
         _gauss_tile(gamma, rows + c0 * d, d, an + c0, mb, bt + j0, n, bn + j0, w, <int> d,
                     o + c0 * ld + j0, ld, af, c0, bf, j0)
         if upper:
-            for j in range(j0, j0 + w):
-                i1 = j if j < c0 + mb else c0 + mb
-                for i in range(c0, i1):
-                    o[j * ld + i] = o[i * ld + j]
+            copy_upper_down(o, ld, c0, c0 + mb, j0, j0 + w)
         j0 = j0 + w
 
 

@@ -97,3 +97,15 @@ cdef inline void of_dot(int kind, const double* p, double* out, Py_ssize_t m) no
     else:
         for j in range(m):
             out[j] = pow(p[0] + out[j], p[1])
+
+
+cdef inline void copy_upper_down(double* o, Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t c1,
+                                 Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
+    # a diagonal block's rows [c0, c1), computed at columns [j0, j1) from the diagonal on,
+    # copied onto the lower triangle (rows j > i at column i): the evaluators' chunks do it
+    # while the rows are in cache, and no other chunk writes those entries
+    cdef Py_ssize_t i, j, i1
+    for j in range(j0, j1):
+        i1 = j if j < c1 else c1
+        for i in range(c0, i1):
+            o[j * ld + i] = o[i * ld + j]

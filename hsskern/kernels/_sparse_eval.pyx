@@ -35,7 +35,8 @@ import numpy as np
 from ..utils._memory import format_bytes
 
 # the kernel codes are _eval's (``Kernel.code``), from the one shared definition
-from ._kinds cimport COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, exp_scaled, of_dot
+from ._kinds cimport (COMPACT, GAUSSIAN, LAPLACIAN, POLYNOMIAL, SIGMOID, copy_upper_down,
+                      exp_scaled, of_dot)
 
 DEF UNIT_ROUNDOFF = 1.1102230246251565e-16
 # Blocks use OpenMP threads above this many entries (enough exp and index walks to pay for a
@@ -226,6 +227,11 @@ def columns(const double[::1] data, const Py_ssize_t[::1] indices,
     return ptr_a, pos_a, val_a
 
 
+# rows of a diagonal block's chunk: 64 rows of 4,000 entries (2 MB) are still in cache when
+# they are copied onto the lower triangle
+DEF UPPER_ROWS = 64
+
+
 def block(int kind, const double[::1] params, double tol,
           const double[::1] ydata, const Py_ssize_t[::1] yind, const Py_ssize_t[::1] yptr,
           const double[::1] ynorm, const Py_ssize_t[::1] I,
@@ -237,10 +243,12 @@ def block(int kind, const double[::1] params, double tol,
     (cptr, cpos, cval) = ``columns(X, J)``.
 
     ``same``: Y is X (a point against itself is at distance exactly 0). ``upper`` (I and J
-    equal): only b >= a is written; the caller mirrors the rest. ``out``'s rows may be a
-    stride apart; their entries are contiguous.
+    equal): each row from its diagonal on, and each chunk of rows copied onto the lower
+    triangle while it is in cache (:func:`_upper_chunk`): the block comes back exactly
+    symmetric. ``out``'s rows may be a stride apart; their entries are contiguous.
     """
-    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b, ia
+    cdef Py_ssize_t m = I.shape[0], n = J.shape[0], a, b, c, ia, nchunk
+    cdef Py_ssize_t ld = out.strides[0] // sizeof(double)
     cdef const double* p = &params[0]
     cdef double* xnJ
     cdef Py_ssize_t* nzJ
@@ -249,6 +257,8 @@ def block(int kind, const double[::1] params, double tol,
     if n > 1 and out.strides[1] != sizeof(double):
         raise ValueError(f"out's rows must be contiguous (strides {out.strides[0]}, "
                          f"{out.strides[1]})")
+    if upper and m != n:
+        raise ValueError(f"upper asks for a square block, got {m} x {n}")
     xnJ = <double*> malloc(n * sizeof(double))
     nzJ = <Py_ssize_t*> malloc(n * sizeof(Py_ssize_t))
     if xnJ == NULL or nzJ == NULL:
@@ -259,21 +269,53 @@ def block(int kind, const double[::1] params, double tol,
         for b in range(n):
             xnJ[b] = xnorm[J[b]]
             nzJ[b] = xptr[J[b] + 1] - xptr[J[b]]
-        if m * n > PARALLEL_ENTRIES:
-            # dynamic: with ``upper`` the rows shrink, so equal static shares would not balance
+        if upper:
+            nchunk = (m + UPPER_ROWS - 1) // UPPER_ROWS
+            if m * n > PARALLEL_ENTRIES:  # dynamic: the chunks shrink down the triangle
+                for c in prange(nchunk, schedule="dynamic"):
+                    _upper_chunk(kind, p, tol, &ydata[0], &yind[0], &yptr[0], &ynorm[0],
+                                 &I[0], &xdata[0], &xind[0], &xptr[0], &J[0], n, &cptr[0],
+                                 &cpos[0], &cval[0], xnJ, nzJ, same, &out[0, 0], ld,
+                                 c * UPPER_ROWS)
+            else:
+                for c in range(nchunk):
+                    _upper_chunk(kind, p, tol, &ydata[0], &yind[0], &yptr[0], &ynorm[0],
+                                 &I[0], &xdata[0], &xind[0], &xptr[0], &J[0], n, &cptr[0],
+                                 &cpos[0], &cval[0], xnJ, nzJ, same, &out[0, 0], ld,
+                                 c * UPPER_ROWS)
+        elif m * n > PARALLEL_ENTRIES:
             for a in prange(m, schedule="dynamic", chunksize=8):
                 ia = I[a]
                 _row(kind, p, tol, &ydata[0], &yind[0], yptr[ia], yptr[ia + 1], ynorm[ia], ia,
                      &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
-                     xnJ, nzJ, a if upper else 0, n, same, &out[a, 0])
+                     xnJ, nzJ, 0, n, same, &out[a, 0])
         else:
             for a in range(m):
                 ia = I[a]
                 _row(kind, p, tol, &ydata[0], &yind[0], yptr[ia], yptr[ia + 1], ynorm[ia], ia,
                      &cptr[0], &cpos[0], &cval[0], &xdata[0], &xind[0], &xptr[0], &J[0],
-                     xnJ, nzJ, a if upper else 0, n, same, &out[a, 0])
+                     xnJ, nzJ, 0, n, same, &out[a, 0])
     free(xnJ)
     free(nzJ)
+
+
+cdef void _upper_chunk(int kind, const double* p, double tol, const double* ydata,
+                       const Py_ssize_t* yind, const Py_ssize_t* yptr, const double* ynorm,
+                       const Py_ssize_t* I, const double* xdata, const Py_ssize_t* xind,
+                       const Py_ssize_t* xptr, const Py_ssize_t* J, Py_ssize_t n,
+                       const Py_ssize_t* cptr, const Py_ssize_t* cpos, const double* cval,
+                       const double* xnJ, const Py_ssize_t* nzJ, bint same, double* o,
+                       Py_ssize_t ld, Py_ssize_t c0) noexcept nogil:
+    # rows [c0, c0 + UPPER_ROWS) of a diagonal block from their diagonal on, then copied
+    # onto the rows below at their columns (which no other chunk writes)
+    cdef Py_ssize_t c1 = c0 + UPPER_ROWS, a, ia
+    if c1 > n:
+        c1 = n
+    for a in range(c0, c1):
+        ia = I[a]
+        _row(kind, p, tol, ydata, yind, yptr[ia], yptr[ia + 1], ynorm[ia], ia, cptr, cpos,
+             cval, xdata, xind, xptr, J, xnJ, nzJ, a, n, same, o + a * ld)
+    copy_upper_down(o, ld, c0, c1, c0, n)
 
 
 def matmat(int kind, const double[::1] params, double tol,

@@ -262,17 +262,16 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
     def _submatrix(self, I, J, out):
         # trusted: intp arrays in range, ``out`` a (len(I), len(J)) buffer of contiguous rows.
-        # Diagonal blocks (HSS leaves, SVM working sets): the upper triangle is computed and
-        # mirrored, which halves the work and makes them exactly symmetric (neither dgemm,
+        # Diagonal blocks (HSS leaves, SVM working sets): the evaluators compute the upper
+        # triangle and mirror it chunk by chunk, which halves the work and makes them exactly
+        # symmetric (neither dgemm,
         # a.b vs b.a, nor the vectorized exp, SIMD body vs scalar tail, promises the same
         # last bit for (i, j) and (j, i))
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
         route = self._gemm()
         if route is None:
             _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
-            if sym:
-                _eval.mirror_upper(out)
-        elif I.shape[0] * J.shape[0] > 100000:  # gather_gauss mirrors its own tiles
+        elif I.shape[0] * J.shape[0] > 100000:
             with one_blas_thread():
                 _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym,
                                    route[4])

@@ -22,7 +22,7 @@ from ..utils._memory import check_memory, format_bytes
 from ..utils.validation import (SPARSE_ROWS_MAX_DENSITY, SPARSE_ROWS_MIN_FEATURES,  # noqa: F401
                                 canonical_rows, check_points, check_sparse_rows, densify,
                                 densify_fits, prefer_sparse_rows, rows_nbytes)
-from . import _eval, _sparse_eval
+from . import _sparse_eval
 from ._surface import (_ROW_TILE, DEFAULT_BLOCK_MEMORY, _CrossSurface, _evaluation_inputs,
                        _KernelSurface, _StoredMatrix, _SymmetricSurface)
 from .callable import CallableKernelOperator
@@ -155,10 +155,7 @@ class SparseRowsKernelOperator(_SymmetricSurface, _SparseRowsLinearOperator):
 
     def _submatrix(self, I, J, out):
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
-        self._block(I, J, out, upper=sym)
-        if sym:
-            _eval.mirror_upper(out)
-        return out
+        return self._block(I, J, out, upper=sym)  # mirrored by the evaluator, chunk by chunk
 
     def diag(self):
         """The diagonal k(x_i, x_i), shape (n,)."""
