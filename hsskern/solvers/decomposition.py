@@ -63,7 +63,7 @@ from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
-from ._smo import move_slots, place_cross, smo_block
+from ._smo import add_block_rows, move_slots, place_cross, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -651,19 +651,22 @@ class LocalProducts:
         return urows.size * ucols.size
 
 
-def _update_decision(f, products, W, KW, ch, c, entry_cost, inactive=None):
+def _update_decision(f, products, W, KWrows, ch, c, entry_cost, inactive=None):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
     except at the ``inactive`` (shrunk) points.
 
-    The rows in W are already in the block: one memory-bound |W| x |W| matvec replaces
-    |W| x |ch| fresh kernel entries (~2d + 20 flops each), so the block is used once the
-    change is large enough to pay for it.
-    ``entry_cost`` None: the products read stored rows, all of them whatever is skipped, so
-    the matvec would only add to them. Returns the number of kernel entries evaluated.
+    The rows in W are already in the block (``KWrows``, the block's C-contiguous rows: K[W, W]
+    in their first |W| columns): its rows of the changed points (the block is symmetric) give
+    them for |ch| x |W| reads in place of as many fresh kernel entries
+    (~2d + 20 flops each). ``entry_cost`` None: the products read stored rows, all of them
+    whatever is skipped, so the block would only add to them. Returns the number of kernel
+    entries evaluated.
     """
-    if entry_cost is None or ch.size * (entry_cost + 10) < W.size:
+    if entry_cost is None:
         return products.add(f, W[ch], c[ch], inactive)
-    f[W] += KW @ c  # c is zero off ch
+    t = np.zeros(W.size)
+    add_block_rows(KWrows, ch, c[ch], t)
+    f[W] += t
     skip = np.zeros(f.size, dtype=bool) if inactive is None else inactive.copy()
     skip[W] = True
     return products.add(f, W[ch], c[ch], skip)
@@ -1033,7 +1036,7 @@ class Decomposition:
         nf = int(free[W].sum())
         aW, it, note = self._solve_block(W, KW, KWrows, nf, tol)
         tu = time.perf_counter()
-        ch = self._update(W, KW, aW)
+        ch = self._update(W, KWrows, aW)
         self.last_changed = ch.size or None
         del KW, KWrows  # the block's buffer may be replaced by the next round's
         t_update = time.perf_counter() - tu
@@ -1187,7 +1190,7 @@ class Decomposition:
                 break
         return it, note
 
-    def _update(self, W, KW, aW):
+    def _update(self, W, KWrows, aW):
         """alpha on W and the decision values (of the active points; the change is kept for
         the shrunk ones' next sync). Returns the positions in W that changed."""
         alpha, y = self.alpha, self.y
@@ -1198,7 +1201,7 @@ class Decomposition:
         if ch.size:
             alpha[W[ch]] = aW[ch]
             self.res.kernel_entries["update"] += _update_decision(
-                self.f, self.products, Wp, KW, ch, yW * dW, self.entry_cost, self.inactive)
+                self.f, self.products, Wp, KWrows, ch, yW * dW, self.entry_cost, self.inactive)
             if self.pending is not None:
                 self.pending[Wp[ch]] += yW[ch] * dW[ch]
         return ch
