@@ -39,8 +39,8 @@ cdef extern from *:
 # min/max reductions (exact in any order), then finds the last position holding the extreme
 # by a scan back, which is what the serial `<=` / `>=` scan picks. Split so, a pass cost
 # about half the fused loop whose data-dependent argmin branch kept it scalar. `act` is read
-# only when the part is not the identity (contig = 0: after shrinking); one loop serves both
-# (as fast as a separate contiguous one, measured).
+# only when the part is not the identity (contig = 0: after shrinking), in a loop of its own:
+# one loop for both was vectorized with gathers even for the identity, at twice the cost.
 cdef extern from *:
     """
     static Py_ssize_t hsskern_select_pass(const double *Ki, const double *v, const double *low,
@@ -48,28 +48,24 @@ cdef extern from *:
             double Gmax, double Kii, double tau, double *ob, double *best, double *gmin) {
         double g = INFINITY, m = INFINITY;
         Py_ssize_t u;
+    /* one variable t of the pass, at position u */
+    #define HSSKERN_SELECT_ONE(t) { \
+            double vl = v[t] + low[t], b = Gmax - vl, a = Kii + Kd[t] - 2.0 * Ki[t], o; \
+            a = a > 0 ? a : tau; \
+            o = b > 0 ? -(b * b) / a : INFINITY; \
+            ob[u] = o; \
+            g = vl < g ? vl : g; \
+            m = o < m ? o : m; }
         if (contig) {
             #pragma omp simd reduction(min:g, m)
-            for (u = lo; u < hi; u++) {
-                double vl = v[u] + low[u], b = Gmax - vl, a = Kii + Kd[u] - 2.0 * Ki[u], o;
-                a = a > 0 ? a : tau;
-                o = b > 0 ? -(b * b) / a : INFINITY;
-                ob[u] = o;
-                g = vl < g ? vl : g;
-                m = o < m ? o : m;
-            }
+            for (u = lo; u < hi; u++)
+                HSSKERN_SELECT_ONE(u)
         } else {
             #pragma omp simd reduction(min:g, m)
-            for (u = lo; u < hi; u++) {
-                Py_ssize_t t = act[u];
-                double vl = v[t] + low[t], b = Gmax - vl, a = Kii + Kd[t] - 2.0 * Ki[t], o;
-                a = a > 0 ? a : tau;
-                o = b > 0 ? -(b * b) / a : INFINITY;
-                ob[u] = o;
-                g = vl < g ? vl : g;
-                m = o < m ? o : m;
-            }
+            for (u = lo; u < hi; u++)
+                HSSKERN_SELECT_ONE(act[u])
         }
+    #undef HSSKERN_SELECT_ONE
         *gmin = g;
         *best = m;
         for (u = hi - 1; u >= lo; u--)
@@ -83,26 +79,22 @@ cdef extern from *:
             double ci, double cj, double *ob, double *gmax) {
         double m = -INFINITY;
         Py_ssize_t u;
+    #define HSSKERN_UPDATE_ONE(t) { \
+            double vt = v[t] - Ki[t] * ci - Kj[t] * cj; \
+            v[t] = vt; \
+            vt = vt + up[t]; \
+            ob[u] = vt; \
+            m = vt > m ? vt : m; }
         if (contig) {
             #pragma omp simd reduction(max:m)
-            for (u = lo; u < hi; u++) {
-                double vt = v[u] - Ki[u] * ci - Kj[u] * cj;
-                v[u] = vt;
-                vt = vt + up[u];
-                ob[u] = vt;
-                m = vt > m ? vt : m;
-            }
+            for (u = lo; u < hi; u++)
+                HSSKERN_UPDATE_ONE(u)
         } else {
             #pragma omp simd reduction(max:m)
-            for (u = lo; u < hi; u++) {
-                Py_ssize_t t = act[u];
-                double vt = v[t] - Ki[t] * ci - Kj[t] * cj;
-                v[t] = vt;
-                vt = vt + up[t];
-                ob[u] = vt;
-                m = vt > m ? vt : m;
-            }
+            for (u = lo; u < hi; u++)
+                HSSKERN_UPDATE_ONE(act[u])
         }
+    #undef HSSKERN_UPDATE_ONE
         *gmax = m;
         for (u = hi - 1; u >= lo; u--)
             if (ob[u] == m)
