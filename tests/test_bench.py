@@ -42,6 +42,23 @@ def test_c_grid_tiny_run_writes_a_result_matching_the_schema(tmp_path, capsys):
         assert (tmp_path / result["plot"]).stat().st_size > 0
 
 
+def test_c_grid_fit_mode_records_how_often_predict_agrees_with_svcs(tmp_path):
+    # a fit's case carries, per system, the share of test points predicted as LIBSVM does
+    # (the label strings the children sent are dropped): the same SVM to SVC's tolerance
+    # predicts nearly every point alike; a multiclass set (one-vs-one) too
+    for data in ("ijcnn1", "satimage"):
+        out = tmp_path / data
+        argv = ["c_grid", "--data", data, "--n-train", "400", "--n-test", "300", "--modes",
+                "fit", "--fit-C", "1", "--peers", "libsvm", "--repeat", "1", "--out", str(out)]
+        assert main(argv) == 0
+        [path] = out.glob("*.json")
+        [case] = harness.validate(json.loads(path.read_text()))["cases"]
+        assert case["agreement_with"] == "libsvm"
+        assert set(case["agreement"]) == {"hsskern"}
+        assert 0.99 <= case["agreement"]["hsskern"] <= 1.0
+        assert all("predictions" not in rec for rec in case["systems"].values())
+
+
 def test_c_grid_grid_mode_searches_C_by_gamma_as_gridsearchcv_does(tmp_path):
     # HSSSVCCV(param_grid) and GridSearchCV(HSSSVC()) on the same folds choose the same
     # parameters with the same CV score (HSSSVCCV's contract), and so does SVC's search

@@ -28,7 +28,9 @@ kernel of that name at gamma = "scale" (``--h`` is then not used; LIBLINEAR is G
 the result is then named ``c_grid_<data>_<kernel>``.
 
 Times are training only (scoring the test set is excluded); ``score`` is test accuracy
-(balanced accuracy with ``--class-weight balanced``). Variants of ours pass options to the
+(balanced accuracy with ``--class-weight balanced``). A fit's case also records ``agreement``:
+per system, the fraction of test points whose ``predict`` equals LIBSVM's (oneDAL's when
+LIBSVM did not run), the system named in ``agreement_with``. Variants of ours pass options to the
 estimator (``--ours-option key=value``), never patch module names.
 """
 import json
@@ -97,6 +99,10 @@ def ours_options(pairs):
     return out
 
 
+# whose predictions a fit's are compared with, the first of these that ran
+AGREEMENT_WITH = ("libsvm", "onedal")
+
+
 def run(args, bench):
     Cs = grid(args.C)
     unknown = set(args.peers) - {"hsskern", "libsvm", "onedal", "liblinear"}
@@ -144,10 +150,38 @@ def run(args, bench):
                 recs["hsskern_gscv"] = bench.measure(
                     f"{TASKS}:grid_task", "hsskern", spec,
                     {**common, **params, "via": "gridsearchcv"}, args.repeat)
+            extra = {}
+            if mode == "fit":
+                ref = next((p for p in AGREEMENT_WITH if recs.get(p, {}).get("status") == "ok"),
+                           None)
+                extra = {"agreement": _agreement(recs, ref), "agreement_with": ref}
+                for s, a in extra["agreement"].items():
+                    print(f"  {s}: predict() equal to {ref}'s on {a:.4%} of the test set")
             bench.add_case(label, mode, recs, metric=_metric(args), params=params,
-                           standardized=spec.standardize)
+                           standardized=spec.standardize, **extra)
     bench.data["standardized"] = args.standardize
     return f"c_grid_{args.data}" + ("" if args.kernel == "rbf" else f"_{args.kernel}")
+
+
+def _agreement(recs, reference):
+    """Per system but ``reference``, the fraction of test points whose ``predict`` equals the
+    reference's (SVC's answer where LIBSVM ran); the label strings are dropped from the
+    records (too large to keep)."""
+    preds = {s: rec.pop("predictions", None) for s, rec in recs.items()}
+    if reference is None or preds.get(reference) is None:
+        return {}
+    ref = _labels(preds[reference])
+    return {s: float(np.mean(_labels(p) == ref)) for s, p in preds.items()
+            if p is not None and s != reference}
+
+
+def _packed(pred):
+    """Predicted integer labels (every shared set's) as a hex string, for the parent."""
+    return np.rint(np.asarray(pred, dtype=np.float64)).astype(np.int16).tobytes().hex()
+
+
+def _labels(hexed):
+    return np.frombuffer(bytes.fromhex(hexed), np.int16)
 
 
 def _kernel_params(args):
@@ -210,7 +244,8 @@ def fit_task(data, params):
     est.fit(Xtr, ytr)
     t = time.perf_counter() - t0
     return {"time": t, "score": _score(est, Xte, yte, params), "n_support": _n_support(est),
-            "route": _route(est), "phases": getattr(est, "fit_time_", None)}
+            "route": _route(est), "phases": getattr(est, "fit_time_", None),
+            "predictions": _packed(est.predict(Xte))}
 
 
 def path_task(data, params):
