@@ -268,9 +268,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         # trusted: intp arrays in range, ``out`` a (len(I), len(J)) buffer of contiguous rows.
         # Diagonal blocks (HSS leaves, SVM working sets): the evaluators compute the upper
         # triangle and mirror it chunk by chunk, which halves the work and makes them exactly
-        # symmetric (neither dgemm,
-        # a.b vs b.a, nor the vectorized exp, SIMD body vs scalar tail, promises the same
-        # last bit for (i, j) and (j, i))
+        # symmetric (neither dgemm, a.b vs b.a, nor the vectorized exp, SIMD body vs scalar
+        # tail, promises the same last bit for (i, j) and (j, i))
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
         route = self._gemm()
         if route is None:
