@@ -5,11 +5,12 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy.sparse.linalg import cg, eigsh
 
 from hsskern import MemoryBudgetError, kernel_operator, make_kernel
 from hsskern.kernels import KERNELS
+from hsskern.kernels.operator import add_symmetric_rows
 from hsskern.kernels.sparse_rows import SparseRowsKernelOperator, rows_operator
 from hsskern.testing import check_kernel_operator, reference_kernel
 
@@ -396,6 +397,35 @@ def test_diagonal_blocks_mirrored_chunk_by_chunk_equal_the_reference(form, m):
     np.testing.assert_allclose(S, reference_kernel(K.kernel, X[W]), rtol=1e-11, atol=1e-15)
     full = K.submatrix(W, W[::-1].copy())[:, ::-1]  # not symmetric as asked: every entry
     np.testing.assert_allclose(S, full, rtol=1e-13, atol=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), q=st.sampled_from([1, 7, 300, 2049, 3000]),
+       pad=st.integers(0, 9), share=st.floats(0.0, 1.0))
+def test_adding_a_symmetric_blocks_rows_is_the_block_times_c(seed, q, pad, share):
+    """add_symmetric_rows(B, rows, c, out): out += B[:q, rows] @ c for the symmetric block in
+    the first q columns of B's rows (a working set's block in its wider buffer; the padding is
+    NaN and must not be read), from the rows of ``rows``; sizes on both sides of the threaded
+    branch; bad input refused."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(q, q))
+    B = np.full((q, q + pad), np.nan)
+    B[:, :q] = A + A.T
+    rows = np.flatnonzero(rng.random(q) < share).astype(np.intp)
+    c = rng.normal(size=rows.size)
+    t0 = rng.normal(size=q)
+    t = t0.copy()
+    add_symmetric_rows(B, rows, c, t)
+    np.testing.assert_allclose(t, t0 + B[:, :q][:, rows] @ c, rtol=1e-12,
+                               atol=1e-12 * (1.0 + np.abs(B[:, :q]).sum() * np.abs(c).max(initial=0)))
+    with pytest.raises(ValueError, match="coefficients"):
+        add_symmetric_rows(B, rows, np.ones(rows.size + 1), t)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        add_symmetric_rows(np.zeros((q, 2 * (q + pad) + 2))[:, ::2], rows, c, t)
+    with pytest.raises(ValueError, match="holds no"):
+        add_symmetric_rows(B, rows, c, np.zeros(q + pad + 1))
+    with pytest.raises(ValueError):
+        add_symmetric_rows(B, np.array([q]), np.ones(1), t)
 
 
 def _three_operators(X, name, width, beta, rng):

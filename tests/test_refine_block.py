@@ -275,30 +275,6 @@ def test_moving_slots_in_place_is_numpys_gather_and_scatter(seed, q, extra, head
         move_slots(B, q, width, src, dst)
 
 
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), q=st.sampled_from([1, 7, 300, 2049, 3000]),
-       pad=st.integers(0, 9), share=st.floats(0.0, 1.0))
-def test_adding_the_changed_points_block_rows_is_the_block_times_the_change(seed, q, pad,
-                                                                            share):
-    """add_block_rows(B, rows, c, t): t += B[:q, rows] @ c for the symmetric block in the
-    first q columns of B's rows (a stride apart in the decomposition's buffer), read from the
-    rows of ``rows``; sizes on both sides of the threaded branch; bad shapes refused."""
-    from hsskern.solvers._smo import add_block_rows
-    rng = np.random.default_rng(seed)
-    A = rng.normal(size=(q, q))
-    B = np.full((q, q + pad), np.nan)
-    B[:, :q] = A + A.T
-    rows = np.flatnonzero(rng.random(q) < share).astype(np.intp)
-    c = rng.normal(size=rows.size)
-    t0 = rng.normal(size=q)
-    t = t0.copy()
-    add_block_rows(B, rows, c, t)
-    np.testing.assert_allclose(t, t0 + B[:, :q][:, rows] @ c, rtol=1e-12,
-                               atol=1e-12 * (1.0 + np.abs(B[:, :q]).sum() * np.abs(c).max(initial=0)))
-    with pytest.raises(ValueError, match="coefficients"):
-        add_block_rows(B, rows, np.ones(rows.size + 1), t)
-
-
 def test_a_rounds_update_takes_the_working_sets_rows_from_its_block():
     # the decision values after a round are the dense kernel's K[:, W] (y dalpha) whether the
     # rows in W come from the block or are evaluated (a stored kernel's products read all)

@@ -956,10 +956,12 @@ def take_block(const stored_t[:, ::1] Kd, const double[::1] table, const Py_ssiz
 
 def add_rows(const stored_t[:, ::1] Kd, const double[::1] table, const Py_ssize_t[::1] rows,
              const double[::1] c, double[::1] t):
-    """t += sum_j c[j] Kd[rows[j], :] (entries through ``table`` for codes, as
-    :func:`take_block`): for a symmetric Kd, t += Kd[:, rows] @ c, reading whole rows
-    (contiguous) rather than gathering columns. Threads split t's entries."""
-    cdef Py_ssize_t n = Kd.shape[1], k = rows.shape[0], nchunk, ch, lo, hi, i, j
+    """t += sum_j c[j] Kd[rows[j], :len(t)] (entries through ``table`` for codes, as
+    :func:`take_block`): for a symmetric Kd (or symmetric in its first len(t) rows and
+    columns, as a working-set block in a wider buffer), t += Kd[:len(t), rows] @ c, reading
+    whole rows (contiguous) rather than gathering columns. Threads split t's entries; each
+    entry's sum runs over ``rows`` in order whatever the thread count."""
+    cdef Py_ssize_t n = t.shape[0], k = rows.shape[0], nchunk, ch, lo, hi, i, j
     cdef double cj
     cdef const stored_t* row
     if n == 0 or k == 0:

@@ -377,6 +377,37 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         return f"<KernelOperator n={n} d={d} {self._kernel!r}>"
 
 
+def add_symmetric_rows(B, rows, c, out):
+    """``out += B[:m, rows] @ c`` (m = ``len(out)``) for a matrix symmetric in its first m
+    rows and columns, read as the rows ``rows`` (contiguous) rather than as columns: a
+    working-set block's product with a change on a few of its points. ``B``'s rows may be
+    longer than m (a block in a wider buffer); they must be C-contiguous.
+
+    Parameters
+    ----------
+    B : ndarray of shape (q, s), float64, C-contiguous, q >= m, s >= m
+    rows : array-like of int, in [0, m)
+    c : array-like of shape (len(rows),)
+    out : ndarray of shape (m,), float64, updated in place
+    """
+    if not (isinstance(B, np.ndarray) and B.ndim == 2 and B.dtype == np.float64
+            and B.flags.c_contiguous):
+        raise ValueError("B must be a C-contiguous 2-d float64 array")
+    if not (isinstance(out, np.ndarray) and out.ndim == 1 and out.dtype == np.float64):
+        raise ValueError("out must be a 1-d float64 array")
+    m = out.shape[0]
+    if B.shape[0] < m or B.shape[1] < m:
+        raise ValueError(f"out has {m} entries: B {B.shape} holds no {m} x {m} block")
+    rows = check_indices(rows, m, "rows")
+    c = np.ascontiguousarray(c, dtype=np.float64)
+    if c.shape != rows.shape:
+        raise ValueError(f"{rows.size} rows with {c.size} coefficients")
+    _eval.add_rows(B, _NO_TABLE, rows, c, out)
+
+
+_NO_TABLE = np.empty(0)  # add_rows reads no code table for float64 rows
+
+
 def distinct_rows(points, max_share=0.9):
     """``(first, inverse)`` when at most ``max_share`` of the dense ``points`` are distinct:
     the index of one copy of each distinct row, and each row's number among them; else None

@@ -583,34 +583,3 @@ def move_slots(double[:, ::1] B, Py_ssize_t q, Py_ssize_t width,
         for b in range(m):
             B[a, dst[b]] = B[a, src[b]]
 
-
-# columns of the running sum per thread in add_block_rows: 16 KB, it stays in L1 while the
-# rows stream past
-cdef enum:
-    _ADD_CHUNK = 2048
-
-
-def add_block_rows(const double[:, ::1] B, const Py_ssize_t[::1] rows, const double[::1] c,
-                   double[::1] t):
-    """t += sum_j c[j] B[rows[j], :q], q = len(t): for the symmetric working-set block
-    (rows a stride apart), t += B[:q, rows] @ c from the rows of the changed points alone,
-    contiguous, where a matvec with the whole block would read all of it. Threads split t's
-    entries; each entry's sum runs over ``rows`` in order whatever the thread count."""
-    cdef Py_ssize_t q = t.shape[0], k = rows.shape[0], nchunk, ch, lo, hi, i, j
-    cdef double cj
-    cdef const double* row
-    if c.shape[0] != k or B.shape[1] < q:
-        raise ValueError(f"{k} rows with {c.shape[0]} coefficients into {q} entries of a "
-                         f"block {B.shape[1]} wide")
-    if q == 0 or k == 0:
-        return
-    nchunk = (q + _ADD_CHUNK - 1) // _ADD_CHUNK
-    for ch in prange(nchunk, nogil=True, schedule="static",
-                     num_threads=2 if q * k > 1000000 and nchunk > 1 else 1):
-        lo = ch * _ADD_CHUNK
-        hi = lo + _ADD_CHUNK if lo + _ADD_CHUNK < q else q
-        for j in range(k):
-            cj = c[j]
-            row = &B[rows[j], 0]
-            for i in range(lo, hi):
-                t[i] += cj * row[i]

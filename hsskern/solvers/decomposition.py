@@ -58,12 +58,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import KernelOperator, StoredKernelOperator, distinct_rows
+from ..kernels.operator import (KernelOperator, StoredKernelOperator, add_symmetric_rows,
+                                distinct_rows)
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
-from ._smo import add_block_rows, move_slots, place_cross, smo_block
+from ._smo import move_slots, place_cross, smo_block
 from .admm import BOUND_EPS, _bias, kkt_sets
 from .path import check_weights
 
@@ -665,7 +666,7 @@ def _update_decision(f, products, W, KWrows, ch, c, entry_cost, inactive=None):
     if entry_cost is None:
         return products.add(f, W[ch], c[ch], inactive)
     t = np.zeros(W.size)
-    add_block_rows(KWrows, ch, c[ch], t)
+    add_symmetric_rows(KWrows, ch, c[ch], t)
     f[W] += t
     skip = np.zeros(f.size, dtype=bool) if inactive is None else inactive.copy()
     skip[W] = True
