@@ -652,18 +652,18 @@ class LocalProducts:
         return urows.size * ucols.size
 
 
-def _update_decision(f, products, W, KWrows, ch, c, entry_cost, inactive=None):
+def _update_decision(f, products, W, KWrows, ch, c, reads_rows, inactive=None):
     """``f += K[:, W[ch]] c[ch]``: the decision values after the working set's change ``c``,
     except at the ``inactive`` (shrunk) points.
 
     The rows in W are already in the block (``KWrows``, the block's C-contiguous rows: K[W, W]
     in their first |W| columns): its rows of the changed points (the block is symmetric) give
     them for |ch| x |W| reads in place of as many fresh kernel entries
-    (~2d + 20 flops each). ``entry_cost`` None: the products read stored rows, all of them
+    (~2d + 20 flops each). ``reads_rows``: the products read stored rows, all of them
     whatever is skipped, so the block would only add to them. Returns the number of kernel
     entries evaluated.
     """
-    if entry_cost is None:
+    if reads_rows:
         return products.add(f, W[ch], c[ch], inactive)
     t = np.zeros(W.size)
     add_symmetric_rows(KWrows, ch, c[ch], t)
@@ -831,10 +831,6 @@ class Decomposition:
         self.products = products
         self.reads_rows = isinstance(products, stored)
         self.n_points = n = X.shape[0]
-        # an entry costs ~d flops from dense rows, ~its rows' nonzeros from sparse ones; None:
-        # the products read stored rows (see _update_decision)
-        self.entry_cost = None if self.reads_rows else (
-            X.shape[1] if not sp.issparse(X) else X.nnz // max(1, n) + 1)
         self.y = y = np.asarray(y, dtype=np.float64)
         if index is not None:  # the caller's variables sit on these points (SVR: 2n of them)
             index = np.asarray(index, dtype=np.intp)
@@ -1202,7 +1198,7 @@ class Decomposition:
         if ch.size:
             alpha[W[ch]] = aW[ch]
             self.res.kernel_entries["update"] += _update_decision(
-                self.f, self.products, Wp, KWrows, ch, yW * dW, self.entry_cost, self.inactive)
+                self.f, self.products, Wp, KWrows, ch, yW * dW, self.reads_rows, self.inactive)
             if self.pending is not None:
                 self.pending[Wp[ch]] += yW[ch] * dW[ch]
         return ch
