@@ -111,6 +111,16 @@ def describe(spec, data):
             "n_features": int(Xtr.shape[1])}
 
 
+def pack_labels(pred):
+    """A child's predicted integer labels (every shared set's: +-1 or 0..k-1) as a hex string
+    of int16, to send in its record; :func:`unpack_labels` reads it back."""
+    return np.rint(np.asarray(pred, dtype=np.float64)).astype(np.int16).tobytes().hex()
+
+
+def unpack_labels(hexed):
+    return np.frombuffer(bytes.fromhex(hexed), np.int16)
+
+
 # ----------------------------------------------------------------------------- peers
 
 @dataclass(frozen=True)

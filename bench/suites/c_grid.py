@@ -37,7 +37,8 @@ import json
 
 import numpy as np
 
-from bench.harness import DataSpec, describe, load_data, peer_class
+from bench.harness import (DataSpec, describe, load_data, pack_labels, peer_class,
+                           unpack_labels)
 
 DESCRIPTION = "classifiers vs LIBSVM / oneDAL / LIBLINEAR: fit at defaults, C path, grid search"
 TASKS = "bench.suites.c_grid"
@@ -170,18 +171,9 @@ def _agreement(recs, reference):
     preds = {s: rec.pop("predictions", None) for s, rec in recs.items()}
     if reference is None or preds.get(reference) is None:
         return {}
-    ref = _labels(preds[reference])
-    return {s: float(np.mean(_labels(p) == ref)) for s, p in preds.items()
+    ref = unpack_labels(preds[reference])
+    return {s: float(np.mean(unpack_labels(p) == ref)) for s, p in preds.items()
             if p is not None and s != reference}
-
-
-def _packed(pred):
-    """Predicted integer labels (every shared set's) as a hex string, for the parent."""
-    return np.rint(np.asarray(pred, dtype=np.float64)).astype(np.int16).tobytes().hex()
-
-
-def _labels(hexed):
-    return np.frombuffer(bytes.fromhex(hexed), np.int16)
 
 
 def _kernel_params(args):
@@ -245,7 +237,7 @@ def fit_task(data, params):
     t = time.perf_counter() - t0
     return {"time": t, "score": _score(est, Xte, yte, params), "n_support": _n_support(est),
             "route": _route(est), "phases": getattr(est, "fit_time_", None),
-            "predictions": _packed(est.predict(Xte))}
+            "predictions": pack_labels(est.predict(Xte))}
 
 
 def path_task(data, params):

@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from bench.harness import DataSpec, PeerLacks, describe, load_data, peer_class
+from bench.harness import (DataSpec, PeerLacks, describe, load_data, pack_labels,
+                           peer_class, unpack_labels)
 from bench.suites.c_grid import grid
 
 DESCRIPTION = "OneClassSVM vs scikit-learn's / oneDAL's: fit at the defaults, a nu path"
@@ -79,7 +80,7 @@ def run(args, bench):
 
 def _agreement(recs):
     """Per system, the smallest fraction over the nus of test points predicted as the
-    reference peer predicts; the bit strings are dropped from the records (too large to
+    reference peer predicts; the label strings are dropped from the records (too large to
     keep), each nu's fraction kept in its ``per_C`` entry."""
     ref = recs.get(REFERENCE_PEER, {})
     ref_pred = ref.get("predictions") if ref.get("status") == "ok" else None
@@ -88,7 +89,8 @@ def _agreement(recs):
         pred = rec.pop("predictions", None)
         if pred is None or ref_pred is None or s == REFERENCE_PEER:
             continue
-        fractions = [float(np.mean(_unpack(a) == _unpack(b))) for a, b in zip(pred, ref_pred)]
+        fractions = [float(np.mean(unpack_labels(a) == unpack_labels(b)))
+                     for a, b in zip(pred, ref_pred)]
         for f, frac in zip(rec["per_C"], fractions):
             f["agreement"] = frac
         out[s] = min(fractions)
@@ -96,16 +98,6 @@ def _agreement(recs):
 
 
 # ----------------------------------------------------------------------------- tasks (child)
-
-def _pack(pred):
-    """predict()'s +-1 as a hex string of bits (a JSON field of n/4 characters)."""
-    return np.packbits(np.asarray(pred) > 0).tobytes().hex() + f":{len(pred)}"
-
-
-def _unpack(s):
-    bits, n = s.split(":")
-    return np.unpackbits(np.frombuffer(bytes.fromhex(bits), np.uint8))[:int(n)]
-
 
 def _estimator(params, nu):
     s = params["system"]
@@ -118,7 +110,7 @@ def _estimator(params, nu):
 def _record(est, nu, Xte, inlier, dt=None):
     from sklearn.metrics import roc_auc_score
     rec = {"C": float(nu), "score": float(roc_auc_score(inlier, est.decision_function(Xte))),
-           "n_support": int(len(est.support_)), "predictions": _pack(est.predict(Xte))}
+           "n_support": int(len(est.support_)), "predictions": pack_labels(est.predict(Xte))}
     if dt is not None:
         rec["time"] = dt
     return rec
