@@ -20,7 +20,6 @@ from ..lowrank.nystrom import NystromFeatures
 from ..options import OptionsBase
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
-from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin, legacy_init
 from .base import PathClassifier
@@ -136,8 +135,7 @@ def _nystrom_backend(est, X):
     return backend
 
 
-@renamed_keywords(l="power")
-class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
+class NystromSVC(OptionsParamsMixin, PathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Several classes are one-vs-rest, a linear model per class on one feature map (as
@@ -245,7 +243,6 @@ class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
     _parameter_constraints = {**_COMMON_CONSTRAINTS,
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
-    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 
@@ -285,8 +282,7 @@ class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-@renamed_keywords(l="power")
-class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
+class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and
@@ -352,7 +348,6 @@ class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
     }
     _estimator = NystromSVC
 
-    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 

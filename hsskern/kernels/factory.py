@@ -6,7 +6,6 @@ that choosing among them imports them one way.
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import format_bytes
 from ..utils.validation import check_points
 from ._surface import _ROW_TILE, DEFAULT_BLOCK_MEMORY
@@ -18,7 +17,6 @@ from .sparse_rows import sparse_kernel_operator
 __all__ = ["kernel_operator"]
 
 
-@renamed_keywords(l="power")
 def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
                     sigma=None, power=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """Matrix-free kernel matrix K(X, X).

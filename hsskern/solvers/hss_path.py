@@ -39,7 +39,6 @@ from ..kernels import kernel_operator
 from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
 from ..options import HSSOptions
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread, one_openmp_thread
 from .admm import default_beta, svm_dual_admm
@@ -424,7 +423,6 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
     return out
 
 
-@renamed_keywords(continuation="n_decades")
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_chunk=16000, newton=True, n_decades=0, warn=True,
@@ -641,7 +639,6 @@ def warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class HSSBackend:
     """The path protocol for the HSS + ULV + dual ADMM (+ exact decomposition) SVM.

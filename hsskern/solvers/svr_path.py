@@ -35,7 +35,6 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..options import HSSOptions
-from ..utils._deprecation import renamed_keywords
 from ..utils.validation import check_positive
 from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
@@ -373,7 +372,6 @@ def _solution(C, rr, admm, beta, floor, scale=None):
                         timings=timings, info=info)
 
 
-@renamed_keywords(continuation="n_decades")
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
@@ -510,7 +508,6 @@ def _warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
