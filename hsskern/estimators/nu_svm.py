@@ -25,7 +25,7 @@ from ..solvers.pairwise import pairwise_coupling
 from ..solvers.path import check_grid, check_weights
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
-from ._splits import make_splits
+from ._splits import internal_folds
 from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
 from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
 from .widths import GAMMA_STRINGS, kernel_of
@@ -330,7 +330,8 @@ class NuSVC(ClassifierMixin, _NuBase):
         the boundary, not the calibration). [(probA, probB)] per nu."""
         n = X.shape[0]
         fold = np.empty(n, dtype=np.intp)
-        for f, (_, test) in enumerate(make_splits(min(N_FOLDS, n), X, yi, self.random_state)):
+        folds = internal_folds(min(N_FOLDS, n), X, yi, self.random_state)
+        for f, (_, test) in enumerate(folds):
             fold[test] = f
         k = classes.size
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
