@@ -25,6 +25,7 @@ from ..solvers.pairwise import pairwise_coupling
 from ..solvers.path import check_grid, check_weights
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
+from ._convergence import warn_stopped_early
 from ._splits import internal_folds
 from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
 from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
@@ -423,6 +424,7 @@ class NuSVC(ClassifierMixin, _NuBase):
         self.intercept_ = sign * self._intercept
         self.n_iter_ = np.array([max(int(pr[5]), 1) for pr in pairs], dtype=np.int32)
         self.fit_status_ = 0 if all(pr[6] for pr in pairs) else 1
+        warn_stopped_early(self, sum(not pr[6] for pr in pairs), len(pairs), stacklevel=4)
         self.shape_fit_ = X.shape
         self._kernel_ = self._kernel(X)
         if sigmoids is not None:
@@ -583,6 +585,7 @@ class NuSVR(RegressorMixin, _NuBase):
         self.epsilon_ = float(-r)
         self.n_iter_ = np.array([max(int(n_iter), 1)], dtype=np.int32)
         self.fit_status_ = 0 if converged else 1
+        warn_stopped_early(self, int(not converged), 1, stacklevel=4)
         self.shape_fit_ = X.shape
         self._kernel_ = self._kernel(X)
 
