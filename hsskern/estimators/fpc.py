@@ -337,7 +337,8 @@ class FPCClassifierCV(PathClassifierCV):
     def _grid(self, X, Y):
         m, d = X.shape
         degrees = self._check_degrees() or list(range(1, self.max_degree(m, d) + 1))
-        n_fits = (self.cv if isinstance(self.cv, Integral) else 2) + int(self.refit)
+        cv = 5 if self.cv is None else self.cv  # check_cv's default, as the splits'
+        n_fits = (cv if isinstance(cv, Integral) else 2) + int(self.refit)
         for s in degrees:  # every degree's features must fit float64, before any work
             check_features_representable(X, s, self.scaling, admm_scale(self.alpha, m),
                                          admm_scale(self.beta, m))
