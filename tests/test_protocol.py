@@ -234,9 +234,11 @@ def test_prepared_problems_pickle():
 
 # ---- one base for classifiers and regressors: one splitter policy, one fold scorer ----
 
-def test_one_splitter_policy_stratifies_a_classifier_and_not_a_regressor():
-    from sklearn.model_selection import ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+def test_one_splitter_policy_is_gridsearchcvs_and_a_float_is_a_hold_out():
+    from sklearn.model_selection import (GroupKFold, ShuffleSplit, StratifiedKFold,
+                                         StratifiedShuffleSplit)
     from hsskern.estimators.cv import make_splits
+    from hsskern.estimators._splits import internal_folds
     X = np.random.default_rng(0).normal(size=(60, 2))
     y = np.repeat([0, 1, 2], 20)
     t = np.sin(X).sum(axis=1)
@@ -244,16 +246,25 @@ def test_one_splitter_policy_stratifies_a_classifier_and_not_a_regressor():
     def same(a, b):
         return all(np.array_equal(p, q) for (p, _), (q, _) in zip(a, b, strict=True))
 
-    assert same(make_splits(3, X, y, 0),
-                StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
-    assert same(make_splits(3, X, t, 0, classifier=False),
-                KFold(3, shuffle=True, random_state=0).split(X))
+    # an int (None: 5) is GridSearchCV's: unshuffled, whatever the random_state
+    for rs in (None, 0, 1):
+        assert same(make_splits(3, X, y, rs), StratifiedKFold(3).split(X, y))
+        assert same(make_splits(3, X, t, rs, classifier=False), KFold(3).split(X))
+    assert same(make_splits(None, X, y), StratifiedKFold(5).split(X, y))
+    # a class with fewer members than folds: still StratifiedKFold, as GridSearchCV
+    assert same(make_splits(3, X[:41], y[:41], 0), StratifiedKFold(3).split(X[:41], y[:41]))
+    groups = np.arange(60) % 7
+    assert same(make_splits(GroupKFold(3), X, y, groups=groups),
+                GroupKFold(3).split(X, y, groups))
+    # a float: one shuffled hold-out, stratified for a classifier
     assert same(make_splits(0.25, X, y, 0),
                 StratifiedShuffleSplit(1, test_size=0.25, random_state=0).split(X, y))
     assert same(make_splits(0.25, X, t, 0, classifier=False),
                 ShuffleSplit(1, test_size=0.25, random_state=0).split(X))
-    # a class with fewer members than folds: plain k-fold, for the classifier too
-    assert same(make_splits(3, X[:41], y[:41], 0),
+    # the calibration's internal folds stay shuffled with random_state (LIBSVM's)
+    assert same(internal_folds(3, X, y, 0),
+                StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert same(internal_folds(3, X[:41], y[:41], 0),
                 KFold(3, shuffle=True, random_state=0).split(X[:41]))
 
 

@@ -33,7 +33,7 @@ from ..solvers.path import check_Cs, check_weights
 # input validation lives in utils.validation; its names stay importable from here
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
 from ._budget import budgeted_decision
-from ._splits import make_splits
+from ._splits import internal_folds
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
@@ -566,7 +566,7 @@ class PathClassifier(ClassifierBase, PathEstimator):
         """
         t0 = time.perf_counter()
         labels = label_index(Y)
-        splits = make_splits(min(N_FOLDS, labels.size), X, labels, self.random_state)
+        splits = internal_folds(min(N_FOLDS, labels.size), X, labels, self.random_state)
         D = cross_val_decision(backend, X, Y, Cs, splits, w)
         sw = None if w is None else w / self.class_weight_[labels]
         if is_pairwise(backend, Y.shape[1]):

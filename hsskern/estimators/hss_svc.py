@@ -316,12 +316,15 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         200]}``), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
         C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
         not used, and ``h`` / ``gamma`` must not be sequences.
-    scoring : str, callable or None, default None
-        A scikit-learn scorer of each candidate on the held-out rows (None: accuracy). With
+    scoring : str, callable, list, tuple, set, dict or None, default None
+        As ``GridSearchCV``'s: a scikit-learn scorer of each candidate on the held-out rows
+        (None: accuracy), or several by name (``cv_results_`` then has
+        ``mean_test_<name>`` ..., and ``refit`` names the one that chooses). With
         ``param_grid`` or ``scoring`` every fold's models are fitted by
-        :meth:`HSSSVC.fit_path` and scored by the scorer, unweighted as ``GridSearchCV``'s;
-        otherwise (the ``Cs`` / width spelling, accuracy) by the one-product fold scorer,
-        the accuracy weighted by the test rows' ``sample_weight``.
+        :meth:`HSSSVC.fit_path` and scored by the scorer; otherwise (the ``Cs`` / width
+        spelling, accuracy) by the one-product fold scorer. Either way ``fit``'s
+        ``sample_weight`` weighs the test rows' scores as ``GridSearchCV`` does (a scorer
+        that does not take ``sample_weight`` is called without it, with its warning).
     n_jobs : int or None, default None
         How the (fold, parameters but C) cells of a ``param_grid`` / ``scoring`` search run.
         None: on a pool of threads, one a core this process may use (the solvers release
@@ -337,11 +340,18 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         scikit-learn spelling of the width (gamma = 1 / (2 h^2)); "scale" / "auto" as in
         :class:`HSSSVC`, computed once on all of ``fit``'s X (every fold and the refit use
         that value, reported in ``gamma_`` and ``cv_results_``).
-    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
-        A float holds out that fraction once (stratified); an int runs stratified K-fold; a
-        splitter or an iterable of (train, test) pairs is used as given.
-    refit : bool, default True
-        Refit ``best_estimator_`` on all data with the chosen (h, C).
+    cv : int >= 2, None, float in (0, 1), a scikit-learn splitter or an iterable, default 5
+        As ``GridSearchCV``'s: an int k (None: 5) runs ``StratifiedKFold(k)``, unshuffled,
+        so that the folds are ``GridSearchCV(..., cv=k)``'s; a splitter (with ``fit``'s
+        ``groups``) or an iterable of (train, test) pairs is used as given. A float holds
+        out that fraction once, stratified and shuffled with ``random_state`` (one fit per
+        candidate, for large n): ``cv=StratifiedShuffleSplit(1, test_size=cv,
+        random_state=random_state)``.
+    refit : bool, str or callable, default True
+        Refit ``best_estimator_`` on all data with the chosen candidate. As
+        ``GridSearchCV``'s: with several metrics, the name of the one that chooses
+        (``best_score_`` is its mean), or False (no ``best_*``); a callable of
+        ``cv_results_`` returns the chosen index (no ``best_score_``).
     kernel, probability, tol, class_weight, verbose, max_iter, decision_function_shape,
     random_state, memory_budget, options
         As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
@@ -349,7 +359,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
         ``FutureWarning``). Every fold and the refit take these options.
         ``probability`` fits the sigmoids of the refitted model only (:meth:`predict_proba`
-        is its). ``random_state`` also shuffles the folds. ``class_weight`` applies in every
+        is its). ``random_state`` also shuffles a float ``cv``'s hold-out. ``class_weight`` applies in every
         fold ("balanced" over the fold's training labels) and the refit; ``fit``'s
         ``sample_weight`` follows its rows into the folds (the validation accuracy is
         weighted by the test rows' weights) and the refit.
@@ -383,7 +393,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
     >>> cv = HSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
     >>> cv.best_params_
-    {'h': 0.5, 'C': 1.0}
+    {'h': 0.5, 'C': 10.0}
     >>> len(cv.cv_results_["mean_test_score"])
     6
     """
@@ -394,9 +404,9 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
-        "refit": ["boolean"],
+        "refit": ["boolean", str, callable],
         "param_grid": [dict, list, None],
-        "scoring": [str, callable, None],
+        "scoring": [str, callable, list, tuple, set, dict, None],
         "n_jobs": [Integral, None],
     }
     _estimator = HSSSVC
@@ -408,7 +418,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, h=None, probability=False,
                  tol=1e-2, class_weight=None, verbose=0, max_iter=100,
                  decision_function_shape="ovr", random_state=None, memory_budget=None,
-                 options=None, param_grid=None, scoring=None, cv=0.2,
+                 options=None, param_grid=None, scoring=None, cv=5,
                  refit=True, n_jobs=None):
         self.Cs = Cs
         self.kernel = kernel

@@ -223,7 +223,8 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         on all of ``fit``'s X.
     cv : None, int >= 2, float in (0, 1) or a scikit-learn splitter, default None
         None: efficient leave-one-out from the factor (one "split" in ``cv_results_``);
-        an int: shuffled k-fold; a float: one shuffled hold-out of that fraction; a splitter
+        an int k: ``KFold(k)``, unshuffled, as ``GridSearchCV``'s; a float: one hold-out of
+        that fraction, shuffled with ``random_state``; a splitter (with ``fit``'s ``groups``)
         or an iterable of (train, test) pairs is used as given.
     scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
         What is maximised (multi-output: averaged over targets).
@@ -233,7 +234,7 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
         refit uses ``solver``; ``options`` a :class:`~hsskern.RidgeOptions`, the old flat
         ``rel_tol=`` ... ``n_components=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles the folds.
+        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
 
     Attributes
     ----------
@@ -308,18 +309,18 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, groups=None):
         self._refit_from = None  # the leave-one-out search leaves what the refit can reuse
         try:
-            return super()._fit(X, y, sample_weight)
+            return super()._fit(X, y, sample_weight, groups)
         finally:
             del self._refit_from
 
-    def _splits(self, X, y):
+    def _splits(self, X, y, groups=None):
         if self.cv is None:  # leave-one-out from the factor: one "split", scored on all rows
             rows = np.arange(X.shape[0])
             return [(rows, rows)]
-        return super()._splits(X, y)
+        return super()._splits(X, y, groups)
 
     def _score_grid(self, X, y, splits, grid, values, **weights):
         if self.cv is not None:

@@ -21,6 +21,7 @@ from ..solvers.one_class_admm import OneClassADMMOptions, prepare_one_class_admm
 from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
+from ._convergence import warn_stopped_early
 from ._options import OptionsParamsMixin
 from .base import FitStateMixin, validate_input
 from .widths import GAMMA_STRINGS, kernel_of
@@ -294,6 +295,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         self.offset_ = float(rho)
         self.n_iter_ = np.array([max(int(n_iter), 1)])
         self.fit_status_ = 0 if converged else 1
+        warn_stopped_early(self, int(not converged), 1, stacklevel=4)
         self._kernel_ = self._kernel(X)
 
     def decision_function(self, X):

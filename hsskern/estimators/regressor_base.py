@@ -113,7 +113,7 @@ class PathRegressor(RegressorBase, PathEstimator):
 
 class PathRegressorCV(RegressorBase, PathSearchCV):
     """Base of the regression ``*CV`` estimators: :class:`PathSearchCV` scored by
-    ``scoring`` (one of :data:`SCORINGS`) on shuffled k-fold or hold-out splits.
+    ``scoring`` (one of :data:`SCORINGS`) on ``GridSearchCV``'s k-fold splits or a hold-out.
 
     Subclasses define what :class:`PathSearchCV` asks for; ``_path_values()`` checks the
     path's grid (``Cs`` by default, ``alphas`` for kernel ridge).
@@ -121,19 +121,22 @@ class PathRegressorCV(RegressorBase, PathSearchCV):
 
     _path_param = "alpha"
 
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Search the grid by cross-validation, then refit the best candidate on all data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        groups : array-like of shape (n_samples,), default None
+            Group labels for a splitter that uses them (``cv=GroupKFold(k)``), passed to its
+            ``split`` as ``GridSearchCV.fit(..., groups=)`` does.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y)
+        return self._fit(X, y, groups=groups)
 
     def _validate_search(self, X, y, sample_weight=None):
         X, y, Y = self._validate_xy(X, y)

@@ -238,16 +238,20 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
         Kernel width(s) to try (None with ``gamma`` None: h = 1).
     gamma : float, sequence of float or None
         scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
-    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
-        A float holds out that fraction once (shuffled); an int runs shuffled k-fold; a
-        splitter or an iterable of (train, test) pairs is used as given.
+    cv : int >= 2, None, float in (0, 1), a scikit-learn splitter or an iterable, default 5
+        As ``GridSearchCV``'s: an int k (None: 5) runs ``KFold(k)``, unshuffled,
+        so that the folds are ``GridSearchCV(..., cv=k)``'s; a splitter (with ``fit``'s
+        ``groups``) or an iterable of (train, test) pairs is used as given. A float holds
+        out that fraction once, shuffled with ``random_state`` (one fit per
+        candidate, for large n): ``cv=ShuffleSplit(1, test_size=cv,
+        random_state=random_state)``.
     scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
     refit : bool, default True
     kernel, tol, epsilon, verbose, max_iter, memory_budget, random_state, options
         As in :class:`HSSSVR` (``options`` an :class:`~hsskern.HSSSVROptions`, taken by
         every fold and the refit; the old flat names ``rel_tol=`` ... ``max_chunk=`` still
-        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles the
-        folds.
+        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles a
+        float ``cv``'s hold-out.
 
     Attributes
     ----------
@@ -289,7 +293,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     @legacy_init
     def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, tol=1e-3, epsilon=0.1,
                  verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
-                 options=None, cv=0.2, scoring="neg_mean_squared_error", refit=True):
+                 options=None, cv=5, scoring="neg_mean_squared_error", refit=True):
         self.Cs = Cs
         self.kernel = kernel
         self.gamma = gamma
