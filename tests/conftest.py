@@ -16,6 +16,13 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
+def pytest_collection_modifyitems(items):
+    # every user of the fixture reads ../shared: CI runs them once more without it (-m shared_data)
+    for item in items:
+        if "shared_dataset" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
+
+
 @pytest.fixture
 def shared_dataset():
     """Load ``../shared/datasets/<name>.npz`` or skip when the folder is absent."""

@@ -42,6 +42,7 @@ def test_c_grid_tiny_run_writes_a_result_matching_the_schema(tmp_path, capsys):
         assert (tmp_path / result["plot"]).stat().st_size > 0
 
 
+@pytest.mark.shared_data
 def test_c_grid_fit_mode_records_how_often_predict_agrees_with_svcs(tmp_path):
     # a fit's case carries, per system, the share of test points predicted as LIBSVM does
     # (the label strings the children sent are dropped): the same SVM to SVC's tolerance
