@@ -24,8 +24,9 @@ from .lowrank import NystromFeatures
 from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
                       OneClassSVMOptions, RidgeOptions)
 from .sparse import SparseCholeskyFactor
+from ._version import version as _version
 
-__version__ = "0.1.0"
+__version__ = _version()
 
 __all__ = [
     "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
