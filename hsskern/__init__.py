@@ -24,9 +24,7 @@ from .lowrank import NystromFeatures
 from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
                       OneClassSVMOptions, RidgeOptions)
 from .sparse import SparseCholeskyFactor
-from ._version import version as _version
-
-__version__ = _version()
+from ._version import __version__
 
 __all__ = [
     "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",

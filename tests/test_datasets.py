@@ -39,7 +39,7 @@ import re  # noqa: E402
 import threading  # noqa: E402
 
 from hsskern.datasets import (SOURCES, ChecksumError, DataUnavailableError,  # noqa: E402
-                              download_file, fetch, find, _fetch, _sources)
+                              _fetch, _sources, arrays_sha256, download_file, fetch, find)
 
 
 @pytest.fixture
@@ -111,14 +111,23 @@ def _banknote_like(root):
     return X, y, _sha(text.encode())
 
 
-def test_fetch_downloads_converts_and_caches_a_named_set(server, tmp_path, monkeypatch):
-    root, url, asked = server
+def _tiny_source(root, tmp_path, monkeypatch, url, arrays_sha=None):
+    """A named set "tiny" in banknote's layout, served from ``root``; nothing cached or shared."""
     X, y, sha = _banknote_like(root)
+    convert = SOURCES["banknote"].convert
+    if arrays_sha is None:
+        arrays_sha = arrays_sha256(convert([root / "bank.txt"]))
     monkeypatch.setitem(SOURCES, "tiny", _sources.Source("binary", (
-        _sources.RawFile("o/r", "0" * 40, "bank.txt", sha),), SOURCES["banknote"].convert))
+        _sources.RawFile("o/r", "0" * 40, "bank.txt", sha),), convert, "", arrays_sha))
     monkeypatch.setattr(_sources, "_RAW", url + "/{path}")
     monkeypatch.setattr(_fetch, "SHARED", tmp_path / "no_shared")
     monkeypatch.setenv("HSSKERN_DATA", str(tmp_path / "cache"))
+    return X, y
+
+
+def test_fetch_downloads_converts_and_caches_a_named_set(server, tmp_path, monkeypatch):
+    root, url, asked = server
+    X, y = _tiny_source(root, tmp_path, monkeypatch, url)
     assert find("tiny") is None
     path = fetch("tiny")
     assert path == tmp_path / "cache" / "tiny.npz" and find("tiny") == path
@@ -130,6 +139,29 @@ def test_fetch_downloads_converts_and_caches_a_named_set(server, tmp_path, monke
     assert all(rows[tuple(r)] == c for r, c in zip(Xtr, ytr))
     load("tiny")
     assert asked == ["/bank.txt"]  # the converted set is cached
+
+
+def test_a_conversion_that_does_not_give_the_recorded_arrays_is_not_cached(server, tmp_path,
+                                                                          monkeypatch):
+    root, url, asked = server
+    _tiny_source(root, tmp_path, monkeypatch, url, arrays_sha="0" * 64)
+    with pytest.raises(ChecksumError, match="converted arrays"):
+        fetch("tiny")
+    assert find("tiny") is None and not list((tmp_path / "cache").glob("*.npz"))
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_the_recorded_arrays_are_those_of_shared_datasets(name):
+    # where ../shared is present: the checksum a download's conversion must meet is that of
+    # the shared set the benchmarks were measured on
+    path = next((p for p in (_fetch.SHARED / f"{name}.npz",
+                             _fetch.SHARED / "regression" / f"{name}.npz") if p.exists()), None)
+    if path is None:
+        pytest.skip(f"{name}.npz is not in {_fetch.SHARED}")
+    with np.load(path) as d:
+        arrays = [d[k] for k in ("X_train", "y_train", "X_test", "y_test")]
+    assert arrays_sha256(arrays) == SOURCES[name].arrays_sha256
 
 
 def test_a_set_that_cannot_be_fetched_names_its_source(tmp_path, monkeypatch):

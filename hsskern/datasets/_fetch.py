@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import HsskernError
-from ._sources import SOURCES
+from ._sources import SOURCES, arrays_sha256
 
 DATA_ENV = "HSSKERN_DATA"
 
@@ -52,8 +52,7 @@ def get_data_home(data_home=None):
 
 def find(name, data_home=None):
     """The ``.npz`` of a named set already on this machine (cache, then shared), or None."""
-    sub = "regression/" if name in SOURCES and SOURCES[name].kind == "regression" else ""
-    for path in (get_data_home(data_home) / f"{name}.npz", SHARED / f"{sub}{name}.npz",
+    for path in (get_data_home(data_home) / f"{name}.npz", SHARED / f"{name}.npz",
                  SHARED / "regression" / f"{name}.npz"):
         if path.exists():
             return path
@@ -84,6 +83,11 @@ def fetch(name, data_home=None, download=True):
     except (urllib.error.URLError, OSError) as e:
         raise DataUnavailableError(_missing(name, home, f"downloading failed: {e}")) from e
     arrays = src.convert(paths)
+    got = arrays_sha256(arrays)
+    if src.arrays_sha256 is not None and got != src.arrays_sha256:
+        raise ChecksumError(f"data set {name!r}: the converted arrays' sha256 is {got}, not the "
+                            f"recorded {src.arrays_sha256}; nothing was cached (the raw files "
+                            f"in {raw} passed their checks: the conversion differs here)")
     return _save_npz(home / f"{name}.npz", arrays)
 
 

@@ -9,7 +9,7 @@ stratified 70/30 split with ``random_state=0``; regression sets: the first 80% o
 ``default_rng(0).permutation``).
 """
 import gzip
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,16 +35,29 @@ class RawFile:
 @dataclass(frozen=True)
 class Source:
     """A data set's raw files and ``convert(paths) -> (X_train, y_train, X_test, y_test)``;
-    ``kind`` is "binary" (labels +-1), "multiclass" (0..k-1) or "regression"."""
+    ``kind`` is "binary" (labels +-1), "multiclass" (0..k-1) or "regression";
+    ``arrays_sha256``: the sha256 of the converted arrays (:func:`arrays_sha256`), those of
+    ``shared/datasets/<name>.npz``."""
 
     kind: str
     files: tuple
     convert: object
     note: str = ""
+    arrays_sha256: str = None
 
     def describe(self):
         where = "; ".join(f"{f.repo} @ {f.commit[:12]}: {f.path}" for f in self.files)
         return where + (f" ({self.note})" if self.note else "")
+
+
+def arrays_sha256(arrays):
+    """sha256 over the float64 little-endian bytes of X_train, y_train, X_test, y_test, in
+    that order (independent of how an ``.npz`` compresses them)."""
+    import hashlib
+    digest = hashlib.sha256()
+    for a in arrays:
+        digest.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
+    return digest.hexdigest()
 
 
 # ----------------------------------------------------------------------------- conversions
@@ -275,3 +288,34 @@ SOURCES = {
            "d3d8a1a722ae78f91134862727d27a70b1415e7d512a89140406248687f4b902"),),
         _regression(delimiter=","), "StatLib California housing, raw"),
 }
+
+# the arrays of shared/datasets (its regression README lists the same hashes): a conversion
+# that parses differently (another numpy, a changed default) is refused, not cached
+_ARRAYS = {
+    "a9a": "67d79a92b8537ab8fe6f34578c6691c25fc21ee8cddddea131fb729172359c9e",
+    "w7a": "917bdc8a6e54caccdb71ba1b30f58206725dcf54a8e5aa07227eebfba057b876",
+    "w8a": "4e9065cbcdb4d8f72266b79cc0ee873e58f0088d0fd3d0102301000642e00cc9",
+    "skin_nonskin": "6aa2e9396adef10bc5bcc67692fae1035e0a5baa2555578443c2045bc662a65c",
+    "magic04": "8926855bf63a47188fa7189b14c3de2b1396577ae35a3ba27ace2c73240795e8",
+    "occupancy": "e7d878c5444a51b3159e1c7be7b11220fa8f9cced6177ab6e039006b77e0d051",
+    "banknote": "4930ab3b252ceb7b295fe98a5b278a48c7f20c168d2abe9e3741a189825c49e6",
+    "credit_default": "c326e5ba86fa5d1decb7eef3ac43b00c7a2c7f4f43da4b0e3dd9a072d8ee3078",
+    "seismic_bumps": "bae7b39f0b3641d1897a1b99760ffb54a3e48492575ad2cbcc45b6477626d3ba",
+    "susy_10k": "436cac65eff8d040db9d4ba4e28b218cb70af47a212f44028e1c05ee3174cd32",
+    "phishing": "9a620704bb9f83404f611e4b588df595d9a14bdd95f300ac508ce855063c7927",
+    "svmguide1": "af19c23df96a5b449bf848ef6ac2798aa0b4e05a816639679541525837002047",
+    "optdigits": "7744ca5eee364338c37f7e50983ac7c8ca4ad99a1520132988314df5cda2ef2d",
+    "satimage": "17dc85827f4613c417dd42fc54adf9cfb4895442814df5faabe1370f6621ff01",
+    "usps": "f95ee818c346db9b550b414c69d4185fdb07ada5696c698047f73ff524e56132",
+    "shuttle": "7f62215333ab0a4f27c11ce94ec971b51b6ab2f8a15ef4610cf1a69bd0c35dcf",
+    "kin40k": "db92ab8556a02fff107611faaef757eed6ede2af8a4a566307504657cded767d",
+    "pol": "002ad77cc0a57175cb1533e84cb03dbc56f2e2f742ea7e220fe5a9913fd6a11e",
+    "elevators": "f276283c3ffdcc1dc355660c9b0eafb022c9444dcc5284f62b0610db6e1559fb",
+    "keggdirected": "c377f810626756f48724256dd068be66c420ec6cb07f414a1c3966f5595e14f0",
+    "keggundirected": "f2680ae3e40979264ba9c5937ae3688fbba47dbe55f9d3557a0adfe3fd2ce079",
+    "protein": "a57e3b93474aa67ebf6233148e99de943ddecb6928ee9820422cf9f3b84a0c05",
+    "ccpp": "72aefb6c4a4ca50662f44d2fd803bca055e83d811e8277be2e371193655417fc",
+    "bike": "491ddc69b6884db809aaacf51a6dac495721eef071107dc391688a95d2e7539e",
+    "california_housing": "3ff1f994382c8fbdf120086e59def420b825e98264ed22581e67db95f8b51ab4",
+}
+SOURCES = {name: replace(src, arrays_sha256=_ARRAYS[name]) for name, src in SOURCES.items()}
