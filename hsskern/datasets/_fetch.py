@@ -60,9 +60,31 @@ def find(name, data_home=None):
 
 
 def fetch(name, data_home=None, download=True):
-    """The path of ``<name>.npz``: found on this machine (:func:`find`), else (``download``)
-    built from its public source files. Raises :class:`DataUnavailableError` saying where
-    the set comes from when it can be neither found nor fetched."""
+    """The path of a named set's ``.npz``, downloading and converting it if needed.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``SOURCES`` (``"a9a"``, ``"usps"``, ``"kin40k"``, ...).
+    data_home : path or None
+        The cache; default :func:`get_data_home`.
+    download : bool
+        When the set is on this machine neither in the cache nor in ``../shared/datasets``
+        (:func:`find`): download its raw files (each sha256-checked), convert them (the
+        arrays checked against the recorded sha256) and cache the result; else raise.
+
+    Returns
+    -------
+    path : Path
+        ``X_train, y_train, X_test, y_test`` in an ``.npz``; read it with :func:`load`.
+
+    Raises
+    ------
+    DataUnavailableError
+        Neither found nor fetched; the message names the set's public source.
+    ChecksumError
+        A downloaded file, or the converted arrays, differ from the recorded sha256.
+    """
     if name not in SOURCES and name not in NO_DOWNLOAD:
         raise ValueError(f"unknown data set {name!r}; known: {', '.join(sorted(SOURCES))}")
     path = find(name, data_home)
@@ -99,8 +121,11 @@ def _missing(name, home, why):
 
 
 def download_file(url, dest, sha256, timeout=60):
-    """``dest``, downloaded from ``url`` unless already there with this sha256; raises
-    :class:`ChecksumError` (and keeps nothing) when the bytes received are not the expected."""
+    """``dest``, downloaded from ``url`` unless already there with this sha256.
+
+    The bytes go to a temporary file beside ``dest``, renamed to ``dest`` only once their
+    sha256 matches: raises :class:`ChecksumError` (keeping nothing) when it does not.
+    """
     dest = Path(dest)
     if dest.exists() and _sha256(dest) == sha256:
         return dest
