@@ -25,11 +25,14 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture
 def shared_dataset():
-    """Load ``../shared/datasets/<name>.npz`` or skip when the folder is absent."""
+    """Load a benchmark set already on this machine (the data cache, then
+    ``../shared/datasets``: :func:`hsskern.datasets.find`), or skip: a test never downloads."""
+    from hsskern.datasets import find
+
     def load(name):
-        path = SHARED_DATASETS / f"{name}.npz"
-        if not path.exists():
-            pytest.skip(f"{path} not present")
+        path = find(name)
+        if path is None:
+            pytest.skip(f"{name} is neither in the data cache nor in {SHARED_DATASETS}")
         d = np.load(path)
         return d["X_train"], d["y_train"], d["X_test"], d["y_test"]
     return load
