@@ -128,12 +128,17 @@ _TINY = ["c_grid", "--data", "ijcnn1", "--n-train", "200", "--n-test", "100", "-
          "--peers", "libsvm"]
 
 
-def test_a_run_writes_to_a_new_run_directory_not_the_records(tmp_path, monkeypatch):
-    # from another directory, without --out: a new bench-runs/<time>_<suite>/ there; the
-    # checkout (and its bench/results records) untouched
-    monkeypatch.chdir(tmp_path)
+def test_a_run_writes_to_a_new_run_directory_not_the_records(tmp_path):
+    # python -m bench from another directory, without --out: a new bench-runs/<time>_<suite>/
+    # there; the checkout (and its bench/results records) untouched. PYTHONPATH stands in for
+    # an install that lists bench (pyproject's package find)
+    import os
+    import subprocess
     before = _git_status()
-    assert main(_TINY) == 0
+    env = {**os.environ, "PYTHONPATH": str(harness.ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "bench", *_TINY], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
     [run] = (tmp_path / "bench-runs").iterdir()
     assert run.name.endswith("_c_grid")
     assert [p.name for p in run.glob("*.json")] == ["c_grid_ijcnn1.json"]

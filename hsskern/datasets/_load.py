@@ -1,4 +1,5 @@
-"""Loaders: bundled and named (fetched) data sets, ``.npz`` files in the shared benchmark format, svmlight files."""
+"""Loaders: bundled and named (fetched) data sets, ``.npz`` files in the shared benchmark
+format, svmlight files."""
 from pathlib import Path
 
 import numpy as np

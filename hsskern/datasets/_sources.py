@@ -115,11 +115,10 @@ def _table(label_col, positive, delimiter=",", skiprows=0, drop=(), split=True):
     return convert
 
 
-def _multiclass(delimiter=None, skiprows=0, opener=open):
-    """Train and test tables whose last column is the class."""
+def _multiclass(delimiters, skiprows=0):
+    """Train and test tables (``delimiters``: each one's) whose last column is the class."""
     def convert(paths):
-        tr, te = (np.loadtxt(opener(p, "rt"), delimiter=delimiter, skiprows=skiprows,
-                             ndmin=2) for p in paths)
+        tr, te = (np.loadtxt(p, delimiter=d, skiprows=skiprows) for p, d in zip(paths, delimiters))
         ytr, yte = _class_ids(tr[:, -1], te[:, -1])
         return tr[:, :-1], ytr, te[:, :-1], yte
     return convert
@@ -130,20 +129,14 @@ def _usps(paths):
     return tr[:, 1:], tr[:, 0], te[:, 1:], te[:, 0]
 
 
-def _shuttle(paths):
-    tr = np.loadtxt(paths[0], delimiter=",")
-    te = np.loadtxt(paths[1])
-    ytr, yte = _class_ids(tr[:, -1], te[:, -1])
-    return tr[:, :-1], ytr, te[:, :-1], yte
-
-
 def _seismic(paths):
-    # ARFF's nominal attributes as the README codes them: hazard a..d -> 0..3, shift W/N -> 0/1
-    codes = {"a": 0, "b": 1, "c": 2, "d": 3, "W": 0, "N": 1}
-    lines = open(paths[0]).read().split("@data", 1)[1].split()
-    rows = [[codes[v] if v in codes else float(v) for v in line.split(",")] for line in lines]
-    t = np.array(rows, dtype=float)
-    return _split70(t[:, :-1], _pm1(t[:, -1], 1))
+    from scipy.io import arff
+    data, meta = arff.loadarff(paths[0])
+    # nominal attributes as shared/datasets codes them: hazard a..d -> 0..3, shift W/N -> 0/1
+    codes = {b"a": 0, b"b": 1, b"c": 2, b"d": 3, b"W": 0, b"N": 1}
+    cols = [[codes[v] for v in data[n]] if meta[n][0] == "nominal" else data[n]
+            for n in meta.names()[:-1]]
+    return _split70(np.column_stack(cols).astype(float), _pm1(data["class"], b"1"))
 
 
 def _susy(paths):
@@ -188,7 +181,8 @@ SOURCES = {
         _svmlight(300, split=True), "LIBSVM w8a training file, stratified 70/30"),
     "skin_nonskin": Source("binary", (
         _f("sbetageri/svm_practice", "c4fd1ce04f0e22a351a6dd4e89c0f4817457990b",
-           "Skin_NonSkin.txt", "e30c0a845385dcc95a45c45ed263465674a49638e98ef740afd520769c7714a4"),),
+           "Skin_NonSkin.txt",
+           "e30c0a845385dcc95a45c45ed263465674a49638e98ef740afd520769c7714a4"),),
         _table(-1, "1", delimiter="\t"), "UCI Skin Segmentation"),
     "magic04": Source("binary", (
         _f("TanishaSharma01/MAGIC-gamma-hadron-classification",
@@ -198,7 +192,8 @@ SOURCES = {
     "occupancy": Source("binary", tuple(
         _f("dumpamanojreddy/occupancy_detection", "f5131e62917b70666c5a6d3b9096359f2147fdfc",
            p, s) for p, s in (
-            ("datatraining.txt", "e160906e73ec07fc603af90879614422867198f50d59206d25d0159c2d78b6bd"),
+            ("datatraining.txt",
+             "e160906e73ec07fc603af90879614422867198f50d59206d25d0159c2d78b6bd"),
             ("datatest.txt", "44f63dbaef6cfb9419f7e385f28bcae8e9f8cf1d55a05765088b1ab78d8185d0"),
             ("datatest2.txt", "8c89baac558560f97281d9225bcdb25e1819bb7240a8c97b47a750a9ae603c6a"))),
         _table(-1, "1", split=False), "UCI Occupancy Detection, official split"),
@@ -240,13 +235,13 @@ SOURCES = {
         for p, s in (
             ("optdigits.tra", "e1b683cc211604fe8fd8c4417e6a69f31380e0c61d4af22e93cc21e9257ffedd"),
             ("optdigits.tes", "85f89a0333cbbcf5b1a42f3d4d74013ee35f5e44dbeb5f9b54f78ce5b4f94910"))),
-        _multiclass(delimiter=","), "UCI optdigits, official split"),
+        _multiclass((",", ",")), "UCI optdigits, official split"),
     "satimage": Source("multiclass", tuple(
         _f("YannisSch/Statlog_Landstat_Satellite_Project",
            "6f31538326e860b63b09efdb43a0f76f3973ce29", f"data/{p}", s) for p, s in (
             ("sat.trn", "8257a4b2da49b394c3de1ec5d76079c0f0b3014916b3bdda23a4dc0cbcec3292"),
             ("sat.tst", "b2d541f5c3b50ed47c270e8b7de20ac413e2549e6c1c5d6098fadbb111aae342"))),
-        _multiclass(skiprows=1), "UCI Statlog (Landsat Satellite), official split"),
+        _multiclass((None, None), skiprows=1), "UCI Statlog (Landsat Satellite), official split"),
     "usps": Source("multiclass", tuple(
         _f("robintux/Datasets4StackOverFlowQuestions",
            "57a571f9d984e0bd730683dfa014751fbc28b1b7", p, s) for p, s in (
@@ -259,7 +254,7 @@ SOURCES = {
         _f("AlejandroMartinMontenegro/Statlog-Shuttle-Classification-MLP",
            "1a7524ccf7a77705fa934e05f980dbfe8021b2a2", "shuttle.tst",
            "f776934a628d9b94c482cb058a76ddaa63823e0f74aec065813c9dff3b89d661")),
-        _shuttle, "UCI Statlog (Shuttle), official split"),
+        _multiclass((",", None)), "UCI Statlog (Shuttle), official split"),
     **{name: Source("regression", (_f(*_TREFOR, f"uci_datasets/{name}/data.csv.gz", s),),
                     _regression(delimiter=",", gz=True), "benchmark-collection version")
        for name, s in (
