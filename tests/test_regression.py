@@ -660,6 +660,7 @@ def test_sklearn_compatible(estimator, check):
 
 # -- real data ---------------------------------------------------------------------------------
 
+@pytest.mark.shared_data
 def test_kin40k_subsample_exact_equals_kernel_ridge():
     from conftest import SHARED_DATASETS
     path = SHARED_DATASETS / "regression" / "kin40k.npz"
