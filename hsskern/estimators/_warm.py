@@ -56,6 +56,8 @@ class WarmState(NamedTuple):
     """One-vs-one: column p is pair p's problem, on its two classes' rows."""
     row_keys: object = None
     """(n, 2) keys of the training rows (:func:`~hsskern.solvers.warm.row_keys`), or None."""
+    support: object = None
+    """(n_SV,) the support vectors' indices among those rows (with ``row_keys``)."""
     row_labels: object = None
     """(n,) their class indices (None for a regressor)."""
     decision: object = None
@@ -131,7 +133,8 @@ def warm_state(est, data, model, solution):
     keys = est.__dict__.pop("_warm_keys", None)
     if keys is None or keys.shape[0] != data.X.shape[0]:
         keys = row_keys(data.X, labels)
-    return state._replace(row_keys=keys, row_labels=labels, decision=decision)
+    return state._replace(row_keys=keys, support=model.support, row_labels=labels,
+                          decision=decision)
 
 
 def _why_not(previous, est, data, backend):
@@ -148,12 +151,27 @@ def _why_not(previous, est, data, backend):
     return None
 
 
-def _known_decisions(previous, keys, members, kernel, ratio):
+def _map_rows(previous, keys):
+    """Where the previous support vectors are among the new rows (keys ``keys``): (sv_at,
+    match), sv_at the row of each (-1: removed), match the (old, new) pairs of all the
+    previous rows that are still there (None when their keys were not kept)."""
+    sv_at = np.full(previous.coef.shape[0], -1)
+    if previous.row_keys is None:
+        i, j = match_keys(row_keys(previous.rows, previous.labels), keys)
+        sv_at[i] = j
+        return sv_at, None
+    o, i = match_keys(previous.row_keys, keys)
+    at = np.full(previous.row_keys.shape[0], -1)
+    at[o] = i
+    return at[previous.support], (o, i)
+
+
+def _known_decisions(previous, match, members, kernel, ratio):
     """(n, r): the previous fit's decision values, scaled, on the new rows it had (NaN on
     the others; None when it kept none or its kernel differs)."""
-    if previous.decision is None or previous.kernel != kernel:
+    if match is None or previous.decision is None or previous.kernel != kernel:
         return None
-    o, i = match_keys(previous.row_keys, keys)
+    o, i = match
     old_members = _members(previous.row_labels, previous.row_keys.shape[0],
                            len(previous.decision), previous.pairwise)
     out = np.full(members.shape, np.nan)
@@ -176,8 +194,8 @@ def warm_start(est, previous, data, backend):
         labels = _labels(data)
         keys = row_keys(data.X, labels)
         est._warm_keys = keys  # for the fitted state's (warm_state), not computed twice
-        i_sv, j_new = match_keys(row_keys(previous.rows, previous.labels), keys)
-        kept = i_sv.size
+        sv_at, match = _map_rows(previous, keys)
+        kept = int(np.count_nonzero(sv_at >= 0))
         if kept:
             warm = backend.warm_backend(entries=float(n) * kept)
         reason = ("none of the previous support vectors is among the new rows" if not kept
@@ -193,9 +211,7 @@ def warm_start(est, previous, data, backend):
     ratio = float(est.C) / previous.C
     members = _members(labels, n, previous.coef.shape[1], previous.pairwise)
     w = 1.0 if data.weights is None else data.weights
-    sv_at = np.full(previous.coef.shape[0], -1)
-    sv_at[i_sv] = j_new
-    known = _known_decisions(previous, keys, members, warm.kernel, ratio)
+    known = _known_decisions(previous, match, members, warm.kernel, ratio)
     coef, f = carry_start(data.X, warm.kernel, members, float(est.C) * np.ones(n) * w,
                           previous.rows, previous.coef, sv_at, known, ratio)
     est._log(1, f"warm_start: {kept} of the previous {previous.coef.shape[0]} support "

@@ -49,7 +49,7 @@ from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, cached_refine, probe_sv_share,
                          single_fit_engine)
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_MAX_WS, WARM_SUB_TOL
+from .warm import WARM_OPTIONS
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
@@ -554,9 +554,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                                      tol=refine_tol, options=smo_options, session=sessions[j])
                        for j, (a, f) in enumerate(starts)]
             else:
-                # a given start is near its answer: small working sets, each solved to tol
-                near = dict(max_ws=WARM_MAX_WS, sub_tol=WARM_SUB_TOL) \
-                    if prev is None and dual_start is not None else {}
+                # a given start is near its answer (solvers.warm: small working sets)
+                near = WARM_OPTIONS if prev is None and dual_start is not None else {}
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,

@@ -42,7 +42,7 @@ from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_MAX_WS, WARM_SUB_TOL
+from .warm import WARM_OPTIONS
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -463,16 +463,16 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # the previous C's exact solution at its best scale, or the given start, or (no
             # approximation) zero
             s, a, f = None, first, first_f
-            # a given start is near its answer: small working sets, each solved to tol
-            ws, sub = (min(max_ws, WARM_MAX_WS), WARM_SUB_TOL) if prev is None and \
-                first is not None else (max_ws, 0.1)
+            # a given start is near its answer (solvers.warm: small working sets)
+            near = {**WARM_OPTIONS, "max_ws": min(max_ws, WARM_OPTIONS["max_ws"])} \
+                if prev is None and first is not None else {"max_ws": max_ws}
             if prev is not None:
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
             with threads_for(problem):
                 rr = refine_exact(problem.K, yv, C, a, f=f, p=p, index=index, tol=refine_tol,
-                                  max_ws=ws, sub_tol=sub, max_chunk=max_chunk,
-                                  newton=newton, log=rlog(C), workspace=workspace)
+                                  max_chunk=max_chunk, newton=newton, log=rlog(C),
+                                  workspace=workspace, **near)
             sol = _solution(C, rr, None, beta, floor, scale=s)
         else:
             admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, max_iter=max_iter,
