@@ -281,3 +281,16 @@ def test_default_is_cold_and_first_fit_has_no_start():
     X, y, _ = problem(4, 100)
     assert not hasattr(HSSSVC(gamma=GAMMA).fit(X, y), "warm_start_info_")
     assert warm_fit(X, y).warm_start_info_["reason"] == "no previous fit to start from"
+
+
+def test_sparse_rows_refit_warm():
+    """Sparse rows are keyed by their nonzeros: a refit on them starts warm too."""
+    rng = np.random.default_rng(5)
+    X = sp.random(200, 500, density=0.02, format="csr", random_state=5)
+    s = np.asarray(X.sum(axis=1)).ravel() + 0.05 * rng.normal(size=200)
+    y = (s > np.median(s)).astype(int)
+    m = warm_fit(X[:170], y[:170])
+    m.fit(X, y)
+    assert m.warm_start_info_["warm"] and m.warm_start_info_["kept"] > 0
+    D = X.toarray()
+    assert_solves(m, D, y, 1.0)

@@ -215,7 +215,8 @@ class FitStateMixin:
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self.__dict__.pop("_model", None)
-        self.__dict__.pop("_warm_state", None)
+        for name in ("_warm_state", "_warm_keys"):  # estimators/_warm.py's
+            self.__dict__.pop(name, None)
 
     def _log(self, level, msg):
         if self.verbose >= level:
