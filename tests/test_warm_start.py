@@ -268,6 +268,14 @@ def test_unmappable_refit_is_cold_and_says_why(change, reason, capsys):
     assert "warm_start: cold fit" in capsys.readouterr().out
 
 
+def test_precomputed_kernel_is_cold():
+    X, y, _ = problem(6, 80)
+    K = gram(X)
+    m = HSSSVC(kernel="precomputed", tol=TOL, warm_start=True).fit(K, y)
+    m.fit(K, y)
+    assert "precomputed" in m.warm_start_info_["reason"]
+
+
 def test_other_features_or_classes_are_cold():
     X, y, _ = problem(2, 120, 3)
     m = warm_fit(X, y)

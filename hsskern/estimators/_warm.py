@@ -139,6 +139,8 @@ def warm_state(est, data, model, solution):
 
 def _why_not(previous, est, data, backend):
     """Why the previous solution does not map to this fit (None: it does)."""
+    if getattr(est, "kernel", None) == "precomputed":
+        return "a precomputed kernel's rows are Gram rows, not points to find again"
     if previous is None:
         return "no previous fit to start from"
     what = ("estimator", "number of features", "classes", "multiclass rule",
