@@ -191,7 +191,7 @@ def warm_start(est, previous, data, backend):
     fit."""
     n = data.X.shape[0]
     reason = _why_not(previous, est, data, backend)
-    kept, warm = 0, None
+    kept, warm, searched = 0, None, reason is None
     if reason is None:
         labels = _labels(data)
         keys = row_keys(data.X, labels)
@@ -205,7 +205,7 @@ def warm_start(est, previous, data, backend):
                   "this fit solves no C exactly (solve_exact), so there is no exact "
                   "solution to start from")
     info = {"warm": reason is None, "reason": reason, "kept": kept,
-            "dropped": 0 if previous is None else previous.coef.shape[0] - kept,
+            "dropped": previous.coef.shape[0] - kept if searched else 0,
             "n_samples": n}
     if reason is not None:
         est._log(1, f"warm_start: cold fit ({reason})")
