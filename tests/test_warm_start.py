@@ -302,3 +302,23 @@ def test_sparse_rows_refit_warm():
     assert m.warm_start_info_["warm"] and m.warm_start_info_["kept"] > 0
     D = X.toarray()
     assert_solves(m, D, y, 1.0)
+
+
+@pytest.mark.slow
+def test_bench_suite_tiny_run(tmp_path):
+    """``python -m bench warm_start`` on a slice: a valid result, both systems ok, the two
+    models' test labels compared."""
+    import json
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench import harness
+    from bench.run import main
+    argv = ["warm_start", "--n-train", "400", "--n-test", "200", "--modes", "append", "C",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    result = harness.validate(json.loads((tmp_path / "warm_start_ijcnn1.json").read_text()))
+    for case in result["cases"]:
+        assert {s["status"] for s in case["systems"].values()} == {"ok"}
+        assert case["systems"]["warm"]["warm_start_info"]["warm"]
+        assert case["agreement"] >= 0.95
