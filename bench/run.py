@@ -39,6 +39,7 @@ SUITES = {
     "large_n": "bench.suites.large_n",
     "dask": "bench.suites.dask",
     "one_class": "bench.suites.one_class",
+    "warm_start": "bench.suites.warm_start",
 }
 
 

@@ -34,6 +34,7 @@ from ..solvers.path import check_Cs, check_weights
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
 from ._budget import budgeted_decision
 from ._splits import internal_folds
+from ._warm import warm_start, warm_state
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
@@ -162,12 +163,15 @@ def check_weighted_classes(classes, y, w):
                          "give them weight")
 
 
-def solve_path(backend, prepared, Y, values, weights=None):
-    """``backend.path``, given the per-point weights when there are any: the classifiers'
-    backends take ``weights=``, the regressors' (which take no weights) are called without."""
+def solve_path(backend, prepared, Y, values, weights=None, start=None):
+    """``backend.path``, given the per-point weights when there are any (the classifiers'
+    backends take ``weights=``, the regressors', which take no weights, are called without)
+    and a refit's ``start`` when there is one (``warm_start``: ``dual_start`` and its
+    ``start_decision``, for the backend's ``warm_backend``)."""
+    extra = {} if start is None else dict(zip(("dual_start", "start_decision"), start))
     if weights is None:
-        return backend.path(prepared, Y, values)
-    return backend.path(prepared, Y, values, weights=weights)
+        return backend.path(prepared, Y, values, **extra)
+    return backend.path(prepared, Y, values, weights=weights, **extra)
 
 
 def labels_from_decision(classes, D, pairwise=False):
@@ -211,6 +215,8 @@ class FitStateMixin:
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self.__dict__.pop("_model", None)
+        for name in ("_warm_state", "_warm_keys"):  # estimators/_warm.py's
+            self.__dict__.pop(name, None)
 
     def _log(self, level, msg):
         if self.verbose >= level:
@@ -292,10 +298,18 @@ class PathEstimator(FitStateMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight=None):
         self._validate_params()
+        # the previous solution, read before the validation forgets the fitted state
+        previous = self.__dict__.get("_warm_state")
         data = self._validate_fit(X, y, sample_weight)
         values = self._fit_values()
         backend = self._make_backend(data.X, values, purpose="fit")
-        self._solve(data, backend, backend.prepare(data.X, data.Y), values, copies=False)
+        start, info = None, None
+        if getattr(self, "warm_start", False):
+            backend, start, info = warm_start(self, previous, data, backend)
+        self._solve(data, backend, backend.prepare(data.X, data.Y), values, copies=False,
+                    start=start)
+        if info is not None:
+            self.warm_start_info_ = info
         return self
 
     def _fit_path(self, X, y, values, sample_weight=None):
@@ -308,10 +322,11 @@ class PathEstimator(FitStateMixin, BaseEstimator):
         return self._solve(data, backend, backend.prepare(data.X, data.Y), values,
                            copies=True)
 
-    def _solve(self, data, backend, prepared, values, copies):
+    def _solve(self, data, backend, prepared, values, copies, start=None):
         """Solve the path on a prepared problem: with ``copies``, return a fitted copy per
-        value (the preparation's time in the first); else fit ``self`` as its last value."""
-        solutions = solve_path(backend, prepared, data.Y, values, data.weights)
+        value (the preparation's time in the first); else fit ``self`` as its last value.
+        ``start``: the first value's (a warm refit's, :func:`solve_path`)."""
+        solutions = solve_path(backend, prepared, data.Y, values, data.weights, start)
         if not copies:
             self._set_fitted(data, backend, prepared, solutions[-1], shared=True)
             models = [self]
@@ -341,6 +356,7 @@ class PathEstimator(FitStateMixin, BaseEstimator):
                           **solution.timings}
         self._set_target_attributes(data, backend, solution)
         self._set_backend_attributes(prepared, solution, model)
+        self._warm_state = warm_state(self, data, model, solution)  # a warm refit's start
 
     def _raw_decision(self, X):
         """The model's decision values of X, (m, k): (m, 1) binary or one target,

@@ -173,6 +173,16 @@ or callable, default "gaussian"
         or "ovr", one model per class on one preparation). The old flat parameters of the
         same names (``HSSSVC(rel_tol=1e-4)``, ``set_params(refine=False)``: the field is
         ``solve_exact`` now) still work for one release, with a ``FutureWarning``.
+    warm_start : bool, default False
+        A refit starts from the previous fit's dual solution (the nightly retrain of a
+        model on its data with rows appended, removed or reweighted, or at a new C): each
+        previous support vector found among the new rows (by its values and label) keeps
+        its alpha, scaled by C_new / C_old; every other point starts at 0; the start is
+        clipped to the new bounds and made to meet sum y_i alpha_i = 0, then the exact
+        decomposition solves from it. The model is a cold fit's to ``tol``. A refit whose
+        previous solution does not map (other features, classes or kernel parameters,
+        ``options.solve_exact=False``, no previous fit) is a cold fit;
+        ``warm_start_info_`` and ``verbose`` say which it was and why.
 
     Attributes
     ----------
@@ -228,6 +238,10 @@ or callable, default "gaussian"
         :class:`~hsskern.solvers.refine.RefineResult` per model, or None without
         ``solve_exact``); one-vs-one, each entry but ``refinement`` a tuple with one per pair.
     n_features_in_, feature_names_in_
+    warm_start_info_ : dict
+        With ``warm_start`` only: ``warm`` (whether the fit started from the previous
+        solution), ``reason`` (why not, else None), ``kept`` / ``dropped`` (previous
+        support vectors found among the new rows / not found) and ``n_samples``.
 
     Examples
     --------
@@ -246,6 +260,7 @@ or callable, default "gaussian"
         **_COMMON_CONSTRAINTS,
         **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
     }
 
     _options_class = HSSSVCOptions
@@ -255,7 +270,7 @@ or callable, default "gaussian"
     def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
                  probability=False, tol=1e-2, class_weight=None, verbose=0, max_iter=100,
                  decision_function_shape="ovr", random_state=None, h=None,
-                 memory_budget=None, options=None):
+                 memory_budget=None, options=None, warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -271,6 +286,7 @@ or callable, default "gaussian"
         self.h = h
         self.memory_budget = memory_budget
         self.options = options
+        self.warm_start = warm_start
 
     def _make_backend(self, X, values, purpose):
         return self._multiclass_backend(_hss_backend(self, X, None, purpose))

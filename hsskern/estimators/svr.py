@@ -82,6 +82,15 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
         keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
         parameters of the same names still work for one release, with a ``FutureWarning``.
+    warm_start : bool, default False
+        A refit starts from the previous fit's dual solution (rows appended, removed or
+        reordered, targets updated, a new C or epsilon): each previous support vector found
+        among the new rows (by its values) keeps its alpha - alpha*, scaled by C_new / C_old;
+        every other point starts at 0; the start is clipped to the new box and made to sum
+        to 0, then the exact decomposition solves from it. The model is a cold fit's to
+        ``tol``. A refit whose previous solution does not map (other features or kernel
+        parameters, ``options.solve_exact=False``, no previous fit) is a cold fit;
+        ``warm_start_info_`` and ``verbose`` say which it was and why.
 
     Attributes
     ----------
@@ -110,6 +119,8 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, refine.
     n_features_in_, feature_names_in_
+    warm_start_info_ : dict
+        With ``warm_start`` only: as :class:`~hsskern.HSSSVC`'s.
 
     Examples
     --------
@@ -131,6 +142,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "options": [HSSSVROptions, None],
+        "warm_start": ["boolean"],
     }
     _options_class = HSSSVROptions
     _legacy_names = _LEGACY
@@ -138,7 +150,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     @legacy_init
     def __init__(self, *, kernel="gaussian", gamma=None, tol=1e-3, C=1.0, epsilon=0.1,
                  verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
-                 options=None):
+                 options=None, warm_start=False):
         self.kernel = kernel
         self.gamma = gamma
         self.tol = tol
@@ -150,6 +162,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.options = options
+        self.warm_start = warm_start
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape, refine=bool(self._options().solve_exact))  # as SVRBackend
