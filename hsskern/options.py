@@ -460,18 +460,25 @@ class RidgeOptions(CompressionOptions):
         Nystrom approximation of rank ``n_components``.
     n_components : int, default 2000
         Landmarks of ``approximation="nystrom"``.
+    dense_max_n : int, default 4000
+        The largest n the dense route takes (a Cholesky factor of K + alpha I, within the
+        memory budget: 32 n^2 bytes): ``sample_weight``, ``solver="exact"`` at alpha = 0
+        and wherever its conjugate gradients stop short of ``tol``. Above it such a fit
+        raises an error naming the residual and the conditioning. 0: never.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
 
     approximation: str = "hss"
     n_components: int = 2000
+    dense_max_n: int = 4000
 
     def _check(self):
         if self.approximation not in ("hss", "exact", "nystrom"):
             raise ValueError(f'approximation must be "hss", "exact" or "nystrom", got '
                              f"{self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+        check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
 
 
 @dataclass(frozen=True, repr=False)

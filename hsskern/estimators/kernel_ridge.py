@@ -12,8 +12,12 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import RidgeOptions
-from ..solvers.ridge_path import RidgeBackend, check_alphas
+from ..solvers.ridge_path import DIRECT_REFUSES, RidgeBackend, check_alphas, per_target
 from ._options import OptionsParamsMixin, legacy_init
+from ..kernels import kernel_operator
+from ..solvers.ridge_dense import dense_fits, dense_loo
+from .base import solve_path
+from .cv import FOLD_METRICS
 from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
                          hss_options, kernel_of, width_grid)
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
@@ -136,7 +140,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         **WIDTH_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
 
     _options_class = RidgeOptions
@@ -158,18 +162,49 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         self.verbose = verbose
         self.random_state = random_state
 
+    def _fit_values(self):
+        # one value per distinct alpha; several targets with their own alphas share the
+        # compression, each solved at its own (``_fit``)
+        alpha = self.alpha
+        if isinstance(alpha, Integral) and not isinstance(alpha, bool):
+            alpha = float(alpha)  # a grid refuses ints (a count), a parameter takes them
+        return np.unique(check_alphas(alpha, "alpha", allow_zero=True)).tolist()
+
+    def _fit(self, X, y, sample_weight=None):
+        if np.ndim(self.alpha) == 0 or np.size(self.alpha) == 1:
+            return super()._fit(X, y, sample_weight)
+        self._validate_params()
+        data = self._validate_fit(X, y, sample_weight)
+        alphas = np.asarray(self.alpha, dtype=np.float64)
+        if alphas.ndim != 1 or alphas.size != data.Y.shape[1]:
+            raise ValueError(f"alpha holds {alphas.size} values for {data.Y.shape[1]} "
+                             "target(s): give one alpha, or one per target (the columns "
+                             "of y), as KernelRidge")
+        values = self._fit_values()
+        backend = self._make_backend(data.X, values, purpose="fit")
+        prepared = backend.prepare(data.X, data.Y)
+        solutions = solve_path(backend, prepared, data.Y, values, data.weights)
+        self._set_fitted(data, backend, prepared, per_target(solutions, alphas), shared=True)
+        return self
+
     def _make_backend(self, X, values, purpose, leave_one_out=False):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
         o = self._options()
+        values = np.asarray(values, dtype=np.float64)
+        if values.min() == 0 and (leave_one_out or self.solver == "direct"):
+            raise ValueError(DIRECT_REFUSES)  # before any work
+        positive = values[values > 0]
         return RidgeBackend(kernel_of(self, X=X), approximation=o.approximation,
                             hss_options=hss_options(self), n_components=o.n_components,
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
-                            max_iter=self.max_iter, beta=float(np.min(values)),
+                            max_iter=self.max_iter,
+                            beta=float(positive.min()) if positive.size else 1.0,
                             leave_one_out=leave_one_out,
                             indefinite="skip" if purpose == "search" else "raise",
                             memory_budget=self.memory_budget,
-                            log=self._log if self.verbose >= 1 else None)
+                            log=self._log if self.verbose >= 1 else None,
+                            dense_max_n=o.dense_max_n)
 
     def _set_backend_attributes(self, prepared, solution, model):
         coef = solution.dual_coef
@@ -325,7 +360,31 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
     def _score_grid(self, X, y, splits, grid, values, **weights):
         if self.cv is not None:
             return super()._score_grid(X, y, splits, grid, values, **weights)
+        if weights.get("sample_weight") is not None:
+            return self._score_weighted_loo(X, y, grid, values, weights["sample_weight"])
         return self._score_loo(X, y, grid, values)
+
+    def _score_weighted_loo(self, X, Y, grid, values, w):
+        """Weighted leave-one-out scores, exact and dense (the HSS factor has no per-point
+        shift): within ``options.dense_max_n`` and the memory budget, else a clear error."""
+        n = X.shape[0]
+        if not dense_fits(n, self._options().dense_max_n, self.memory_budget):
+            raise ValueError(f"sample_weight with cv=None needs the dense leave-one-out (up "
+                             f"to options.dense_max_n={self._options().dense_max_n} points "
+                             f"within the memory budget; n = {n}): pass cv=5, say")
+        cells = {}
+        for ig, params in enumerate(grid):
+            t0 = time.perf_counter()
+            Kd = kernel_operator(X, kernel_of(self._base_estimator(params), X=X)).to_dense()
+            cell = {"scores": np.zeros(len(values)), "solve_time": np.zeros(len(values)),
+                    "n_iter": np.ones(len(values)), "setup_time": time.perf_counter() - t0}
+            for i, alpha in enumerate(values):
+                t0 = time.perf_counter()
+                E = dense_loo(Kd, Y, float(alpha), w)
+                cell["scores"][i] = FOLD_METRICS[self.scoring](Y, [Y - E], w)[0]
+                cell["solve_time"][i] = time.perf_counter() - t0
+            cells[ig, 0] = cell
+        return cells
 
     def _score_loo(self, X, Y, grid, values):
         """Leave-one-out scores from the factor: one preparation per width on all points,
@@ -354,11 +413,12 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
                 self._refit_from = (params, prepared)
         return cells
 
-    def _refit(self, X, y):
+    def _refit(self, X, y, sample_weight=None):
         est = self._base_estimator(self.best_params_)
         reuse = self._refit_from
-        if reuse is None or any(reuse[0][k] != self.best_params_[k] for k in reuse[0]):
-            return est.fit(X, y)
+        if sample_weight is not None or reuse is None \
+                or any(reuse[0][k] != self.best_params_[k] for k in reuse[0]):
+            return est.fit(X, y, sample_weight=sample_weight)
         # the leave-one-out search prepared this width on all points: no recompression
         est._validate_params()
         data = est._validate_fit(X, y)
