@@ -465,6 +465,10 @@ class RidgeOptions(CompressionOptions):
         memory budget: 32 n^2 bytes): ``sample_weight``, ``solver="exact"`` at alpha = 0
         and wherever its conjugate gradients stop short of ``tol``. Above it such a fit
         raises an error naming the residual and the conditioning. 0: never.
+    residual_warning : float, default 0.05
+        The direct solver measures the relative residual of the exact system
+        (K + alpha I) c = y on 256 sampled rows (which bounds the in-sample prediction
+        error against ``KernelRidge``) and warns, naming it, above this value.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
@@ -472,6 +476,7 @@ class RidgeOptions(CompressionOptions):
     approximation: str = "hss"
     n_components: int = 2000
     dense_max_n: int = 4000
+    residual_warning: float = 0.05
 
     def _check(self):
         if self.approximation not in ("hss", "exact", "nystrom"):
@@ -479,6 +484,7 @@ class RidgeOptions(CompressionOptions):
                              f"{self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
         check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
+        check_positive(self.residual_warning, "residual_warning", minimum=0.0)
 
 
 @dataclass(frozen=True, repr=False)

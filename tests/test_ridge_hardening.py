@@ -143,3 +143,34 @@ def test_cv_sample_weight_as_grid_search(cv):
                 err.append((y[i] - f[0]) ** 2)
             scores.append(-np.average(err, weights=w))
         np.testing.assert_allclose(model.cv_results_["mean_test_score"], scores, rtol=1e-6)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 3),
+       gamma=st.sampled_from([0.1, 0.5, 2.0]), mode=st.sampled_from(["rand", "one"]))
+def test_direct_solver_on_duplicates_is_close_or_says_how_far(seed, d, gamma, mode):
+    # 300 points, 200 of them duplicates, alpha 0.01 (the issue's case): the in-sample
+    # predictions are within the measured residual of KernelRidge's, and a residual above
+    # options.residual_warning is named in a warning
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(100, d))
+    extra = X[rng.integers(0, 100, 200)] if mode == "rand" else np.repeat(X[:1], 200, 0)
+    X = np.vstack([X, extra])
+    y = np.sin(X).sum(axis=1) + 0.1 * rng.normal(size=300)
+    ref = KernelRidge(alpha=0.01, kernel="rbf", gamma=gamma).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = HSSKernelRidge(0.01, gamma=gamma, random_state=0).fit(X, y)
+        except ValueError as exc:  # an indefinite approximation: refused with the numbers
+            assert "not positive definite" in str(exc)
+            return
+    resid = _residual(X, y, model.dual_coef_, 0.01, gamma)
+    said = [str(w.message) for w in caught if "measured on 256 rows" in str(w.message)]
+    # the sample is all 256 of 300 rows' worth: within a factor of the full residual
+    if resid > 0.1:
+        assert said and float(said[0].split(" is ")[1].split()[0]) > 0.05
+    if not said:
+        assert resid <= 0.1
+    err = np.linalg.norm(model.predict(X) - ref.predict(X)) / np.linalg.norm(y)
+    assert err <= resid * (1 + 1e-6) + 1e-12  # ||K (c - c*)|| <= ||r||

@@ -204,7 +204,8 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
                             indefinite="skip" if purpose == "search" else "raise",
                             memory_budget=self.memory_budget,
                             log=self._log if self.verbose >= 1 else None,
-                            dense_max_n=o.dense_max_n)
+                            dense_max_n=o.dense_max_n,
+                            residual_warning=o.residual_warning)
 
     def _set_backend_attributes(self, prepared, solution, model):
         coef = solution.dual_coef

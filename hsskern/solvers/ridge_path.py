@@ -82,6 +82,8 @@ _SOLVERS = ("direct", "exact")
 #: by default: a Cholesky factor at 4,000 points is ~1 s and 4 x 128 MB
 #: (``RidgeOptions.dense_max_n``).
 DENSE_MAX_N = 4000
+#: Rows of the direct solver's sampled residual check (:func:`sampled_residual`).
+SAMPLED_ROWS = 256
 #: Where the dense route is closed, an exact solve that stops short of ``tol`` but within
 #: this relative residual is returned with a ConvergenceWarning; beyond it, a refusal.
 _CLOSE_ENOUGH = 1e-6
@@ -313,7 +315,7 @@ def _skipped(alpha, n, k, exc, seconds):
 
 def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                leave_one_out=False, indefinite="raise", warn=True, log=None, weights=None,
-               dense_max_n=DENSE_MAX_N, memory_budget=None):
+               dense_max_n=DENSE_MAX_N, memory_budget=None, residual_warning=0.05):
     """Kernel ridge regression for every alpha of an ascending grid on one prepared problem.
 
     Parameters
@@ -353,6 +355,10 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         raises a ``ValueError`` naming the residual and the conditioning.
     memory_budget : float or None
         Bytes the dense route may use (default 80% of the available memory).
+    residual_warning : float, default 0.05
+        ``"direct"``: a UserWarning naming the measured value when the relative residual of
+        the exact system on a sample of rows (:func:`sampled_residual`, in
+        ``info["sampled_residual"]``) exceeds it (with ``warn``).
 
     Returns
     -------
@@ -383,6 +389,8 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         solutions.append(sol)
         if log is not None:
             log(1, _log_line(sol, solver))
+    if warn and solver == "direct":
+        _warn_sampled(solutions, residual_warning)
     if warn and solver == "exact":
         bad = [s.C for s in solutions if not s.converged.all()]
         if bad:
@@ -394,6 +402,21 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                           "ones are refused). Raise max_iter, or tighten the compression "
                           "(a better preconditioner)", ConvergenceWarning, stacklevel=3)
     return tuple(solutions)
+
+
+def _warn_sampled(solutions, limit):
+    """Say so where the direct solve's sampled residual shows the compression's error."""
+    bad = [(s.C, s.info["sampled_residual"]) for s in solutions
+           if s.info.get("sampled_residual", 0.0) > limit]
+    if bad:
+        alpha, r = max(bad, key=lambda b: b[1])
+        warnings.warn(f"the direct (HSS) solve's relative residual on the exact system, "
+                      f"measured on {SAMPLED_ROWS} rows, is {r:.3g} at alpha={alpha:g} (above "
+                      f"options.residual_warning={limit:g}): predictions at the training "
+                      f"points may be off KernelRidge's by about that fraction (the HSS "
+                      f"compression's error over alpha: duplicated rows, small alpha or few "
+                      f"dimensions). Use solver='exact' for the exact solution, or tighten "
+                      f"rel_tol / abs_tol", UserWarning, stacklevel=3)
 
 
 def _log_line(sol, solver):
@@ -435,6 +458,10 @@ def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_
     n_iter = np.zeros(k, dtype=np.int64)
     converged = np.ones(k, dtype=bool)
     gap = np.full(k, np.nan)
+    if solver == "direct" and not leave_one_out:
+        t0 = time.perf_counter()
+        info["sampled_residual"] = sampled_residual(problem.K, alpha, coef, Y)
+        timings["residual"] = time.perf_counter() - t0
     if solver == "exact":
         coef, n_iter, converged, gap = _exact_cg(problem.K, alpha, factor, Y, coef, tol,
                                                  max_iter, timings)
@@ -449,6 +476,18 @@ def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_
             return _skipped(alpha, n, k, exc, sum(timings.values()))
     return PathSolution(C=alpha, intercept=np.zeros(k), n_iter=n_iter, converged=converged,
                         gap=gap, dual_coef=coef, timings=timings, info=info)
+
+
+def sampled_residual(K, alpha, coef, Y, rows=SAMPLED_ROWS):
+    """The relative residual ||(K + alpha I) c - y|| / ||y|| of the exact system on a fixed
+    random sample of ``rows`` rows (all of them for small n), the largest over the columns:
+    O(rows n d), and an unbiased estimate of the full one. It bounds the error of the
+    in-sample predictions: K c - K c* = K (K + alpha I)^{-1} r, whose norm is at most ||r||."""
+    n = Y.shape[0]
+    pick = np.sort(np.random.default_rng(0).choice(n, min(n, rows), replace=False))
+    R = K.cross(K.points[pick]) @ coef + alpha * coef[pick] - Y[pick]
+    ynorm = np.linalg.norm(Y[pick], axis=0)
+    return float(np.max(np.linalg.norm(R, axis=0) / np.where(ynorm > 0, ynorm, 1.0)))
 
 
 def _exact_cg(K, alpha, factor, Y, coef, tol, max_iter, timings):
@@ -537,6 +576,7 @@ class RidgeBackend:
     memory_budget: float = None
     log: object = None
     dense_max_n: int = DENSE_MAX_N
+    residual_warning: float = 0.05
 
     def memory_estimate(self, n, d, n_rhs=1):
         """The least bytes a fit on n points of d features with ``n_rhs`` targets takes:
@@ -585,7 +625,8 @@ class RidgeBackend:
         return ridge_path(prepared, Y, alphas, solver=self.solver, tol=self.tol,
                           max_iter=self.max_iter, leave_one_out=self.leave_one_out,
                           indefinite=self.indefinite, log=self.log, weights=weights,
-                          dense_max_n=self.dense_max_n, memory_budget=self.memory_budget)
+                          dense_max_n=self.dense_max_n, memory_budget=self.memory_budget,
+                          residual_warning=self.residual_warning)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)
