@@ -498,9 +498,13 @@ class GPOptions(CompressionOptions):
     Parameters
     ----------
     approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
-        "auto": the dense factor where it fits the memory budget, else the HSS one.
+        "auto": the dense factor up to ``dense_max_n`` points where it fits the memory
+        budget, else the HSS one.
     n_components : int, default 2000
         Landmarks of ``approximation="nystrom"``.
+    dense_max_n : int, default 3500
+        "auto"'s crossover: above it the HSS likelihood is faster than the dense one's n^3
+        factorizations (measured at d = 3, docs/design_notes.md).
     rel_tol : float, default 1e-6
     abs_tol : float, default 1e-8
     max_rank : int, default 1000
@@ -513,12 +517,14 @@ class GPOptions(CompressionOptions):
     max_rank: int = 1000
     approximation: str = "auto"
     n_components: int = 2000
+    dense_max_n: int = 3500
 
     def _check(self):
         if self.approximation not in ("auto", "hss", "exact", "nystrom"):
             raise ValueError(f'approximation must be "auto", "hss", "exact" or "nystrom", '
                              f"got {self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+        check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
 
 
 @dataclass(frozen=True, repr=False)

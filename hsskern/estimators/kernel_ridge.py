@@ -48,8 +48,11 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-        Regularization (the shift of K), > 0.
+    alpha : float or array-like of shape (n_targets,), default 1.0
+        Regularization (the shift of K), >= 0; one value per target as ``KernelRidge``
+        (the targets share the compression, each solved at its own alpha). alpha = 0 is
+        solved by ``solver="exact"`` only (densely; the least-squares solution where K is
+        singular, with ``KernelRidge``'s warning): the direct solver's H + 0 I is singular.
     kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
         gaussian: exp(-|x - y|^2 / (2 h^2)) (scikit-learn's "rbf", a synonym here, with
         gamma = 1 / (2 h^2));
@@ -64,13 +67,21 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         "direct": the HSS factor's solve, O(n r) per alpha after an O(n r^2) refactorization;
         the dual coefficients solve (H + alpha I) c = y, so their relative error against the
         exact solution is at most ||K - H||_2 / alpha (about the compression tolerance times
-        ||K|| / alpha). "exact": conjugate gradients on the exact kernel (matrix-free
+        ||K|| / alpha). The fit measures the relative residual of the exact system on
+        256 sampled rows (it bounds the in-sample prediction error against ``KernelRidge``)
+        and warns, naming it, above ``options.residual_warning`` (0.05): duplicated rows,
+        small alpha or few dimensions, where the compression's error over alpha is large.
+        "exact": conjugate gradients on the exact kernel (matrix-free
         products, O(n^2 d) each) preconditioned by the HSS factor, from the direct solution,
         until the relative residual of (K + alpha I) c = y is below ``tol``: the exact kernel
         ridge solution, in a few iterations when the compression is good (see
         :mod:`hsskern.solvers.ridge_path`). For the Gaussian and the Laplacian at d <= 12
         the products are computed in single precision and the residual, replaced by its
         double value as it falls, decides when to stop: the same answer, ~1.5x faster.
+        Where CG stops short of ``tol`` (alpha so small that K + alpha I is singular to
+        rounding), the system is solved densely up to ``options.dense_max_n`` points (a
+        Cholesky factor, ``KernelRidge``'s solve); above, the fit raises a ValueError naming
+        the residual reached and the conditioning: never an unconverged answer.
     tol : float, default 1e-10
         Relative residual at which conjugate gradients stop (``solver="exact"``).
     max_iter : int, default 1000
@@ -117,7 +128,8 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         Conjugate-gradient iterations (``"exact"``); a direct solve counts as 1.
     residual_ : ndarray of shape (n_targets,)
         ``"exact"``: the relative residual ||(K + alpha I) c - y|| / ||y|| reached (one more
-        exact kernel product); NaN for ``"direct"``.
+        exact kernel product; the dense route's, of the weighted system with
+        ``sample_weight``); NaN for ``"direct"``.
     hss_ : dict
         Ranks and memory of the approximation and its factor ("nystrom": its rank, the
         columns read and the residual's trace).
