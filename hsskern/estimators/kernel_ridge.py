@@ -174,6 +174,23 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         self.verbose = verbose
         self.random_state = random_state
 
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : float or array-like of shape (n_samples,), default None
+            Per-sample weights of the squared loss, as ``KernelRidge``'s (a point of weight
+            0 gets a zero dual coefficient); solved densely (``options.dense_max_n``).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)
+
     def _fit_values(self):
         # one value per distinct alpha; several targets with their own alphas share the
         # compression, each solved at its own (``_fit``)
@@ -356,6 +373,27 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
     def _base_estimator(self, params):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
+
+    def fit(self, X, y, sample_weight=None, groups=None):
+        """Search the grid by cross-validation, then refit the best candidate on all data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : float or array-like of shape (n_samples,), default None
+            Weights of the squared loss: each fold trains on its training rows' weights and
+            its score weighs the test rows by theirs (``GridSearchCV`` routing
+            ``sample_weight`` to the fit and the scorer; ``cv=None``: the weighted
+            leave-one-out, dense); the refit takes them all.
+        groups : array-like of shape (n_samples,), default None
+            Group labels for a splitter that uses them (``cv=GroupKFold(k)``).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight, groups)
 
     def _fit(self, X, y, sample_weight=None, groups=None):
         self._refit_from = None  # the leave-one-out search leaves what the refit can reuse

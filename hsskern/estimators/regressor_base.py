@@ -55,22 +55,19 @@ class PathRegressor(RegressorBase, PathEstimator):
 
     _path_param = "alpha"
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y):
         """Fit the model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : float or array-like of shape (n_samples,), default None
-            Per-sample weights of the squared loss, as ``KernelRidge``'s (a point of weight
-            0 gets a zero dual coefficient).
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y)
 
     def fit_path(self, X, y, values):
         """Fit one model per value of the path parameter on one preparation.
@@ -131,17 +128,13 @@ class PathRegressorCV(RegressorBase, PathSearchCV):
 
     _path_param = "alpha"
 
-    def fit(self, X, y, sample_weight=None, groups=None):
+    def fit(self, X, y, groups=None):
         """Search the grid by cross-validation, then refit the best candidate on all data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : float or array-like of shape (n_samples,), default None
-            Weights of the squared loss: each fold trains on its training rows' weights and
-            its score weighs the test rows by theirs (``GridSearchCV`` routing
-            ``sample_weight`` to the fit and the scorer); the refit takes them all.
         groups : array-like of shape (n_samples,), default None
             Group labels for a splitter that uses them (``cv=GroupKFold(k)``), passed to its
             ``split`` as ``GridSearchCV.fit(..., groups=)`` does.
@@ -150,7 +143,7 @@ class PathRegressorCV(RegressorBase, PathSearchCV):
         -------
         self
         """
-        return self._fit(X, y, sample_weight, groups=groups)
+        return self._fit(X, y, groups=groups)
 
     def _validate_search(self, X, y, sample_weight=None):
         X, y, Y = self._validate_xy(X, y)
