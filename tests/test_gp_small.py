@@ -159,5 +159,13 @@ def test_a_large_fit_under_a_small_budget_takes_the_hss_route_or_refuses_at_once
     with pytest.raises(MemoryBudgetError, match="20000 points x 4 features"):
         HSSGaussianProcessRegressor(memory_budget=5e7).fit(X, y)
     assert time.perf_counter() - t0 <= 2.0
-    # and at d = 3 the switch is at options.dense_max_n (measured: docs/design_notes.md)
-    assert resolve_approximation("auto", 4000, GPOptions().dense_max_n) == "hss"
+
+
+def test_the_switch_size_is_an_options_field():
+    # docs/design_notes.md has its measurement
+    assert GPOptions().dense_max_n == DENSE_MAX_N
+    assert resolve_approximation("auto", 3000, 2500) == "hss"
+    Xs, ys, _ = _problem(0, 300, 2)
+    m = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds="fixed",
+                                    options=GPOptions(dense_max_n=200)).fit(Xs, ys)
+    assert m.hss_["approximation"] == "hss"

@@ -97,8 +97,8 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
             "auto": "exact" up to ``dense_max_n`` points (where the dense factorizations
             are faster than compressions: docs/design_notes.md) when its n x n arrays fit
             ``memory_budget`` (32 n^2 bytes, checked before any work), "hss" otherwise.
-        dense_max_n : int, default 3500
-            "auto"'s crossover from the dense route to the HSS one (measured at d = 3).
+        dense_max_n : int, default 6000
+            "auto"'s crossover from the dense route to the HSS one (docs/design_notes.md).
             "exact": the dense route (memory checked first): the distances computed once, the
             exact likelihood and its analytic gradient from one Cholesky factor and its inverse
             per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from

@@ -64,12 +64,12 @@ __all__ = ["profile_log_marginal_likelihood", "log_marginal_likelihood", "noise_
 _LOG_2PI = math.log(2.0 * math.pi)
 
 #: ``approximation="auto"`` takes the dense route up to this many points, the HSS one above
-#: (``GPOptions.dense_max_n``): the crossover at d = 3 measured in docs/design_notes.md ("The
-#: Gaussian process's dense-to-HSS crossover"): a dense evaluation (Cholesky and inverse)
-#: grows as n^3, 1.4 s at 2,000 and 6.9 s at 4,000 points, ~17 per fit; a compression
-#: (1.1 s / 1.9 s) and a factorization (0.27 s / 0.42 s) grow about as n, ~14 and ~165 per
-#: fit: 23 s against 60 s at 2,000, 116 s against 96 s at 4,000.
-DENSE_MAX_N = 3500
+#: (``GPOptions.dense_max_n``). Measured whole fits at d = 3 (bench/gp_small.py; the numbers
+#: and the reasoning in docs/design_notes.md, "The Gaussian process's dense-to-HSS
+#: crossover"): the dense route is 4x faster at 1,000 points and 8-10x at 2,000 (29.7 s
+#: against 316 s, one thread, load ~15), the HSS search's compressions at the small widths it
+#: tries cost more than n^3 factorizations this small; extrapolated, they meet near 6,000-8,000.
+DENSE_MAX_N = 6000
 
 
 def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N, *, d=1, k=1,
