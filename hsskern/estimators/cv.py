@@ -68,8 +68,10 @@ def accuracy(y_true, predictions, sample_weight=None):
 
 
 def neg_mean_squared_error(y_true, predictions, sample_weight=None):
-    """Minus the mean squared error over all targets (multi-output: the mean), per value."""
-    return -np.mean((predictions - y_true[None]) ** 2, axis=(1, 2))
+    """Minus the mean squared error over all targets (multi-output: the mean), per value,
+    weighted by ``sample_weight`` as ``mean_squared_error``."""
+    err = np.mean((predictions - y_true[None]) ** 2, axis=2)
+    return -np.average(err, axis=1, weights=sample_weight)
 
 
 def r2(y_true, predictions, sample_weight=None):
