@@ -474,6 +474,8 @@ class Bench:
                 print(f"  {k:<10} {r['time']:9.2f} s  {score:>8}  "
                       f"{r.get('peak_rss', 0) / 2**20:7.0f} MB"
                       + ("" if ratio is None else f"   {ratio:.2f}x {c['reference']}'s time"))
+                if r.get("fit_over_floor") is not None:
+                    print(floor_line(r))
 
     def result(self, name):
         return jsonable({
@@ -496,6 +498,31 @@ class Bench:
         path.write_text(json.dumps(result, indent=1))
         print(f"wrote {path}" + (f" and {png.name}" if result["plot"] else ""))
         return path
+
+
+def _top(seconds, k=3):
+    """The ``k`` largest of a {phase: seconds}, as "name 1.23 s, ..." (1 % of the sum or more)."""
+    total = sum((seconds or {}).values())
+    big = sorted(((v, n) for n, v in (seconds or {}).items() if v >= 0.01 * total),
+                 reverse=True)[:k]  # a phase under 1 % says nothing about where time goes
+    return ", ".join(f"{n} {v:.2f} s" for v, n in big)
+
+
+def floor_line(r):
+    """A fit record's floor (fields ``floor_s``, ``floor_entries``, ``fit_over_floor``,
+    ``phases``, ``ends``) as one summary line: the ratio, then where the time went."""
+    line = (f"  {'':<10} {r['fit_over_floor']:9.2f}x its floor: K(X, SV) alpha "
+            f"{r['floor_s']:.3f} s ({r['floor_entries']:.3g} entries)")
+    if r.get("phases"):
+        line += f"; phases {_top(r['phases'])}"
+    ends = r.get("ends") or {}
+    if ends.get("solver"):
+        line += f" (solver: {_top(ends['solver'])})"
+    computed = sum(v for k, v in (ends.get("kernel_entries") or {}).items()
+                   if k != "block_reused")  # reused entries were not computed again
+    if computed:
+        line += f"; {computed / r['floor_entries']:.2f}x the floor's kernel entries"
+    return line
 
 
 def plot_cases(result, path):

@@ -264,3 +264,53 @@ def test_dirty_means_the_code_not_the_results(tmp_path, monkeypatch):
     assert harness.git_commit()["dirty"] is False  # an earlier run's output
     (tmp_path / "code.py").write_text("x = 2\n")
     assert harness.git_commit()["dirty"] is True
+
+
+def _blobs(n, classes, seed=0):
+    """A tiny synthetic set: ``classes`` Gaussian clusters in 4 dimensions, half for test."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    y = rng.integers(classes, size=2 * n)
+    X = rng.normal(size=(2 * n, 4)) + 2.0 * np.eye(4)[y]
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_fit_mode_times_the_fits_floor_on_its_decision_path(classes):
+    # the floor is one product K(X_train, SV) coef, the one decision_function computes
+    # (one-vs-one: every pair's coefficients in one matmat); the record holds its median
+    # time, its n x n_SV entries and the fit's time over it
+    import numpy as np
+
+    from bench.suites import c_grid
+    data = _blobs(200, classes)
+    params = {"system": "hsskern", "C": 1.0, "gamma": "scale", "class_weight": None,
+              "tol": 1e-3, "cache_size": 200.0, "ours": {}, "ours_estimator": "hss",
+              "kernel": {}}
+    rec = harness.run_task("bench.suites.c_grid:fit_task", data, params)
+    assert rec["floor_s"] > 0 and len(rec["floor_times"]) == c_grid.FLOOR_REPEATS
+    assert rec["floor_s"] == sorted(rec["floor_times"])[c_grid.FLOOR_REPEATS // 2]
+    assert rec["fit_over_floor"] == pytest.approx(rec["time"] / rec["floor_s"], rel=1e-12)
+    assert rec["floor_entries"] == 200 * rec["n_support"]
+    assert rec["ends"]["solver"] and sum(rec["ends"]["kernel_entries"].values()) > 0
+
+    est = c_grid._estimator(params, 1.0, "scale").set_params(decision_function_shape="ovo")
+    est.fit(*data[:2])
+    F = c_grid.floor_product(est, data[0])
+    assert F.shape == (200, classes * (classes - 1) // 2)
+    D = est.decision_function(data[0]).reshape(200, -1)
+    np.testing.assert_allclose(F + est.intercept_, D, rtol=1e-12, atol=1e-12)
+
+
+def test_c_grid_fit_case_reports_the_floor_ratio_on_the_median_time(tmp_path, capsys):
+    # the parent sets fit_over_floor again on the median of the repeats, and the summary
+    # prints it with where the fit's time went
+    argv = ["c_grid", "--data", "ijcnn1", "--n-train", "300", "--n-test", "100", "--modes",
+            "fit", "--peers", "--repeat", "2", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    [path] = tmp_path.glob("*.json")
+    [case] = harness.validate(json.loads(path.read_text()))["cases"]
+    rec = case["systems"]["hsskern"]
+    assert len(rec["times"]) == 2 and rec["floor_s"] > 0
+    assert rec["fit_over_floor"] == pytest.approx(rec["time"] / rec["floor_s"], rel=1e-12)
+    assert "x its floor: K(X, SV) alpha" in capsys.readouterr().out
