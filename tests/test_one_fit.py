@@ -20,10 +20,10 @@ from hsskern import HSSSVC, HSSSVCOptions, kernel_operator
 from hsskern.kernels import make_kernel
 from hsskern.solvers import hss_path
 from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.cached_smo import SMOOptions
 from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
+from hsskern.solvers.plan import RouteOptions
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def small_reach(monkeypatch):
     300 points and grows its stages from 200."""
     monkeypatch.setattr(hss_path, "SMALL_N", 500)
     monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, refine_limit=1e4, smo_options=SMOOptions(probe_points=300)))
+        HSSBackend, refine_limit=1e4, route=RouteOptions(probe_points=300)))
     monkeypatch.setattr(hss_svc, "ExactBackend", functools.partial(ExactBackend, subsample=200))
 
 
@@ -118,7 +118,7 @@ def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(m
     X, y = _data(1600, 7)
     gamma = 1.0 / (X.shape[1] * X.var())
     monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, smo_options=SMOOptions(probe_points=300)))  # fewer than n
+        HSSBackend, route=RouteOptions(probe_points=300)))  # fewer than n
     ref = SVC(gamma=gamma).fit(X, y)
     starts = {}
     for stage_min in (1e5, 1e12):
