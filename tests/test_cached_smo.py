@@ -7,6 +7,7 @@ SVC (LIBSVM) at tol = 1e-3 and 1e-8. The gap is recomputed here, from the return
 alone, over all points. Cache eviction, shrinking, a warm start and the route choice change
 no answer beyond those bounds.
 """
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -15,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.svm import SVC, SVR
 
+import hsskern.estimators.hss_svc as hss_svc
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
 from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
                                         engine_cache, solve_dual)
-from hsskern.solvers import hss_path
 from hsskern.solvers.hss_path import HSSBackend, resolve_engine
 from hsskern.solvers.plan import RouteOptions, engine_for, plan_fit
 from hsskern.solvers.refine import continuation_start
@@ -435,15 +436,14 @@ def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
 
 
 def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm(monkeypatch):
-    """Past SMALL_N points one fit (``probe_C``) measures its support vectors' share and
+    """Past small_n points one fit (``probe_C``) measures its support vectors' share and
     starts from zero while n x n_SV is within ``refine_limit``; a path (no ``probe_C``), or
     a share over the limit, keeps the ADMM route. Both routes hold SVC's SVM."""
     n, d, C = 900, 3, 2.0
     X, y, _ = _problem(23, n, d)
-    monkeypatch.setattr(hss_path, "SMALL_N", 500)
     kern = make_kernel("gaussian", gamma=0.3)
     base = HSSBackend(kern, start="auto", refine=True, refine_tol=1e-8,
-                      route=RouteOptions(probe_points=200))
+                      route=RouteOptions(probe_points=200, small_n=500))
     assert base.resolve_start(n, d) == "admm"
     assert base.resolve_start(n, d, sv_share=base.refine_limit / n ** 2) == "decomposition"
     assert base.resolve_start(n, d, sv_share=1.01 * base.refine_limit / n ** 2) == "admm"
@@ -465,10 +465,11 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
 
 
 def test_one_fit_probes_the_start_and_a_path_does_not(monkeypatch):
-    """HSSSVC.fit passes its C to the start's probe, fit_path none: past SMALL_N (patched
+    """HSSSVC.fit passes its C to the start's probe, fit_path none: past small_n (patched
     down) the fit starts from zero with the share it measured, the path takes the ADMM."""
     X, y, _ = _problem(24, 2600, 3)
-    monkeypatch.setattr(hss_path, "SMALL_N", 1000)
+    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
+        HSSBackend, route=RouteOptions(small_n=1000)))
     est = HSSSVC(C=1.0, gamma=0.3).fit(X, y)
     assert est.hss_["start"] == "decomposition" and 0 < est.hss_["sv_share"] < 1
     path = HSSSVC(gamma=0.3).fit_path(X, y, [1.0])[0]

@@ -20,7 +20,7 @@ ADMM cost more than they save, and ``start="decomposition"`` skips all three: th
 solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
-:data:`SMALL_N`, and past it for one fit whose measured support vectors keep n x n_SV within
+``RouteOptions.small_n``, and past it for one fit whose measured support vectors keep n x n_SV within
 ``refine_limit``; the ADMM route otherwise. The memory budget caps its working sets.
 """
 import time
@@ -53,17 +53,11 @@ from .refine import RefineResult, continuation_start, refine_exact
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
-           "exact_info", "SMALL_N"]
+           "exact_info"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
 DEFAULT_REFINE_LIMIT = 1e10
-
-#: ``start="auto"`` solves the first C by the exact decomposition from zero (no compression,
-#: factor or ADMM) up to this many points: measured faster up to here (docs/design_notes.md);
-#: beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
-#: ADMM's solution may have to stand in for the exact one.
-SMALL_N = 100_000
 
 #: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
 #: below it every round is a kernel product over all n points for a handful of pair steps.
@@ -76,7 +70,7 @@ _STARTS = ("auto", "admm", "decomposition")
 SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
                     'HSSSVC(options=HSSSVCOptions(start="decomposition")) or ExactSVC (its '
                     'subsample within '
-                    f'{SMALL_N} points), or raise memory_budget')
+                    f'{RouteOptions().small_n} points), or raise memory_budget')
 
 def threads_for(problem):
     """The threads of a decomposition-route problem's plan (``stats["plan"]``, see
@@ -629,9 +623,10 @@ class HSSBackend:
     keeps its K matrix-free unless it stores as one-byte codes
     (:func:`prepare_decomposition`). ``probe_C`` (one fit's C; None for a path, whose
     first C is its smallest) lets ``start="auto"`` measure the support vectors' share past
-    :data:`SMALL_N` points (:meth:`resolve_start`). ``route`` holds the thresholds of the
-    plan of a ``start="decomposition"`` problem (:func:`~hsskern.solvers.plan.plan_fit`:
-    engine, store, threads), recorded in its ``stats["plan"]``.
+    ``route.small_n`` points (:meth:`resolve_start`). ``route`` holds the route's
+    thresholds: the start's ``small_n``, and the plan of a ``start="decomposition"`` problem
+    (:func:`~hsskern.solvers.plan.plan_fit`: engine, store, threads), recorded in its
+    ``stats["plan"]``.
 
     ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
     ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
@@ -686,7 +681,7 @@ class HSSBackend:
 
         "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
         the approximation would be the HSS one (``approximation="exact"`` asks for the dense
-        ADMM by name), n <= :data:`SMALL_N`, and (with ``refine="auto"``) n^2 is within
+        ADMM by name), n <= ``route.small_n``, and (with ``refine="auto"``) n^2 is within
         ``refine_limit``, so the ADMM route would have refined every column too. Both
         routes then pay about n x n_SV kernel entries for the first C (the decomposition
         from zero over more rounds: measured between 0.8x and 1.2x the ADMM route's entries),
@@ -697,7 +692,7 @@ class HSSBackend:
         HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
         to what the budget holds.
 
-        Past :data:`SMALL_N` points a measured share of support vectors ``sv_share``
+        Past ``route.small_n`` points a measured share of support vectors ``sv_share``
         (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) takes "decomposition" too while
         n x n_SV is within ``refine_limit``: the bound the rule above keeps by n^2, met by
         the support vectors the first C has, not by the most it could have.
@@ -712,16 +707,16 @@ class HSSBackend:
             return "admm"
         if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
             return "decomposition"
-        small = n <= SMALL_N and (self.refine != "auto" or float(n) * n <= self.refine_limit)
+        small = n <= self.route.small_n and (self.refine != "auto" or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
 
     def probe_share(self, X, Y, min_points=None):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
-        start (past ``min_points`` dense points, default :data:`SMALL_N`, "auto"); else
+        start (past ``min_points`` dense points, default ``route.small_n``, "auto"); else
         None. ``prepare`` measures it itself unless given it."""
         n = X.shape[0]
         y = _first_labels(Y, n)
-        least = SMALL_N if min_points is None else min_points
+        least = self.route.small_n if min_points is None else min_points
         if (self.probe_C is None or self.start != "auto" or n <= least or y is None
                 or sp.issparse(X) or self.kernel is None
                 or self.kernel.name not in CACHED_KERNELS

@@ -49,6 +49,11 @@ class RouteOptions(OptionsBase):
 
     Parameters
     ----------
+    small_n : int, default 100000
+        ``start="auto"`` solves the first C by the exact decomposition from zero (no
+        compression, factor or ADMM) up to this many points
+        (:meth:`~hsskern.solvers.hss_path.HSSBackend.resolve_start`), and past it measures
+        one fit's support vectors first.
     sv_share : float, default 0.25
         The share of support vectors assumed at n when none is measured.
     share_decay : float, default 0.40
@@ -85,6 +90,7 @@ class RouteOptions(OptionsBase):
         slower than one thread (:func:`threads_for_plan`). A negative value: every core.
     """
 
+    small_n: int = 100_000
     sv_share: float = 0.25
     share_decay: float = 0.40
     share_noise: float = 0.70
@@ -105,6 +111,7 @@ class RouteOptions(OptionsBase):
         check_positive(self.cache_overcommit, "cache_overcommit")
         check_positive(self.direct_overcommit, "direct_overcommit")
         check_positive(self.max_points_bytes, "max_points_bytes")
+        check_positive(self.small_n, "small_n", integer=True, minimum=0)
         check_positive(self.store_min_features, "store_min_features", integer=True, minimum=1)
         check_positive(self.serial_n, "serial_n", integer=True, minimum=0)
         if isinstance(self.busy_load, bool) or not isinstance(self.busy_load, Real):
