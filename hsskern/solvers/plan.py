@@ -19,13 +19,13 @@ support vectors (the margin's) thin out fast, the bounded ones (the points on th
 side, as many as the classes overlap) hardly. On nested subsamples of nine sets it falls as
 (m / n)^b with b from 0.03 (half the points bounded) to 0.35 (a few percent support
 vectors), b = 0.40 (1 - s / 0.70) for a share s measured on m points fitting all of them to
-8 % (design notes): :func:`expected_share`.
+9 % root-mean-square (design notes): :func:`expected_share`.
 """
 import math
 import os
 import time
-from numbers import Real
 from dataclasses import asdict, dataclass
+from numbers import Real
 
 from ..options import OptionsBase
 from ..utils._threads import usable_cores
@@ -229,12 +229,15 @@ def threads_for_plan(n, route, load=None, cores=None):
     return 0 if cores - float(load) >= 1.0 + route.busy_load else 1
 
 
+# more than 10 parameters: each is one fact the preparation knows of the problem (its
+# shape, points, kernel, budget, share), named, so a reader sees which ones the rule reads
 def plan_fit(n, d, *, route, cache_bytes, max_chunk, engine="auto", dense=True,
              cached_kernel=True, expanded=True, store_wanted=False, store_room=False,
              measured_share=None, probe=None, load=None, cores=None):
-    """The plan of an exact fit from zero on n points of d features (the one rule).
+    """The plan of an exact fit from zero on n points of d features (the one rule); the
+    parameters past n and d are keyword only.
 
-    Parameters (keyword only past n, d)
+    Parameters
     ----------
     route : RouteOptions
     cache_bytes : float or None
