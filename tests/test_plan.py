@@ -135,7 +135,8 @@ def test_threads_follow_the_others_load():
 
 
 @pytest.mark.parametrize("bad", [dict(sv_share=1.5), dict(share_decay=-0.1),
-                                 dict(probe_points=-1), dict(cache_overcommit=0), dict(direct_overcommit=-1.0),
+                                 dict(probe_points=-1), dict(cache_overcommit=0),
+                                 dict(direct_overcommit=-1.0),
                                  dict(serial_n=1.5), dict(busy_load="x")])
 def test_route_options_are_checked(bad):
     with pytest.raises(InvalidParameterError):

@@ -20,8 +20,9 @@ ADMM cost more than they save, and ``start="decomposition"`` skips all three: th
 solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
-``RouteOptions.small_n``, and past it for one fit whose measured support vectors keep n x n_SV within
-``refine_limit``; the ADMM route otherwise. The memory budget caps its working sets.
+``RouteOptions.small_n``, and past it for one fit whose measured support vectors keep
+n x n_SV within ``refine_limit``; the ADMM route otherwise. The memory budget caps its
+working sets.
 """
 import time
 import warnings
@@ -476,7 +477,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
-        if problem.stats["plan"]["threads"] == 1 and smo_options.threads == 0:
+        if (problem.stats.get("plan") or {}).get("threads") == 1 and smo_options.threads == 0:
             smo_options = replace(smo_options, threads=1)  # as threads_for: one thread
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
@@ -707,7 +708,8 @@ class HSSBackend:
             return "admm"
         if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
             return "decomposition"
-        small = n <= self.route.small_n and (self.refine != "auto" or float(n) * n <= self.refine_limit)
+        small = n <= self.route.small_n and (self.refine != "auto"
+                                             or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
 
     def probe_share(self, X, Y, min_points=None):
