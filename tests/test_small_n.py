@@ -2,8 +2,8 @@
 
 ``start="decomposition"`` (what ``"auto"`` picks for n <= RouteOptions.small_n) builds no
 approximation, no factor and runs no ADMM: the first C is solved by the exact decomposition
-from alpha = 0, every later C from the previous solution scaled. The reference is scikit-
-learn's SVC (LIBSVM): both stop at a KKT gap eps = 1e-10, and two feasible points at gap eps
+from alpha = 0, every later C from the previous solution scaled. The reference is
+scikit-learn's SVC (LIBSVM): both stop at a KKT gap eps = 1e-10, and two feasible points at gap eps
 differ in the kernel part of their decision values by at most 2 * 2 sqrt(eps sum_i C w_i)
 (the bound of tests/test_weights.py's module docstring), asserted at every C of a path,
 weighted and one-vs-rest. The working sets' block is the route's only large buffer: the
