@@ -99,10 +99,12 @@ def _direct_path(K, y, Cs, opts):
     from types import SimpleNamespace
 
     from hsskern.solvers.hss_path import threads_for
+    from hsskern.solvers.plan import RouteOptions, threads_for_plan
     from hsskern.solvers.refine import continuation_start, refine_exact
     out, prev, workspace = [], None, {}
-    # the route's threads (one up to its serial size)
-    route = SimpleNamespace(start="decomposition", n_samples=len(y))
+    # the route's threads (the plan's: one up to its serial size, or on a busy machine)
+    threads = threads_for_plan(len(y), RouteOptions())
+    route = SimpleNamespace(start="decomposition", stats={"plan": {"threads": threads}})
     for C in sorted(Cs):
         a, f = (None, None) if prev is None else continuation_start(prev[1], C / prev[0],
                                                                      ray=False)[1:]

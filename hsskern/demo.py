@@ -65,15 +65,9 @@ _ENGINES = {"cached": "the single-fit engine (LIBSVM's SMO, kernel rows from a c
             "block": "the block decomposition (working sets on their dense kernel block)"}
 
 
-def _engine(stats, n, d):
-    """The engine of an exact fit from zero on n x d dense points: the rule the fit applies,
-    with the support-vector share it measured if it did (a stored kernel goes to the block
-    decomposition)."""
-    from .solvers.cached_smo import SMOOptions, single_fit_engine
-    if stats.get("stored_kernel"):
-        return "block"
-    return single_fit_engine(n, d, 1, SMOOptions(), stats.get("memory_budget"),
-                             stats.get("sv_share"))
+def _engine(stats):
+    """The engine of an exact fit from zero: its plan's (``stats["plan"]``)."""
+    return (stats.get("plan") or {}).get("engine", "block")
 
 
 def _route(stats, start, n, d):
@@ -81,7 +75,7 @@ def _route(stats, start, n, d):
            else f"start={start!r}")
     if stats.get("start") == "decomposition":
         return (f"the exact decomposition from alpha = 0 ({why}) on "
-                f"{_ENGINES[_engine(stats, n, d)]}: no compression, no factor, no ADMM")
+                f"{_ENGINES[_engine(stats)]}: no compression, no factor, no ADMM")
     approx = "HSS compression of K" if stats.get("approximation") == "hss" else "dense K"
     return (f"{approx}, ULV factor of K + beta I, dual ADMM at the first C, then the exact "
             f"decomposition from the ADMM's point ({why})")
@@ -144,7 +138,7 @@ def _refit(X, y, fit, held, model, h):
     alpha[model.support_] = np.abs(model.dual_coef_[0])  # support_ indexes the fit points
     kernel = make_kernel("gaussian", h=h)
     K = kernel_operator(Xa, kernel)
-    engine = _engine(model.hss_, *Xa.shape) if model.hss_.get("start") == "decomposition" \
+    engine = _engine(model.hss_) if model.hss_.get("start") == "decomposition" \
         else "block"
     solve = cached_refine if engine == "cached" else refine_exact
     runs = {}

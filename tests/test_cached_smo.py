@@ -7,6 +7,7 @@ SVC (LIBSVM) at tol = 1e-3 and 1e-8. The gap is recomputed here, from the return
 alone, over all points. Cache eviction, shrinking, a warm start and the route choice change
 no answer beyond those bounds.
 """
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -15,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.svm import SVC, SVR
 
+import hsskern.estimators.hss_svc as hss_svc
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
 from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
-                                        single_fit_engine, solve_dual)
-from hsskern.solvers import hss_path
+                                        engine_cache, solve_dual)
 from hsskern.solvers.hss_path import HSSBackend, resolve_engine
+from hsskern.solvers.plan import RouteOptions, engine_for, plan_fit
 from hsskern.solvers.refine import continuation_start
 from svm_reference import gap_tol
 
@@ -196,7 +198,7 @@ def test_route_forced_each_way_is_svcs_svm(engine):
     backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
                          engine=engine)
     prob = backend.prepare(X, y[:, None])
-    assert resolve_engine(prob, engine, SMOOptions()) == engine
+    assert resolve_engine(prob, engine) == engine
     sols = backend.path(prob, y[:, None], [1.0, 10.0], weights=w)
     K = kernel_operator(X, kern).to_dense()
     for sol in sols:
@@ -210,17 +212,17 @@ def test_route_forced_each_way_is_svcs_svm(engine):
 
 
 def _routes_are_svcs_svm(X, y, cases):
-    """For each (SMO options, expected route): the one-fit preparation takes that route and
-    its solution at C = 1 is SVC's SVM; returns the preparations."""
+    """For each (SMO options, route options, expected route): the one-fit preparation takes
+    that route and its solution at C = 1 is SVC's SVM; returns the preparations."""
     kern = make_kernel("gaussian", gamma=0.5)
     K = kernel_operator(X, kern).to_dense()
     ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
     probs = []
-    for opts, route in cases:
+    for opts, rules, route in cases:
         backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                             smo_options=opts)
+                             smo_options=opts, route=rules)
         prob = backend.prepare(X, y[:, None])
-        assert resolve_engine(prob, "auto", opts) == route
+        assert resolve_engine(prob, "auto") == route == prob.stats["plan"]["engine"]
         coef = backend.path(prob, y[:, None], [1.0])[0].dual_coef[:, 0]
         assert _gap(K, y, np.abs(coef), 1.0) < 1e-8 * (1 + 1e-6)
         np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
@@ -238,11 +240,16 @@ def test_the_measured_support_vector_share_decides_the_route():
     n = 3000
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 3.0 * y[:, None]
-    small = SMOOptions(cache_bytes=2 ** 20, probe_points=500)
-    assert single_fit_engine(n, 2, 1, small, None) == "block"
-    probed, _ = _routes_are_svcs_svm(X, y, [(small, "cached"),
-                                            (replace(small, probe_points=0), "block")])
-    assert 0 < probed.stats["sv_share"] < small.sv_share
+    # a cache the assumed quarter's rows overcommit past the bound of directly summed rows
+    rules = RouteOptions(probe_points=500)
+    small = SMOOptions(cache_bytes=8.0 * n * n * 0.25 / (2 * rules.direct_overcommit))
+    assert engine_for(n, 2, rules, small.cache_bytes, None, expanded=False)[0] == "block"
+    probed, _ = _routes_are_svcs_svm(X, y, [(small, rules, "cached"),
+                                            (small, replace(rules, probe_points=0), "block")])
+    assert 0 < probed.stats["sv_share"] < rules.sv_share
+    # the share measured on 500 points, corrected down for 3,000
+    plan = probed.stats["plan"]
+    assert plan["sv_share"] < plan["measured_share"] == probed.stats["sv_share"]
 
 
 def test_a_measured_share_above_the_assumed_one_sends_the_fit_to_the_block_route():
@@ -253,12 +260,13 @@ def test_a_measured_share_above_the_assumed_one_sends_the_fit_to_the_block_route
     n = 3000
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 0.1 * y[:, None]
-    # the rule keeps the cached engine while 8 n^2 share <= overcommit (8) x cache: share 0.3
-    small = SMOOptions(cache_bytes=0.3 * n * n, probe_points=500)
-    assert single_fit_engine(n, 2, 1, small, None) == "cached"
-    probed, _ = _routes_are_svcs_svm(X, y, [(small, "block"),
-                                            (replace(small, probe_points=0), "cached")])
-    assert probed.stats["sv_share"] > 0.3
+    # the rule keeps the cached engine while 8 n^2 share <= overcommit x cache: share 0.3
+    rules = RouteOptions(probe_points=500)
+    small = SMOOptions(cache_bytes=8.0 * n * n * 0.3 / rules.direct_overcommit)
+    assert engine_for(n, 2, rules, small.cache_bytes, None, expanded=False)[0] == "cached"
+    probed, _ = _routes_are_svcs_svm(X, y, [(small, rules, "block"),
+                                            (small, replace(rules, probe_points=0), "cached")])
+    assert probed.stats["plan"]["sv_share"] > 0.3
 
 
 def test_estimator_reaches_the_engine_with_class_weight():
@@ -271,10 +279,12 @@ def test_estimator_reaches_the_engine_with_class_weight():
 
 
 def test_rule_and_memory_bound():
-    opts = SMOOptions()
-    assert single_fit_engine(2000, 10, 1, opts, None) == "cached"
+    opts, rules = SMOOptions(), RouteOptions()
+    assert engine_for(2000, 10, rules, engine_cache(2000, 10, opts, None), None)[0] == "cached"
     # a budget that holds not even the points' copy and two rows: the block route
-    assert single_fit_engine(20000, 10, 1, opts, 8 * 20000 * 10) == "block"
+    assert engine_cache(20000, 10, opts, 8 * 20000 * 10) is None
+    assert plan_fit(20000, 10, route=rules, cache_bytes=None, max_chunk=4000,
+                    measured_share=0.0).engine == "block"
     capped = bounded_options(opts, 10000, 10, 8 * 10000 * 10 * 3 + 50 * 2 ** 20)
     assert capped.cache_bytes < opts.cache_bytes
     assert bounded_options(opts, 1000, 10, None).cache_bytes == opts.cache_bytes
@@ -286,19 +296,19 @@ def test_points_past_max_points_bytes_take_the_block_route_with_the_same_svm():
     answer), and the SVM is SVC's on either route."""
     n, d = 600, 12
     X, y, _ = _problem(21, n, d)
-    opts = SMOOptions()
-    assert single_fit_engine(n, d, 1, replace(opts, max_points_bytes=8 * n * d), None) == "cached"
+    opts, cache = RouteOptions(), SMOOptions().cache_bytes
+    assert engine_for(n, d, replace(opts, max_points_bytes=8 * n * d), cache, None)[0] == "cached"
     tight = replace(opts, max_points_bytes=8 * n * d - 1)
-    assert single_fit_engine(n, d, 1, tight, None) == "block"
-    assert single_fit_engine(n, d, 1, tight, None, sv_share=0.0) == "block"
+    assert engine_for(n, d, tight, cache, None)[0] == "block"
+    assert engine_for(n, d, tight, cache, 0.0)[0] == "block"
     kern = make_kernel("gaussian", gamma=0.2)
     K = kernel_operator(X, kern).to_dense()
     ref = SVC(C=2.0, gamma=0.2, tol=1e-8).fit(X, y)
     for o, route in ((opts, "cached"), (tight, "block")):
         backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                             smo_options=replace(o, probe_points=200))
+                             route=replace(o, probe_points=200))
         prob = backend.prepare(X, y[:, None])
-        assert resolve_engine(prob, "auto", backend.smo_options) == route
+        assert resolve_engine(prob, "auto") == route
         if route == "block":
             assert prob.stats["sv_share"] is None  # no probe
         coef = backend.path(prob, y[:, None], [2.0])[0].dual_coef[:, 0]
@@ -398,7 +408,7 @@ def test_callable_kernel_takes_the_block_route():
     with pytest.raises(ValueError, match="block"):
         solve_dual(X, kern, y, 1.0)
     prob = HSSBackend(kern, start="decomposition", refine=True).prepare(X, y[:, None])
-    assert resolve_engine(prob, "auto", SMOOptions()) == "block"
+    assert resolve_engine(prob, "auto") == "block"
 
 
 @settings(max_examples=10, deadline=None)
@@ -426,15 +436,14 @@ def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
 
 
 def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm(monkeypatch):
-    """Past SMALL_N points one fit (``probe_C``) measures its support vectors' share and
+    """Past small_n points one fit (``probe_C``) measures its support vectors' share and
     starts from zero while n x n_SV is within ``refine_limit``; a path (no ``probe_C``), or
     a share over the limit, keeps the ADMM route. Both routes hold SVC's SVM."""
     n, d, C = 900, 3, 2.0
     X, y, _ = _problem(23, n, d)
-    monkeypatch.setattr(hss_path, "SMALL_N", 500)
     kern = make_kernel("gaussian", gamma=0.3)
     base = HSSBackend(kern, start="auto", refine=True, refine_tol=1e-8,
-                      smo_options=SMOOptions(probe_points=200))
+                      route=RouteOptions(probe_points=200, small_n=500))
     assert base.resolve_start(n, d) == "admm"
     assert base.resolve_start(n, d, sv_share=base.refine_limit / n ** 2) == "decomposition"
     assert base.resolve_start(n, d, sv_share=1.01 * base.refine_limit / n ** 2) == "admm"
@@ -456,10 +465,11 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
 
 
 def test_one_fit_probes_the_start_and_a_path_does_not(monkeypatch):
-    """HSSSVC.fit passes its C to the start's probe, fit_path none: past SMALL_N (patched
+    """HSSSVC.fit passes its C to the start's probe, fit_path none: past small_n (patched
     down) the fit starts from zero with the share it measured, the path takes the ADMM."""
     X, y, _ = _problem(24, 2600, 3)
-    monkeypatch.setattr(hss_path, "SMALL_N", 1000)
+    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
+        HSSBackend, route=RouteOptions(small_n=1000)))
     est = HSSSVC(C=1.0, gamma=0.3).fit(X, y)
     assert est.hss_["start"] == "decomposition" and 0 < est.hss_["sv_share"] < 1
     path = HSSSVC(gamma=0.3).fit_path(X, y, [1.0])[0]

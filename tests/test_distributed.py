@@ -225,19 +225,22 @@ def test_scheduler_address_connects_for_the_fit(client, data):
 
 
 def test_grid_equals_serial_without_a_thread_limit_on_one_thread_folds(client, data, serial):
-    # folds of at most SERIAL_N points run the decomposition on one thread whatever the
-    # process's BLAS setting: no threadpool_limits needed for bitwise equality (docstring)
+    # folds of at most RouteOptions.serial_n points run the decomposition on one thread
+    # whatever the process's BLAS setting: no threadpool_limits needed for bitwise equality
+    # (docstring)
     assert_same_search(DaskHSSSVCCV(**GRID).fit(*data), HSSSVCCV(**GRID).fit(*data))
 
 
 @pytest.mark.slow
 def test_grid_equals_serial_above_the_one_thread_size_at_the_tasks_thread_count(client):
-    # issue 43, part 7: above SERIAL_N training points per fold the decomposition uses the
-    # process's BLAS threads, whose split sums round differently (5e-5 in a CV score at
-    # n = 20,000 against a default-threaded serial fit); at the tasks' thread count (1) the
-    # search and the refit are bitwise the serial ones
-    from hsskern.solvers.hss_path import SERIAL_N
-    n = int(1.25 * (SERIAL_N + 200))  # cv=0.2: folds of SERIAL_N + 200 training points
+    # issue 43, part 7: above RouteOptions.serial_n training points per fold the
+    # decomposition uses the process's BLAS threads (where the plan keeps every core), whose
+    # split sums round differently (5e-5 in a CV score at n = 20,000 against a
+    # default-threaded serial fit); at the tasks' thread count (1) the search and the refit
+    # are bitwise the serial ones
+    from hsskern.solvers.plan import RouteOptions
+    serial_n = RouteOptions().serial_n
+    n = int(1.25 * (serial_n + 200))  # cv=0.2: folds of serial_n + 200 training points
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 3))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n) > 0).astype(int)

@@ -1,7 +1,7 @@
 """One fit past the reach of the HSS route's exact step: the exact SVM grown in stages
 (hsskern.solvers.one_fit).
 
-The real boundary is 10^5 points and 10^10 kernel entries; the tests move it down (SMALL_N,
+The real boundary is 10^5 points and 10^10 kernel entries; the tests move it down (small_n,
 the backend's refine_limit, the probe's and the subsample's sizes) to reach the same route on
 a few thousand points.
 """
@@ -18,21 +18,19 @@ from sklearn.svm import SVC
 import hsskern.estimators.hss_svc as hss_svc
 from hsskern import HSSSVC, HSSSVCOptions, kernel_operator
 from hsskern.kernels import make_kernel
-from hsskern.solvers import hss_path
 from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.cached_smo import SMOOptions
 from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
+from hsskern.solvers.plan import RouteOptions
 
 
 @pytest.fixture
 def small_reach(monkeypatch):
     """The boundaries scaled to 500 points: past them, and past 10^4 entries, one fit probes
     300 points and grows its stages from 200."""
-    monkeypatch.setattr(hss_path, "SMALL_N", 500)
     monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, refine_limit=1e4, smo_options=SMOOptions(probe_points=300)))
+        HSSBackend, refine_limit=1e4, route=RouteOptions(probe_points=300, small_n=500)))
     monkeypatch.setattr(hss_svc, "ExactBackend", functools.partial(ExactBackend, subsample=200))
 
 
@@ -92,11 +90,11 @@ def test_a_path_and_an_explicit_start_are_not_staged(small_reach):
 def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     """"auto" grows stages while n^2 x share is within stage_limit, solve_exact=True at any
     share; an unmeasured share, an explicit start or no exact step keep the HSS start."""
-    monkeypatch.setattr(hss_path, "SMALL_N", 500)
     kern = make_kernel("gaussian", gamma=0.5)
-    n, limit = 1000, 1e5
+    n, limit, small = 1000, 1e5, RouteOptions(small_n=500)
     fit = OneFitBackend(HSSBackend(kern, start="auto", refine="auto", refine_limit=limit,
-                                   probe_C=1.0), ExactBackend(kern), stage_limit=1e6)
+                                   probe_C=1.0, route=small), ExactBackend(kern),
+                        stage_limit=1e6)
     assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past refine, within stages
     assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
     assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
@@ -105,7 +103,8 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     assert many.resolve_start(n, 3, 0.05) == "staged"
     assert many.resolve_start(n, 3, 0.03) == "decomposition"
     exact = OneFitBackend(HSSBackend(kern, start="auto", refine=True, probe_C=1.0,
-                                     refine_limit=limit), ExactBackend(kern), stage_limit=1e6)
+                                     refine_limit=limit, route=small), ExactBackend(kern),
+                          stage_limit=1e6)
     assert exact.resolve_start(n, 3, 2.0) == "staged"
     for hss in (HSSBackend(kern, start="admm", refine="auto", refine_limit=limit),
                 HSSBackend(kern, start="auto", refine=False, refine_limit=limit)):
@@ -113,12 +112,12 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
 
 
 def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(monkeypatch):
-    """Short of SMALL_N the fit probes its share once n^2 reaches stage_min, and grows the
+    """Short of small_n the fit probes its share once n^2 reaches stage_min, and grows the
     SVM in stages from a quarter of the points when n^2 x share does; SVC's SVM either way."""
     X, y = _data(1600, 7)
     gamma = 1.0 / (X.shape[1] * X.var())
     monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, smo_options=SMOOptions(probe_points=300)))  # fewer than n
+        HSSBackend, route=RouteOptions(probe_points=300)))  # fewer than n
     ref = SVC(gamma=gamma).fit(X, y)
     starts = {}
     for stage_min in (1e5, 1e12):

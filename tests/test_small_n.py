@@ -1,13 +1,13 @@
 """Small problems start at the exact decomposition (HSSSVC's ``start``, issue 22).
 
-``start="decomposition"`` (what ``"auto"`` picks for n <= SMALL_N) builds no approximation,
-no factor and runs no ADMM: the first C is solved by the exact decomposition from alpha = 0,
-every later C from the previous solution scaled. The reference is scikit-learn's SVC
-(LIBSVM): both stop at a KKT gap eps = 1e-10, and two feasible points at gap eps differ in
-the kernel part of their decision values by at most 2 * 2 sqrt(eps sum_i C w_i) (the bound
-of tests/test_weights.py's module docstring), asserted at every C of a path, weighted and
-one-vs-rest. The working sets' block is the route's only large buffer: the memory budget
-caps it, and refuses the route when not even small working sets fit.
+``start="decomposition"`` (what ``"auto"`` picks for n <= RouteOptions.small_n) builds no
+approximation, no factor and runs no ADMM: the first C is solved by the exact decomposition
+from alpha = 0, every later C from the previous solution scaled. The reference is
+scikit-learn's SVC (LIBSVM): both stop at a KKT gap eps = 1e-10, and two feasible points at gap eps
+differ in the kernel part of their decision values by at most 2 * 2 sqrt(eps sum_i C w_i)
+(the bound of tests/test_weights.py's module docstring), asserted at every C of a path,
+weighted and one-vs-rest. The working sets' block is the route's only large buffer: the
+memory budget caps it, and refuses the route when not even small working sets fit.
 """
 import numpy as np
 import pytest
@@ -19,8 +19,9 @@ from sklearn.utils._param_validation import InvalidParameterError
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import kernel_operator, make_kernel
-from hsskern.solvers.hss_path import (SMALL_N, HSSBackend, decomposition_memory,
+from hsskern.solvers.hss_path import (HSSBackend, decomposition_memory,
                                       hss_svm_path, prepare_decomposition)
+from hsskern.solvers.plan import RouteOptions
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
 
@@ -133,8 +134,9 @@ def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
 def test_auto_rule():
     kern = make_kernel("gaussian", h=1.0)
     b = HSSBackend(kern, start="auto")
-    assert b.resolve_start(SMALL_N, 10) == "decomposition"
-    assert b.resolve_start(SMALL_N + 1, 10) == "admm"
+    small_n = RouteOptions().small_n
+    assert b.resolve_start(small_n, 10) == "decomposition"
+    assert b.resolve_start(small_n + 1, 10) == "admm"
     assert b.resolve_start(100, 1000) == "decomposition"
     # the explicit options win, and auto keeps the ADMM where the user asked for its pieces
     assert HSSBackend(kern, start="admm").resolve_start(100, 3) == "admm"

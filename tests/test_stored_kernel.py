@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
-from hsskern.solvers.hss_path import (STORE_MIN_FEATURES, HSSBackend, decomposition_memory,
+from hsskern.solvers.hss_path import (HSSBackend, decomposition_memory,
                                       prepare_decomposition)
+from hsskern.solvers.plan import RouteOptions
 from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import assert_same_svm, gap_tol, svc
 from hsskern import HSSSVCOptions
@@ -208,7 +209,7 @@ def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it():
     folds) pay back and one fit from zero at a small C does not: an estimator's fit keeps
     the float64 K matrix-free, its one-byte codes are still stored, and the SVM is the same
     either way."""
-    d, n = STORE_MIN_FEATURES, 150
+    d, n = RouteOptions().store_min_features, 150
     rng = np.random.default_rng(4)
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = np.where(X[:, :3].sum(1) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
@@ -236,7 +237,7 @@ def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it():
 
 
 def test_the_decomposition_route_stores_k_with_many_features_within_the_budget():
-    d = STORE_MIN_FEATURES
+    d = RouteOptions().store_min_features
     rng = np.random.default_rng(3)
     n = 150
     X = rng.normal(size=(n, d)) / np.sqrt(d)

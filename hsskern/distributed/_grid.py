@@ -32,7 +32,7 @@ class DaskHSSSVCCV(HSSSVCCV):
     the tasks' BLAS thread count (``threads_per_task``; for the default 1:
     ``with threadpoolctl.threadpool_limits(1): HSSSVCCV(...).fit(X, y)``). The OpenMP
     thread count does not matter. Without that limit, equality still holds for folds of at
-    most ``hsskern.solvers.hss_path.SERIAL_N`` (5,000) training points on the exact
+    most ``RouteOptions.serial_n`` (5,000) training points on the exact
     decomposition route (the default up to 100,000 points), which runs on one thread
     anyway; above it OpenBLAS splits its sums (dot products, matrix-vector products) by
     its thread count, so the decomposition rounds differently, and where that changes a

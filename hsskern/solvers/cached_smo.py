@@ -27,8 +27,8 @@ from .refine import RefineResult, feasible_start
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "single_fit_engine",
-           "probe_sv_share", "bounded_options", "engine_memory"]
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
+           "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
 
 
 @dataclass(frozen=True)
@@ -59,28 +59,11 @@ class SMOOptions:
         by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
         rounding bound checked point by point, far points' mutual distances summed
         directly).
-    sv_share : float, default 0.25
-        The share of the points expected to be support vectors at a first C, for
-        :func:`single_fit_engine`.
-    cache_overcommit : float, default 8
-        :func:`single_fit_engine` takes this engine while the expected support vectors'
-        whole rows take at most this many times the cache: with shrinking the rows are
-        shorter, and past it the rows are recomputed so often that the block
-        decomposition, which pays a few n x n_SV products in all, is faster.
     warm_max_ratio : float, default 4
         Along a C path, the next C starts from the last one's solution scaled when it is at
         most this many times larger, else from zero (on the rows the path's engine keeps):
         a scaled start costs one product over its support vectors, which pays when the C
         are close.
-    probe_points : int, default 2000
-        Where ``sv_share`` would leave the block route, the share is measured instead: an
-        exact fit on a seeded subsample of this many points (:func:`probe_sv_share`;
-        easy data have a few percent of support vectors). 0: never.
-    max_points_bytes : float, default 24 MiB
-        :func:`single_fit_engine` takes this engine only while the points (8 n d bytes)
-        take at most this much: each row streams all of them, which is memory-bound once
-        they outgrow the last-level cache, where the block decomposition's tiles stay in
-        it.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -90,12 +73,8 @@ class SMOOptions:
     tol: float = 1e-3
     threads: int = 0
     parallel_work: float = 2e5
-    sv_share: float = 0.25
     expand_min_features: int = 12
-    cache_overcommit: float = 8.0
     warm_max_ratio: float = 4.0
-    probe_points: int = 2000
-    max_points_bytes: float = 24 * 2 ** 20
 
 
 @dataclass
@@ -119,11 +98,17 @@ class SMOResult:
     r: float = None
 
 
+def expands_distances(kernel, d, options):
+    """Whether the engine's rows on d features expand the distances (a Gaussian from
+    ``expand_min_features``) rather than sum them directly."""
+    return getattr(kernel, "name", None) == "gaussian" and d >= options.expand_min_features
+
+
 def _expansion(kernel, pts, options):
     """The kernel operator's expansion of the Gaussian's distances on ``pts``
     (:func:`~hsskern.kernels.operator.gaussian_expansion`: centered points, squared norms,
     far flags), from ``expand_min_features`` features; None: direct sums."""
-    if kernel.name != "gaussian" or pts.shape[1] < options.expand_min_features:
+    if not expands_distances(kernel, pts.shape[1], options):
         return None
     return gaussian_expansion(kernel, pts)
 
@@ -320,38 +305,22 @@ def bounded_options(options, n, d, budget):
     return options if cache == options.cache_bytes else replace(options, cache_bytes=cache)
 
 
-def single_fit_engine(n, d, n_rhs, options, budget, sv_share=None):
-    """The engine of an exact fit from zero on n dense points of d features: "cached"
-    (:func:`cached_refine`) or "block" (:func:`~hsskern.solvers.refine.refine_exact`).
-
-    The one rule. The cached engine computes each row it needs once while the rows stay in
-    its cache, n x n_SV entries in all, where the block decomposition pays that product a
-    few times over (its start and every round's update); measured faster with the support
-    vectors' rows up to several times the cache (shrinking shortens them), and while the
-    points fit ``max_points_bytes`` (every row streams them all).
-    Once they take more than ``cache_overcommit`` times the cache (bounded by ``budget``),
-    rows are recomputed over and over and the block route wins. The expected support vectors
-    are ``sv_share`` of n (or the measured ``sv_share`` given: :func:`probe_sv_share`); the
-    label columns (``n_rhs``, solved one after another) scale both engines alike. A budget
-    that does not hold the engine's copy of the points and two rows leaves the block route.
-    """
+def engine_cache(n, d, options, budget):
+    """The row cache the engine gets on n points of d features within ``budget`` (bytes, None:
+    no bound; :func:`bounded_options`), or None where the budget does not hold its copy of
+    the points and two rows."""
     if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
-        return "block"
-    if 8.0 * n * d > options.max_points_bytes:
-        return "block"
-    cache = bounded_options(options, n, d, budget).cache_bytes
-    share = options.sv_share if sv_share is None else sv_share
-    rows_bytes = 8.0 * n * share * n
-    return "cached" if rows_bytes <= options.cache_overcommit * cache else "block"
+        return None
+    return bounded_options(options, n, d, budget).cache_bytes
 
 
-def probe_sv_share(X, kernel, y, options, C=1.0, tol=1e-3):
-    """The support vectors' share of the exact fit at C on a subsample of
-    ``options.probe_points`` points drawn with a fixed seed (the same share each call), at
+def probe_sv_share(X, kernel, y, options, C=1.0, tol=1e-3, points=2000):
+    """The support vectors' share of the exact fit at C on a subsample of ``points`` points
+    drawn with a fixed seed (the same share each call), at
     least one point's; None when X has no more points than that or the subsample one class.
     A subsample's share is at least the whole set's, as a rule: fewer points, more of them
-    on the margin."""
-    n, m = X.shape[0], int(options.probe_points)
+    on the margin (:func:`~hsskern.solvers.plan.expected_share` corrects it for n)."""
+    n, m = X.shape[0], int(points)
     if m < 2 or n <= m:
         return None
     idx = np.sort(np.random.default_rng(0).choice(n, m, replace=False))

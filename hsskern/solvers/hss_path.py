@@ -20,8 +20,9 @@ ADMM cost more than they save, and ``start="decomposition"`` skips all three: th
 solved by the exact decomposition from alpha = 0 (its working sets are the whole problem's
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
-:data:`SMALL_N`, and past it for one fit whose measured support vectors keep n x n_SV within
-``refine_limit``; the ADMM route otherwise. The memory budget caps its working sets.
+``RouteOptions.small_n``, and past it for one fit whose measured support vectors keep
+n x n_SV within ``refine_limit``; the ADMM route otherwise. The memory budget caps its
+working sets.
 """
 import time
 import warnings
@@ -45,59 +46,39 @@ from .admm import default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .cached_smo import KERNELS as CACHED_KERNELS
-from .cached_smo import (SMOOptions, bounded_options, cached_refine, probe_sv_share,
-                         single_fit_engine)
+from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cache,
+                         expands_distances, probe_sv_share)
+from .plan import ENGINES, RouteOptions, decomposition_memory, plan_fit
 from .refine import RefineResult, continuation_start, refine_exact
 from .warm import WARM_OPTIONS
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
-           "exact_info", "check_dual_start", "SMALL_N"]
+           "exact_info", "check_dual_start"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
 DEFAULT_REFINE_LIMIT = 1e10
 
-#: ``start="auto"`` solves the first C by the exact decomposition from zero (no compression,
-#: factor or ADMM) up to this many points: measured faster up to here (docs/design_notes.md);
-#: beyond it the first C's n x n_SV entries approach ``refine_limit``, where the
-#: ADMM's solution may have to stand in for the exact one.
-SMALL_N = 100_000
-
 #: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
 #: below it every round is a kernel product over all n points for a handful of pair steps.
 _MIN_DECOMPOSITION_CHUNK = 256
 
-#: float64 vectors of length n the decomposition route keeps per label column (alpha, decision
-#: values, gradients, index sets, the solutions of the path), for its memory estimate
-_DECOMPOSITION_VECTORS = 24
-
 _STARTS = ("auto", "admm", "decomposition")
-_ENGINES = ("auto", "cached", "block")
 
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
 SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
                     'HSSSVC(options=HSSSVCOptions(start="decomposition")) or ExactSVC (its '
                     'subsample within '
-                    f'{SMALL_N} points), or raise memory_budget')
-
-#: Up to this many points the decomposition route runs on one thread (OpenMP and BLAS): its
-#: products are then at most n^2 = 2.5e7 entries a round, cheap on one thread, and a parallel
-#: region whose second thread waits for a busy core costs more than it saves (design notes).
-SERIAL_N = 5000
-
-#: The decomposition route stores K (8 n^2 bytes, when that fits the memory budget beside the
-#: working sets) from this many features on: a C path reads several n^2 entries, and from a
-#: stored K they cost a gather where evaluating costs ~2d flops and an exp; at d <= 30 the
-#: storing was not paid back (an entry costs about what its read does), unless K is stored as
-#: one-byte codes.
-STORE_MIN_FEATURES = 64
-
+                    f'{RouteOptions().small_n} points), or raise memory_budget')
 
 def threads_for(problem):
-    """One thread for a small decomposition-route problem (:data:`SERIAL_N`), else as is."""
-    if problem.start != "decomposition" or problem.n_samples > SERIAL_N:
+    """The threads of a decomposition-route problem's plan (``stats["plan"]``, see
+    :func:`~hsskern.solvers.plan.plan_fit`): one thread (OpenMP and BLAS) where it says 1,
+    else as is."""
+    plan = problem.stats.get("plan") if problem.start == "decomposition" else None
+    if plan is None or plan["threads"] != 1:
         return nullcontext()
     stack = ExitStack()
     stack.enter_context(one_openmp_thread())  # this thread's count only
@@ -236,19 +217,9 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     return HSSProblem(K, H, factor, floor, stats, timings)
 
 
-def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
-    """Bytes the ``start="decomposition"`` route takes on n points of d features with working
-    sets of at most q points: the points (8 n d bytes dense, or ``points_bytes``: sparse
-    rows' arrays), the decomposition's vectors per label column and the working set's kernel
-    block (8 q^2, held across rounds and C), twice that while a Newton step factors a nearly
-    all-free block."""
-    points = 8 * n * d if points_bytes is None else points_bytes
-    return points + 8 * _DECOMPOSITION_VECTORS * n * n_rhs + 16 * q * q
-
-
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
                           log=None, engine="block", smo_options=None, y=None,
-                          store_kernel=True, sv_share=None):
+                          store_kernel=True, sv_share=None, route=None):
     """The problem of ``start="decomposition"``: the exact kernel operator and nothing else.
 
     No compression, no factor: :func:`hss_svm_path` solves the first C by the exact
@@ -256,20 +227,22 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     from the sparse rows (:class:`~hsskern.kernels.SparseRowsKernelOperator`), never
     densified. Its memory is the working set's block, so ``memory_budget``
     caps the working set: the largest q <= min(n, max_chunk) with
-    :func:`decomposition_memory` within the budget (``stats["max_chunk"]``). With at least
-    :data:`STORE_MIN_FEATURES` features or points whose K is stored as one-byte distance
-    codes (integer features, :meth:`~hsskern.kernels.KernelOperator.stored_bytes`), and room
-    for the stored K within the budget, the operator is a
-    :class:`~hsskern.kernels.StoredKernelOperator` (``stats["stored_kernel"]``), unless
-    ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
-    rows: storing K would cost the whole n x n product it saves. ``store_kernel=False``
-    stores only one-byte codes: float64 entries are paid back by the several solves of a
-    path, not by one fit from zero at a small C, which reads fewer; ``None`` stores nothing
-    (a warm start, whose few products would not pay for stored entries). With labels ``y``
-    (one column) and ``engine="auto"``, a problem whose engine the support vectors' share decides
-    (none of them would cache, all of them would not) has its share measured
-    (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
-    decides on that; ``sv_share`` given is a share measured already.
+    :func:`~hsskern.solvers.plan.decomposition_memory` within the budget
+    (``stats["max_chunk"]``).
+
+    The engine, the store and the threads are :func:`~hsskern.solvers.plan.plan_fit`'s
+    (``route``: its :class:`~hsskern.solvers.plan.RouteOptions`), recorded in
+    ``stats["plan"]``. K is stored (a :class:`~hsskern.kernels.StoredKernelOperator`,
+    ``stats["stored_kernel"]``) from ``route.store_min_features`` features
+    (``store_kernel=False``: one fit, whose small C reads too few entries to repay float64
+    ones) or for points whose K is stored as one-byte distance codes (integer features,
+    :meth:`~hsskern.kernels.KernelOperator.stored_bytes`), when it fits the budget and the
+    plan takes the block route (the cached engine computes its own rows); ``store_kernel=None``
+    stores nothing (a warm start, whose few products would not pay for stored entries). With
+    labels ``y``
+    (one column) and ``engine="auto"``, the support vectors' share is measured on a
+    subsample where it moves the engine (:func:`~hsskern.solvers.cached_smo.probe_sv_share`,
+    ``stats["sv_share"]``); ``sv_share`` given is a share measured already.
 
     Raises
     ------
@@ -278,11 +251,59 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     """
     n, d = X.shape
     log = log or (lambda level, msg: None)
+    route = RouteOptions() if route is None else route
     t0 = time.perf_counter()
     K = kernel_operator(X, kernel)  # sparse X: kernel entries from its sparse rows
     pb = rows_nbytes(K.points)
-    q = min(n, int(max_chunk))
     budget = resolve_budget(memory_budget)
+    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log)
+    peak = decomposition_memory(n, d, q, n_rhs, pb)
+    smo_options = SMOOptions() if smo_options is None else smo_options
+    dense = not sp.issparse(K.points)
+    probe = None if y is None else (
+        lambda m: probe_sv_share(K.points, K.kernel, y, smo_options, points=m))
+    # the store: never when the OS does not say how much memory there is
+    plan = plan_fit(n, d, route=route, max_chunk=q, engine=engine, dense=dense,
+                    cache_bytes=engine_cache(n, d, smo_options, budget),
+                    cached_kernel=getattr(K.kernel, "name", None) in CACHED_KERNELS,
+                    expanded=expands_distances(K.kernel, d, smo_options),
+                    store_wanted=store_kernel is not None and (
+                        (d >= route.store_min_features and store_kernel)
+                        or K.code_origin() is not None),
+                    store_room=budget is not None and peak + K.stored_bytes() <= budget,
+                    measured_share=sv_share, probe=probe)
+    if plan.measured_share is not None:
+        log(1, f"support vectors measured on {plan.probe_points} points: "
+               f"{100 * plan.measured_share:.2g} %, expected at {n}: {100 * plan.sv_share:.2g} %")
+    log(1, f"plan: the {plan.engine} engine ({plan.reason}), "
+           f"{'one thread' if plan.threads == 1 else 'every thread'}")
+    if plan.store:
+        K = K.stored(max_bytes=budget - peak)
+        peak += K.memory_bytes
+        log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
+               f"({time.perf_counter() - t0:.1f} s)")
+    # the block route evaluates entries; from the few entries a row that differ from their
+    # column's common value (standardized binary features) it pays those, not d
+    shifted = None if plan.store or plan.engine != "block" or not dense else \
+        shifted_sparse_rows(X, kernel)
+    if shifted is not None:
+        K = kernel_operator(shifted, kernel)
+        log(1, f"kernel entries from the shifted rows' {shifted.nnz} stored entries "
+               f"({100.0 * shifted.nnz / (float(n) * d):.2g} % of {n} x {d})")
+    stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
+             "stored_kernel": plan.store, "shifted_rows": shifted is not None,
+             "sv_share": plan.measured_share, "plan": plan.as_dict(),
+             "memory_bytes": K.memory_bytes if plan.store else 0,
+             "memory_budget": budget,
+             "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
+    return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0},
+                      points=None if shifted is None else X)
+
+
+def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log):
+    """The largest q <= min(n, max_chunk) whose decomposition memory fits ``budget``; a
+    MemoryBudgetError when not even min(n, 256) does."""
+    q = min(n, int(max_chunk))
     if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
         room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
         q = int(np.sqrt(max(room, 0.0)))
@@ -292,45 +313,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                      f'{q_min} points)', memory_budget,
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
-    peak = decomposition_memory(n, d, q, n_rhs, pb)
-    # never when the OS does not say how much memory there is; never for store_kernel=None
-    worth = store_kernel is not None and (
-        (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None)
-    smo_options = SMOOptions() if smo_options is None else smo_options
-    chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
-    # a measured share can change the answer only where the two extremes of the share
-    # (no support vectors, all of them) take different engines
-    if sv_share is None and y is not None and \
-            _engine_of(K, engine, smo_options, n_rhs, budget, 0.0) == "cached" and \
-            _engine_of(K, engine, smo_options, n_rhs, budget, 1.0) == "block":
-        ts = time.perf_counter()
-        sv_share = probe_sv_share(K.points, K.kernel, y, smo_options)
-        if sv_share is not None:
-            chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
-            log(1, f"support vectors measured on a subsample: {100 * sv_share:.2g} % -> "
-                   f"the {chosen} engine ({time.perf_counter() - ts:.2f} s)")
-    store = (worth and chosen != "cached" and budget is not None
-             and peak + K.stored_bytes() <= budget)
-    if store:
-        K = K.stored(max_bytes=budget - peak)
-        peak += K.memory_bytes
-        log(1, f"kernel matrix stored: {format_bytes(K.memory_bytes)} "
-               f"({time.perf_counter() - t0:.1f} s)")
-    # the block route evaluates entries; from the few entries a row that differ from their
-    # column's common value (standardized binary features) it pays those, not d
-    shifted = None if store or chosen != "block" or sp.issparse(X) else \
-        shifted_sparse_rows(X, kernel)
-    if shifted is not None:
-        K = kernel_operator(shifted, kernel)
-        log(1, f"kernel entries from the shifted rows' {shifted.nnz} stored entries "
-               f"({100.0 * shifted.nnz / (float(n) * d):.2g} % of {n} x {d})")
-    stats = {"approximation": None, "start": "decomposition", "n": n, "max_chunk": q,
-             "stored_kernel": store, "shifted_rows": shifted is not None, "sv_share": sv_share,
-             "memory_bytes": K.memory_bytes if store else 0,
-             "memory_budget": budget,
-             "memory_estimate": {"peak": peak, "peak_phase": "exact"}}
-    return HSSProblem(K, None, None, 0.0, stats, {"kernel": time.perf_counter() - t0},
-                      points=None if shifted is None else X)
+    return q
 
 
 def decomposition_chunk(problem, refine, max_chunk):
@@ -519,14 +502,14 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     smo_options = SMOOptions() if smo_options is None else smo_options
-    engine = resolve_engine(problem, engine, smo_options, Y.shape[1]) if exact_start else "block"
+    engine = resolve_engine(problem, engine) if exact_start else "block"
     # the continuation serves a cold ADMM at a large C; a decomposition from zero (or from a
     # given start) reaches the first C faster by itself (docs/design_notes.md)
     n_extra = 0 if exact_start or dual_start is not None else int(n_decades)
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
-        if problem.n_samples <= SERIAL_N and smo_options.threads == 0:
+        if (problem.stats.get("plan") or {}).get("threads") == 1 and smo_options.threads == 0:
             smo_options = replace(smo_options, threads=1)  # as threads_for: one thread
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
@@ -625,29 +608,17 @@ def _first_labels(Y, n):
     return np.reshape(Y, (n, -1))[:, 0]
 
 
-def resolve_engine(problem, engine, smo_options, n_rhs=1):
+def resolve_engine(problem, engine):
     """The engine a ``start="decomposition"`` problem is solved by: "cached" or "block".
 
-    "auto" asks :func:`~hsskern.solvers.cached_smo.single_fit_engine` (the one rule), with
-    the memory the problem's budget leaves beside what its preparation holds; the cached
-    engine needs dense points and an evaluated kernel (a stored K serves the block
-    decomposition's products from its rows)."""
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}")
-    if engine == "auto" and problem.stats.get("stored_kernel"):
-        return "block"
-    return _engine_of(problem.K, engine, smo_options, n_rhs,
-                      problem.stats.get("memory_budget"), problem.stats.get("sv_share"))
-
-
-def _engine_of(K, engine, smo_options, n_rhs, budget, sv_share=None):
-    """:func:`resolve_engine`'s rule for the kernel operator K (not stored)."""
+    "auto": its plan's (``stats["plan"]``, :func:`~hsskern.solvers.plan.plan_fit`, decided
+    when it was prepared); a problem without a plan takes the block decomposition."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if engine != "auto":
         return engine
-    if sp.issparse(K.points) or getattr(K.kernel, "name", None) not in CACHED_KERNELS:
-        return "block"
-    n, d = K.points.shape
-    return single_fit_engine(n, d, n_rhs, smo_options, budget, sv_share)
+    plan = problem.stats.get("plan")
+    return "block" if plan is None else plan["engine"]
 
 
 def warn_unsolved(solutions, tol, max_iter):
@@ -697,7 +668,10 @@ class HSSBackend:
     keeps its K matrix-free unless it stores as one-byte codes
     (:func:`prepare_decomposition`). ``probe_C`` (one fit's C; None for a path, whose
     first C is its smallest) lets ``start="auto"`` measure the support vectors' share past
-    :data:`SMALL_N` points (:meth:`resolve_start`).
+    ``route.small_n`` points (:meth:`resolve_start`). ``route`` holds the route's
+    thresholds: the start's ``small_n``, and the plan of a ``start="decomposition"`` problem
+    (:func:`~hsskern.solvers.plan.plan_fit`: engine, store, threads), recorded in its
+    ``stats["plan"]``.
 
     ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
     ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
@@ -729,6 +703,7 @@ class HSSBackend:
     smo_options: SMOOptions = field(default_factory=SMOOptions)
     store_kernel: bool = True
     probe_C: float = None
+    route: RouteOptions = field(default_factory=RouteOptions)
 
     def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
@@ -751,7 +726,7 @@ class HSSBackend:
 
         "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
         the approximation would be the HSS one (``approximation="exact"`` asks for the dense
-        ADMM by name), n <= :data:`SMALL_N`, and (with ``refine="auto"``) n^2 is within
+        ADMM by name), n <= ``route.small_n``, and (with ``refine="auto"``) n^2 is within
         ``refine_limit``, so the ADMM route would have refined every column too. Both
         routes then pay about n x n_SV kernel entries for the first C (the decomposition
         from zero over more rounds: measured between 0.8x and 1.2x the ADMM route's entries),
@@ -762,7 +737,7 @@ class HSSBackend:
         HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
         to what the budget holds.
 
-        Past :data:`SMALL_N` points a measured share of support vectors ``sv_share``
+        Past ``route.small_n`` points a measured share of support vectors ``sv_share``
         (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) takes "decomposition" too while
         n x n_SV is within ``refine_limit``: the bound the rule above keeps by n^2, met by
         the support vectors the first C has, not by the most it could have.
@@ -777,23 +752,25 @@ class HSSBackend:
             return "admm"
         if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
             return "decomposition"
-        small = n <= SMALL_N and (self.refine != "auto" or float(n) * n <= self.refine_limit)
+        small = n <= self.route.small_n and (self.refine != "auto"
+                                             or float(n) * n <= self.refine_limit)
         return "decomposition" if small else "admm"
 
     def probe_share(self, X, Y, min_points=None):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
-        start (past ``min_points`` dense points, default :data:`SMALL_N`, "auto"); else
+        start (past ``min_points`` dense points, default ``route.small_n``, "auto"); else
         None. ``prepare`` measures it itself unless given it."""
         n = X.shape[0]
         y = _first_labels(Y, n)
-        least = SMALL_N if min_points is None else min_points
+        least = self.route.small_n if min_points is None else min_points
         if (self.probe_C is None or self.start != "auto" or n <= least or y is None
                 or sp.issparse(X) or self.kernel is None
                 or self.kernel.name not in CACHED_KERNELS
                 or self.resolve_start(n, X.shape[1], sv_share=0.0) != "decomposition"):
             return None
         t0 = time.perf_counter()
-        share = probe_sv_share(X, self.kernel, y, self.smo_options, C=self.probe_C)
+        share = probe_sv_share(X, self.kernel, y, self.smo_options, C=self.probe_C,
+                               points=self.route.probe_points)
         if share is not None and self.log is not None:
             self.log(1, f"support vectors at C={self.probe_C:g} on a subsample: "
                         f"{100 * share:.2g} % ({time.perf_counter() - t0:.2f} s)")
@@ -840,7 +817,8 @@ class HSSBackend:
                                          engine=self.engine, smo_options=self.smo_options,
                                          y=_first_labels(Y, n), sv_share=share,
                                          n_rhs=n_rhs, memory_budget=self.memory_budget,
-                                         log=self.log, store_kernel=self.store_kernel)
+                                         log=self.log, store_kernel=self.store_kernel,
+                                         route=self.route)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options

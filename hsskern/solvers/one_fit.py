@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..kernels.functions import EXACT_ONLY_KERNELS
-from . import hss_path
 from .exact_path import ExactBackend
 from .hss_path import HSSBackend, HSSProblem, exact_info, warn_unsolved
 from .path import check_labels
@@ -78,12 +77,13 @@ class OneFitBackend:
 
     def prepare(self, X, Y=None):
         n, d = X.shape
-        # one probe: past SMALL_N the HSS start's own, short of it from n^2 >= stage_min
+        # one probe: past route.small_n the HSS start's own, short of it from n^2 >= stage_min
         # (that share is not passed on: the from-zero route's engine rule stays its own)
         least = 0 if float(n) * n >= self.stage_min else None
         measured = self.hss.probe_share(X, Y, min_points=least)
         if self.resolve_start(n, d, measured) != "staged":
-            return self.hss.prepare(X, Y, sv_share=measured if n > hss_path.SMALL_N else None)
+            return self.hss.prepare(X, Y,
+                                    sv_share=measured if n > self.hss.route.small_n else None)
         m = int(np.ceil(self.stage_fraction * n))
         staged = replace(self.staged, subsample=m) if m < self.staged.subsample else self.staged
         problem = staged.prepare(X, Y)
