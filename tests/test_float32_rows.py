@@ -106,3 +106,17 @@ def test_the_models_decision_values_are_double_sums():
     ref = K.cross(Xt) @ est.dual_coef_[0] + est.intercept_[0]
     ref = np.asarray(ref).ravel()
     np.testing.assert_allclose(est.decision_function(Xt), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_double_certificate_along_a_session():
+    """A C path on one engine (its session): each C's certified gap is a double one."""
+    X, y = _data(4, 150, 20, True)
+    kern = make_kernel("gaussian", gamma=0.05)
+    K = kernel_operator(X, kern).to_dense()
+    opts = SMOOptions(tol=1e-3, row_dtype="float32", double_certificate=True)
+    session, alpha = {}, None
+    for C in (0.5, 5.0, 50.0):
+        res = solve_dual(X, kern, y, C, alpha, options=opts, session=session)
+        assert res.converged and _gap(K, y, res.alpha, C) < 1e-3
+        assert abs(_gap(K, y, res.alpha, C) - res.gap) <= 1e-9 * C * y.size
+        alpha = res.alpha
