@@ -1,5 +1,9 @@
 """Memory of a one-vs-one fit: the pairs prepared one at a time per worker and dropped once
 solved (``PairwiseBackend(release=True)``, a fit's), and fits under small memory limits."""
+import gc
+import threading
+import weakref
+
 import numpy as np
 
 from hsskern.estimators.hss_svc import HSSSVC
@@ -49,6 +53,42 @@ def test_released_pairs_are_the_held_pairs_bit_for_bit():
     again = PairwiseBackend(inner, n_jobs=1, release=True)
     np.testing.assert_array_equal(again.path(rel, Y, [0.5, 2.0])[1].dual_coef,
                                   s_held[1].dual_coef)
+
+
+class _Counting:
+    """A backend that counts its live preparations (weak references), the most at once."""
+
+    def __init__(self, inner):
+        self.inner, self.kernel = inner, inner.kernel
+        self.alive = self.most = 0
+        self.lock = threading.Lock()
+
+    def _gone(self):
+        with self.lock:
+            self.alive -= 1
+
+    def prepare(self, X, Y):
+        prepared = self.inner.prepare(X, Y)
+        with self.lock:
+            self.alive += 1
+            self.most = max(self.most, self.alive)
+        weakref.finalize(prepared, self._gone)
+        return prepared
+
+    def path(self, prepared, Y, Cs, weights=None):
+        gc.collect()  # a dropped preparation is counted gone before the next is made
+        return self.inner.path(prepared, Y, Cs, weights)
+
+
+def test_released_pairs_are_held_one_per_worker():
+    X, y = _blobs(3, 6, 25)
+    Y = _one_vs_rest(y, 6)
+    inner = HSSSVC(gamma=0.5)._make_backend(X, [1.0], purpose="fit").inner
+    for release, most in ((True, 2), (False, 15)):
+        counting = _Counting(inner)
+        b = PairwiseBackend(counting, n_jobs=2, release=release)
+        b.path(b.prepare(X, Y), Y, [1.0])
+        assert counting.most <= most and (release or counting.most == most)
 
 
 def test_a_fit_releases_its_pairs():
