@@ -494,11 +494,14 @@ class PathClassifier(ClassifierBase, PathEstimator):
 
     _carried_attributes = PathEstimator._carried_attributes + ("class_weight_", "shape_fit_")
 
-    def _multiclass_backend(self, backend):
+    def _multiclass_backend(self, backend, release=False):
         """``backend`` for the ``multiclass`` parameter: one-vs-one around it ("ovo"), or
-        itself ("ovr", or no such parameter: one-vs-rest on one preparation)."""
+        itself ("ovr", or no such parameter: one-vs-rest on one preparation). ``release``:
+        the pairs prepared one at a time per worker and dropped once solved (a
+        preparation that one path call solves, whose pairs' preparations no one reads
+        after: :class:`~hsskern.solvers.pairwise.PairwiseBackend`)."""
         if self._multiclass_rule() == "ovo":
-            return PairwiseBackend(backend)
+            return PairwiseBackend(backend, release=release)
         return backend
 
     def fit(self, X, y, sample_weight=None):

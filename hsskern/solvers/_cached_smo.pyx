@@ -45,10 +45,75 @@ cdef enum:
     _FREE = 2
 
 ctypedef struct Row:
-    double* data
+    void* data  # float or double entries (Engine.single)
     Py_ssize_t length
     Py_ssize_t prev
     Py_ssize_t nxt
+
+
+# the cached rows' entry type: float (LIBSVM's Qfloat) or double; the gradient is double
+ctypedef fused qfloat:
+    float
+    double
+
+
+cdef inline double _at(const void* row, Py_ssize_t t, bint single) noexcept nogil:
+    return (<const float*> row)[t] if single else (<const double*> row)[t]
+
+
+cdef inline void _axpy(const qfloat* q, double s, double* out, Py_ssize_t lo,
+                       Py_ssize_t hi) noexcept nogil:
+    """out[k] += s q[k], lo <= k < hi, summed in double."""
+    cdef Py_ssize_t k
+    for k in range(lo, hi):
+        out[k] += s * q[k]
+
+
+cdef inline void _axpy2(const qfloat* qi, const qfloat* qj, double si, double sj, double* out,
+                        Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(n):
+        out[k] += qi[k] * si + qj[k] * sj
+
+
+cdef inline void _swap_entries(qfloat* q, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef qfloat tmp = q[i]
+    q[i] = q[j]
+    q[j] = tmp
+
+
+cdef inline void _store(const double* src, void* dst, Py_ssize_t j0, Py_ssize_t j1,
+                        bint single) noexcept nogil:
+    """A computed stretch of a row into its cached entries (rounded to float if single)."""
+    cdef Py_ssize_t j
+    cdef float* f = <float*> dst
+    cdef double* g = <double*> dst
+    if single:
+        for j in range(j0, j1):
+            f[j] = <float> src[j]
+    else:
+        for j in range(j0, j1):
+            g[j] = src[j]
+
+
+cdef inline void _low_scan(const qfloat* Qi, const double* y, const double* G,
+                           const double* QD, const char* st, double* ob, Py_ssize_t n,
+                           double Gmax, double Kii, double yi, double* Gmax2,
+                           double* omin) noexcept nogil:
+    """The selection's I_low pass: the extreme of y G and each candidate's second-order
+    gain -(Gmax + yG)^2 / quad into ``ob`` (branchless: vectorized)."""
+    cdef Py_ssize_t t
+    cdef double g, gd, quad, o, m2 = Gmax2[0], om = omin[0]
+    for t in range(n):
+        g = y[t] * G[t] if st[t] != (y[t] < 0) else -_HUGE
+        m2 = g if g > m2 else m2
+        gd = Gmax + g
+        quad = Kii + QD[t] - 2.0 * yi * y[t] * Qi[t]
+        quad = quad if quad > 0 else _TAU
+        o = -(gd * gd) / quad if gd > 0 else _HUGE
+        ob[t] = o
+        om = o if o < om else om
+    Gmax2[0], omin[0] = m2, om
 
 
 cdef inline void _dot_columns(const double* a, const double* xt, Py_ssize_t ldx,
@@ -139,8 +204,9 @@ cdef void _kernel_columns(int kind, const double* prm, const double* a, const do
 cdef class Engine:
     """The solver state of one dual (see :func:`solve`); trusted inputs, permuted in place."""
 
-    cdef Py_ssize_t l, d, active_size, left, n_threads
+    cdef Py_ssize_t l, d, active_size, left, n_threads, isz
     cdef int kind
+    cdef bint single  # rows cached as float (computed in double, LIBSVM's Qfloat)
     cdef double tol, par_work
     cdef bint shrinking, unshrunk, nu
     cdef long interval, max_iter
@@ -155,6 +221,7 @@ cdef class Engine:
     cdef double* prm
     cdef double* a_buf
     cdef double* o_buf  # the selection's second-order gains, one per active variable
+    cdef double* r_buf  # a row computed in double before it is rounded to float (single)
     cdef double* xn  # the variables' squared norms (the expanded distances), or NULL
     cdef unsigned char* far  # the variables whose mutual distances are summed directly, or NULL
     cdef char* status
@@ -178,10 +245,12 @@ cdef class Engine:
 
     def __init__(self, int kind, double[::1] params, double[:, ::1] xt, double[::1] y,
                  double[::1] p, double[::1] C, double[::1] alpha, double[::1] G,
-                 double[::1] G_bar, double[::1] QD, double cache_doubles, double tol,
+                 double[::1] G_bar, double[::1] QD, double cache_entries, double tol,
                  bint shrinking, long interval, long max_iter, int n_threads,
                  double par_work, double[::1] xn=None, bint nu=False,
-                 unsigned char[::1] far=None):
+                 unsigned char[::1] far=None, bint single=False):
+        """``cache_entries`` (the 11th argument) counts row entries: bytes / 4 with
+        ``single`` (rows cached as float), / 8 without."""
         cdef Py_ssize_t t, l = y.shape[0]
         self.l, self.d, self.kind = l, xt.shape[0], kind
         self.keep = (params, xt, y, p, C, alpha, G, G_bar, QD)
@@ -192,7 +261,10 @@ cdef class Engine:
         act = np.arange(l, dtype=np.intp)
         abuf = np.empty(max(self.d, 1))
         obuf = np.empty(max(l, 1))
-        self.keep = self.keep + (st, abuf, obuf, xn, far)
+        rbuf = np.empty(max(l, 1) if single else 1)
+        self.keep = self.keep + (st, abuf, obuf, xn, far, rbuf)
+        self.single = single
+        self.isz = sizeof(float) if single else sizeof(double)
         self.xn = &xn[0] if xn is not None else NULL
         self.far = &far[0] if xn is not None and far is not None and far.shape[0] else NULL
         self.act = act
@@ -200,13 +272,15 @@ cdef class Engine:
         cdef Py_ssize_t[::1] actv = act
         cdef double[::1] abv = abuf
         cdef double[::1] obv = obuf
+        cdef double[::1] rbv = rbuf
+        self.r_buf = &rbv[0]
         self.status = <char*> &stv[0]
         self.active_set = &actv[0]
         self.a_buf = &abv[0]
         self.o_buf = &obv[0]
         self.active_size = l
         # at least two whole rows: the pair's two rows are then never evicted by each other
-        self.left = <Py_ssize_t> max(cache_doubles, 2.0 * l)
+        self.left = <Py_ssize_t> max(cache_entries, 2.0 * l)
         self.tol, self.shrinking, self.interval, self.max_iter = tol, shrinking, interval, max_iter
         self.n_threads, self.par_work = max(1, n_threads), par_work
         self.unshrunk = False
@@ -243,11 +317,11 @@ cdef class Engine:
         self.rows[t].data = NULL
         self.rows[t].length = 0
 
-    cdef double* _row(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
+    cdef void* _row(self, Py_ssize_t i, Py_ssize_t length) except NULL nogil:
         """Row i of Q over the first ``length`` variables, from the cache where it has them."""
         cdef Row* h = &self.rows[i]
         cdef Py_ssize_t more, start, old
-        cdef double* buf
+        cdef void* buf
         self.row_requests += 1
         if h.length:
             self._lru_delete(i)
@@ -258,7 +332,7 @@ cdef class Engine:
                 old = self.rows[self.l].nxt
                 self._lru_delete(old)
                 self._drop(old)
-            buf = <double*> realloc(h.data, length * sizeof(double))
+            buf = realloc(h.data, length * self.isz)
             if buf == NULL:
                 with gil:
                     raise MemoryError(f"a kernel row of {length} entries")
@@ -272,7 +346,9 @@ cdef class Engine:
         return h.data
 
     cdef void _compute(self, Py_ssize_t i, Py_ssize_t j0, Py_ssize_t j1,
-                       double* out) noexcept nogil:
+                       void* dest) noexcept nogil:
+        """Entries j0 <= j < j1 of row i into ``dest``: in double, rounded to float after
+        when the rows are single (LIBSVM computes Q in double and caches it as float)."""
         cdef Py_ssize_t k, part, nt = 1, lo, hi, nch
         cdef Py_ssize_t l = self.l, d = self.d
         cdef double work = (j1 - j0) * (d + 8.0), t0
@@ -280,6 +356,7 @@ cdef class Engine:
         cdef const unsigned char* far = (self.far if self.far != NULL and self.far[i]
                                          else NULL)
         cdef bint timed = False
+        cdef double* out = self.r_buf if self.single else <double*> dest
         for k in range(d):
             self.a_buf[k] = self.xt[k * l + i]
         self.rows_computed += 1
@@ -302,6 +379,8 @@ cdef class Engine:
         else:
             _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
                             self.y[i], j0, j1, self.xn, an, far, out)
+        if self.single:
+            _store(out, dest, j0, j1, True)
         if timed:
             t0 = (openmp.omp_get_wtime() - t0) / work
             k = 0 if nt == 1 else 1
@@ -329,7 +408,7 @@ cdef class Engine:
         cdef Py_ssize_t k, t, l = self.l
         cdef double tmp
         cdef char c
-        cdef double* dp
+        cdef void* dp
         cdef Row* h
         if i == j:
             return
@@ -376,9 +455,10 @@ cdef class Engine:
             k = h.nxt
             if h.length > i:
                 if h.length > j:
-                    tmp = h.data[i]
-                    h.data[i] = h.data[j]
-                    h.data[j] = tmp
+                    if self.single:
+                        _swap_entries(<float*> h.data, i, j)
+                    else:
+                        _swap_entries(<double*> h.data, i, j)
                 else:
                     self._lru_delete(t)
                     self._drop(t)
@@ -406,7 +486,7 @@ cdef class Engine:
         cdef double* QD = self.QD
         cdef double* ob = self.o_buf
         cdef char* st = self.status
-        cdef double* Qi = NULL
+        cdef void* Qi = NULL
         # I_up: y > 0 below its upper bound, y < 0 above its lower one (status codes
         # _LOWER = 0, _UPPER = 1: "status != (y > 0)"); the candidate's value is -y G
         for t in range(n):
@@ -422,15 +502,10 @@ cdef class Engine:
             Kii = QD[i]
             yi = y[i]
             # I_low: "status != (y < 0)"; the value is y G, the gain -(Gmax + yG)^2 / quad
-            for t in range(n):
-                g = y[t] * G[t] if st[t] != (y[t] < 0) else -_HUGE
-                Gmax2 = g if g > Gmax2 else Gmax2
-                gd = Gmax + g
-                quad = Kii + QD[t] - 2.0 * yi * y[t] * Qi[t]
-                quad = quad if quad > 0 else _TAU
-                o = -(gd * gd) / quad if gd > 0 else _HUGE
-                ob[t] = o
-                omin = o if o < omin else omin
+            if self.single:
+                _low_scan(<float*> Qi, y, G, QD, st, ob, n, Gmax, Kii, yi, &Gmax2, &omin)
+            else:
+                _low_scan(<double*> Qi, y, G, QD, st, ob, n, Gmax, Kii, yi, &Gmax2, &omin)
             if omin < _HUGE:
                 t = n - 1
                 while t > 0 and ob[t] != omin:
@@ -488,7 +563,7 @@ cdef class Engine:
     cdef int _reconstruct(self) except -1 nogil:
         """The inactive variables' gradient from G_bar and the free variables' rows."""
         cdef Py_ssize_t i, j, n = self.active_size, l = self.l, nr_free = 0
-        cdef double* Qi
+        cdef void* Qi
         cdef double s
         if n == l:
             return 0
@@ -505,27 +580,28 @@ cdef class Engine:
                 s = 0.0
                 for j in range(n):
                     if self.status[j] == _FREE:
-                        s += self.alpha[j] * Qi[j]
+                        s += self.alpha[j] * _at(Qi, j, self.single)
                 self.G[i] += s
         else:
             for i in range(n):
                 if self.status[i] == _FREE:
                     Qi = self._row(i, l)
-                    s = self.alpha[i]
-                    for j in range(n, l):
-                        self.G[j] += s * Qi[j]
+                    if self.single:
+                        _axpy(<float*> Qi, self.alpha[i], self.G, n, l)
+                    else:
+                        _axpy(<double*> Qi, self.alpha[i], self.G, n, l)
         return 0
 
     cdef int _update_pair(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
         cdef Py_ssize_t k, n = self.active_size, l = self.l
-        cdef double* Qi = self._row(i, n)
-        cdef double* Qj = self._row(j, n)
+        cdef void* Qi = self._row(i, n)
+        cdef void* Qj = self._row(j, n)
         cdef double* alpha = self.alpha
         cdef double Ci = self.C[i], Cj = self.C[j], ai = alpha[i], aj = alpha[j]
         cdef double quad, delta, diff, s, dai, daj
         cdef bint ui, uj
         if self.y[i] != self.y[j]:
-            quad = self.QD[i] + self.QD[j] + 2.0 * Qi[j]
+            quad = self.QD[i] + self.QD[j] + 2.0 * _at(Qi, j, self.single)
             if quad <= 0:
                 quad = _TAU
             delta = (-self.G[i] - self.G[j]) / quad
@@ -547,7 +623,7 @@ cdef class Engine:
                 alpha[j] = Cj
                 alpha[i] = Cj + diff
         else:
-            quad = self.QD[i] + self.QD[j] - 2.0 * Qi[j]
+            quad = self.QD[i] + self.QD[j] - 2.0 * _at(Qi, j, self.single)
             if quad <= 0:
                 quad = _TAU
             delta = (self.G[i] - self.G[j]) / quad
@@ -570,8 +646,10 @@ cdef class Engine:
                 alpha[j] = s
         dai = alpha[i] - ai
         daj = alpha[j] - aj
-        for k in range(n):
-            self.G[k] += Qi[k] * dai + Qj[k] * daj
+        if self.single:
+            _axpy2(<float*> Qi, <float*> Qj, dai, daj, self.G, n)
+        else:
+            _axpy2(<double*> Qi, <double*> Qj, dai, daj, self.G, n)
         ui = self.status[i] == _UPPER
         uj = self.status[j] == _UPPER
         self._set_status(i)
@@ -579,15 +657,18 @@ cdef class Engine:
         # G_bar follows the variables that reached or left their upper bound (whole rows)
         if ui != (self.status[i] == _UPPER):
             Qi = self._row(i, l)
-            s = -Ci if ui else Ci
-            for k in range(l):
-                self.G_bar[k] += s * Qi[k]
+            self._bar(Qi, -Ci if ui else Ci)
         if uj != (self.status[j] == _UPPER):
             Qj = self._row(j, l)
-            s = -Cj if uj else Cj
-            for k in range(l):
-                self.G_bar[k] += s * Qj[k]
+            self._bar(Qj, -Cj if uj else Cj)
         return 0
+
+    cdef inline void _bar(self, const void* Q, double s) noexcept nogil:
+        """G_bar += s Q (a variable reached or left its bound s; Q its whole row)."""
+        if self.single:
+            _axpy(<const float*> Q, s, self.G_bar, 0, self.l)
+        else:
+            _axpy(<const double*> Q, s, self.G_bar, 0, self.l)
 
     cdef long _solve(self, double* gap) except -1 nogil:
         cdef long it = 0, counter
@@ -630,8 +711,8 @@ cdef class Engine:
         cdef double* G = self.G
         cdef double* QD = self.QD
         cdef char* st = self.status
-        cdef double* Qp = NULL
-        cdef double* Qn = NULL
+        cdef void* Qp = NULL
+        cdef void* Qn = NULL
         for t in range(n):
             if y[t] > 0:
                 if st[t] != _UPPER and -G[t] >= Gmaxp:
@@ -652,7 +733,7 @@ cdef class Engine:
                         Gmaxp2 = g
                     gd = Gmaxp + g
                     if gd > 0 and ip >= 0:
-                        quad = QD[ip] + QD[t] - 2.0 * Qp[t]
+                        quad = QD[ip] + QD[t] - 2.0 * _at(Qp, t, self.single)
                         o = -(gd * gd) / (quad if quad > 0 else _TAU)
                         if o <= omin:
                             omin = o
@@ -663,7 +744,7 @@ cdef class Engine:
                     Gmaxn2 = g
                 gd = Gmaxn + g
                 if gd > 0 and jn >= 0:
-                    quad = QD[jn] + QD[t] - 2.0 * Qn[t]
+                    quad = QD[jn] + QD[t] - 2.0 * _at(Qn, t, self.single)
                     o = -(gd * gd) / (quad if quad > 0 else _TAU)
                     if o <= omin:
                         omin = o

@@ -27,6 +27,12 @@ from .refine import RefineResult, feasible_start
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
+#: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
+ROW_DTYPES = ("auto", "float32", "float64")
+
+#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
+FLOAT32_MIN_TOL = 1e-3
+
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
            "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
 
@@ -64,6 +70,20 @@ class SMOOptions:
         most this many times larger, else from zero (on the rows the path's engine keeps):
         a scaled start costs one product over its support vectors, which pays when the C
         are close.
+    row_dtype : {"auto", "float32", "float64"}, default "auto"
+        How the cached kernel rows are stored; "auto": float32 from ``tol`` =
+        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
+        rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
+        tolerance. "float32" is LIBSVM's ``Qfloat``: each
+        entry computed in double and rounded to float when cached, the gradient and every
+        sum over the rows kept in double; the cache holds twice as many rows in the same
+        bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
+        solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
+    double_certificate : bool, default False
+        With float32 rows, the final gradient is recomputed in double (one product over
+        the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
+        from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
+        double-precision figures. Costs one n x n_SV kernel product in double.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -75,6 +95,25 @@ class SMOOptions:
     parallel_work: float = 2e5
     expand_min_features: int = 12
     warm_max_ratio: float = 4.0
+    row_dtype: str = "auto"
+    double_certificate: bool = False
+
+    def __post_init__(self):
+        if self.row_dtype not in ROW_DTYPES:
+            raise ValueError(f"SMOOptions.row_dtype must be one of {ROW_DTYPES}, got "
+                             f"{self.row_dtype!r}")
+
+    @property
+    def single_rows(self):
+        """Whether the cached rows are float32 (``row_dtype`` resolved)."""
+        if self.row_dtype == "auto":
+            return self.tol >= FLOAT32_MIN_TOL
+        return self.row_dtype == "float32"
+
+    @property
+    def row_bytes(self):
+        """Bytes of one cached kernel row entry."""
+        return 4 if self.single_rows else 8
 
 
 @dataclass
@@ -209,21 +248,51 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     max_iter = options.max_iter
     if max_iter is None:
         max_iter = max(10 ** 7, 100 * l)
-    y_orig, p_orig = (y.copy(), p.copy()) if session is not None else (None, None)
+    upper_orig = upper.copy()  # the engine permutes its arrays in place
+    problem = dict(X=X, kernel=kernel, y=y.copy(), p=p.copy(), index=index, nu=nu,
+                   max_iter=max_iter)
     eng = Engine(int(kernel.code), np.array(kernel.params, dtype=np.float64), xt, y, p, upper,
-                 alpha, G, G_bar, QD, options.cache_bytes / 8.0, float(options.tol),
-                 bool(options.shrinking), int(options.shrink_interval), int(max_iter),
-                 int(threads), float(options.parallel_work), xn, bool(nu), far)
+                 alpha, G, G_bar, QD, options.cache_bytes / options.row_bytes,
+                 float(options.tol), bool(options.shrinking), int(options.shrink_interval),
+                 int(max_iter), int(threads), float(options.parallel_work), xn, bool(nu), far,
+                 options.single_rows)
     if session is not None:
-        session.update(engine=eng, X=X, kernel=kernel, y=y_orig, p=p_orig, index=index,
-                       nu=nu, max_iter=max_iter)
-    return _run(eng, alpha, G, nu, options, t0, l)
+        session.update(engine=eng, **problem)
+    return _run(eng, alpha, G, nu, options, t0, l, problem=problem, upper=upper_orig)
 
 
-def _run(eng, alpha, G, nu, options, t0, l, counted=(0, 0, 0)):
+def _certify(eng, alpha, problem, upper, options):
+    """The float32 SMO's result resumed from its gradient recomputed in double, until the
+    gap in double is within tol (or a few resumptions); (steps, gap, alpha, G) with the
+    engine's new arrays, in its positions' order."""
+    steps, gap = 0, np.inf
+    for _ in range(3):
+        order = eng.order()
+        a = np.empty_like(alpha)
+        a[order] = alpha
+        G, G_bar = _start_gradient(problem["X"], problem["kernel"], problem["y"],
+                                   problem["p"], upper, a, problem["index"], None)
+        alpha = np.ascontiguousarray(alpha)
+        G = np.ascontiguousarray(G[order])
+        eng.reset(np.ascontiguousarray(upper[order]), alpha, G,
+                  np.ascontiguousarray(G_bar[order]), float(options.tol),
+                  int(problem["max_iter"]))
+        it, gap = eng.run()
+        steps += it
+        if it == 0:  # the double gradient's gap is within tol: certified as it stands
+            break
+    return steps, gap, alpha, G
+
+
+def _run(eng, alpha, G, nu, options, t0, l, counted=(0, 0, 0), problem=None, upper=None):
     """Run the engine on its current problem; ``alpha`` and ``G`` are its arrays, in its
-    positions' order; ``counted``: its counters before this solve."""
+    positions' order; ``counted``: its counters before this solve; ``problem`` (the
+    original-order inputs) and ``upper`` (the bounds, original order) for the double
+    certificate."""
     n_iter, gap = eng.run()
+    if options.double_certificate and options.single_rows and problem is not None:
+        more, gap, alpha, G = _certify(eng, alpha, problem, upper, options)
+        n_iter += more
     r = None
     if nu:
         rho, r = eng.rho_nu()
@@ -253,7 +322,8 @@ def _resolve(session, upper, alpha, G, options, t0):
     counted = (eng.rows_computed, eng.entries_computed, eng.row_requests)
     eng.reset(np.ascontiguousarray(upper[order]), alpha, G, np.ascontiguousarray(G_bar[order]),
               float(options.tol), int(session["max_iter"]))
-    return _run(eng, alpha, G, session["nu"], options, t0, l, counted)
+    return _run(eng, alpha, G, session["nu"], options, t0, l, counted, problem=session,
+                upper=upper)
 
 
 def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,

@@ -22,6 +22,7 @@ internal cross-validation.
 """
 import time
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -149,11 +150,15 @@ class PairwiseProblem(PreparedProblem):
     labels : tuple of ndarray
         Per pair, +1 (class i) / -1 (class j) for its rows.
     problems : tuple
-        Per pair, the wrapped backend's preparation, or None for a pair with one class.
+        Per pair, the wrapped backend's preparation, or None for a pair with one class
+        (every pair None when ``deferred``).
     stats : mapping
-        ``pairs``: each pair's preparation statistics.
+        ``pairs``: each pair's preparation statistics (filled by ``path`` when deferred).
     timings : mapping
         Seconds per phase, summed over the pairs (CPU seconds of the pool, not wall time).
+    deferred : bool
+        The pairs are prepared by ``path``, each on its worker when it is solved, and
+        dropped after (:class:`PairwiseBackend`'s ``release``).
     """
 
     points: object
@@ -164,6 +169,13 @@ class PairwiseProblem(PreparedProblem):
     problems: tuple
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
+    deferred: bool = False
+
+    def live(self):
+        """The pairs with two classes (the trained ones)."""
+        if self.deferred:
+            return [p for p, yp in enumerate(self.labels) if np.unique(yp).size == 2]
+        return [p for p, pr in enumerate(self.problems) if pr is not None]
 
 
 def _solve(backend, prepared, Y, Cs, weights, start=None):
@@ -180,6 +192,26 @@ def _pair_start(start, rows, p):
     if start is None:
         return None
     return tuple(None if a is None else np.asarray(a)[rows, p][:, None] for a in start)
+
+
+def _prepare_and_solve(backend, X, rows, yp, Cs, weights, start=None):
+    """A deferred pair: its preparation made, solved and dropped here (on its worker);
+    (solutions, the preparation's stats, its timings)."""
+    prepared = backend.prepare(X[rows], yp)
+    sols = _solve(backend, prepared, yp, Cs, weights, start)
+    return sols, dict(prepared.stats), dict(prepared.timings)
+
+
+def _record_deferred(prepared, live, solved):
+    """A deferred problem's per-pair stats and summed timings, once its pairs ran."""
+    stats = [None] * len(prepared.pairs)
+    for p, (_, st, _) in zip(live, solved):
+        stats[p] = st
+    # the read-only mappings replaced, not edited: what prepare deferred, path now knows
+    object.__setattr__(prepared, "stats",
+                       MappingProxyType({**prepared.stats, "pairs": tuple(stats)}))
+    object.__setattr__(prepared, "timings",
+                       MappingProxyType(_sum_timings(t for _, _, t in solved)))
 
 
 def _sum_timings(mappings):
@@ -223,13 +255,19 @@ class PairwiseBackend:
     time left, ``time left * workers / n_pairs``, from the pair's own start, so that the
     one-vs-one path keeps the budget of the fit.
 
-    Memory: every pair's preparation is held from ``prepare`` to the end of ``path`` (the
-    pairs' rows sum to (n_classes - 1) n points; a preparation that stores its pair's
-    kernel matrix stores one per pair).
+    release : bool, default False
+        Memory: without it every pair's preparation is held from ``prepare`` to the end of
+        ``path`` (the pairs' copies of their points sum to (n_classes - 1) n points: 9 n
+        with 10 classes; a preparation that stores its pair's kernel matrix stores one per
+        pair). With it ``prepare`` only splits the points, and ``path`` prepares each pair
+        on its worker, solves it and drops the preparation: at most one pair's per worker
+        is held at a time. For a preparation solved by one ``path`` call (a fit): a second
+        call prepares the pairs again, and the preparations are not kept for a caller.
     """
 
     inner: object
     n_jobs: int = None
+    release: bool = False
 
     #: what the estimators and the fold scorer read: decisions are pairwise, labels by vote
     one_vs_one = True
@@ -263,6 +301,12 @@ class PairwiseBackend:
             rows.append(r)
             labels.append(np.where(label[r] == i, 1.0, -1.0)[:, None])
         live = [p for p, yp in enumerate(labels) if np.unique(yp).size == 2]
+        if self.release:  # prepared by path, a pair at a time per worker
+            return PairwiseProblem(points=X, n_classes=k, pairs=tuple(pairs),
+                                   rows=tuple(rows), labels=tuple(labels),
+                                   problems=(None,) * len(pairs),
+                                   stats={"pairs": (None,) * len(pairs)}, timings={},
+                                   deferred=True)
         # each pair's rows gathered on its worker: the copies are made in parallel
         prepared = self._map(lambda r, yp: self.inner.prepare(X[r], yp),
                              [(rows[p], labels[p]) for p in live],
@@ -291,7 +335,7 @@ class PairwiseBackend:
         start = None if dual_start is None else (dual_start, start_decision)
         if not isinstance(prepared, PairwiseProblem):
             return self._inner_path(prepared, Y, Cs, weights, start)
-        live = [p for p, pr in enumerate(prepared.problems) if pr is not None]
+        live = prepared.live()
         shape = (prepared.points.shape[0], len(prepared.pairs))
         if dual_start is not None and np.shape(dual_start) != shape:
             raise ValueError(f"dual_start must have shape {shape} (points, pairs), got "
@@ -299,6 +343,9 @@ class PairwiseBackend:
         tasks = [(prepared.labels[p], prepared.problems[p], Cs,
                   None if weights is None else weights[prepared.rows[p]],
                   _pair_start(start, prepared.rows[p], p)) for p in live]
+        if prepared.deferred:  # the rows, not a preparation: prepared on the worker
+            tasks = [(yp, prepared.rows[p], C, w, a)
+                     for p, (yp, _, C, w, a) in zip(live, tasks)]
         inner = self.inner
         budget = getattr(inner, "max_time", None)
         if budget is not None and len(live) > 1:
@@ -310,8 +357,15 @@ class PairwiseBackend:
                 inner = replace(inner, started=None)
             inner = replace(inner, max_time=budget * min(self._workers(), len(live))
                             / len(live))
-        solved = self._map(lambda yp, pr, C, w, a: _solve(inner, pr, yp, C, w, a), tasks,
-                           [prepared.rows[p].size for p in live])
+        sizes = [prepared.rows[p].size for p in live]
+        if prepared.deferred:
+            solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(
+                inner, prepared.points, r, yp, C, w, a), tasks, sizes)
+            _record_deferred(prepared, live, solved)
+            solved = [sols for sols, _, _ in solved]
+        else:
+            solved = self._map(lambda yp, pr, C, w, a: _solve(inner, pr, yp, C, w, a), tasks,
+                               sizes)
         per_pair = [None] * len(prepared.pairs)
         for p, sols in zip(live, solved):
             per_pair[p] = sols
