@@ -2,17 +2,38 @@
 
 Flags: -O3 and -ffast-math on the kernel-evaluation code so gcc vectorizes exp() through
 glibc's libmvec (the Gram tiles are exp-bound); OpenMP when the compiler accepts it.
-``-march=native`` is used by default because hsskern is built from source on the machine that
-runs it; set ``HSSKERN_PORTABLE=1`` to build a binary that runs on any x86-64.
-"""
-import os
-import sys
-import tempfile
-import subprocess
 
+Portable by default: no ``-march``, so the binary (and a wheel or sdist built from it) runs on
+any x86-64 the interpreter runs on. ``HSSKERN_NATIVE=1`` adds ``-march=native`` for a build that
+runs only on CPUs like this one; docs/benchmarks.md measures what that buys.
+
+One build: setuptools' editable install compiles in throwaway temporary directories, so every
+``pip install -e ".[extra]"`` compiled every module again. Each built module is therefore kept
+in ``build/ext-cache/``, keyed by a hash of everything that decides its binary (sources, flags,
+compiler, Cython, NumPy, SciPy, Python ABI); a build whose key is cached copies the module
+instead of running Cython and the compiler. ``build_ext --force`` (or deleting the folder) rebuilds.
+"""
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import Cython
 import numpy as np
-from setuptools import Extension, setup
+import scipy
 from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(ROOT, "build", "ext-cache")
+KEEP_PER_MODULE = 4  # cached builds kept per module (portable and native, a few edits back)
+DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True,
+              "initializedcheck": False}
 
 
 def _compiler_accepts(flags):
@@ -37,7 +58,9 @@ def _flags():
     if _compiler_accepts(["-fopenmp"]):
         compile_args.append("-fopenmp")
         link_args.append("-fopenmp")
-    if os.environ.get("HSSKERN_PORTABLE", "0") != "1" and _compiler_accepts(["-march=native"]):
+    if os.environ.get("HSSKERN_NATIVE", "0") == "1":
+        if not _compiler_accepts(["-march=native"]):
+            sys.exit("HSSKERN_NATIVE=1: the C compiler does not accept -march=native")
         compile_args.append("-march=native")
     return compile_args, link_args
 
@@ -64,6 +87,83 @@ MODULES = {
     "hsskern.solvers._cached_smo": FAST,
 }
 
+
+def _toolchain():
+    """What decides a binary besides its sources and flags."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    try:
+        version = subprocess.run(cc.split() + ["--version"], capture_output=True,
+                                 text=True).stdout
+    except OSError:
+        version = ""
+    env = [os.environ.get(v, "") for v in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")]
+    return [cc, version, *env, sysconfig.get_config_var("EXT_SUFFIX"), sys.platform,
+            Cython.__version__, np.__version__, scipy.__version__, repr(sorted(DIRECTIVES.items()))]
+
+
+def _cache_key(ext, toolchain):
+    h = hashlib.sha256()
+    for part in toolchain + [ext.name, repr(ext.extra_compile_args),
+                             repr(ext.extra_link_args), repr(ext.define_macros)]:
+        h.update(part.encode() + b"\0")
+    # every .pxd/.pxi of the package: a module may cimport any of them
+    headers = sorted(glob.glob(os.path.join(ROOT, "hsskern", "**", "*.px[di]"), recursive=True))
+    for path in [os.path.join(ROOT, s) for s in ext.sources] + headers:
+        h.update(os.path.relpath(path, ROOT).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+class CachedBuildExt(build_ext):
+    """build_ext that copies a module from build/ext-cache/ when its key is there."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
+    def build_extensions(self):
+        toolchain = _toolchain()
+        all_exts, misses = self.extensions, []
+        for ext in all_exts:
+            key = _cache_key(ext, toolchain)
+            suffix = sysconfig.get_config_var("EXT_SUFFIX")
+            cached = os.path.join(CACHE, f"{ext.name}-{key}{suffix}")
+            if os.path.exists(cached) and not self.force:
+                target = self.get_ext_fullpath(ext.name)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copy2(cached, target)
+                print(f"{ext.name}: unchanged, copied from {os.path.relpath(cached, ROOT)}")
+            else:
+                misses.append((ext, cached))
+        # Cython runs here, on the misses only, one module at a time (it is not thread-safe);
+        # the C compiler then runs in parallel.
+        self.extensions = [ext for ext, _ in misses]
+        if self.extensions:
+            # the generated C goes into the extensions setuptools prepared (cythonize returns
+            # copies, without setuptools' attributes)
+            generated = {e.name: e.sources for e in cythonize(
+                self.extensions, language_level=3, compiler_directives=DIRECTIVES)}
+            for ext in self.extensions:
+                ext.sources = generated[ext.name]
+            super().build_extensions()
+        self.extensions = all_exts
+        for ext, cached in misses:
+            self._store(self.get_ext_fullpath(ext.name), cached)
+
+    @staticmethod
+    def _store(built, cached):
+        os.makedirs(CACHE, exist_ok=True)
+        tmp = f"{cached}.{os.getpid()}.tmp"  # concurrent builds never see half a file
+        shutil.copy2(built, tmp)
+        os.replace(tmp, cached)
+        module = os.path.basename(cached).rsplit("-", 1)[0]
+        entries = sorted(glob.glob(os.path.join(CACHE, f"{module}-*")), key=os.path.getmtime)
+        for old in entries[:-KEEP_PER_MODULE]:
+            os.remove(old)
+
+
 extensions = [
     Extension(
         name,
@@ -76,15 +176,4 @@ extensions = [
     for name, args in MODULES.items()
 ]
 
-setup(
-    ext_modules=cythonize(
-        extensions,
-        language_level=3,
-        compiler_directives={
-            "boundscheck": False,
-            "wraparound": False,
-            "cdivision": True,
-            "initializedcheck": False,
-        },
-    ),
-)
+setup(ext_modules=extensions, cmdclass={"build_ext": CachedBuildExt})
