@@ -14,7 +14,7 @@ Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
                          NuSVC, NuSVR, NystromSVC, NystromSVCCV, OneClassSVM,
-                         SparseCholeskySVC)
+                         SparseCholeskySVC, SVC, SVCCV, SVR)
 from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteError,
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
@@ -28,7 +28,7 @@ from .sparse import SparseCholeskyFactor
 __version__ = "0.1.0"
 
 __all__ = [
-    "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
+    "SVC", "SVCCV", "SVR", "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "OneClassSVM", "NuSVC", "NuSVR",

@@ -426,8 +426,12 @@ def test_gamma_relation_to_h_and_conflicts():
     np.testing.assert_array_equal(a, c)
     assert resolve_gamma("auto", X) == 1 / 3
     assert resolve_gamma("scale", np.ones((5, 2))) == 1.0  # SVC's rule for constant X
-    with pytest.raises(ValueError, match="either h or gamma"):
-        HSSSVC(h=1.0, gamma="scale").fit(X, y)
+    # h is the width over the default gamma="scale"; with any other gamma, a conflict
+    np.testing.assert_array_equal(HSSSVC(h=np.sqrt(1 / (2 * g)), gamma="scale", **EXACT)
+                                  .fit(X, y).decision_function(X), b)
+    for gamma in ("auto", 0.5):
+        with pytest.raises(ValueError, match="either h or gamma"):
+            HSSSVC(h=1.0, gamma=gamma).fit(X, y)
     with pytest.raises(ValueError, match="rbf"):
         HSSSVC(kernel="laplacian", gamma="scale").fit(X, y)
     with pytest.raises(ValueError, match="gamma"):

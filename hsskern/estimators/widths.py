@@ -113,10 +113,14 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
 
 
 def width_name(est):
-    """"h" or "gamma": the spelling of the kernel width the estimator was given."""
-    if est.h is not None and est.gamma is not None:
+    """"h" or "gamma": the spelling of the kernel width the estimator was given. ``h``, when
+    given, is the width over SVC's default ``gamma="scale"`` (an estimator without ``h``,
+    as :class:`~hsskern.SVC`, has gamma only); ``h`` with another gamma is a ValueError."""
+    h = getattr(est, "h", None)
+    if h is not None and est.gamma is not None and not (
+            isinstance(est.gamma, str) and est.gamma == "scale"):
         raise ValueError("give either h or gamma (gamma = 1 / (2 h^2)), not both")
-    return "gamma" if est.gamma is not None else "h"
+    return "h" if h is not None or est.gamma is None else "gamma"
 
 
 def kernel_of(est, width=None, X=None):
@@ -159,7 +163,7 @@ class SVCKernelsMixin:
 def _dot_kernel_of(est, gamma, X):
     """SVC's poly, linear or sigmoid kernel of an estimator: gamma None is SVC's default
     "scale" (these kernels have no width h)."""
-    if est.h is not None:
+    if getattr(est, "h", None) is not None:
         raise ValueError(f"h is the width of the Gaussian and Laplacian kernels; "
                          f"kernel={est.kernel!r} takes gamma (SVC's), not h")
     if est.kernel == "linear":
