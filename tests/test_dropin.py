@@ -15,6 +15,7 @@ import sklearn.svm as sk
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import hsskern
 from hsskern import HSSSVC, HSSSVCCV, SVC, SVCCV, SVR
@@ -225,3 +226,11 @@ def test_verbose_logs_whole_lines_of_phases_that_ran_only(capsys):
     assert sum("SMO steps of the cached SMO" in ln for ln in lines) == 45  # one per pair
     assert set(m.fit_time_) == {"kernel", "smo"}  # the phases that ran, by their names
     assert all(v > 0 for v in m.fit_time_.values())
+
+
+# a fixed gamma (scikit-learn's SVC fails the sample-weight checks with "scale", which follows
+# X's variance) and a gap of 1e-10, so that weighted and repeated fits agree to rtol 1e-7
+@parametrize_with_checks([SVC(gamma=0.5, tol=1e-10), SVR(gamma=0.5, tol=1e-10),
+                          SVCCV(Cs=2, gamma=0.5, cv=3, tol=1e-10)])
+def test_sklearn_checks(estimator, check):
+    check(estimator)

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
+import hsskern.estimators._svm_params as _svm_params
 import hsskern.estimators.hss_svc as hss_svc
 from hsskern import HSSSVC, HSSSVCOptions, kernel_operator
 from hsskern.kernels import make_kernel
 from hsskern.solvers import hss_path
 from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.cached_smo import SMOOptions
 from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
@@ -31,8 +31,10 @@ def small_reach(monkeypatch):
     """The boundaries scaled to 500 points: past them, and past 10^4 entries, one fit probes
     300 points and grows its stages from 200."""
     monkeypatch.setattr(hss_path, "SMALL_N", 500)
-    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, refine_limit=1e4, smo_options=SMOOptions(probe_points=300)))
+    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(HSSBackend, refine_limit=1e4))
+    # the estimator builds its engine options from SVC's parameters: the probe's size on them
+    monkeypatch.setattr(hss_svc, "smo_options", lambda est, tol: replace(
+        _svm_params.smo_options(est, tol), probe_points=300))
     monkeypatch.setattr(hss_svc, "ExactBackend", functools.partial(ExactBackend, subsample=200))
 
 
@@ -117,8 +119,8 @@ def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(m
     SVM in stages from a quarter of the points when n^2 x share does; SVC's SVM either way."""
     X, y = _data(1600, 7)
     gamma = 1.0 / (X.shape[1] * X.var())
-    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, smo_options=SMOOptions(probe_points=300)))  # fewer than n
+    monkeypatch.setattr(hss_svc, "smo_options", lambda est, tol: replace(
+        _svm_params.smo_options(est, tol), probe_points=300))  # fewer than n
     ref = SVC(gamma=gamma).fit(X, y)
     starts = {}
     for stage_min in (1e5, 1e12):

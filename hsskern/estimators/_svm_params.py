@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Hidden, Interval, Options, StrOption
 from ..solvers.cached_smo import SMOOptions
 
 __all__ = ["LIBSVM_CONSTRAINTS", "PROBABILITY_CONSTRAINT", "smo_options", "smo_max_iter",
-           "probability_on", "warn_probability", "check_break_ties"]
+           "probability_on", "warn_probability", "check_break_ties", "deprecated_sigmoid"]
 
 #: scikit-learn's ``probability``: a bool, or the hidden default "deprecated" (off)
 PROBABILITY_CONSTRAINT = ["boolean", Hidden(StrOptions({"deprecated"}))]
@@ -70,3 +70,23 @@ def check_break_ties(est, n_classes):
     if est.decision_function_shape == "ovo":
         raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
     return n_classes > 2
+
+
+def deprecated_sigmoid(name):
+    """scikit-learn 1.9's deprecated ``probA_`` / ``probB_``: the Platt parameters (an empty
+    array without ``probability=True``), read with its FutureWarning; set without one."""
+    key = "_" + name[:-1]
+
+    def get(self):
+        if key not in vars(self):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        warnings.warn(f"Attribute `{name}` was deprecated in version 1.9 and will be removed "
+                      "in 1.11 as the `probability=True` option for SVC and NuSVC was "
+                      "deprecated and will be removed in 1.11.", FutureWarning, stacklevel=2)
+        return vars(self)[key]
+
+    def set(self, value):
+        vars(self)[key] = value
+
+    return property(get, set, doc=f"Platt's {name[-2]} per binary model (deprecated, as "
+                                  "scikit-learn 1.9's).")

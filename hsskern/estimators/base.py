@@ -212,7 +212,8 @@ class FitStateMixin:
         """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        self.__dict__.pop("_model", None)
+        for key in ("_model", "_probA", "_probB"):  # the model, a drop-in's sigmoids
+            self.__dict__.pop(key, None)
 
     def _log(self, level, msg):
         """``msg`` as one logging record when ``verbose >= level`` (:mod:`hsskern.utils.log`)."""

@@ -27,7 +27,7 @@ from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
 from ._splits import make_splits
 from ._svm_params import (LIBSVM_CONSTRAINTS, PROBABILITY_CONSTRAINT, check_break_ties,
-                          probability_on, smo_options, warn_probability)
+                          deprecated_sigmoid, probability_on, smo_options, warn_probability)
 from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
 from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
 from .widths import GAMMA_STRINGS, kernel_of
@@ -239,13 +239,16 @@ class NuSVC(ClassifierMixin, _NuBase):
         ``intercept_`` in LIBSVM's one-vs-one layout, sign-flipped for two classes so that
         positive values mean ``classes_[1]``).
     probA_, probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
-        Platt's sigmoid per pair (``probability=True``): P = 1 / (1 + exp(probA_ f +
-        probB_)), f the pair's value, positive for its first class; two classes, as
-        :class:`HSSSVC`'s: f is ``decision_function`` and P that of ``classes_[1]``.
+        Deprecated, as scikit-learn 1.9's (reading them warns; empty without
+        ``probability=True``). Platt's sigmoid per pair (``probability=True``): P = 1 / (1 +
+        exp(probA_ f + probB_)), f the pair's value, positive for its first class; two
+        classes, as :class:`HSSSVC`'s: f is ``decision_function`` and P that of
+        ``classes_[1]``.
 
     Notes
     -----
-    ``class_weight`` acts (scikit-learn's is ignored). Sample weights multiply each point's bound and nu's sums, as LIBSVM's; points
+    ``class_weight`` acts (scikit-learn's is ignored). Sample weights multiply each point's
+    bound and nu's sums, as LIBSVM's; points
     of weight 0 are dropped. With ``probability=True``, an internal fold whose classes do
     not admit nu (small classes), or where it leaves no margin, has no model: its points'
     held-out values are 0 (LIBSVM solves such a fold from an infeasible start anyway).
@@ -260,6 +263,9 @@ class NuSVC(ClassifierMixin, _NuBase):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
+
+    probA_ = deprecated_sigmoid("probA_")
+    probB_ = deprecated_sigmoid("probB_")
 
     _parameter_constraints = {**_NuBase._parameter_constraints,
                               "class_weight": [StrOptions({"balanced"}), dict, None],
@@ -435,8 +441,9 @@ class NuSVC(ClassifierMixin, _NuBase):
         self.fit_status_ = 0 if all(pr[6] for pr in pairs) else 1
         self.shape_fit_ = X.shape
         self._kernel_ = self._kernel(X)
-        if sigmoids is not None:
-            self.probA_, self.probB_ = (np.asarray(a, dtype=np.float64) for a in sigmoids)
+        # scikit-learn 1.9's: empty without probability=True (read with its FutureWarning)
+        self._probA, self._probB = ((np.empty(0), np.empty(0)) if sigmoids is None else
+                                    (np.asarray(a, dtype=np.float64) for a in sigmoids))
 
     def _ovo(self, X):
         """LIBSVM's values of each pair (i, j), positive for class i: (m, n_pairs)."""
@@ -501,15 +508,15 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     def _platt(self, X, log):
         check_is_fitted(self)
-        if not hasattr(self, "probA_"):
+        A, B = vars(self).get("_probA"), vars(self).get("_probB")
+        if A is None or not A.size:
             raise NotFittedError("NuSVC was fitted with probability=False: refit with "
                                  "probability=True for predict_proba")
         dec = self._ovo(X)
         if self.classes_.size == 2:
-            return (sigmoid_log_proba if log else sigmoid_proba)(-dec[:, 0], self.probA_,
-                                                                 self.probB_)
+            return (sigmoid_log_proba if log else sigmoid_proba)(-dec[:, 0], A, B)
         # P(i | i or j), kept off 0 and 1 as LIBSVM does before the coupling
-        R = np.clip(expit(-(dec * self.probA_ + self.probB_)), _MIN_PROB, 1.0 - _MIN_PROB)
+        R = np.clip(expit(-(dec * A + B)), _MIN_PROB, 1.0 - _MIN_PROB)
         P = pairwise_coupling(R, self.classes_.size)
         return np.log(P) if log else P
 

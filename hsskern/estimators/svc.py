@@ -6,7 +6,6 @@ The estimator is a docstring and an ``__init__``, as scikit-learn's SVC in
 whose plan picks each fit's route by itself; the shared machinery is in :mod:`.base` and
 :mod:`.cv`.
 """
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -14,7 +13,8 @@ from sklearn.utils._param_validation import Interval
 
 from ..options import HSSSVCOptions
 from ._options import OptionsParamsMixin
-from ._svm_params import PROBABILITY_CONSTRAINT, probability_on, warn_probability
+from ._svm_params import (PROBABILITY_CONSTRAINT, deprecated_sigmoid, probability_on,
+                          warn_probability)
 from .base import PathClassifier
 from .hss_svc import _COMMON_CONSTRAINTS, HSSSVCCV, _hss_backend, route_of
 from .widths import (SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin, WIDTH_GRID_CONSTRAINTS,
@@ -27,26 +27,6 @@ _SVC_CONSTRAINTS = {
     **{k: v for k, v in SVC_KERNEL_CONSTRAINTS.items() if k != "h"},
     "probability": PROBABILITY_CONSTRAINT,
 }
-
-
-def _deprecated_sigmoid(name):
-    """scikit-learn 1.9's deprecated ``probA_`` / ``probB_``: the Platt parameters (an empty
-    array without ``probability=True``), read with its FutureWarning; set without one."""
-    key = "_" + name[:-1]
-
-    def get(self):
-        if key not in vars(self):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        warnings.warn(f"Attribute `{name}` was deprecated in version 1.9 and will be removed "
-                      "in 1.11 as the `probability=True` option for SVC and NuSVC was "
-                      "deprecated and will be removed in 1.11.", FutureWarning, stacklevel=2)
-        return vars(self)[key]
-
-    def set(self, value):
-        vars(self)[key] = value
-
-    return property(get, set, doc=f"Platt's {name[-2]} per binary model (deprecated, as "
-                                  "scikit-learn 1.9's).")
 
 
 class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -162,8 +142,8 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
                               "C": [Interval(Real, 0, None, closed="neither")]}
     _options_class = HSSSVCOptions
 
-    probA_ = _deprecated_sigmoid("probA_")
-    probB_ = _deprecated_sigmoid("probB_")
+    probA_ = deprecated_sigmoid("probA_")
+    probB_ = deprecated_sigmoid("probB_")
 
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability="deprecated", tol=1e-3, cache_size=200,
@@ -211,11 +191,6 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape)
-
-    def _reset(self):
-        super()._reset()
-        for key in ("_probA", "_probB"):
-            self.__dict__.pop(key, None)
 
     def _set_backend_attributes(self, prepared, solution, model):
         self.route_ = route_of(solution.info)

@@ -563,9 +563,10 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             sol = replace(sol, timings={**sol.timings, "admm": sol.timings["admm"] + setup})
         solutions.append(sol)
         if log is not None:
-            steps = (f"{int(sol.n_iter.max())} ADMM iterations" if "admm" in sol.timings else
-                     f"{int(sol.n_iter.max())} {'SMO steps' if engine == 'cached' else 'rounds'}"
-                     f" of the {'cached SMO' if engine == 'cached' else 'block decomposition'}")
+            k = int(sol.n_iter.max())
+            steps = (f"{k} ADMM iterations" if "admm" in sol.timings else
+                     f"{k} SMO steps of the cached SMO" if engine == "cached" else
+                     f"{k} working sets of the block decomposition")
             log(1, f"C={C:g}: {steps}, gap "
                 f"{np.nanmax(sol.gap) if np.isfinite(sol.gap).any() else float('nan'):.3g}, "
                 f"{np.count_nonzero(np.any(sol.dual_coef != 0, axis=1))} support vectors, "

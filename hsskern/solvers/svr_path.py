@@ -479,7 +479,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         solutions.append(sol)
         if log is not None:
             steps = (f"{int(sol.n_iter[0])} ADMM iterations" if "admm" in sol.timings else
-                     f"{rr.rounds} rounds of the block decomposition")
+                     f"{rr.rounds} working sets of the block decomposition")
             log(1, f"C={C:g}: {steps}, gap {sol.gap[0]:.3g}, "
                    f"{np.count_nonzero(sol.dual_coef)} support vectors, "
                    f"{time.perf_counter() - t_c:.3g} s")
