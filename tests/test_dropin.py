@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 import sklearn.svm as sk
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_digits
@@ -19,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import hsskern
 from hsskern import HSSSVC, HSSSVCCV, SVC, SVCCV, SVR
+from hsskern.estimators.widths import _variance
 
 NAMES = ["SVC", "SVR", "NuSVC", "NuSVR", "OneClassSVM"]
 
@@ -171,8 +173,10 @@ def test_nu_machines_and_one_class_at_defaults_are_sklearn():
                                atol=DEC_TOL)
 
 
-@pytest.mark.parametrize("est", [HSSSVC(), HSSSVCCV(cv=3), SVCCV(cv=3)],
-                         ids=["HSSSVC", "HSSSVCCV", "SVCCV"])
+@pytest.mark.parametrize("est", [HSSSVC(), HSSSVCCV(),
+                                 pytest.param(SVCCV(), marks=pytest.mark.slow),  # 5 folds
+                                 hsskern.ExactSVC()],
+                         ids=["HSSSVC", "HSSSVCCV", "SVCCV", "ExactSVC"])
 def test_hss_estimators_at_defaults_reach_svc_accuracy_on_raw_digits(est):
     Xtr, Xt, ytr, yt = _digits()
     ref = sk.SVC().fit(Xtr, ytr).score(Xt, yt)
@@ -230,7 +234,20 @@ def test_verbose_logs_whole_lines_of_phases_that_ran_only(capsys):
 
 # a fixed gamma (scikit-learn's SVC fails the sample-weight checks with "scale", which follows
 # X's variance) and a gap of 1e-10, so that weighted and repeated fits agree to rtol 1e-7
-@parametrize_with_checks([SVC(gamma=0.5, tol=1e-10), SVR(gamma=0.5, tol=1e-10),
-                          SVCCV(Cs=2, gamma=0.5, cv=3, tol=1e-10)])
+@parametrize_with_checks([SVC(gamma=0.5, tol=1e-10), SVR(gamma=0.5, tol=1e-10)])
 def test_sklearn_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.slow  # a search per check (HSSSVCCV's checks run in tests/test_hss_svc.py)
+@parametrize_with_checks([SVCCV(Cs=2, gamma=0.5, cv=3, tol=1e-10)])
+def test_sklearn_checks_of_the_search(estimator, check):
+    check(estimator)
+
+
+@given(n=st.integers(1, 60), d=st.integers(1, 4), rows=st.integers(1, 9),
+       scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2 ** 31))
+def test_scale_variance_by_blocks_is_numpys(n, d, rows, scale, seed):
+    # gamma="scale" reads X.var() by blocks of rows (no copy of a large X): numpy's value
+    X = np.random.default_rng(seed).normal(size=(n, d)) * scale + scale
+    np.testing.assert_allclose(_variance(X, rows=rows), np.var(X), rtol=1e-12)

@@ -105,11 +105,27 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
     d = X.shape[1]
     if gamma == "auto":
         return 1.0 / d
-    if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
-        var = float(X.multiply(X).mean() - X.mean() ** 2)
-    else:
-        var = float(np.var(X))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
+            var = float(X.multiply(X).mean() - X.mean() ** 2)
+        else:
+            var = _variance(X)
+    if not np.isfinite(var):  # SVC would divide by inf: a kernel of ones, silently
+        raise ValueError("gamma='scale' is 1 / (n_features * X.var()), and X.var() overflows "
+                         "float64 on these points: scale X (e.g. StandardScaler) or give a "
+                         "numeric gamma")
     return 1.0 / (d * var) if var != 0 else 1.0
+
+
+def _variance(X, rows=1 << 14):
+    """``np.var(X)`` over every entry, by blocks of rows: numpy's would hold a temporary copy
+    of X (a fit past memory must be refused before it allocates one)."""
+    n = X.shape[0]
+    if n <= rows:
+        return float(np.var(X))
+    mean = float(np.mean(X))
+    total = sum(float(np.square(X[i:i + rows] - mean).sum()) for i in range(0, n, rows))
+    return total / X.size
 
 
 def width_name(est):
