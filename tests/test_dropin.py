@@ -251,3 +251,12 @@ def test_scale_variance_by_blocks_is_numpys(n, d, rows, scale, seed):
     # gamma="scale" reads X.var() by blocks of rows (no copy of a large X): numpy's value
     X = np.random.default_rng(seed).normal(size=(n, d)) * scale + scale
     np.testing.assert_allclose(_variance(X, rows=rows), np.var(X), rtol=1e-12)
+
+
+def test_max_iter_caps_the_smo_steps_as_libsvms():
+    from sklearn.exceptions import ConvergenceWarning
+    Xtr, Xt, ytr, yt = _digits()
+    with pytest.warns(ConvergenceWarning, match=r"terminated early \(max_iter=5\)"):
+        m = SVC(max_iter=5).fit(Xtr, ytr)
+    assert m.fit_status_ == 1 and np.all(m.n_iter_ <= 5)
+    assert SVC().fit(Xtr, ytr).fit_status_ == 0

@@ -387,8 +387,9 @@ def test_primal_backends_have_what_applies(make):
 def test_fit_status_reports_non_convergence():
     X, y = _problem(10, n=80)
     with pytest.warns(ConvergenceWarning):
-        m = HSSSVC(h=1.0, C=100.0, max_iter=1, tol=1e-12,
-                   options=HSSSVCOptions(approximation="exact", solve_exact=False)).fit(X, y)
+        m = HSSSVC(h=1.0, C=100.0, tol=1e-12,
+                   options=HSSSVCOptions(approximation="exact", solve_exact=False,
+                                         admm_max_iter=1)).fit(X, y)
     assert m.fit_status_ == 1
     assert HSSSVC(h=1.0, **EXACT).fit(X, y).fit_status_ == 0
 

@@ -578,7 +578,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         n_iter = sum(s.n_iter for s in head)
         solutions[0] = replace(head[-1], timings=timings, n_iter=n_iter)
     if warn and tol is not None:
-        warn_unsolved(solutions, tol, max_iter)
+        warn_unsolved(solutions, tol, max_iter,
+                      step_cap=smo_options.max_iter if engine == "cached" else None)
     return tuple(replace(s, info={**s.info, "route": _route(problem, exact_start, engine, s)})
                  for s in solutions)
 
@@ -628,7 +629,7 @@ def _engine_of(K, engine, smo_options, n_rhs, budget, sv_share=None):
     return single_fit_engine(n, d, n_rhs, smo_options, budget, sv_share)
 
 
-def warn_unsolved(solutions, tol, max_iter):
+def warn_unsolved(solutions, tol, max_iter, step_cap=None):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol``, naming
     what fell short: the exact decomposition skipped (``refine="auto"`` past
     ``refine_limit``: the answer is the ADMM's), the exact decomposition itself, or the
@@ -647,6 +648,11 @@ def warn_unsolved(solutions, tol, max_iter):
                 f"ADMM's approximate answer, which did not reach tol={tol:g} within "
                 f"admm_max_iter={max_iter} iterations either. solve_exact=True solves it exactly "
                 "(slowly); ExactSVC solves it within a time budget.")
+    elif step_cap is not None and any(r.rounds >= step_cap for r in refined):
+        # scikit-learn's words for LIBSVM's step cap
+        msg += (f": the solver terminated early (max_iter={step_cap}) at gap "
+                f"{max(r.gap for r in refined):.3g}. Consider pre-processing your data with "
+                "StandardScaler or MinMaxScaler, or raise max_iter.")
     elif refined:
         msg += (f": the exact decomposition stopped at gap {max(r.gap for r in refined):.3g} "
                 "(a round changed nothing: the kernel may be indefinite or the C extreme).")
