@@ -10,6 +10,9 @@ forced) and "hss" (compression forced), to find where compression starts to pay.
 
     python bench/gp_small.py                      # n = 1000, 2000, 5000; writes the json
     python bench/gp_small.py --n 1000 2000 --routes auto hss --threads 1
+    # the crossover rows of issue 59: n = 2,000 / 4,000 / 8,000 / 20,000 at d = 3, scikit-learn
+    # and the forced dense route only where they run (up to --sklearn-max-n, --exact-max-n)
+    python bench/gp_small.py --preset crossover --threads 2 --out bench/results/gp_crossover.json
 """
 import argparse
 import json
@@ -63,14 +66,22 @@ print(json.dumps({"fit_s": fit, "predict_s": pred, "lml": lml, "theta": theta,
 """
 
 
-def run(n, d, route, seed, tmp, threads=None):
+#: ``--preset crossover``: where "auto" should switch from the dense route to the HSS one
+CROSSOVER = {"n": [2000, 4000, 8000, 20000], "routes": ["auto", "exact", "hss"]}
+
+
+def run(n, d, route, seed, tmp, threads=None, timeout=None):
     out = tmp / f"pred_{route}_{n}.npy"
     env = dict(os.environ)
     if threads:  # both sides alike: BLAS threads (their spinning dominates on a busy machine)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), route, str(seed),
-                           str(out)], capture_output=True, text=True, cwd=HERE.parent, env=env)
+    try:
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), route, str(seed),
+                               str(out)], capture_output=True, text=True, cwd=HERE.parent,
+                              env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"stopped after {timeout} s", "fit_s": None}, None
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1:]}, None
     return json.loads(proc.stdout.strip().splitlines()[-1]), np.load(out)
@@ -85,18 +96,32 @@ def main():
     ap.add_argument("--threads", type=int, default=None,
                     help="BLAS/OpenMP threads of every child (default: the libraries' own)")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--preset", choices=["crossover"], default=None,
+                    help="crossover: n = 2000 4000 8000 20000, routes auto exact hss")
+    ap.add_argument("--sklearn-max-n", type=int, default=8000,
+                    help="scikit-learn's fit only up to this n (its n^3 search, 4 n^2 floats)")
+    ap.add_argument("--exact-max-n", type=int, default=8000,
+                    help="the forced dense route only up to this n")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per child fit")
     args = ap.parse_args()
+    if args.preset == "crossover":
+        args.n, args.routes = CROSSOVER["n"], CROSSOVER["routes"]
     import tempfile
     rows = []
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         for n in args.n:
-            ref, P_ref = run(n, args.d, "sklearn", args.seed, tmp, args.threads)
+            ref, P_ref = ({"skipped": f"n > --sklearn-max-n={args.sklearn_max_n}"}, None) \
+                if n > args.sklearn_max_n else run(n, args.d, "sklearn", args.seed, tmp,
+                                                   args.threads, args.timeout)
             row = {"n": n, "d": args.d, "threads": args.threads,
                    "load_average": os.getloadavg()[0], "sklearn": ref}
             for route in args.routes:
-                r, P = run(n, args.d, route, args.seed, tmp, args.threads)
-                if P is not None and P_ref is not None:
+                if route == "exact" and n > args.exact_max_n:
+                    row[route] = {"skipped": f"n > --exact-max-n={args.exact_max_n}"}
+                    continue
+                r, P = run(n, args.d, route, args.seed, tmp, args.threads, args.timeout)
+                if P is not None and P_ref is not None and r.get("fit_s"):
                     r["mean_max_abs_diff"] = float(np.max(np.abs(P[:, 0] - P_ref[:, 0])))
                     r["std_max_abs_diff"] = float(np.max(np.abs(P[:, 1] - P_ref[:, 1])))
                     r["lml_diff"] = r["lml"] - ref["lml"]

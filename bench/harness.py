@@ -29,12 +29,12 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results"
-SHARED = ROOT.parent / "shared" / "datasets"
 SCHEMA = "hsskern-bench/1"
 
 
 class DataUnavailable(Exception):
-    """A data set whose file is absent: the suite skips it and says so."""
+    """A data set that can be neither found nor fetched: the run stops with an error saying
+    where the set comes from."""
 
 
 class PeerLacks(Exception):
@@ -72,15 +72,11 @@ def _raw(name):
     m = re.fullmatch(r"gmm8_(\d+)", name)
     if m:
         return _gmm8(int(m.group(1)))
-    for path in (SHARED / f"{name}.npz", SHARED / "regression" / f"{name}.npz"):
-        if path.exists():
-            d = np.load(path)
-            return d["X_train"], d["y_train"], d["X_test"], d["y_test"]
-    from hsskern.datasets import BUNDLED, load
-    if name in BUNDLED:
+    from hsskern.datasets import load
+    try:  # bundled, the cache, ../shared/datasets, else downloaded from its public source
         return load(name)
-    raise DataUnavailable(f"data set {name!r}: no {SHARED}/{name}.npz (nor regression/), "
-                          f"not bundled ({', '.join(BUNDLED)}), not gmm8_<n>")
+    except FileNotFoundError as e:
+        raise DataUnavailable(str(e)) from None
 
 
 def load_data(spec):

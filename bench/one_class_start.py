@@ -67,7 +67,7 @@ def child(args):
         "options": extra, "time": t, "phases": models[0].fit_time_,
         "n_iter": [int(m.n_iter_[0]) for m in models],
         "n_support": [int(m.support_.size) for m in models],
-        "offset": [m.offset_ for m in models],
+        "offset": [float(m.offset_[0]) for m in models],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
         flush=True)
 

@@ -9,15 +9,21 @@ A suite is a module in :data:`SUITES` with
 * ``run(args, bench)``: measures through ``bench`` (:class:`bench.harness.Bench`:
   ``bench.measure(task, system, data_spec, params, repeat)`` runs one system in a fresh
   process, ``bench.add_case(...)`` records a case) and returns the result's name, or None
-  when there was nothing to run (a data file absent: skipped with a message, exit 0),
+  when there was nothing to run (a data set that cannot be found nor fetched raises
+  :class:`bench.harness.DataUnavailable`: an error naming its source, exit 1),
 * optionally ``plot(result, path)`` (default: :func:`bench.harness.plot_cases`).
 
 A plain script with only ``main(argv)`` can be registered too: it then runs as it is, with
 its own arguments and output (no shared schema), until it is given ``run``.
+
+A run writes its JSON and PNG to a new run directory, ``./bench-runs/<UTC time>_<suite>/`` in
+the current directory (``--out DIR`` to choose another); only ``--record`` writes to
+``bench/results/``, the tracked records the documentation cites.
 """
 import argparse
 import importlib
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 if __package__ in (None, ""):  # python bench/run.py: import the package from the checkout
@@ -33,6 +39,7 @@ SUITES = {
     "large_n": "bench.suites.large_n",
     "dask": "bench.suites.dask",
     "one_class": "bench.suites.one_class",
+    "warm_start": "bench.suites.warm_start",
 }
 
 
@@ -47,9 +54,23 @@ def _parser(name, mod):
     g.add_argument("--timeout", type=float, default=None,
                    help="seconds a system's process may take (then: status 'timeout')")
     g.add_argument("--tag", default="", help="suffix of the result file names")
-    g.add_argument("--out", type=Path, default=RESULTS, help="result directory")
+    out = g.add_mutually_exclusive_group()
+    out.add_argument("--out", type=Path, default=None,
+                     help="result directory (default: a new ./bench-runs/<UTC time>_<suite>)")
+    out.add_argument("--record", action="store_true",
+                     help=f"write to the tracked records the docs cite ({RESULTS})")
     mod.add_arguments(p)
     return p
+
+
+def _out_dir(name, args):
+    if args.record:
+        return RESULTS
+    if args.out is not None:
+        return args.out
+    # a run never overwrites another: one new directory each, named by its start
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return Path.cwd() / "bench-runs" / f"{stamp}_{name}"
 
 
 def main(argv=None):
@@ -69,12 +90,12 @@ def main(argv=None):
     args = _parser(name, mod).parse_args(argv[1:])
     bench = Bench(name, argv, {k: (str(v) if isinstance(v, Path) else v)
                                for k, v in vars(args).items()},
-                  out_dir=args.out, tag=args.tag, timeout=args.timeout)
+                  out_dir=_out_dir(name, args), tag=args.tag, timeout=args.timeout)
     try:
         result_name = mod.run(args, bench)
     except DataUnavailable as e:
-        print(f"skipped: {e}")
-        return 0
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     if result_name is None:
         return 0
     bench.summary()

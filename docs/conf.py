@@ -71,7 +71,6 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "matplotlib_animations": False,
     "show_memory": False,
-    "reference_url": {"hsskern": None},
     "doc_module": ("hsskern",),
     "backreferences_dir": "generated/backreferences",
 }
@@ -79,6 +78,7 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = "hsskern"
 html_static_path = ["_static"]
+html_css_files = ["tables.css"]
 # the wide tables (benchmarks, choosing an estimator) get the whole width of the page
 _WIDE = ["benchmarks", "design_notes", "user_guide/estimators"]
 html_theme_options = {

@@ -27,8 +27,7 @@ from .lowrank import NystromFeatures
 from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
                       OneClassSVMOptions, RidgeOptions)
 from .sparse import SparseCholeskyFactor
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "SVC", "SVCCV", "SVR", "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",

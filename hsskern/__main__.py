@@ -6,6 +6,8 @@ import sys
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m hsskern",
                                      description="hsskern command line")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"hsskern {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="HSSSVC's C path on the bundled ijcnn1, told as it runs")
     demo.add_argument("--n-train", type=int, default=20000,

@@ -466,18 +466,31 @@ class RidgeOptions(CompressionOptions):
         Nystrom approximation of rank ``n_components``.
     n_components : int, default 2000
         Landmarks of ``approximation="nystrom"``.
+    dense_max_n : int, default 4000
+        The largest n the dense route takes (a Cholesky factor of K + alpha I, within the
+        memory budget: 32 n^2 bytes): ``sample_weight``, ``solver="exact"`` at alpha = 0
+        and wherever its conjugate gradients stop short of ``tol``. Above it such a fit
+        raises an error naming the residual and the conditioning. 0: never.
+    residual_warning : float, default 0.05
+        The direct solver measures the relative residual of the exact system
+        (K + alpha I) c = y on 256 sampled rows (which bounds the in-sample prediction
+        error against ``KernelRidge``) and warns, naming it, above this value.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
 
     approximation: str = "hss"
     n_components: int = 2000
+    dense_max_n: int = 4000
+    residual_warning: float = 0.05
 
     def _check(self):
         if self.approximation not in ("hss", "exact", "nystrom"):
             raise ValueError(f'approximation must be "hss", "exact" or "nystrom", got '
                              f"{self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+        check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
+        check_positive(self.residual_warning, "residual_warning", minimum=0.0)
 
 
 @dataclass(frozen=True, repr=False)
@@ -491,9 +504,15 @@ class GPOptions(CompressionOptions):
     Parameters
     ----------
     approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
-        "auto": the dense factor where it fits the memory budget, else the HSS one.
+        "auto": the dense factor up to ``dense_max_n`` points where it fits the memory
+        budget, else the HSS one.
     n_components : int, default 2000
         Landmarks of ``approximation="nystrom"``.
+    dense_max_n : int, default 6000
+        "auto"'s crossover: above it the HSS likelihood is expected to be faster than the
+        dense one's n^3 factorizations (measured at d = 3 up to 2,000 points and
+        extrapolated, docs/design_notes.md; ``bench/gp_small.py --preset crossover``
+        measures it at 2,000 to 20,000).
     rel_tol : float, default 1e-6
     abs_tol : float, default 1e-8
     max_rank : int, default 1000
@@ -506,12 +525,14 @@ class GPOptions(CompressionOptions):
     max_rank: int = 1000
     approximation: str = "auto"
     n_components: int = 2000
+    dense_max_n: int = 6000
 
     def _check(self):
         if self.approximation not in ("auto", "hss", "exact", "nystrom"):
             raise ValueError(f'approximation must be "auto", "hss", "exact" or "nystrom", '
                              f"got {self.approximation!r}")
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
+        check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
 
 
 @dataclass(frozen=True, repr=False)

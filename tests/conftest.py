@@ -16,13 +16,23 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
+def pytest_collection_modifyitems(items):
+    # every user of the fixture reads ../shared: CI runs them once more without it (-m shared_data)
+    for item in items:
+        if "shared_dataset" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
+
+
 @pytest.fixture
 def shared_dataset():
-    """Load ``../shared/datasets/<name>.npz`` or skip when the folder is absent."""
+    """Load a benchmark set already on this machine (the data cache, then
+    ``../shared/datasets``: :func:`hsskern.datasets.find`), or skip: a test never downloads."""
+    from hsskern.datasets import find
+
     def load(name):
-        path = SHARED_DATASETS / f"{name}.npz"
-        if not path.exists():
-            pytest.skip(f"{path} not present")
+        path = find(name)
+        if path is None:
+            pytest.skip(f"{name} is neither in the data cache nor in {SHARED_DATASETS}")
         d = np.load(path)
         return d["X_train"], d["y_train"], d["X_test"], d["y_test"]
     return load

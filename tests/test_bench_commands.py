@@ -75,9 +75,8 @@ def test_the_extraction_reads_spans_blocks_comments_and_continuations():
 def _data_exists(name):
     if re.fullmatch(r"gmm8_\d+", name):
         return True
-    from hsskern.datasets import BUNDLED
-    return name in BUNDLED or any(
-        (d / f"{name}.npz").exists() for d in (harness.SHARED, harness.SHARED / "regression"))
+    from hsskern.datasets import BUNDLED, NO_DOWNLOAD, SOURCES
+    return name in BUNDLED or name in SOURCES or name in NO_DOWNLOAD
 
 
 @pytest.mark.parametrize("where,command", COMMANDS, ids=[f"{w}: {c}" for w, c in COMMANDS])
@@ -98,5 +97,5 @@ def test_a_documented_command_parses(where, command, capsys):
     unknown = [p for p in getattr(args, "peers", None) or [] if p not in harness.PEERS]
     assert not unknown, f"{where}: {command!r}: no peer {unknown} ({', '.join(harness.PEERS)})"
     data = getattr(args, "data", None)
-    if data is not None and harness.SHARED.exists():
+    if data is not None:
         assert _data_exists(data), f"{where}: {command!r}: no data set {data!r}"

@@ -21,7 +21,7 @@ MODULES = [
     "hsskern.estimators.one_class",
     "hsskern.estimators.nu_svm",
     "hsskern.lowrank.nystrom",
-    "hsskern.kernels.operator",
+    "hsskern.kernels.factory",
     "hsskern.options",
 ]
 DASK_MODULES = ["hsskern.distributed._grid", "hsskern.distributed._exact"]

@@ -57,6 +57,24 @@ def test_any_subsample_start_reaches_svc(seed, logC, sub):
 
 
 @settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 300), logC=st.floats(-1.0, 2.0),
+       k=st.sampled_from([2, 3]))
+def test_without_max_time_it_trains_on_every_point_and_is_svc(seed, n, logC, k):
+    # no time budget, no validation set: SVC's solution on all points, whatever the
+    # random_state (two fits without one agree), to LIBSVM's tolerance
+    X, y = make_blobs(n, centers=k, n_features=3, random_state=seed, cluster_std=3.0)
+    C = 10.0 ** logC
+    a = ExactSVC(C=C, gamma=0.5, options=ExactSVCOptions(subsample=max(10, n // 3))).fit(X, y)
+    b = ExactSVC(C=C, gamma=0.5, options=ExactSVCOptions(subsample=max(10, n // 3))).fit(X, y)
+    ref = SVC(C=C, gamma=0.5, tol=1e-6).fit(X, y)
+    assert a.n_validation_ == 0 and a.converged_.all()
+    tol = 5e-2 * max(1.0, C ** 0.5)
+    np.testing.assert_allclose(a.decision_function(X), ref.decision_function(X), atol=tol)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=tol)
+    assert np.mean(a.predict(X) == ref.predict(X)) >= 0.98
+
+
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), logC=st.floats(0.0, 2.5), frac=st.sampled_from([0.0, 0.1]))
 def test_a_budget_too_short_gives_a_valid_model_and_its_true_gap(seed, logC, frac):
     # max_time=0: the decomposition runs no round; the model is valid (a feasible point) and
@@ -138,9 +156,13 @@ def test_the_reserve_is_the_certifying_product_of_the_point_to_be_returned():
 
 def test_stages_grow_to_all_points_and_the_history_records_every_round():
     X, y = _data(1500, 1)
-    m = ExactSVC(C=10.0, h=0.5,
-                 options=ExactSVCOptions(subsample=50, max_chunk=64, validation_fraction=0.1),
-                 random_state=0).fit(X, y)
+    opts = ExactSVCOptions(subsample=50, max_chunk=64, validation_fraction=0.1)
+    # without max_time nothing is held out: the stages grow to all 1,500 points
+    m = ExactSVC(C=10.0, h=0.5, options=opts, random_state=0).fit(X, y)
+    assert m.stages_ == (50, 100, 200, 400, 800, 1500) and m.n_validation_ == 0
+    assert m.validation_indices_.size == 0 and m.converged_[0]
+    # under a time budget, a tenth is held out to choose among the rounds' points
+    m = ExactSVC(C=10.0, h=0.5, options=opts, max_time=1e6, random_state=0).fit(X, y)
     assert m.stages_ == (50, 100, 200, 400, 800, 1350)  # doubling to the 1,350 training points
     hist = np.array(m.history_[0])  # (seconds, stage size, gap, validation accuracy)
     assert m.converged_[0] and set(hist[:, 1]) == set(m.stages_[1:])

@@ -743,8 +743,5 @@ def test_the_fpc_class_and_options_are_the_one_call_form():
         np.testing.assert_array_equal(r.u, ref.u)
         np.testing.assert_array_equal(r.iterations, ref.iterations)
         np.testing.assert_array_equal(r.w, ref.w)
-    with pytest.warns(FutureWarning, match="proximal_rho"):
-        from hsskern.solvers.fpc_admm import PROXIMAL_RHO
-    assert PROXIMAL_RHO == FPCADMMOptions().proximal_rho
     with pytest.raises(ValueError, match="tol"):
         FPCADMMOptions(tol=-1.0)

@@ -127,3 +127,45 @@ def test_auto_takes_the_dense_route_up_to_the_switch_size():
     m = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds="fixed",
                                     memory_budget=3e6).fit(X, y)
     assert m.hss_["approximation"] == "hss"
+
+
+def test_a_large_fit_under_a_small_budget_takes_the_hss_route_or_refuses_at_once(monkeypatch):
+    # 20,000 x 4: the dense route needs 32 n^2 = 12.8 GB. Under a 2 GB budget "auto" takes
+    # the HSS route (its preparation is where the work starts: stopped there); under 50 MB
+    # even the HSS route's least is refused with the estimate, within 2 s, before any work.
+    import time
+    from hsskern import MemoryBudgetError
+    from hsskern.solvers import gp
+    from hsskern.solvers.gp_dense import dense_memory
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20000, 4)), rng.normal(size=20000)
+    assert dense_memory(20000, 4) > 2e9
+    routes = []
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        routes.append(kwargs.get("approximation", args[3] if len(args) > 3 else None))
+        raise Stop
+
+    monkeypatch.setattr(gp, "prepare_gp_problem", stop)
+    monkeypatch.setattr(gp, "_dense_route", lambda *a, **k: routes.append("exact") or stop())
+    t0 = time.perf_counter()
+    with pytest.raises(Stop):
+        HSSGaussianProcessRegressor(memory_budget=2e9).fit(X, y)
+    assert routes == ["hss"] and time.perf_counter() - t0 <= 2.0
+    t0 = time.perf_counter()
+    with pytest.raises(MemoryBudgetError, match="20000 points x 4 features"):
+        HSSGaussianProcessRegressor(memory_budget=5e7).fit(X, y)
+    assert time.perf_counter() - t0 <= 2.0
+
+
+def test_the_switch_size_is_an_options_field():
+    # docs/design_notes.md has its measurement
+    assert GPOptions().dense_max_n == DENSE_MAX_N
+    assert resolve_approximation("auto", 3000, 2500) == "hss"
+    Xs, ys, _ = _problem(0, 300, 2)
+    m = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds="fixed",
+                                    options=GPOptions(dense_max_n=200)).fit(Xs, ys)
+    assert m.hss_["approximation"] == "hss"

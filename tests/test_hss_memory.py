@@ -45,6 +45,7 @@ def test_bad_sizes_are_refused():
         estimate_memory(100, 3, max_rank=0)
 
 
+@pytest.mark.shared_data
 @pytest.mark.skipif(not GEN_GMM.exists(), reason="shared gmm8 generator not present")
 def test_estimate_within_1_5x_of_the_measured_peak_of_compression_and_factor():
     """gmm8, n = 3000, the HSSSVC options (rel_tol 1e-3, abs_tol 1e-5, max_rank 500): the

@@ -16,3 +16,15 @@ def test_import_leaves_the_process_environment_alone():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
                          env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_version_has_one_source_pyprojects():
+    import tomllib
+
+    import hsskern
+    declared = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml")
+                             .read_text())["project"]["version"]
+    assert hsskern.__version__ == declared
+    out = subprocess.run([sys.executable, "-m", "hsskern", "--version"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == f"hsskern {declared}"

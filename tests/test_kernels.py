@@ -769,39 +769,3 @@ def test_products_read_no_vector_entry_past_its_end():
                          text=True, timeout=300)
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
     assert res.stdout.strip() == "ok"
-
-
-def test_the_compact_exponent_is_power_and_l_still_works_with_a_warning():
-    """``l`` -> ``power`` (the exponent of the truncated power (1 - r / (3 sigma))_+^power,
-    not a length scale): every place that took ``l`` takes it for one release, warned, and
-    builds the same kernel."""
-    import warnings
-
-    from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_l
-    from hsskern.lowrank.nystrom import NystromFeatures
-    from hsskern.sparse.gram import compact_gram, compact_kernel
-    from hsskern import NystromSVC
-    new = make_kernel("compact_gaussian", sigma=0.7, power=4)
-    with pytest.warns(FutureWarning, match="power"):
-        assert make_kernel("compact_gaussian", sigma=0.7, l=4) == new
-    with pytest.warns(FutureWarning, match="power"):
-        assert new.l == 4
-    with pytest.warns(FutureWarning, match="power"):
-        assert compact_kernel(0.7, l=4) == new
-    X = np.random.default_rng(0).normal(size=(40, 2))
-    with pytest.warns(FutureWarning, match="power"):
-        old_K = kernel_operator(X, "compact_gaussian", sigma=0.7, l=4)
-    np.testing.assert_array_equal(old_K.to_dense(), kernel_operator(X, new).to_dense())
-    with pytest.warns(FutureWarning, match="power"):
-        assert (compact_gram(X, 0.7, l=4) != compact_gram(X, 0.7, power=4)).nnz == 0
-    for cls in (SparseCholeskySVC, NystromSVC, NystromFeatures):
-        with pytest.warns(FutureWarning, match="power"):
-            est = cls(l=3)
-        assert est.power == 3 and "l" not in est.get_params()
-        with pytest.warns(FutureWarning, match="power"):
-            assert cls().set_params(l=5).power == 5
-    with pytest.warns(FutureWarning, match="default_power"):
-        assert default_l(4) == 3
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new spelling is quiet
-        make_kernel("compact_gaussian", sigma=0.7, power=4)

@@ -375,6 +375,18 @@ def test_nu_at_the_feasible_limit_with_no_margin_is_refused():
         NuSVC(nu=1.0).fit(X, y)
 
 
+def test_a_margin_below_zero_by_less_than_tol_is_still_undefined():
+    """NuSVC(nu=0.05, kernel="linear") on inseparable data: Solver_NU's r is -4e-06, inside
+    the tolerance, but the primal's margin is 0 there and its optimum w = 0, so the model
+    alpha / r is undefined (LIBSVM's is inverted by the sign of r): a clear error saying so."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(200, 5, random_state=0)
+    with pytest.raises(ValueError, match=r"r = -[0-9.e-]+ <= 0, so the optimal w is 0 and "
+                                         r"the model alpha / r is undefined"):
+        NuSVC(nu=0.05, kernel="linear").fit(X, y)
+    assert NuSVC(nu=0.3, kernel="linear").fit(X, y).score(X, y) > 0.85
+
+
 def test_class_weight_is_libsvms_weighted_nu():
     """A class weight multiplies its points' sample weights (bounds and nu's sums);
     "balanced" equalizes the classes, so a nu infeasible for the raw counts fits."""

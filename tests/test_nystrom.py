@@ -553,7 +553,7 @@ def test_nystrom_svc_cv_picks_a_grid_value_and_refits():
     default = NystromSVCCV(gamma=3.0, n_components=20, random_state=0, refit=False).fit(X, y)
     np.testing.assert_array_equal(default.cv_results_["param_C"].astype(float),
                                   np.logspace(-2, 3, 6))
-    assert default.n_splits_ == 3
+    assert default.n_splits_ == 5  # GridSearchCV's default
     np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
     assert cv.best_estimator_.C == cv.C_
 

@@ -234,9 +234,11 @@ def test_prepared_problems_pickle():
 
 # ---- one base for classifiers and regressors: one splitter policy, one fold scorer ----
 
-def test_one_splitter_policy_stratifies_a_classifier_and_not_a_regressor():
-    from sklearn.model_selection import ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+def test_one_splitter_policy_is_gridsearchcvs_and_a_float_is_a_hold_out():
+    from sklearn.model_selection import (GroupKFold, ShuffleSplit, StratifiedKFold,
+                                         StratifiedShuffleSplit)
     from hsskern.estimators.cv import make_splits
+    from hsskern.estimators._splits import internal_folds
     X = np.random.default_rng(0).normal(size=(60, 2))
     y = np.repeat([0, 1, 2], 20)
     t = np.sin(X).sum(axis=1)
@@ -244,16 +246,25 @@ def test_one_splitter_policy_stratifies_a_classifier_and_not_a_regressor():
     def same(a, b):
         return all(np.array_equal(p, q) for (p, _), (q, _) in zip(a, b, strict=True))
 
-    assert same(make_splits(3, X, y, 0),
-                StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
-    assert same(make_splits(3, X, t, 0, classifier=False),
-                KFold(3, shuffle=True, random_state=0).split(X))
+    # an int (None: 5) is GridSearchCV's: unshuffled, whatever the random_state
+    for rs in (None, 0, 1):
+        assert same(make_splits(3, X, y, rs), StratifiedKFold(3).split(X, y))
+        assert same(make_splits(3, X, t, rs, classifier=False), KFold(3).split(X))
+    assert same(make_splits(None, X, y), StratifiedKFold(5).split(X, y))
+    # a class with fewer members than folds: still StratifiedKFold, as GridSearchCV
+    assert same(make_splits(3, X[:41], y[:41], 0), StratifiedKFold(3).split(X[:41], y[:41]))
+    groups = np.arange(60) % 7
+    assert same(make_splits(GroupKFold(3), X, y, groups=groups),
+                GroupKFold(3).split(X, y, groups))
+    # a float: one shuffled hold-out, stratified for a classifier
     assert same(make_splits(0.25, X, y, 0),
                 StratifiedShuffleSplit(1, test_size=0.25, random_state=0).split(X, y))
     assert same(make_splits(0.25, X, t, 0, classifier=False),
                 ShuffleSplit(1, test_size=0.25, random_state=0).split(X))
-    # a class with fewer members than folds: plain k-fold, for the classifier too
-    assert same(make_splits(3, X[:41], y[:41], 0),
+    # the calibration's internal folds stay shuffled with random_state (LIBSVM's)
+    assert same(internal_folds(3, X, y, 0),
+                StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert same(internal_folds(3, X[:41], y[:41], 0),
                 KFold(3, shuffle=True, random_state=0).split(X[:41]))
 
 
@@ -277,53 +288,3 @@ def test_one_fold_scorer_scores_a_regressors_path_with_its_metric():
                                    -np.mean((pred - y[te]) ** 2), rtol=1e-6)
         np.testing.assert_allclose(out["r2"]["scores"][i], r2_score(y[te], pred), rtol=1e-6)
     assert set(out["r2"]) == {"scores", "solve_time", "n_iter", "setup_time"}
-
-
-@pytest.mark.parametrize("old, new, names", [
-    ("hsskern.estimators.regression", "hsskern.estimators.regressor_base",
-     ["RegressorBase", "PathRegressor", "PathRegressorCV", "SCORINGS"]),
-    ("hsskern.estimators.hss_params", "hsskern.estimators.widths",
-     ["resolve_gamma", "kernel_of", "width_grid", "HSS_CONSTRAINTS", "SVCKernelsMixin"]),
-])
-def test_the_old_module_paths_warn_and_give_the_new_names(old, new, names):
-    import importlib
-    import sys
-    sys.modules.pop(old, None)
-    with pytest.warns(FutureWarning, match=new.replace(".", r"\.")):
-        mod = importlib.import_module(old)
-    new_mod = importlib.import_module(new)
-    for name in names:
-        assert getattr(mod, name) is getattr(new_mod, name)
-
-
-def test_the_library_imports_no_deprecated_module():
-    # normal use warns nothing, and pickles name the new modules
-    import subprocess
-    import sys
-    code = ("import warnings; warnings.simplefilter('error', FutureWarning); import sys; "
-            "import hsskern, hsskern.estimators, hsskern.distributed; "
-            "from hsskern.estimators import base, cv, regressor_base, widths; "
-            "assert 'hsskern.estimators.regression' not in sys.modules; "
-            "assert 'hsskern.estimators.hss_params' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_the_deprecated_regression_helpers_call_the_one_policy_and_scorer():
-    import warnings
-    from hsskern import HSSSVR
-    from hsskern.estimators.cv import make_splits, neg_mean_squared_error, score_fold
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        from hsskern.estimators.regression import make_regression_splits, score_regression_fold
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(80, 2))
-    Y = np.sin(X).sum(axis=1)[:, None]
-    old = make_regression_splits(4, X, 3)
-    new = make_splits(4, X, Y, 3, classifier=False)
-    assert all(np.array_equal(a, c) and np.array_equal(b, d)
-               for (a, b), (c, d) in zip(old, new, strict=True))
-    backend = HSSSVR(gamma=0.5)._make_backend(X, [1.0, 10.0], "search")
-    tr, te = new[0]
-    a = score_regression_fold(backend, X, Y, tr, te, [1.0, 10.0], "neg_mean_squared_error")
-    b = score_fold(backend, X, Y, tr, te, [1.0, 10.0], neg_mean_squared_error, False)
-    np.testing.assert_array_equal(a["scores"], b["scores"])

@@ -15,7 +15,8 @@ from hypothesis import given, strategies as st
 from hsskern import HsskernError, kernel_operator
 from hsskern.cluster import build_cluster_tree, knn
 from hsskern.cluster import neighbors as _neighbors
-from hsskern.kernels import operator as _operator
+from hsskern.kernels._surface import _MAX_EXTENT_LOG2
+from hsskern.kernels.functions import _MAX_POLY_LOG2
 
 LD = np.longdouble
 needs_extended = pytest.mark.skipif(np.finfo(LD).maxexp <= 1024,
@@ -88,7 +89,7 @@ def test_scale_invariant_kernels_exact_at_every_scale(X, name, relative, w_exp, 
     w = w_fac * (spread if relative and spread > 0 else 10.0 ** w_exp)
     kw = {"sigma": w, "power": 2} if name == "compact_gaussian" else {"h": w}
     M = float(np.abs(X).max())
-    spread_out = _extent_log2(X) - math.log2(w) > _operator._MAX_EXTENT_LOG2
+    spread_out = _extent_log2(X) - math.log2(w) > _MAX_EXTENT_LOG2
     # refused only where the spread, or the coordinates, over the width leave the float64
     # range; coordinates far past the width with a small spread (one point at 1e268 and
     # h = 1e-39) may be taken, and are then exact
@@ -122,7 +123,7 @@ def test_scale_invariant_kernels_exact_at_every_scale(X, name, relative, w_exp, 
 def test_polynomial_kernel_overflow_is_refused_with_the_numbers(X, degree, coef0):
     Xl = X.astype(LD)
     bound = float(np.max(np.sum(Xl * Xl, axis=1))) + coef0  # >= every |coef0 + x.y|
-    if bound > 0 and degree * math.log2(bound) > _operator._MAX_POLY_LOG2:
+    if bound > 0 and degree * math.log2(bound) > _MAX_POLY_LOG2:
         with pytest.raises(ValueError, match=f"degree={degree}"):
             kernel_operator(X, "polynomial", degree=degree, coef0=coef0)
         return

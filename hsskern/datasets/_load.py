@@ -1,7 +1,11 @@
-"""Loaders: bundled data sets, ``.npz`` files in the shared benchmark format, svmlight files."""
+"""Loaders: bundled and named (fetched) data sets, ``.npz`` files in the shared benchmark
+format, svmlight files."""
 from pathlib import Path
 
 import numpy as np
+
+from ._fetch import NO_DOWNLOAD, fetch
+from ._sources import SOURCES
 
 _HERE = Path(__file__).resolve().parent
 
@@ -9,7 +13,7 @@ _HERE = Path(__file__).resolve().parent
 BUNDLED = ("ijcnn1",)
 
 
-def load(name, test=None):
+def load(name, test=None, download=True):
     """Load a train/test split.
 
     Parameters
@@ -21,6 +25,8 @@ def load(name, test=None):
         LIBSVM text file (read with scikit-learn's loader).
     test : path or None
         svmlight only: the test file. Default: ``<name>.t`` when it exists.
+    download : bool
+        A named set not on this machine: download it (else raise ``DataUnavailableError``).
 
     Returns
     -------
@@ -31,10 +37,12 @@ def load(name, test=None):
     """
     if str(name) in BUNDLED:
         return _load_npz(_HERE / f"{name}.npz")
+    if str(name) in SOURCES or str(name) in NO_DOWNLOAD:
+        return _load_npz(fetch(str(name), download=download))
     path = Path(name)
     if not path.exists():
-        raise FileNotFoundError(f"{name!r} is neither a bundled data set {BUNDLED} nor an "
-                                f"existing file")
+        raise FileNotFoundError(f"{name!r} is neither a bundled data set {BUNDLED}, a named "
+                                f"one ({', '.join(sorted(SOURCES))}) nor an existing file")
     if path.suffix == ".npz":
         return _load_npz(path)
     return _load_svmlight(path, test)

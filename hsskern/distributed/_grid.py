@@ -89,7 +89,7 @@ class DaskHSSSVCCV(HSSSVCCV):
     ...                   dashboard_address=":0") as cluster, Client(cluster):
     ...     cv = DaskHSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
     >>> cv.best_params_
-    {'h': 0.5, 'C': 1.0}
+    {'h': 0.5, 'C': 10.0}
     """
 
     _parameter_constraints = {
@@ -104,7 +104,7 @@ class DaskHSSSVCCV(HSSSVCCV):
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,
                  random_state=None, memory_budget=None, options=None, param_grid=None,
-                 scoring=None, cv=0.2, refit=True, n_jobs=None, scheduler=None,
+                 scoring=None, cv=5, refit=True, n_jobs=None, scheduler=None,
                  threads_per_task=1):
         super().__init__(Cs=Cs, kernel=kernel, gamma=gamma, h=h, shrinking=shrinking,
                          probability=probability, tol=tol, cache_size=cache_size,
@@ -127,7 +127,7 @@ class DaskHSSSVCCV(HSSSVCCV):
                              "(distributed.Client(...)) or pass scheduler='tcp://host:port'"
                              ) from None
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Search the (width, C) grid on the Dask cluster, then refit there on all data.
 
         Parameters
@@ -136,6 +136,8 @@ class DaskHSSSVCCV(HSSSVCCV):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default None
             As in :meth:`HSSSVCCV.fit` (sent to the cluster with X and y).
+        groups : array-like of shape (n_samples,), default None
+            As in :meth:`HSSSVCCV.fit` (the splits are drawn on the client).
 
         Returns
         -------
@@ -144,7 +146,7 @@ class DaskHSSSVCCV(HSSSVCCV):
         client, own = self._client()
         self._dask = client
         try:
-            return super().fit(X, y, sample_weight=sample_weight)
+            return super().fit(X, y, sample_weight=sample_weight, groups=groups)
         finally:
             del self._dask
             if own:

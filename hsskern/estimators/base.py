@@ -34,7 +34,8 @@ from ..solvers.path import check_Cs, check_weights
 from ..utils.log import verbose_log
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
 from ._budget import budgeted_decision
-from ._splits import make_splits
+from ._splits import internal_folds
+from ._warm import warm_start, warm_state
 from ._svm_params import check_break_ties, probability_on
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
@@ -164,12 +165,15 @@ def check_weighted_classes(classes, y, w):
                          "give them weight")
 
 
-def solve_path(backend, prepared, Y, values, weights=None):
-    """``backend.path``, given the per-point weights when there are any: the classifiers'
-    backends take ``weights=``, the regressors' (which take no weights) are called without."""
+def solve_path(backend, prepared, Y, values, weights=None, start=None):
+    """``backend.path``, given the per-point weights when there are any (the classifiers'
+    backends take ``weights=``, the regressors', which take no weights, are called without)
+    and a refit's ``start`` when there is one (``warm_start``: ``dual_start`` and its
+    ``start_decision``, for the backend's ``warm_backend``)."""
+    extra = {} if start is None else dict(zip(("dual_start", "start_decision"), start))
     if weights is None:
-        return backend.path(prepared, Y, values)
-    return backend.path(prepared, Y, values, weights=weights)
+        return backend.path(prepared, Y, values, **extra)
+    return backend.path(prepared, Y, values, weights=weights, **extra)
 
 
 def labels_from_decision(classes, D, pairwise=False):
@@ -212,8 +216,8 @@ class FitStateMixin:
         """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        for key in ("_model", "_probA", "_probB"):  # the model, a drop-in's sigmoids
-            self.__dict__.pop(key, None)
+        for key in ("_model", "_probA", "_probB", "_warm_state", "_warm_keys"):
+            self.__dict__.pop(key, None)  # the model, a drop-in's sigmoids, _warm.py's state
 
     def _log(self, level, msg):
         """``msg`` as one logging record when ``verbose >= level`` (:mod:`hsskern.utils.log`)."""
@@ -296,10 +300,18 @@ class PathEstimator(FitStateMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight=None):
         self._validate_params()
+        # the previous solution, read before the validation forgets the fitted state
+        previous = self.__dict__.get("_warm_state")
         data = self._validate_fit(X, y, sample_weight)
         values = self._fit_values()
         backend = self._make_backend(data.X, values, purpose="fit")
-        self._solve(data, backend, backend.prepare(data.X, data.Y), values, copies=False)
+        start, info = None, None
+        if getattr(self, "warm_start", False):
+            backend, start, info = warm_start(self, previous, data, backend)
+        self._solve(data, backend, backend.prepare(data.X, data.Y), values, copies=False,
+                    start=start)
+        if info is not None:
+            self.warm_start_info_ = info
         return self
 
     def _fit_path(self, X, y, values, sample_weight=None):
@@ -312,10 +324,11 @@ class PathEstimator(FitStateMixin, BaseEstimator):
         return self._solve(data, backend, backend.prepare(data.X, data.Y), values,
                            copies=True)
 
-    def _solve(self, data, backend, prepared, values, copies):
+    def _solve(self, data, backend, prepared, values, copies, start=None):
         """Solve the path on a prepared problem: with ``copies``, return a fitted copy per
-        value (the preparation's time in the first); else fit ``self`` as its last value."""
-        solutions = solve_path(backend, prepared, data.Y, values, data.weights)
+        value (the preparation's time in the first); else fit ``self`` as its last value.
+        ``start``: the first value's (a warm refit's, :func:`solve_path`)."""
+        solutions = solve_path(backend, prepared, data.Y, values, data.weights, start)
         if not copies:
             self._set_fitted(data, backend, prepared, solutions[-1], shared=True)
             models = [self]
@@ -345,6 +358,7 @@ class PathEstimator(FitStateMixin, BaseEstimator):
                           **solution.timings}
         self._set_target_attributes(data, backend, solution)
         self._set_backend_attributes(prepared, solution, model)
+        self._warm_state = warm_state(self, data, model, solution)  # a warm refit's start
 
     def _raw_decision(self, X):
         """The model's decision values of X, (m, k): (m, 1) binary or one target,
@@ -577,7 +591,7 @@ class PathClassifier(ClassifierBase, PathEstimator):
         """
         t0 = time.perf_counter()
         labels = label_index(Y)
-        splits = make_splits(min(N_FOLDS, labels.size), X, labels, self.random_state)
+        splits = internal_folds(min(N_FOLDS, labels.size), X, labels, self.random_state)
         D = cross_val_decision(backend, X, Y, Cs, splits, w)
         sw = None if w is None else w / self.class_weight_[labels]
         if is_pairwise(backend, Y.shape[1]):

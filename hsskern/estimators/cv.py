@@ -5,7 +5,8 @@ The unit of work is :func:`score_fold`: one preparation per (fold, kernel parame
 whole path (C, alpha) on it, every value scored on the held-out rows by a fold metric
 (:data:`FOLD_METRICS`) with one decision call. It is a plain function of picklable
 arguments, so a scheduler can run it anywhere. :class:`PathSearchCV`, the one base of the
-``*CV`` estimators, draws the splits (one policy, :func:`make_splits`), runs the grid,
+``*CV`` estimators, draws the splits (one policy, :func:`make_splits`: ``GridSearchCV``'s
+unshuffled k-fold, with ``groups``), runs the grid,
 writes ``cv_results_`` in ``GridSearchCV``'s format, picks the best candidate with
 ``GridSearchCV``'s tie-break (the first best in grid order: kernel parameters as given, the
 path's values increasing) and refits it; :class:`PathClassifierCV` is its classifier
@@ -14,8 +15,11 @@ mixin's, ``regressor_base.PathRegressorCV`` its regressor's.
 Weights follow their rows into the folds: a fold trains on its training rows' sample weights
 times its class weights ("balanced" computed on its own training labels, as SVC fitted on
 that fold would), drops its rows of weight 0, and scores its test rows' accuracy weighted by
-their sample weights (so a row of weight k counts as k repeated rows).
+their sample weights (so a row of weight k counts as k repeated rows), as ``GridSearchCV``
+does when its scorer takes ``sample_weight`` (:func:`scorer_takes_weights`).
 """
+import inspect
+import numbers
 import time
 import warnings
 
@@ -36,7 +40,8 @@ from .base import (ClassifierBase, FitStateMixin, check_sample_weight, encode_la
                    is_pairwise, labels_from_decision, point_weights, solve_path)
 
 __all__ = ["PathSearchCV", "PathClassifierCV", "carry_feature_names", "make_splits",
-           "score_fold", "fit_score_fold", "search_results", "FOLD_METRICS", "accuracy",
+           "score_fold", "fit_score_fold", "scorer_takes_weights", "search_results",
+           "best_index", "FOLD_METRICS", "accuracy",
            "neg_mean_squared_error", "r2"]
 
 
@@ -63,8 +68,10 @@ def accuracy(y_true, predictions, sample_weight=None):
 
 
 def neg_mean_squared_error(y_true, predictions, sample_weight=None):
-    """Minus the mean squared error over all targets (multi-output: the mean), per value."""
-    return -np.mean((predictions - y_true[None]) ** 2, axis=(1, 2))
+    """Minus the mean squared error over all targets (multi-output: the mean), per value,
+    weighted by ``sample_weight`` as ``mean_squared_error``."""
+    err = np.mean((predictions - y_true[None]) ** 2, axis=2)
+    return -np.average(err, axis=1, weights=sample_weight)
 
 
 def r2(y_true, predictions, sample_weight=None):
@@ -152,27 +159,40 @@ def score_fold(backend, X, y, train, test, values, metric=accuracy, classifier=T
     return out
 
 
-def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None):
+def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None,
+                   weigh_scores=False):
     """``estimator.fit_path`` on ``X[train]`` along ``Cs``, each model scored on ``X[test]``.
 
     The cell of a ``param_grid`` search: one preparation per (fold, parameters other than
     C), as :func:`score_fold`, but with every model fitted as ``fit`` would fit it on the
     fold (gamma="scale" resolved on the fold's rows, as ``GridSearchCV`` does) and scored by
-    any scikit-learn scorer.
+    any scikit-learn scorer, multi-metric ones included.
+
+    Parameters
+    ----------
+    scorer : callable
+        A scikit-learn scorer, or a multi-metric one (``check_scoring`` of a list or a dict)
+        returning a dict of scores.
+    sample_weight : ndarray of shape (n_samples,) or None
+        The training rows' weights go to ``fit_path``.
+    weigh_scores : bool, default False
+        Whether the test rows' weights go to the scorer too (``GridSearchCV``'s rule: when
+        the scorer takes ``sample_weight``).
 
     Returns
     -------
     dict
-        ``scores`` and ``score_time`` per C, ``n_iter`` per C (largest over the models),
-        ``setup_time`` (the whole ``fit_path``, seconds), and ``error`` (None, or the message
-        of a fold the estimator could not fit: its scores are NaN, as ``GridSearchCV``'s
-        ``error_score=np.nan``).
+        ``scores`` ({metric name: score per C}, "score" for a single scorer; empty for a
+        fold the estimator could not fit), ``score_time`` per C, ``n_iter`` per C (largest
+        over the models), ``setup_time`` (the whole ``fit_path``, seconds), and ``error``
+        (None, or the message of a fold the estimator could not fit: its scores are NaN, as
+        ``GridSearchCV``'s ``error_score=np.nan``).
     """
     n_c = len(Cs)
-    out = {"scores": np.full(n_c, np.nan), "score_time": np.zeros(n_c),
-           "solve_time": np.zeros(n_c), "n_iter": np.zeros(n_c, dtype=int),
+    out = {"scores": {}, "score_time": np.zeros(n_c), "n_iter": np.zeros(n_c, dtype=int),
            "setup_time": 0.0, "error": None}
     kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+    score_kw = {"sample_weight": sample_weight[test]} if weigh_scores else {}
     t0 = time.perf_counter()
     try:
         models = clone(estimator).fit_path(X[train], y[train], Cs, **kw)
@@ -182,10 +202,30 @@ def fit_score_fold(estimator, X, y, train, test, Cs, scorer, sample_weight=None)
     out["setup_time"] = time.perf_counter() - t0
     for i, m in enumerate(models):
         t0 = time.perf_counter()
-        out["scores"][i] = scorer(m, X[test], y[test])
+        score = scorer(m, X[test], y[test], **score_kw)
         out["score_time"][i] = time.perf_counter() - t0
+        for name, value in (score.items() if isinstance(score, dict)
+                            else [("score", score)]):
+            out["scores"].setdefault(name, np.full(n_c, np.nan))[i] = value
         out["n_iter"][i] = int(np.max(m.n_iter_))
     return out
+
+
+def scorer_takes_weights(scorer, search):
+    """Whether ``GridSearchCV`` would pass the test rows' ``sample_weight`` to ``scorer``
+    (scikit-learn 1.9 without metadata routing: when it, or for several metrics any of
+    them, takes the keyword), warning as it does for each that does not."""
+    scorers = getattr(scorer, "_scorers", {"scoring": scorer})
+    accept = {}
+    for name, sc in scorers.items():
+        take = getattr(sc, "_accept_sample_weight", None)
+        accept[name] = take() if take is not None else (
+            "sample_weight" in inspect.signature(sc).parameters)
+        if not accept[name]:
+            warnings.warn(f"The scoring {name}={sc} does not support sample_weight, which "
+                          f"may lead to statistically incorrect results when fitting "
+                          f"{search} with sample_weight.", UserWarning, stacklevel=5)
+    return any(accept.values())
 
 
 def _narrowness(est, X):
@@ -211,33 +251,53 @@ def search_results(candidates, scores, setup_times, solve_times, n_iter, n_Cs):
     ----------
     candidates : list of dict
         The parameters of each candidate, in grid order.
-    scores, setup_times, solve_times, n_iter : ndarray of shape (n_candidates, n_splits)
+    scores : ndarray of shape (n_candidates, n_splits), or a dict of them
+        A dict holds several metrics by name: their keys are ``GridSearchCV``'s
+        multi-metric ones (``split<k>_test_<name>``, ``mean_test_<name>``, ...).
+    setup_times, solve_times, n_iter : ndarray of shape (n_candidates, n_splits)
     n_Cs : int
 
     Returns
     -------
     cv_results : dict
-    best_index : int
-        The first candidate of the best mean score (NaN scores rank last).
+    best_index : int or None
+        The first candidate of the best mean score (NaN scores rank last); None for
+        several metrics (:func:`best_index` picks by the refit's).
     """
-    n_cand, n_splits = scores.shape
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
-        mean = np.nanmean(scores, axis=1) if n_splits else np.full(n_cand, np.nan)
-        std = np.nanstd(scores, axis=1)
-    ranked = np.where(np.isnan(mean), -np.inf, mean)
-    rank = rankdata(-ranked, method="min").astype(np.int32)
+    metrics = scores if isinstance(scores, dict) else {"score": scores}
     results = {"params": [dict(c) for c in candidates]}
     for name in dict.fromkeys(k for c in candidates for k in c):
         results[f"param_{name}"] = np.array([c.get(name) for c in candidates], dtype=object)
-    for s in range(n_splits):
-        results[f"split{s}_test_score"] = scores[:, s]
+    for name, sc in metrics.items():
+        n_cand, n_splits = sc.shape
+        for s in range(n_splits):
+            results[f"split{s}_test_{name}"] = sc[:, s]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
+            mean = np.nanmean(sc, axis=1) if n_splits else np.full(n_cand, np.nan)
+            std = np.nanstd(sc, axis=1)
+        ranked = np.where(np.isnan(mean), -np.inf, mean)
+        results[f"mean_test_{name}"], results[f"std_test_{name}"] = mean, std
+        results[f"rank_test_{name}"] = rankdata(-ranked, method="min").astype(np.int32)
     fit_times = setup_times / n_Cs + solve_times
-    results.update(mean_test_score=mean, std_test_score=std, rank_test_score=rank,
-                   mean_fit_time=fit_times.mean(axis=1), std_fit_time=fit_times.std(axis=1),
+    results.update(mean_fit_time=fit_times.mean(axis=1), std_fit_time=fit_times.std(axis=1),
                    mean_setup_time=setup_times.mean(axis=1),
                    mean_solve_time=solve_times.mean(axis=1), mean_n_iter=n_iter.mean(axis=1))
-    return results, int(np.argmin(rank))
+    best = None if isinstance(scores, dict) else best_index(results, "score")
+    return results, best
+
+
+def best_index(cv_results, refit):
+    """``GridSearchCV``'s choice: the first candidate ranked first by the metric named
+    ``refit`` ("score" for a single one), or ``refit(cv_results)`` for a callable."""
+    if callable(refit):
+        index = refit(cv_results)
+        n = len(cv_results["params"])
+        if not isinstance(index, numbers.Integral) or not 0 <= index < n:
+            raise IndexError(f"refit returned {index!r}, not the index of a candidate "
+                             f"(0 to {n - 1})")
+        return int(index)
+    return int(np.argmin(cv_results[f"rank_test_{refit}"]))
 
 
 class PathSearchCV(FitStateMixin, BaseEstimator):
@@ -282,9 +342,10 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         # set_params: a candidate may name an options field (options__max_rank)
         return self._estimator(**kw).set_params(**params)
 
-    def _splits(self, X, y):
-        """(train, test) pairs by the one splitter policy, stratified for a classifier."""
-        return make_splits(self.cv, X, y, self.random_state, classifier=is_classifier(self))
+    def _splits(self, X, y, groups=None):
+        """(train, test) pairs by the one splitter policy (``GridSearchCV``'s)."""
+        return make_splits(self.cv, X, y, self.random_state, classifier=is_classifier(self),
+                           groups=groups)
 
     def _score_grid(self, X, y, splits, grid, values, **weights):
         """{(grid index, split index): score_fold(...)} over every cell, serially.
@@ -308,34 +369,40 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         with a ``param_grid``, or a ``scoring`` the fold scorer does not compute."""
         return getattr(self, "param_grid", None) is not None or self._fold_metric() is None
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, groups=None):
         self._validate_params()
+        refit_metric = self._refit_metric()
         generic = self._searches_candidates()
         # checked before any work
         values = None if getattr(self, "param_grid", None) is not None else self._path_values()
         candidates = self._param_grid_candidates() if values is None else None
         # checked on all rows before any work (the folds then trust them)
         X, y, Y, sw, w = self._validate_search(X, y, sample_weight)
-        splits = self._splits(X, y)
+        splits = self._splits(X, y, groups)
         t0 = time.perf_counter()
         if generic:
             if candidates is None:  # the Cs / width spelling, scored by ``scoring``
                 candidates = [{**p, self._path_param: float(v)} for p in self._grid(X, Y)
                               for v in values]
-            self.cv_results_, self.best_index_ = self._search_candidates(
-                X, y, splits, candidates, sw)
+            self.cv_results_ = self._search_candidates(X, y, splits, candidates, sw)
         else:
             candidates = self._search_grid(X, y, Y, splits, values, sw, w)
-        search = time.perf_counter() - t0
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.n_splits_ = len(splits)
-        self.fit_time_ = {"search": search}
+        self.multimetric_ = self._metric_names() is not None
+        self.fit_time_ = {"search": time.perf_counter() - t0}
+        if refit_metric is None:  # several metrics, refit=False: no best_*, as GridSearchCV
+            return self
+        self.best_index_ = best_index(self.cv_results_, refit_metric)
+        self.best_params_ = candidates[self.best_index_]
+        if not callable(refit_metric):  # GridSearchCV has no best_score_ for a callable
+            self.best_score_ = float(
+                self.cv_results_[f"mean_test_{refit_metric}"][self.best_index_])
         if self._path_param:  # C_, alpha_: the chosen value (the estimator's default if none)
             setattr(self, f"{self._path_param}_", self.best_params_.get(
                 self._path_param, self._estimator().get_params()[self._path_param]))
         self._set_best_attributes(self.best_params_)
-        self._log(1, f"best {self.best_params_}: validation score {self.best_score_:.6g}")
+        self._log(1, f"best {self.best_params_}: validation score "
+                     f"{getattr(self, 'best_score_', float('nan')):.6g}")
         if self.refit:
             t0 = time.perf_counter()
             fit_params = {} if sw is None else {"sample_weight": sw}
@@ -348,6 +415,29 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
             self.n_iter_ = np.array([max(1, int(round(
                 self.cv_results_["mean_n_iter"][self.best_index_])))])
         return self
+
+    def _metric_names(self):
+        """The names of several metrics (``scoring`` a list, tuple, set or dict), else
+        None (one metric: its results are ``*_test_score``)."""
+        scoring = getattr(self, "scoring", None)
+        return list(scoring) if isinstance(scoring, (list, tuple, set, dict)) else None
+
+    def _refit_metric(self):
+        """The metric that picks ``best_index_`` (``GridSearchCV``'s rule), checked before
+        any work: "score" for one metric, ``refit``'s name among several, a callable
+        ``refit`` itself, or None (several metrics, ``refit=False``: no best candidate)."""
+        names, refit = self._metric_names(), self.refit
+        if callable(refit):
+            return refit
+        if names is None:
+            return "score"
+        if refit is False:
+            return None
+        if not isinstance(refit, str) or refit not in names:
+            raise ValueError(f"With several metrics (scoring={self.scoring!r}), refit must "
+                             f"name the one that picks the best candidate (one of {names}), "
+                             f"be a callable of cv_results_, or be False; got {refit!r}")
+        return refit
 
     def _param_grid_candidates(self):
         """``param_grid``'s candidates in ``ParameterGrid``'s order (``GridSearchCV``'s),
@@ -371,11 +461,12 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         return self._base_estimator(params)
 
     def _search_candidates(self, X, y, splits, candidates, sw):
-        """(cv_results_, best_index) of the candidates, by :func:`fit_score_fold` cells.
+        """``cv_results_`` of the candidates, by :func:`fit_score_fold` cells.
 
         The candidates that differ only in C share one cell per fold (one ``fit_path``
         along their C values); the cells run on threads, one a core (``n_jobs=None``), or on
-        ``n_jobs`` joblib workers.
+        ``n_jobs`` joblib workers. ``sw`` weighs the training rows, and the test rows'
+        scores where ``GridSearchCV`` would weigh them (:func:`scorer_takes_weights`).
         """
         name = self._path_param
         default_C = self._estimator().get_params()[name]
@@ -391,9 +482,10 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
             where.append((g, C))
         group_Cs = [np.sort(list(cs)) for _, cs in groups]
         scorer = check_scoring(self._estimator(), scoring=self.scoring)
+        weigh = sw is not None and scorer_takes_weights(scorer, self)
         cells = [(g, s) for g in range(len(groups)) for s in range(len(splits))]
         tasks = [(self._candidate_estimator(groups[g][0]), X, y, *splits[s], group_Cs[g],
-                  scorer, sw) for g, s in cells]
+                  scorer, sw, weigh) for g, s in cells]
         n_jobs = getattr(self, "n_jobs", None)
         if n_jobs is None:  # the solvers release the GIL: cells on threads, one a core
             width = [_narrowness(self._candidate_estimator(p), X) for p, _ in groups]
@@ -401,26 +493,37 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
             outs = thread_map(fit_score_fold, tasks, usable_cores(), order=order)
         else:
             outs = Parallel(n_jobs=n_jobs)(delayed(fit_score_fold)(*t) for t in tasks)
-        outs = dict(zip(cells, outs))
-        shape = (len(candidates), len(splits))
-        scores, fit_t, score_t, n_iter = (np.zeros(shape) for _ in range(4))
+        return self._candidate_results(candidates, dict(zip(cells, outs)), where, group_Cs,
+                                       len(splits))
+
+    def _candidate_results(self, candidates, outs, where, group_Cs, n_splits):
+        """``cv_results_`` from the cells ``outs[group, split]`` of :func:`fit_score_fold`;
+        ``where[candidate] = (group, C)``. A cell that could not fit scores NaN (warned)."""
+        names = self._metric_names() or ["score"]
+        shape = (len(candidates), n_splits)
+        scores = {m: np.full(shape, np.nan) for m in names}
+        fit_t, score_t, n_iter = (np.zeros(shape) for _ in range(3))
         for ci, (g, C) in enumerate(where):
             i = int(np.searchsorted(group_Cs[g], C))
-            for s in range(len(splits)):
+            for s in range(n_splits):
                 cell = outs[g, s]
-                scores[ci, s], score_t[ci, s] = cell["scores"][i], cell["score_time"][i]
+                for m in names:
+                    if m in cell["scores"]:
+                        scores[m][ci, s] = cell["scores"][m][i]
+                score_t[ci, s] = cell["score_time"][i]
                 fit_t[ci, s] = cell["setup_time"] / group_Cs[g].size  # its share
                 n_iter[ci, s] = cell["n_iter"][i]
         errors = [cell["error"] for cell in outs.values() if cell["error"] is not None]
         if errors:
             warnings.warn(f"{len(errors)} of {len(outs)} fits failed and were scored NaN "
                           f"(as GridSearchCV's error_score=np.nan); the first: {errors[0]}",
-                          FitFailedWarning, stacklevel=4)
-        results, best = search_results(candidates, scores, fit_t, np.zeros(shape), n_iter, 1)
+                          FitFailedWarning, stacklevel=5)
+        results, _ = search_results(candidates, scores if self._metric_names() else
+                                    scores["score"], fit_t, np.zeros(shape), n_iter, 1)
         del results["mean_setup_time"], results["mean_solve_time"]
         results.update(mean_score_time=score_t.mean(axis=1),
                        std_score_time=score_t.std(axis=1))
-        return results, best
+        return results
 
     def _search_grid(self, X, y, Y, splits, values, sw, w):
         """The kernel-parameter grid and the path by the fold scorer: sets ``cv_results_``
@@ -441,8 +544,8 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
         candidates = [{**p, **({self._path_param: float(v)} if self._path_param else {})}
                       for p in grid for v in values]
         self._check_scores(scores, candidates, w)
-        self.cv_results_, self.best_index_ = search_results(candidates, scores, setup, solve,
-                                                            n_iter, len(values))
+        self.cv_results_, _ = search_results(candidates, scores, setup, solve, n_iter,
+                                             len(values))
         return candidates
 
     def _refit(self, X, y, **fit_params):
@@ -477,7 +580,7 @@ class PathClassifierCV(ClassifierBase, PathSearchCV):
     ``_score_grid`` receives them as ``sample_weight`` and ``class_weight`` keywords.
     """
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Search the grid by cross-validation, then refit the best candidate on all data.
 
         Parameters
@@ -486,13 +589,17 @@ class PathClassifierCV(ClassifierBase, PathSearchCV):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default None
             Per-sample weights, finite and >= 0. They follow their rows into the folds
-            (training weights, and the test rows' weights in the accuracy) and into the refit.
+            (training weights, and the test rows' weights in the score, as
+            ``GridSearchCV``'s when its scorer takes them) and into the refit.
+        groups : array-like of shape (n_samples,), default None
+            Group labels for a splitter that uses them (``cv=GroupKFold(k)``), passed to its
+            ``split`` as ``GridSearchCV.fit(..., groups=)`` does.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, groups)
 
     def _validate_search(self, X, y, sample_weight):
         """(X, y, Y, the validated sample weights, the per-point weights), on all rows."""

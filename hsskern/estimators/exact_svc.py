@@ -29,13 +29,17 @@ _LEGACY = ("subsample", "validation_fraction", "rel_tol", "abs_tol", "max_rank",
 class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
     """The exact kernel SVM (LIBSVM's solution) at any n, with a time budget.
 
-    ``fit`` holds out ``options.validation_fraction`` of the points, solves a random
-    ``options.subsample`` of
-    the rest exactly (HSS compression + ADMM + exact decomposition, as :class:`HSSSVC`), then
-    grows the problem in stages (doubling, up to all training points; under ``max_time``
-    each stage after a finished one sized from the last stage's cost to end in the time left),
-    each stage the exact
-    decomposition started from the last one's solution padded with zeros (a feasible point):
+    Without ``max_time`` it trains on every point and returns SVC's solution (to ``tol``).
+    Only under ``max_time`` does ``fit`` hold out ``options.validation_fraction`` of the
+    points (never trained on) to choose among the models a stopped decomposition has, when
+    the budget runs out before ``tol``.
+
+    ``fit`` solves a random ``options.subsample`` of the training points exactly (HSS
+    compression + ADMM + exact decomposition, as :class:`HSSSVC`), then grows the problem in
+    stages (doubling, up to all training points; under ``max_time`` each stage after a
+    finished one sized from the last stage's cost to end in the time left), each stage the
+    exact decomposition started from the last one's solution padded with zeros (a feasible
+    point):
     every finished stage is the exact SVM of a larger random subsample. Every round keeps its
     point feasible and knows its exact KKT gap (LIBSVM's stopping measure), so the solver can
     stop at any round: when ``max_time`` runs out first, the model returned is the one that
@@ -100,9 +104,10 @@ or callable, default "rbf"
         The expert knobs (None: :class:`~hsskern.ExactSVCOptions`' defaults): ``subsample``
         (default 50000: points of the exactly solved start, a float a fraction; all of them
         when it is at least their number, and the fit is then :class:`HSSSVC`'s exact
-        answer), ``validation_fraction`` (default 0.02, in [0, 0.5): points held out to
-        choose among the subsample's model and the rounds' points when the budget stops the
-        decomposition; never trained on; 0: none held out, the last point is returned),
+        answer), ``validation_fraction`` (default 0.02, in [0, 0.5): under ``max_time``,
+        points held out to choose among the subsample's model and the rounds' points when
+        the budget stops the decomposition; never trained on; 0: none held out, the last
+        point is returned; without ``max_time`` none is held out),
         ``max_chunk`` (default 24000: the stages' working set, its kernel block 8 |W|^2
         bytes), the subsample's compression (``rel_tol``, ``abs_tol``, ``max_rank``,
         ``leaf_size``, ``n_neighbors``, ... as in :class:`HSSSVC`) and ``multiclass``
@@ -152,7 +157,7 @@ or callable, default "rbf"
     >>> clf = ExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=100),
     ...                random_state=0).fit(X, y)
     >>> clf.stages_, clf.selected_, bool(clf.converged_[0])
-    ((100, 200, 294), ('exact',), True)
+    ((100, 200, 300), ('exact',), True)
     """
 
     _parameter_constraints = {
@@ -221,9 +226,13 @@ or callable, default "rbf"
 
     def _make_backend(self, X, values, purpose):
         o = self._options()
+        # a validation set only chooses among the points a time budget stops at: without
+        # one the decomposition runs to tol on all points, and a hold-out would only lose
+        # them (SVC's answer is the one trained on every point)
+        held_out = o.validation_fraction if self.max_time is not None else 0.0
         return self._multiclass_backend(ExactBackend(
             kernel_of(self, None, X), subsample=o.subsample,
-            validation_fraction=o.validation_fraction, max_time=self.max_time,
+            validation_fraction=held_out, max_time=self.max_time,
             tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
             max_chunk=o.max_chunk, n_decades=3 if purpose == "fit" else 0,
             memory_budget=self.memory_budget, random_state=self.random_state,

@@ -231,12 +231,14 @@ class FPCClassifierCV(PathClassifierCV):
         Candidate degrees (default 1..s_max). Candidates whose features exceed the memory
         budget are skipped with a warning.
     cv : int, float or CV splitter, default 5
-        int: shuffled stratified k-fold; float in (0, 1): a single stratified hold-out of
-        that fraction (the paper's validation split); or any scikit-learn splitter (the
-        policy of every ``*CV`` estimator, :func:`hsskern.estimators.cv.make_splits`).
+        int k: ``StratifiedKFold(k)``, unshuffled, as ``GridSearchCV``'s; float in (0, 1):
+        a single stratified hold-out of that fraction (the paper's validation split),
+        shuffled with ``random_state``; or any scikit-learn splitter (with ``fit``'s
+        ``groups``): the policy of every ``*CV`` estimator,
+        :func:`hsskern.estimators.cv.make_splits`.
     centers, scaling, tol, max_iter, alpha, beta, memory_budget, probability,
     random_state, class_weight, verbose
-        As in :class:`FPCClassifier`. ``random_state`` also shuffles the folds;
+        As in :class:`FPCClassifier`. ``random_state`` also shuffles a float ``cv``'s hold-out;
         ``probability`` fits the sigmoids of the refitted model only.
         ``class_weight`` applies in every fold ("balanced" over the fold's training labels)
         and the refit; ``fit``'s ``sample_weight`` follows its rows into the folds (the
@@ -335,7 +337,8 @@ class FPCClassifierCV(PathClassifierCV):
     def _grid(self, X, Y):
         m, d = X.shape
         degrees = self._check_degrees() or list(range(1, self.max_degree(m, d) + 1))
-        n_fits = (self.cv if isinstance(self.cv, Integral) else 2) + int(self.refit)
+        cv = 5 if self.cv is None else self.cv  # check_cv's default, as the splits'
+        n_fits = (cv if isinstance(cv, Integral) else 2) + int(self.refit)
         for s in degrees:  # every degree's features must fit float64, before any work
             check_features_representable(X, s, self.scaling, admm_scale(self.alpha, m),
                                          admm_scale(self.beta, m))

@@ -94,9 +94,11 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
         tighter than the classifier's), and:
 
         approximation : {"auto", "hss", "exact", "nystrom"}, default "auto"
-            "auto": "exact" up to :data:`~hsskern.solvers.gp.DENSE_MAX_N` points (where the
-            dense factorizations are faster than compressions: bench/gp_small.py) when its
-            n x n arrays fit ``memory_budget``, "hss" otherwise.
+            "auto": "exact" up to ``dense_max_n`` points (where the dense factorizations
+            are faster than compressions: docs/design_notes.md) when its n x n arrays fit
+            ``memory_budget`` (32 n^2 bytes, checked before any work), "hss" otherwise.
+        dense_max_n : int, default 6000
+            "auto"'s crossover from the dense route to the HSS one (docs/design_notes.md).
             "exact": the dense route (memory checked first): the distances computed once, the
             exact likelihood and its analytic gradient from one Cholesky factor and its inverse
             per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
@@ -250,7 +252,8 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
             hss_options=hss_options(self), n_components=self._options().n_components,
             n_restarts=self.n_restarts_optimizer,
             random_state=self.random_state, xatol=self.tol, noise0=self.noise_ratio,
-            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)
+            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None,
+            dense_max_n=self._options().dense_max_n)
         self._route = res.problem.stats["approximation"]  # the route "auto" took
         noise = res.noise
         self._K, self._inducing = res.problem.K, res.pivots

@@ -214,6 +214,16 @@ or callable, default "rbf"
         ``relaxation``, ``adaptive_beta``, ``admm_max_iter``), the exact solve after it
         (``solve_exact``, ``max_chunk``) and the multiclass training (``multiclass``).
         Nested names ``options__max_rank`` for ``set_params`` and ``GridSearchCV``.
+    warm_start : bool, default False
+        A refit starts from the previous fit's dual solution (the nightly retrain of a
+        model on its data with rows appended, removed or reweighted, or at a new C): each
+        previous support vector found among the new rows (by its values and label) keeps
+        its alpha, scaled by C_new / C_old; every other point starts at 0; the start is
+        clipped to the new bounds and made to meet sum y_i alpha_i = 0, then the exact
+        decomposition solves from it. The model is a cold fit's to ``tol``. A refit whose
+        previous solution does not map (other features, classes or kernel parameters,
+        ``options.solve_exact=False``, no previous fit) is a cold fit;
+        ``warm_start_info_`` and ``verbose`` say which it was and why.
 
     Attributes
     ----------
@@ -264,6 +274,10 @@ or callable, default "rbf"
         ``refinement`` (one :class:`~hsskern.solvers.refine.RefineResult` per model, or None
         without an exact solve).
     n_features_in_, feature_names_in_
+    warm_start_info_ : dict
+        With ``warm_start`` only: ``warm`` (whether the fit started from the previous
+        solution), ``reason`` (why not, else None), ``kept`` / ``dropped`` (previous
+        support vectors found among the new rows / not found) and ``n_samples``.
 
     Examples
     --------
@@ -283,6 +297,7 @@ or callable, default "rbf"
         **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "warm_start": ["boolean"],
     }
 
     _options_class = HSSSVCOptions
@@ -293,7 +308,7 @@ or callable, default "rbf"
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=0, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, h=None, memory_budget=None,
-                 options=None):
+                 options=None, warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -312,6 +327,7 @@ or callable, default "rbf"
         self.h = h
         self.memory_budget = memory_budget
         self.options = options
+        self.warm_start = warm_start
 
     def _make_backend(self, X, values, purpose):
         return self._multiclass_backend(_hss_backend(self, X, None, purpose))
@@ -348,12 +364,15 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         200]}``), searched in ``ParameterGrid``'s order. A candidate without C takes HSSSVC's
         C = 1; without a width, this estimator's scalar ``h`` / ``gamma``. With it ``Cs`` is
         not used, and ``h`` / ``gamma`` must not be sequences.
-    scoring : str, callable or None, default None
-        A scikit-learn scorer of each candidate on the held-out rows (None: accuracy). With
+    scoring : str, callable, list, tuple, set, dict or None, default None
+        As ``GridSearchCV``'s: a scikit-learn scorer of each candidate on the held-out rows
+        (None: accuracy), or several by name (``cv_results_`` then has
+        ``mean_test_<name>`` ..., and ``refit`` names the one that chooses). With
         ``param_grid`` or ``scoring`` every fold's models are fitted by
-        :meth:`HSSSVC.fit_path` and scored by the scorer, unweighted as ``GridSearchCV``'s;
-        otherwise (the ``Cs`` / width spelling, accuracy) by the one-product fold scorer,
-        the accuracy weighted by the test rows' ``sample_weight``.
+        :meth:`HSSSVC.fit_path` and scored by the scorer; otherwise (the ``Cs`` / width
+        spelling, accuracy) by the one-product fold scorer. Either way ``fit``'s
+        ``sample_weight`` weighs the test rows' scores as ``GridSearchCV`` does (a scorer
+        that does not take ``sample_weight`` is called without it, with its warning).
     n_jobs : int or None, default None
         How the (fold, parameters but C) cells of a ``param_grid`` / ``scoring`` search run.
         None: on a pool of threads, one a core this process may use (the solvers release
@@ -369,11 +388,18 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         scikit-learn spelling of the width (gamma = 1 / (2 h^2)); "scale" / "auto" as in
         :class:`HSSSVC`, computed once on all of ``fit``'s X (every fold and the refit use
         that value, reported in ``gamma_`` and ``cv_results_``).
-    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
-        A float holds out that fraction once (stratified); an int runs stratified K-fold; a
-        splitter or an iterable of (train, test) pairs is used as given.
-    refit : bool, default True
-        Refit ``best_estimator_`` on all data with the chosen (h, C).
+    cv : int >= 2, None, float in (0, 1), a scikit-learn splitter or an iterable, default 5
+        As ``GridSearchCV``'s: an int k (None: 5) runs ``StratifiedKFold(k)``, unshuffled,
+        so that the folds are ``GridSearchCV(..., cv=k)``'s; a splitter (with ``fit``'s
+        ``groups``) or an iterable of (train, test) pairs is used as given. A float holds
+        out that fraction once, stratified and shuffled with ``random_state`` (one fit per
+        candidate, for large n): ``cv=StratifiedShuffleSplit(1, test_size=cv,
+        random_state=random_state)``.
+    refit : bool, str or callable, default True
+        Refit ``best_estimator_`` on all data with the chosen candidate. As
+        ``GridSearchCV``'s: with several metrics, the name of the one that chooses
+        (``best_score_`` is its mean), or False (no ``best_*``); a callable of
+        ``cv_results_`` returns the chosen index (no ``best_score_``).
     kernel, shrinking, probability, tol, cache_size, class_weight, verbose, max_iter,
     decision_function_shape, break_ties, random_state, memory_budget, options
         As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
@@ -381,7 +407,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
         ``FutureWarning``). Every fold and the refit take these options.
         ``probability`` fits the sigmoids of the refitted model only (:meth:`predict_proba`
-        is its). ``random_state`` also shuffles the folds. ``class_weight`` applies in every
+        is its). ``random_state`` also shuffles a float ``cv``'s hold-out. ``class_weight`` applies in every
         fold ("balanced" over the fold's training labels) and the refit; ``fit``'s
         ``sample_weight`` follows its rows into the folds (the validation accuracy is
         weighted by the test rows' weights) and the refit.
@@ -416,7 +442,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
     >>> cv = HSSSVCCV(h=[0.5, 1.0], Cs=[0.1, 1, 10], random_state=0).fit(X, y)
     >>> cv.best_params_
-    {'h': 0.5, 'C': 1.0}
+    {'h': 0.5, 'C': 10.0}
     >>> len(cv.cv_results_["mean_test_score"])
     6
     """
@@ -427,9 +453,9 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None,
                                                                closed="left"), "cv_object"],
-        "refit": ["boolean"],
+        "refit": ["boolean", str, callable],
         "param_grid": [dict, list, None],
-        "scoring": [str, callable, None],
+        "scoring": [str, callable, list, tuple, set, dict, None],
         "n_jobs": [Integral, None],
     }
     _estimator = HSSSVC
@@ -442,7 +468,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,
                  random_state=None, memory_budget=None, options=None, param_grid=None,
-                 scoring=None, cv=0.2, refit=True, n_jobs=None):
+                 scoring=None, cv=5, refit=True, n_jobs=None):
         self.Cs = Cs
         self.kernel = kernel
         self.gamma = gamma

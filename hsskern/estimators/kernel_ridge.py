@@ -12,8 +12,12 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import RidgeOptions
-from ..solvers.ridge_path import RidgeBackend, check_alphas
+from ..solvers.ridge_path import DIRECT_REFUSES, RidgeBackend, check_alphas, per_target
 from ._options import OptionsParamsMixin, legacy_init
+from ..kernels import kernel_operator
+from ..solvers.ridge_dense import dense_fits, dense_loo
+from .base import solve_path
+from .cv import FOLD_METRICS
 from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
                          hss_options, kernel_of, width_grid)
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
@@ -44,8 +48,11 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-        Regularization (the shift of K), > 0.
+    alpha : float or array-like of shape (n_targets,), default 1.0
+        Regularization (the shift of K), >= 0; one value per target as ``KernelRidge``
+        (the targets share the compression, each solved at its own alpha). alpha = 0 is
+        solved by ``solver="exact"`` only (densely; the least-squares solution where K is
+        singular, with ``KernelRidge``'s warning): the direct solver's H + 0 I is singular.
     kernel : {"gaussian", "rbf", "laplacian"}, default "gaussian"
         gaussian: exp(-|x - y|^2 / (2 h^2)) (scikit-learn's "rbf", a synonym here, with
         gamma = 1 / (2 h^2));
@@ -60,13 +67,21 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         "direct": the HSS factor's solve, O(n r) per alpha after an O(n r^2) refactorization;
         the dual coefficients solve (H + alpha I) c = y, so their relative error against the
         exact solution is at most ||K - H||_2 / alpha (about the compression tolerance times
-        ||K|| / alpha). "exact": conjugate gradients on the exact kernel (matrix-free
+        ||K|| / alpha). The fit measures the relative residual of the exact system on
+        256 sampled rows (it bounds the in-sample prediction error against ``KernelRidge``)
+        and warns, naming it, above ``options.residual_warning`` (0.05): duplicated rows,
+        small alpha or few dimensions, where the compression's error over alpha is large.
+        "exact": conjugate gradients on the exact kernel (matrix-free
         products, O(n^2 d) each) preconditioned by the HSS factor, from the direct solution,
         until the relative residual of (K + alpha I) c = y is below ``tol``: the exact kernel
         ridge solution, in a few iterations when the compression is good (see
         :mod:`hsskern.solvers.ridge_path`). For the Gaussian and the Laplacian at d <= 12
         the products are computed in single precision and the residual, replaced by its
         double value as it falls, decides when to stop: the same answer, ~1.5x faster.
+        Where CG stops short of ``tol`` (alpha so small that K + alpha I is singular to
+        rounding), the system is solved densely up to ``options.dense_max_n`` points (a
+        Cholesky factor, ``KernelRidge``'s solve); above, the fit raises a ValueError naming
+        the residual reached and the conditioning: never an unconverged answer.
     tol : float, default 1e-10
         Relative residual at which conjugate gradients stop (``solver="exact"``).
     max_iter : int, default 1000
@@ -113,7 +128,8 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         Conjugate-gradient iterations (``"exact"``); a direct solve counts as 1.
     residual_ : ndarray of shape (n_targets,)
         ``"exact"``: the relative residual ||(K + alpha I) c - y|| / ||y|| reached (one more
-        exact kernel product); NaN for ``"direct"``.
+        exact kernel product; the dense route's, of the weighted system with
+        ``sample_weight``); NaN for ``"direct"``.
     hss_ : dict
         Ranks and memory of the approximation and its factor ("nystrom": its rank, the
         columns read and the residual's trace).
@@ -136,7 +152,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         **WIDTH_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
 
     _options_class = RidgeOptions
@@ -158,18 +174,67 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         self.verbose = verbose
         self.random_state = random_state
 
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : float or array-like of shape (n_samples,), default None
+            Per-sample weights of the squared loss, as ``KernelRidge``'s (a point of weight
+            0 gets a zero dual coefficient); solved densely (``options.dense_max_n``).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)
+
+    def _fit_values(self):
+        # one value per distinct alpha; several targets with their own alphas share the
+        # compression, each solved at its own (``_fit``)
+        alpha = self.alpha
+        if isinstance(alpha, Integral) and not isinstance(alpha, bool):
+            alpha = float(alpha)  # a grid refuses ints (a count), a parameter takes them
+        return np.unique(check_alphas(alpha, "alpha", allow_zero=True)).tolist()
+
+    def _fit(self, X, y, sample_weight=None):
+        if np.ndim(self.alpha) == 0 or np.size(self.alpha) == 1:
+            return super()._fit(X, y, sample_weight)
+        self._validate_params()
+        data = self._validate_fit(X, y, sample_weight)
+        alphas = np.asarray(self.alpha, dtype=np.float64)
+        if alphas.ndim != 1 or alphas.size != data.Y.shape[1]:
+            raise ValueError(f"alpha holds {alphas.size} values for {data.Y.shape[1]} "
+                             "target(s): give one alpha, or one per target (the columns "
+                             "of y), as KernelRidge")
+        values = self._fit_values()
+        backend = self._make_backend(data.X, values, purpose="fit")
+        prepared = backend.prepare(data.X, data.Y)
+        solutions = solve_path(backend, prepared, data.Y, values, data.weights)
+        self._set_fitted(data, backend, prepared, per_target(solutions, alphas), shared=True)
+        return self
+
     def _make_backend(self, X, values, purpose, leave_one_out=False):
         # a search goes on past an alpha the direct solver cannot solve (scored NaN, ranked
         # last, reported); a fit raises
         o = self._options()
+        values = np.asarray(values, dtype=np.float64)
+        if values.min() == 0 and (leave_one_out or self.solver == "direct"):
+            raise ValueError(DIRECT_REFUSES)  # before any work
+        positive = values[values > 0]
         return RidgeBackend(kernel_of(self, X=X), approximation=o.approximation,
                             hss_options=hss_options(self), n_components=o.n_components,
                             solver="direct" if leave_one_out else self.solver, tol=self.tol,
-                            max_iter=self.max_iter, beta=float(np.min(values)),
+                            max_iter=self.max_iter,
+                            beta=float(positive.min()) if positive.size else 1.0,
                             leave_one_out=leave_one_out,
                             indefinite="skip" if purpose == "search" else "raise",
                             memory_budget=self.memory_budget,
-                            log=self._log if self.verbose >= 1 else None)
+                            log=self._log if self.verbose >= 1 else None,
+                            dense_max_n=o.dense_max_n,
+                            residual_warning=o.residual_warning)
 
     def _set_backend_attributes(self, prepared, solution, model):
         coef = solution.dual_coef
@@ -223,7 +288,8 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         on all of ``fit``'s X.
     cv : None, int >= 2, float in (0, 1) or a scikit-learn splitter, default None
         None: efficient leave-one-out from the factor (one "split" in ``cv_results_``);
-        an int: shuffled k-fold; a float: one shuffled hold-out of that fraction; a splitter
+        an int k: ``KFold(k)``, unshuffled, as ``GridSearchCV``'s; a float: one hold-out of
+        that fraction, shuffled with ``random_state``; a splitter (with ``fit``'s ``groups``)
         or an iterable of (train, test) pairs is used as given.
     scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
         What is maximised (multi-output: averaged over targets).
@@ -233,7 +299,7 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
         refit uses ``solver``; ``options`` a :class:`~hsskern.RidgeOptions`, the old flat
         ``rel_tol=`` ... ``n_components=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles the folds.
+        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
 
     Attributes
     ----------
@@ -308,23 +374,68 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         # the grid's width replaces both spellings of it
         return super()._base_estimator({"h": None, "gamma": None, **params})
 
-    def _fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
+        """Search the grid by cross-validation, then refit the best candidate on all data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : float or array-like of shape (n_samples,), default None
+            Weights of the squared loss: each fold trains on its training rows' weights and
+            its score weighs the test rows by theirs (``GridSearchCV`` routing
+            ``sample_weight`` to the fit and the scorer; ``cv=None``: the weighted
+            leave-one-out, dense); the refit takes them all.
+        groups : array-like of shape (n_samples,), default None
+            Group labels for a splitter that uses them (``cv=GroupKFold(k)``).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight, groups)
+
+    def _fit(self, X, y, sample_weight=None, groups=None):
         self._refit_from = None  # the leave-one-out search leaves what the refit can reuse
         try:
-            return super()._fit(X, y, sample_weight)
+            return super()._fit(X, y, sample_weight, groups)
         finally:
             del self._refit_from
 
-    def _splits(self, X, y):
+    def _splits(self, X, y, groups=None):
         if self.cv is None:  # leave-one-out from the factor: one "split", scored on all rows
             rows = np.arange(X.shape[0])
             return [(rows, rows)]
-        return super()._splits(X, y)
+        return super()._splits(X, y, groups)
 
     def _score_grid(self, X, y, splits, grid, values, **weights):
         if self.cv is not None:
             return super()._score_grid(X, y, splits, grid, values, **weights)
+        if weights.get("sample_weight") is not None:
+            return self._score_weighted_loo(X, y, grid, values, weights["sample_weight"])
         return self._score_loo(X, y, grid, values)
+
+    def _score_weighted_loo(self, X, Y, grid, values, w):
+        """Weighted leave-one-out scores, exact and dense (the HSS factor has no per-point
+        shift): within ``options.dense_max_n`` and the memory budget, else a clear error."""
+        n = X.shape[0]
+        if not dense_fits(n, self._options().dense_max_n, self.memory_budget):
+            raise ValueError(f"sample_weight with cv=None needs the dense leave-one-out (up "
+                             f"to options.dense_max_n={self._options().dense_max_n} points "
+                             f"within the memory budget; n = {n}): pass cv=5, say")
+        cells = {}
+        for ig, params in enumerate(grid):
+            t0 = time.perf_counter()
+            Kd = kernel_operator(X, kernel_of(self._base_estimator(params), X=X)).to_dense()
+            cell = {"scores": np.zeros(len(values)), "solve_time": np.zeros(len(values)),
+                    "n_iter": np.ones(len(values)), "setup_time": time.perf_counter() - t0}
+            for i, alpha in enumerate(values):
+                t0 = time.perf_counter()
+                E = dense_loo(Kd, Y, float(alpha), w)
+                cell["scores"][i] = FOLD_METRICS[self.scoring](Y, [Y - E], w)[0]
+                cell["solve_time"][i] = time.perf_counter() - t0
+            cells[ig, 0] = cell
+        return cells
 
     def _score_loo(self, X, Y, grid, values):
         """Leave-one-out scores from the factor: one preparation per width on all points,
@@ -353,11 +464,12 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
                 self._refit_from = (params, prepared)
         return cells
 
-    def _refit(self, X, y):
+    def _refit(self, X, y, sample_weight=None):
         est = self._base_estimator(self.best_params_)
         reuse = self._refit_from
-        if reuse is None or any(reuse[0][k] != self.best_params_[k] for k in reuse[0]):
-            return est.fit(X, y)
+        if sample_weight is not None or reuse is None \
+                or any(reuse[0][k] != self.best_params_[k] for k in reuse[0]):
+            return est.fit(X, y, sample_weight=sample_weight)
         # the leave-one-out search prepared this width on all points: no recompression
         est._validate_params()
         data = est._validate_fit(X, y)

@@ -20,7 +20,6 @@ from ..lowrank.nystrom import NystromFeatures
 from ..options import OptionsBase
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
-from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin, legacy_init
 from .base import PathClassifier
@@ -136,8 +135,7 @@ def _nystrom_backend(est, X):
     return backend
 
 
-@renamed_keywords(l="power")
-class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
+class NystromSVC(OptionsParamsMixin, PathClassifier):
     """Kernel SVM linearized on k Nystrom landmarks (LLSVM / LASN).
 
     Several classes are one-vs-rest, a linear model per class on one feature map (as
@@ -245,7 +243,6 @@ class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
     _parameter_constraints = {**_COMMON_CONSTRAINTS,
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
-    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 
@@ -285,8 +282,7 @@ class NystromSVC(RenamedParamsMixin, OptionsParamsMixin, PathClassifier):
         self.coef_ = solution.coef.copy()
 
 
-@renamed_keywords(l="power")
-class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
+class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     """:class:`NystromSVC` with C chosen by cross-validated accuracy.
 
     Each fold builds its landmarks and feature matrix once (from its training part only) and
@@ -297,17 +293,20 @@ class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
     ----------
     Cs : int or sequence of float, default 6
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
-    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 3
-        An int runs stratified K-fold, shuffled with ``random_state``; a float holds out that
-        fraction once (stratified); a splitter or an iterable of (train, test) pairs is used
-        as given.
+    cv : int >= 2, None, float in (0, 1), a scikit-learn splitter or an iterable, default 5
+        As ``GridSearchCV``'s: an int k (None: 5) runs ``StratifiedKFold(k)``, unshuffled,
+        so that the folds are ``GridSearchCV(..., cv=k)``'s; a splitter (with ``fit``'s
+        ``groups``) or an iterable of (train, test) pairs is used as given. A float holds
+        out that fraction once, stratified and shuffled with ``random_state`` (one fit per
+        candidate, for large n): ``cv=StratifiedShuffleSplit(1, test_size=cv,
+        random_state=random_state)``.
     refit : bool, default True
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, degree, gamma, coef0, probability, tol, class_weight, verbose, max_iter,
     random_state, h, sigma, power, n_components, loss, memory_budget, options
         As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`; the old
         flat ``landmarks=`` ... ``newton_solver=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles the folds.
+        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
         ``probability`` fits the sigmoids of the refitted model only. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
@@ -352,7 +351,6 @@ class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
     }
     _estimator = NystromSVC
 
-    _renamed_params = {"l": "power"}
     _options_class = NystromSVCOptions
     _legacy_names = _LEGACY
 
@@ -360,7 +358,7 @@ class NystromSVCCV(RenamedParamsMixin, OptionsParamsMixin, PathClassifierCV):
     def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,
-                 loss="squared_hinge", memory_budget=None, options=None, cv=3, refit=True):
+                 loss="squared_hinge", memory_budget=None, options=None, cv=5, refit=True):
         self.Cs = Cs
         self.kernel = kernel
         self.degree = degree

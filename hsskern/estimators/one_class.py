@@ -21,17 +21,22 @@ from ..solvers.one_class_admm import OneClassADMMOptions, prepare_one_class_admm
 from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
+from ._convergence import warn_stopped_early
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from ._options import OptionsParamsMixin
-from .base import FitStateMixin, validate_input
+from .base import FitStateMixin, check_sample_weight, validate_input
 from .widths import GAMMA_STRINGS, kernel_of
 
 __all__ = ["OneClassSVM"]
 
 
-def one_class_start(n, nu):
+def one_class_start(n, nu, weights=None):
     """LIBSVM's feasible start: the first floor(nu n) variables at their bound 1, the next at
-    the remainder, so that sum a = nu n."""
+    the remainder, so that sum a = nu n; with ``weights`` (bounds w_i), the first variables
+    at their bounds until sum a = nu sum w."""
+    if weights is not None:
+        need = np.cumsum(weights) - weights  # what the earlier variables hold at their bounds
+        return np.clip(nu * weights.sum() - need, 0.0, weights)
     alpha = np.zeros(n)
     m = int(nu * n)
     alpha[:m] = 1.0
@@ -127,7 +132,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
     _parameter_constraints = {
         "kernel": [StrOptions({"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"})],
         "h": [Interval(Real, 0, None, closed="neither"), None],
-        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS))],
+        "gamma": [Interval(Real, 0, None, closed="left"), StrOptions(set(GAMMA_STRINGS))],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, None, None, closed="neither")],
         "nu": [Interval(Real, 0, 1, closed="right")],
@@ -175,8 +180,16 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         opts = smo_options(self, self.tol)
         return bounded_options(opts, n, d, resolve_budget(self.memory_budget))
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Detect the soft boundary of the set X (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        sample_weight : array-like of shape (n_samples,), default None
+            Per-sample weights, LIBSVM's (as scikit-learn's): each point's bound becomes
+            0 <= a_i <= w_i and sum a = nu sum w; points of weight 0 are left out.
 
         Returns
         -------
@@ -185,11 +198,25 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         self._validate_params()
         self._reset()
         X = validate_input(self, X)
+        self._check_gamma()
+        w = check_sample_weight(sample_weight, X)
         self.shape_fit_ = X.shape
-        [(alpha, rho, n_iter, converged)], start, times = self._solve(X, [float(self.nu)])
-        self._set_model(X, alpha, rho, n_iter, converged)
+        rows = None if w is None else np.flatnonzero(w > 0)
+        Xw = X if rows is None else X[rows]
+        [(alpha, rho, n_iter, converged)], start, times = self._solve(
+            Xw, [float(self.nu)], None if w is None else w[rows])
+        self._set_model(Xw, alpha, rho, n_iter, converged, rows)
         self.start_, self.fit_time_ = start, times
         return self
+
+    def _check_gamma(self):
+        # scikit-learn takes gamma=0; here its kernel is a constant (rbf: 1, poly: coef0^deg,
+        # sigmoid: tanh(coef0)), every point scores the same and the boundary is undefined
+        if isinstance(self.gamma, Real) and self.gamma == 0 and self.kernel != "linear" \
+                and self.h is None:
+            raise ValueError(f"gamma=0 makes the {self.kernel} kernel constant, so every "
+                             "point gets the same score and the one-class boundary is "
+                             "undefined: give gamma > 0 (or \"scale\", the default)")
 
     def fit_path(self, X, y=None, nus=None):
         """One model per nu on one validation, each nu warm-started from the last one's
@@ -265,13 +292,14 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
                      f"{res.timings['iterations'] + res.timings['refactor']:.3g} s")
         return res.alpha, res.state
 
-    def _solve(self, X, nus):
+    def _solve(self, X, nus, weights=None):
         """Every nu's (alpha, rho, steps, converged), the start taken and the phases'
-        seconds."""
+        seconds; ``weights``: LIBSVM's per-point bounds (the decomposition's start)."""
         n, d = X.shape
         kernel = self._kernel(X)
         opts = self._smo_options(n, d)
-        start = self.resolve_start(n, min(nus))
+        start = self.resolve_start(n, min(nus)) if weights is None else "decomposition"
+        upper = 1.0 if weights is None else weights
         every = self._options().admm_every_nu
         times = {"compress": 0.0, "factor": 0.0, "admm": 0.0, "exact": 0.0}
         admm = warm = None
@@ -284,10 +312,10 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
             if admm is not None and (alpha is None or every):
                 alpha, warm = self._admm_start(admm, nu, warm, times)
             elif alpha is None:
-                alpha = one_class_start(n, nu)
+                alpha = one_class_start(n, nu, weights)
             else:
                 alpha = grow_start(alpha, G, prev, nu)
-            res = solve_dual(X, kernel, ones, 1.0, np.zeros(n), alpha, options=opts)
+            res = solve_dual(X, kernel, ones, upper, np.zeros(n), alpha, options=opts)
             times["exact"] += res.time
             self._log(1, f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
                          f"{res.time:.3g} s")
@@ -295,16 +323,17 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
             out.append((alpha, res.rho, res.n_iter, res.converged))
         return out, start, times
 
-    def _set_model(self, X, alpha, rho, n_iter, converged):
+    def _set_model(self, X, alpha, rho, n_iter, converged, rows=None):
         sv = np.flatnonzero(alpha > 0)
-        self.support_ = sv.astype(np.int32)
+        self.support_ = (sv if rows is None else rows[sv]).astype(np.int32)
         self.support_vectors_ = X[sv]
         self.n_support_ = np.array([0, sv.size], dtype=np.int32)
         self.dual_coef_ = alpha[sv][None, :]
         self.intercept_ = np.array([-rho])
-        self.offset_ = float(rho)
+        self.offset_ = np.array([float(rho)])  # scikit-learn's shape (1,)
         self.n_iter_ = np.array([max(int(n_iter), 1)])
         self.fit_status_ = 0 if converged else 1
+        warn_stopped_early(self, int(not converged), 1, stacklevel=4)
         self._kernel_ = self._kernel(X)
 
     def decision_function(self, X):

@@ -15,13 +15,20 @@ import numpy as np
 from sklearn.base import RegressorMixin, clone
 
 from ..solvers.ridge_path import check_alphas
-from .base import FitData, PathEstimator, validate_input
+from .base import FitData, PathEstimator, check_sample_weight, validate_input
 from .cv import FOLD_METRICS, PathSearchCV
 
 __all__ = ["RegressorBase", "PathRegressor", "PathRegressorCV", "SCORINGS"]
 
 #: Scores a regression ``*CV`` can maximise (scikit-learn's names; multi-output: the mean).
 SCORINGS = ("neg_mean_squared_error", "r2")
+
+
+def _weights(sample_weight, X):
+    """The validated weights, None for None or all ones (the unweighted problem, solved as
+    before)."""
+    w = check_sample_weight(sample_weight, X)
+    return None if w is None or np.all(w == 1.0) else w
 
 
 class RegressorBase(RegressorMixin):
@@ -92,7 +99,7 @@ class PathRegressor(RegressorBase, PathEstimator):
 
     def _validate_fit(self, X, y, sample_weight=None):
         X, y, Y = self._validate_xy(X, y)
-        return FitData(X, Y, ravel=y.ndim == 1)
+        return FitData(X, Y, weights=_weights(sample_weight, X), ravel=y.ndim == 1)
 
     def _set_target_attributes(self, data, backend, solution):
         self._ravel = data.ravel
@@ -113,7 +120,7 @@ class PathRegressor(RegressorBase, PathEstimator):
 
 class PathRegressorCV(RegressorBase, PathSearchCV):
     """Base of the regression ``*CV`` estimators: :class:`PathSearchCV` scored by
-    ``scoring`` (one of :data:`SCORINGS`) on shuffled k-fold or hold-out splits.
+    ``scoring`` (one of :data:`SCORINGS`) on ``GridSearchCV``'s k-fold splits or a hold-out.
 
     Subclasses define what :class:`PathSearchCV` asks for; ``_path_values()`` checks the
     path's grid (``Cs`` by default, ``alphas`` for kernel ridge).
@@ -121,23 +128,27 @@ class PathRegressorCV(RegressorBase, PathSearchCV):
 
     _path_param = "alpha"
 
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Search the grid by cross-validation, then refit the best candidate on all data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        groups : array-like of shape (n_samples,), default None
+            Group labels for a splitter that uses them (``cv=GroupKFold(k)``), passed to its
+            ``split`` as ``GridSearchCV.fit(..., groups=)`` does.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y)
+        return self._fit(X, y, groups=groups)
 
     def _validate_search(self, X, y, sample_weight=None):
         X, y, Y = self._validate_xy(X, y)
-        return X, y, Y, None, None
+        w = _weights(sample_weight, X)
+        return X, y, Y, w, w
 
     def _fold_metric(self):
         return FOLD_METRICS[self.scoring]

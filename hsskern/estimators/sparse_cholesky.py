@@ -16,10 +16,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..solvers.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
-from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from .base import PathClassifier
 
-__all__ = ["SparseCholeskySVC", "default_power", "default_l"]
+__all__ = ["SparseCholeskySVC", "default_power"]
 
 
 def default_power(n_features):
@@ -28,15 +27,7 @@ def default_power(n_features):
     return power + 1 if power % 2 == 0 else power
 
 
-def default_l(n_features):
-    """The old name of :func:`default_power` (for one release, with a FutureWarning)."""
-    warnings.warn("default_l is renamed default_power (the old name works until the next "
-                  "release)", FutureWarning, stacklevel=2)
-    return default_power(n_features)
-
-
-@renamed_keywords(l="power")
-class SparseCholeskySVC(RenamedParamsMixin, PathClassifier):
+class SparseCholeskySVC(PathClassifier):
     """Kernel SVM with a compactly supported Gaussian kernel, trained on its Cholesky features.
 
     k(x, y) = (1 - |x - y| / (3 sigma))_+^power exp(-|x - y|^2 / (2 sigma^2)) has a sparse Gram
@@ -153,7 +144,6 @@ class SparseCholeskySVC(RenamedParamsMixin, PathClassifier):
     True
     """
 
-    _renamed_params = {"l": "power"}
     _parameter_constraints = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "power": [None, Interval(Real, 0, None, closed="neither")],

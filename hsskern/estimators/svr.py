@@ -86,6 +86,15 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
         keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
         parameters of the same names still work for one release, with a ``FutureWarning``.
+    warm_start : bool, default False
+        A refit starts from the previous fit's dual solution (rows appended, removed or
+        reordered, targets updated, a new C or epsilon): each previous support vector found
+        among the new rows (by its values) keeps its alpha - alpha*, scaled by C_new / C_old;
+        every other point starts at 0; the start is clipped to the new box and made to sum
+        to 0, then the exact decomposition solves from it. The model is a cold fit's to
+        ``tol``. A refit whose previous solution does not map (other features or kernel
+        parameters, ``options.solve_exact=False``, no previous fit) is a cold fit;
+        ``warm_start_info_`` and ``verbose`` say which it was and why.
 
     Attributes
     ----------
@@ -114,6 +123,8 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     fit_time_ : dict
         Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, refine.
     n_features_in_, feature_names_in_
+    warm_start_info_ : dict
+        With ``warm_start`` only: as :class:`~hsskern.HSSSVC`'s.
 
     Examples
     --------
@@ -137,6 +148,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "options": [HSSSVROptions, None],
+        "warm_start": ["boolean"],
     }
     _options_class = HSSSVROptions
     _legacy_names = _LEGACY
@@ -144,7 +156,8 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     @legacy_init
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
-                 memory_budget=None, random_state=None, options=None):
+                 memory_budget=None, random_state=None, options=None,
+                 warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -160,6 +173,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.options = options
+        self.warm_start = warm_start
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
@@ -191,7 +205,9 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
             rows = np.flatnonzero(w > 0)
             X, Y, w = X[rows], Y[rows], w[rows]
         # weights and the dot-product kernels: what the HSS route's decomposition lacks
-        self._smo_route = w is not None or exact_only(self) or self._cached_from_zero(X)
+        # and a step cap (max_iter), which is the SMO engine's (LIBSVM's meaning)
+        self._smo_route = (w is not None or exact_only(self) or self.max_iter != -1
+                           or self._cached_from_zero(X))
         return FitData(X, Y, w, rows, ravel=True)
 
     #: whether a fit from zero takes the cached SMO engine where the one engine rule says so
@@ -318,16 +334,20 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
         Kernel width(s) to try (None with ``gamma`` None: h = 1).
     gamma : float, sequence of float or None
         scikit-learn spelling of the width (gamma = 1 / (2 h^2)).
-    cv : float in (0, 1), int >= 2 or a scikit-learn splitter, default 0.2
-        A float holds out that fraction once (shuffled); an int runs shuffled k-fold; a
-        splitter or an iterable of (train, test) pairs is used as given.
+    cv : int >= 2, None, float in (0, 1), a scikit-learn splitter or an iterable, default 5
+        As ``GridSearchCV``'s: an int k (None: 5) runs ``KFold(k)``, unshuffled,
+        so that the folds are ``GridSearchCV(..., cv=k)``'s; a splitter (with ``fit``'s
+        ``groups``) or an iterable of (train, test) pairs is used as given. A float holds
+        out that fraction once, shuffled with ``random_state`` (one fit per
+        candidate, for large n): ``cv=ShuffleSplit(1, test_size=cv,
+        random_state=random_state)``.
     scoring : {"neg_mean_squared_error", "r2"}, default "neg_mean_squared_error"
     refit : bool, default True
     kernel, tol, epsilon, verbose, max_iter, memory_budget, random_state, options
         As in :class:`HSSSVR` (``options`` an :class:`~hsskern.HSSSVROptions`, taken by
         every fold and the refit; the old flat names ``rel_tol=`` ... ``max_chunk=`` still
-        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles the
-        folds.
+        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles a
+        float ``cv``'s hold-out.
 
     Attributes
     ----------
@@ -369,7 +389,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", tol=1e-3, epsilon=0.1,
                  shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
-                 memory_budget=None, random_state=None, options=None, cv=0.2,
+                 memory_budget=None, random_state=None, options=None, cv=5,
                  scoring="neg_mean_squared_error", refit=True):
         self.Cs = Cs
         self.kernel = kernel

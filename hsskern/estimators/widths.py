@@ -20,7 +20,7 @@ from ..kernels.callable import lookup_gram, precomputed_points
 from ..options import CompressionOptions, HSSOptions
 from ..solvers.hss_path import HSSBackend
 
-__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "START_CONSTRAINTS", "WIDTH_CONSTRAINTS",
+__all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS", "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS",
            "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma",
            "width_name", "kernel_of", "starts_from_zero", "hss_options", "options_of",
@@ -41,11 +41,6 @@ HSS_CONSTRAINTS = {
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
-
-#: How a classifier's path reaches its first C (:class:`~hsskern.solvers.hss_path.HSSBackend`'s
-#: ``start``): the classifiers and HSSSVR (kernel ridge and the GP need the factor)
-START_CONSTRAINTS = {"start": [StrOptions({"auto", "admm", "decomposition"})]}
-
 
 #: SVC's data-dependent gamma spellings
 GAMMA_STRINGS = ("scale", "auto")

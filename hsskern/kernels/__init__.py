@@ -1,9 +1,10 @@
 """Kernel functions and the matrix-free :class:`KernelOperator` (dense points) and
 :class:`SparseRowsKernelOperator` (scipy sparse rows)."""
 from .functions import KERNELS, Kernel, make_kernel
-from .operator import (CrossKernelOperator, KernelOperator, ShiftedKernelOperator,
-                       StoredKernelOperator, distinct_rows, gaussian_expansion,
-                       kernel_operator)
+from ._surface import ShiftedKernelOperator
+from .operator import (CrossKernelOperator, KernelOperator, StoredKernelOperator, distinct_rows,
+                       gaussian_expansion)
+from .factory import kernel_operator
 from .sparse_rows import (SparseRowsCrossKernelOperator, SparseRowsKernelOperator,
                           StoredSparseRowsKernelOperator, rows_operator)
 

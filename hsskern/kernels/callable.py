@@ -10,9 +10,10 @@ from scipy.sparse.linalg import LinearOperator
 
 from ..utils._memory import check_memory
 from ..utils.validation import check_indices, check_positive
-from ._surface import fill_out
+from ._surface import ShiftedKernelOperator, _StoredMatrix, fill_out
 
-__all__ = ["CallableKernelOperator", "lookup_gram", "precomputed_points"]
+__all__ = ["CallableKernelOperator", "StoredCallableKernelOperator", "lookup_gram",
+           "precomputed_points"]
 
 #: to_dense refuses above this many bytes unless told otherwise (as the compiled operators)
 _DENSE_LIMIT = 2 * 1024 ** 3
@@ -140,7 +141,6 @@ class CallableKernelOperator(LinearOperator):
         return CallableKernelOperator(Y, self._cols, self._kernel, self._block_memory)
 
     def shifted(self, beta):
-        from .operator import ShiftedKernelOperator
         return ShiftedKernelOperator(self, check_positive(beta, "beta", minimum=0.0))
 
     def single_precision(self):
@@ -162,7 +162,6 @@ class CallableKernelOperator(LinearOperator):
     def stored(self, max_bytes=None):
         """K evaluated once (in blocks) and kept: for solvers that read its entries many
         times; refused above ``max_bytes`` (default: 80% of the available memory)."""
-        from .operator import StoredCallableKernelOperator
         check_memory(self.stored_bytes(), f"storing the {self.shape[0]} x {self.shape[0]} "
                      "kernel matrix", budget=max_bytes, hint="keep the matrix-free operator")
         return StoredCallableKernelOperator(self)
@@ -184,3 +183,17 @@ class CallableKernelOperator(LinearOperator):
 
     def __repr__(self):
         return f"<CallableKernelOperator {self.shape[0]} x {self.shape[1]}>"
+
+
+class StoredCallableKernelOperator(_StoredMatrix, CallableKernelOperator):
+    """A callable kernel's K(X, X) evaluated once and kept (8 n^2 bytes), made by
+    :meth:`CallableKernelOperator.stored`: blocks are gathers and products dgemm, as for
+    :class:`StoredKernelOperator`; pickles as the plain operator."""
+
+    def __init__(self, base):
+        super().__init__(base.points, base.points, base.kernel, base._block_memory)
+        self._store()
+
+    def __reduce__(self):
+        return (CallableKernelOperator,
+                (self._rows, self._cols, self._kernel, self._block_memory))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils._deprecation import caller_stacklevel, renamed_keywords
+from ..utils._deprecation import caller_stacklevel
 from ..utils._scaling import log2
 from ..utils.validation import check_positive
 from . import _eval
@@ -51,7 +51,6 @@ def _half_inv_square(w):
         return 0.0 if w > 1.0 else math.inf
 
 
-@renamed_keywords(l="power")
 @dataclass(frozen=True)
 class Kernel:
     """A kernel function with its parameters. Build it with :func:`make_kernel`.
@@ -204,16 +203,7 @@ class Kernel:
             return f"Kernel('callable', function={self.function!r})"
         return f"Kernel('compact_gaussian', sigma={self.sigma:g}, power={self.power:g})"
 
-    @property
-    def l(self):  # noqa: E743
-        """The old name of ``power`` (read for one release, with a FutureWarning)."""
-        warnings.warn("Kernel.l is renamed Kernel.power (the exponent of the truncated "
-                      "power; the old name is read until the next release)", FutureWarning,
-                      stacklevel=caller_stacklevel())
-        return self.power
 
-
-@renamed_keywords(l="power")
 def make_kernel(kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
                 sigma=None, power=None, n_features=None):
     """Validate parameters and return a :class:`Kernel`.

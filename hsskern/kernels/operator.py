@@ -9,17 +9,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from ..utils._deprecation import renamed_keywords
-from ..utils._memory import check_memory, format_bytes
+from ..utils._memory import check_memory
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_points
 from . import _eval
-from ._surface import (_MAX_EXTENT_LOG2, _ROW_TILE, DEFAULT_BLOCK_MEMORY,  # noqa: F401
-                       DEFAULT_DENSE_LIMIT, ShiftedKernelOperator, _code_origin,
+from ._surface import (_ROW_TILE, DEFAULT_BLOCK_MEMORY, _code_origin,
                        _CrossSurface, _evaluation_inputs, _KernelSurface, _StoredMatrix,
                        _SymmetricSurface)
-from .callable import CallableKernelOperator
-from .functions import _MAX_POLY_LOG2, make_kernel  # noqa: F401 (tests read it here)
 
 #: The symmetric product's per-thread buffers may use at least this much (see _matmat).
 _SYM_MIN_BYTES = 64 * 2**20
@@ -449,20 +445,6 @@ class StoredKernelOperator(_StoredMatrix, KernelOperator):
         return f"<StoredKernelOperator n={n} d={d} {self._kernel!r}>"
 
 
-class StoredCallableKernelOperator(_StoredMatrix, CallableKernelOperator):
-    """A callable kernel's K(X, X) evaluated once and kept (8 n^2 bytes), made by
-    :meth:`CallableKernelOperator.stored`: blocks are gathers and products dgemm, as for
-    :class:`StoredKernelOperator`; pickles as the plain operator."""
-
-    def __init__(self, base):
-        super().__init__(base.points, base.points, base.kernel, base._block_memory)
-        self._store()
-
-    def __reduce__(self):
-        return (CallableKernelOperator,
-                (self._rows, self._cols, self._kernel, self._block_memory))
-
-
 class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
     """Rectangular K(Y, X) of shape (m, n): row i is k(y_i, .) over the points X."""
 
@@ -475,53 +457,3 @@ class CrossKernelOperator(_CrossSurface, _KernelLinearOperator):
 
     def _rect_block(self, I, J, out):
         return self._dense_block(self._erows[I], self._ecols[J], out)
-
-
-@renamed_keywords(l="power")
-def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
-                    sigma=None, power=None, block_memory=DEFAULT_BLOCK_MEMORY):
-    """Matrix-free kernel matrix K(X, X).
-
-    Parameters
-    ----------
-    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
-        Points. Copied once (C-contiguous float64); the caller's array is never reordered or modified,
-        and later changes to it do not affect the operator. A scipy sparse X gives a
-        :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
-        copied as canonical CSR).
-    kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
-    h, gamma, degree, coef0, sigma, power
-        Kernel parameters, see :func:`hsskern.kernels.make_kernel` (``power`` was ``l``).
-    block_memory : int, default 32 MiB
-        Scratch memory for blocked products, shared by the threads.
-
-    Returns
-    -------
-    KernelOperator or SparseRowsKernelOperator
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from hsskern import kernel_operator
-    >>> X = np.random.default_rng(0).normal(size=(1000, 5))
-    >>> K = kernel_operator(X, "gaussian", h=1.0)
-    >>> y = K @ np.ones(1000)          # blocked, never forms the 1000 x 1000 matrix
-    >>> K.submatrix([0, 1], [2, 3]).shape
-    (2, 2)
-    """
-    if sp.issparse(X) and not callable(kernel):  # kernel entries from the sparse rows
-        from .sparse_rows import sparse_kernel_operator
-        return sparse_kernel_operator(X, kernel, h=h, gamma=gamma, degree=degree, coef0=coef0,
-                                      sigma=sigma, power=power, block_memory=block_memory)
-    X_in = X
-    X = check_points(X, "X")
-    if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in):
-        X = X.copy()  # immutable: later writes to the caller's array must not change K
-    k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, power=power,
-                    n_features=X.shape[1])
-    block_memory = int(block_memory)
-    if block_memory < 8 * _ROW_TILE * 16:
-        raise ValueError(f"block_memory must be at least {format_bytes(8 * _ROW_TILE * 16)}")
-    if k.name == "callable":
-        return CallableKernelOperator(X, X, k, block_memory)
-    return KernelOperator(X, k, block_memory)

@@ -16,7 +16,6 @@ Compressions, trees and feature maps need dense coordinates and do not take thes
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes
 # the sparse-input policy lives with the input validation; its names stay importable here
 from ..utils.validation import (SPARSE_ROWS_MAX_DENSITY, SPARSE_ROWS_MIN_FEATURES,  # noqa: F401
@@ -231,7 +230,6 @@ class SparseRowsCrossKernelOperator(_CrossSurface, _SparseRowsLinearOperator):
         return self._block(I, J, out)
 
 
-@renamed_keywords(l="power")
 def sparse_kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None,
                            coef0=None, sigma=None, power=None,
                            block_memory=DEFAULT_BLOCK_MEMORY):

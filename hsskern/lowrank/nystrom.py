@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 from numbers import Integral, Real
 
 from ..kernels import KERNELS, kernel_operator, make_kernel
-from ..utils._deprecation import RenamedParamsMixin, renamed_keywords
 from ..utils._memory import check_memory
 from ..utils.validation import validate_input
 from .landmarks import LANDMARK_METHODS, check_n_landmarks, select_landmarks
@@ -163,8 +162,7 @@ class NystromMap:
         return kernel_operator(self.landmarks, self.kernel).cross(X) @ MW
 
 
-@renamed_keywords(l="power")
-class NystromFeatures(RenamedParamsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                       BaseEstimator):
     """Nystrom virtual samples F = K(X, Z) U Lambda^{-1/2} from k landmark points.
 
@@ -217,7 +215,6 @@ class NystromFeatures(RenamedParamsMixin, ClassNamePrefixFeaturesOutMixin, Trans
     (500, 50)
     """
 
-    _renamed_params = {"l": "power"}
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNELS))],
         "h": [Interval(Real, 0, None, closed="neither"), None],

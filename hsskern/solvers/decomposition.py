@@ -61,7 +61,6 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ..kernels.operator import (KernelOperator, StoredKernelOperator, add_symmetric_rows,
                                 distinct_rows)
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
@@ -72,7 +71,6 @@ __all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState"
            "LocalProducts", "feasible_start", "continuation_start"]
 
 
-@renamed_keywords(newton_first_rate="newton_rate", smo_first_rate="smo_step_rate")
 @dataclass(frozen=True)
 class DecompositionOptions:
     """The tunables of :class:`Decomposition`, one set of defaults: the working sets', the

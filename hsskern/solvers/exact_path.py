@@ -33,7 +33,6 @@ from sklearn.utils import check_random_state
 from ..exceptions import TimeBudgetError
 from ..kernels.sparse_rows import rows_nbytes, rows_operator
 from ..options import HSSOptions
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory
 from .admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
@@ -282,7 +281,6 @@ def _extend_decision(products, f, coef):
     return out
 
 
-@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class ExactBackend:
     """The path protocol for the exact SVM from a subsample's exact solution.

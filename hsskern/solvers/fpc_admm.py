@@ -111,14 +111,6 @@ class FPCADMMResult:
     w: np.ndarray = None
 
 
-def __getattr__(name):
-    if name == "PROXIMAL_RHO":  # a module constant until FPCADMMOptions held it
-        warnings.warn("hsskern.solvers.fpc_admm.PROXIMAL_RHO is deprecated: use "
-                      "FPCADMMOptions().proximal_rho", FutureWarning, stacklevel=2)
-        return FPCADMMOptions().proximal_rho
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def hinge_prox(a, b, gamma):
     """The closed-form operator (15): argmin_z (1 - a z)_+ + (gamma/2)(z - b)^2, elementwise.
 

@@ -63,9 +63,12 @@ __all__ = ["profile_log_marginal_likelihood", "log_marginal_likelihood", "noise_
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
-#: ``approximation="auto"`` takes the dense route up to this many points, the HSS one above:
-#: the crossover measured by bench/gp_small.py (the dense route's n^3 factorizations against
-#: the compressions' n r^2)
+#: ``approximation="auto"`` takes the dense route up to this many points, the HSS one above
+#: (``GPOptions.dense_max_n``). Measured whole fits at d = 3 (bench/gp_small.py; the numbers
+#: and the reasoning in docs/design_notes.md, "The Gaussian process's dense-to-HSS
+#: crossover"): the dense route is 4x faster at 1,000 points and 8-10x at 2,000 (29.7 s
+#: against 316 s, one thread, load ~15), the HSS search's compressions at the small widths it
+#: tries cost more than n^3 factorizations this small; extrapolated, they meet near 6,000-8,000.
 DENSE_MAX_N = 6000
 
 
@@ -401,7 +404,8 @@ def _bracket(f, x0, lo, hi, step):
 def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1e-6, 100.0),
                              amplitude=None, approximation="hss", hss_options=None,
                              n_components=None, n_restarts=0, random_state=None, xatol=1e-2,
-                             noise0=None, memory_budget=None, log=None):
+                             noise0=None, memory_budget=None, log=None,
+                             dense_max_n=DENSE_MAX_N):
     """Maximise the profile log marginal likelihood over the width h and the noise ratio.
 
     For each width evaluated: one preparation (compression + first factor at the lower noise
@@ -443,6 +447,8 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     memory_budget : float or None
         Checked before any work (:func:`check_gp_memory`).
     log : callable or None
+    dense_max_n : int, default DENSE_MAX_N
+        "auto"'s crossover (:func:`resolve_approximation`).
 
     Returns
     -------
@@ -450,7 +456,7 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     """
     lo_n, hi_n = _check_bounds(noise_bounds, "noise_bounds")
     n, d = X.shape
-    approximation = resolve_approximation(approximation, n, d=d, k=Y.shape[1],
+    approximation = resolve_approximation(approximation, n, dense_max_n, d=d, k=Y.shape[1],
                                           memory_budget=memory_budget)
     check_gp_memory(n, d, Y.shape[1], approximation, hss_options=hss_options,
                     n_components=n_components, memory_budget=memory_budget)

@@ -39,7 +39,6 @@ from ..kernels import kernel_operator
 from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
 from ..options import HSSOptions
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread, one_openmp_thread
 from .admm import default_beta, svm_dual_admm
@@ -49,10 +48,11 @@ from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, cached_refine, probe_sv_share,
                          single_fit_engine)
 from .refine import RefineResult, continuation_start, refine_exact
+from .warm import WARM_OPTIONS
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
-           "exact_info", "SMALL_N"]
+           "exact_info", "check_dual_start", "SMALL_N"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
 #: product that starts it (and is partly repeated every round) exceeds this many entries.
@@ -264,8 +264,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     ``engine`` (see :func:`resolve_engine`) takes the cached engine, which computes its own
     rows: storing K would cost the whole n x n product it saves. ``store_kernel=False``
     stores only one-byte codes: float64 entries are paid back by the several solves of a
-    path, not by one fit from zero at a small C, which reads fewer. With labels ``y`` (one
-    column) and ``engine="auto"``, a problem whose engine the support vectors' share decides
+    path, not by one fit from zero at a small C, which reads fewer; ``None`` stores nothing
+    (a warm start, whose few products would not pay for stored entries). With labels ``y``
+    (one column) and ``engine="auto"``, a problem whose engine the support vectors' share decides
     (none of them would cache, all of them would not) has its share measured
     (:func:`~hsskern.solvers.cached_smo.probe_sv_share`, ``stats["sv_share"]``), and the rule
     decides on that; ``sv_share`` given is a share measured already.
@@ -292,8 +293,9 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     peak = decomposition_memory(n, d, q, n_rhs, pb)
-    # never when the OS does not say how much memory there is
-    worth = (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None
+    # never when the OS does not say how much memory there is; never for store_kernel=None
+    worth = store_kernel is not None and (
+        (d >= STORE_MIN_FEATURES and store_kernel) or K.code_origin() is not None)
     smo_options = SMOOptions() if smo_options is None else smo_options
     chosen = _engine_of(K, engine, smo_options, n_rhs, budget, sv_share)
     # a measured share can change the answer only where the two extremes of the share
@@ -407,6 +409,23 @@ def _exact_solution(C, Y, out, beta, beta_floor, phase="decomposition"):
                         dual_coef=coef, timings=timings, info=info)
 
 
+def _exact_starts(prev, C, r, dual_start, start_decision, cold_ratio):
+    """Each column's (alpha, f) start of the exact decomposition at C: the previous C's exact
+    solution ``prev`` (C_prev, results) scaled, or (no previous C) the given start, or alpha =
+    0, with its decision values (the first C's decomposition computes none). ``cold_ratio``
+    (the cached engine's ``warm_max_ratio``; False: none): past it in C / C_prev, alpha = 0,
+    where the scaled start's gradient product costs more than the steps it saves (that
+    engine keeps its kernel rows along the path, its session)."""
+    if prev is None:
+        if dual_start is None:
+            return [(None, None)] * r
+        return [(dual_start[:, j], None if start_decision is None else start_decision[:, j])
+                for j in range(r)]
+    if cold_ratio and C / prev[0] > cold_ratio:
+        return [(None, None)] * r
+    return [continuation_start(pr, C / prev[0], ray=False)[1:] for pr in prev[1]]
+
+
 def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace,
                     weights, tol, block_reuse=True):
     """The exact decomposition of every label column from the ADMM's dual coefficients."""
@@ -428,11 +447,11 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
     return out
 
 
-@renamed_keywords(continuation="n_decades")
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_chunk=16000, newton=True, n_decades=0, warn=True,
-                 log=None, block_reuse=True, engine="auto", smo_options=None):
+                 log=None, block_reuse=True, engine="auto", smo_options=None,
+                 dual_start=None, start_decision=None):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
     Parameters
@@ -481,21 +500,33 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         A ``ConvergenceWarning`` for the C values not solved to ``tol``.
     log : callable or None
         ``log(level, line)``: level 1 per C, level 2 per decomposition round.
+    dual_start : ndarray of shape (n, r) or None
+        A start for the first C: alpha per label column (a previous fit's, mapped to these
+        points: a refit's warm start, :func:`~hsskern.solvers.warm.carry_start`). The exact
+        decomposition solves the first C from it (made feasible by
+        :func:`~hsskern.solvers.refine.feasible_start`: clipped to the box, y' alpha = 0
+        restored by shrinking the heavier side), with no ADMM and no continuation
+        (``n_decades`` is not used). ``refine`` must be true. None: the start of the
+        problem's route.
+    start_decision : ndarray of shape (n, r) or None
+        ``K (y o alpha)`` of a *feasible* ``dual_start``, per column; None: computed (one
+        n x n_SV product per column).
 
     Returns
     -------
     tuple of PathSolution, one per C in ascending order.
     """
     Y = check_labels(Y, problem.n_samples)
+    dual_start = check_dual_start(dual_start, Y.shape, refine)
     Cs = check_Cs(Cs)
     weights = check_weights(weights, problem.n_samples)
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     smo_options = SMOOptions() if smo_options is None else smo_options
     engine = resolve_engine(problem, engine, smo_options, Y.shape[1]) if exact_start else "block"
-    # the continuation serves a cold ADMM at a large C; a decomposition from zero reaches
-    # the first C faster by itself (docs/design_notes.md)
-    n_extra = 0 if exact_start else int(n_decades)
+    # the continuation serves a cold ADMM at a large C; a decomposition from zero (or from a
+    # given start) reaches the first C faster by itself (docs/design_notes.md)
+    n_extra = 0 if exact_start or dual_start is not None else int(n_decades)
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
@@ -517,27 +548,21 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     sessions = [{} if Y.shape[1] == 1 else None for _ in range(Y.shape[1])]
     for C in grid:
         t_c = time.perf_counter()
-        if prev is not None or exact_start:
-            # the previous C's exact solution, scaled, or (no approximation) alpha = 0,
-            # with its decision values: the first C's decomposition computes none
-            # the cached engine keeps its kernel rows along the path (its session) and starts
-            # from zero after a step in C past warm_max_ratio: there the scaled start's
-            # gradient product costs more than the steps it saves
-            cold = prev is None or (engine == "cached"
-                                    and C / prev[0] > smo_options.warm_max_ratio)
-            starts = ([(None, None)] * Y.shape[1] if cold else
-                      [continuation_start(pr, C / prev[0], ray=False)[1:]
-                       for pr in prev[1]])
+        if prev is not None or exact_start or dual_start is not None:
+            starts = _exact_starts(prev, C, Y.shape[1], dual_start, start_decision,
+                                   engine == "cached" and smo_options.warm_max_ratio)
             if engine == "cached":  # its own thread count: no thread-pool scan on its path
                 out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                      tol=refine_tol, options=smo_options, session=sessions[j])
                        for j, (a, f) in enumerate(starts)]
             else:
+                # a given start is near its answer (solvers.warm: small working sets)
+                near = WARM_OPTIONS if prev is None and dual_start is not None else {}
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,
                                         log=_refine_log(log, C, j), workspace=workspace,
-                                        block_reuse=block_reuse)
+                                        block_reuse=block_reuse, **near)
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")
@@ -594,6 +619,25 @@ def _route(problem, exact_start, engine, sol):
     kind = "HSS" if problem.stats.get("approximation") == "hss" else "dense"
     refined = any(r is not None and not r.skipped for r in (sol.info.get("refinement") or ()))
     return f"{kind} + ADMM start" if refined else f"{kind} + ADMM (approximate)"
+
+
+def check_dual_start(dual_start, shape, refine=True):
+    """A path's ``dual_start`` as a float array of ``shape`` (n, r), finite and >= 0, or None;
+    a clear ValueError otherwise (and without ``refine``: only the exact decomposition takes a
+    start)."""
+    if dual_start is None:
+        return None
+    if not refine:
+        raise ValueError("dual_start is solved from by the exact decomposition: it needs "
+                         "refine=True or 'auto' (solve_exact)")
+    a = np.asarray(dual_start, dtype=np.float64)
+    if a.ndim == 1 and len(shape) == 2 and shape[1] == 1:
+        a = a[:, None]
+    if a.shape != tuple(shape):
+        raise ValueError(f"dual_start must have shape {tuple(shape)}, got {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError("dual_start must hold finite alphas >= 0")
+    return a
 
 
 def _first_labels(Y, n):
@@ -669,7 +713,6 @@ def warn_unsolved(solutions, tol, max_iter, step_cap=None):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class HSSBackend:
     """The path protocol for the HSS + ULV + dual ADMM (+ exact decomposition) SVM.
@@ -854,10 +897,34 @@ class HSSBackend:
         return replace(problem, stats={**problem.stats, "memory_estimate": est,
                                        "memory_estimate_low": low})
 
-    def path(self, prepared, Y, Cs, weights=None):
+    def warm_backend(self, entries=None, limit=None):
+        """This backend for a path from a given start (``path``'s ``dual_start``: a refit's
+        warm start), or None where this backend would not solve the first C exactly:
+        ``refine`` false (the ADMM's answer on the approximation), or "auto" with the
+        start's n x n_SV ``entries`` past ``limit`` (default ``refine_limit``: what the
+        exact step of this route skips).
+
+        The start replaces what the ADMM route and the staged growth are for, a point near
+        the answer: the problem is prepared for the exact decomposition alone
+        (``start="decomposition"``, no compression or factor), whatever n.
+        """
+        limit = self.refine_limit if limit is None else limit
+        if not self.refine or (self.refine == "auto" and entries is not None
+                               and entries > limit):
+            return None
+        # the block engine takes the start's decision values as they are, where the cached
+        # one would pay a product over every bounded alpha for its G_bar; no stored K: a
+        # start near the answer reads a few columns of it
+        return replace(self, start="decomposition", n_decades=0, probe_C=None,
+                       engine="block", store_kernel=None)
+
+    def path(self, prepared, Y, Cs, weights=None, dual_start=None, start_decision=None):
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
-        the protocol in :mod:`hsskern.solvers.path`)."""
-        return hss_svm_path(prepared, Y, Cs, weights, max_iter=self.max_iter, tol=self.tol,
+        the protocol in :mod:`hsskern.solvers.path`; ``dual_start`` and its
+        ``start_decision``: the first C's start, see :meth:`warm_backend`)."""
+        return hss_svm_path(prepared, Y, Cs, weights, dual_start=dual_start,
+                            start_decision=start_decision,
+                            max_iter=self.max_iter, tol=self.tol,
                             relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
                             refine=self.refine, refine_limit=self.refine_limit,
                             refine_tol=self.refine_tol, max_chunk=self.max_chunk,

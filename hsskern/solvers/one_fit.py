@@ -93,6 +93,12 @@ class OneFitBackend:
         return replace(problem, stats={**problem.stats, "start": "staged",
                                        "sv_share": measured})
 
+    def warm_backend(self, entries=None):
+        """The backend of a path from a given start: ``hss``'s
+        (:meth:`HSSBackend.warm_backend`), which solves it exactly where this one would
+        (with ``solve_exact="auto"`` up to ``stage_limit`` entries n x n_SV)."""
+        return self.hss.warm_backend(entries, limit=self.stage_limit)
+
     def path(self, prepared, Y, Cs, weights=None):
         if isinstance(prepared, HSSProblem):
             return self.hss.path(prepared, Y, Cs, weights)

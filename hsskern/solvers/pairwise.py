@@ -166,11 +166,20 @@ class PairwiseProblem(PreparedProblem):
     timings: object = field(default_factory=dict)
 
 
-def _solve(backend, prepared, Y, Cs, weights):
-    """``backend.path``, with ``weights`` only when there are any (the protocol's rule)."""
+def _solve(backend, prepared, Y, Cs, weights, start=None):
+    """``backend.path``, with ``weights`` and a ``start`` (``dual_start``,
+    ``start_decision``) only when there are any (the protocol's rule)."""
+    extra = {} if start is None else dict(zip(("dual_start", "start_decision"), start))
     if weights is None:
-        return backend.path(prepared, Y, Cs)
-    return backend.path(prepared, Y, Cs, weights=weights)
+        return backend.path(prepared, Y, Cs, **extra)
+    return backend.path(prepared, Y, Cs, weights=weights, **extra)
+
+
+def _pair_start(start, rows, p):
+    """Pair p's (dual_start, start_decision) on its rows, as one column; None for None."""
+    if start is None:
+        return None
+    return tuple(None if a is None else np.asarray(a)[rows, p][:, None] for a in start)
 
 
 def _sum_timings(mappings):
@@ -225,6 +234,11 @@ class PairwiseBackend:
     #: what the estimators and the fold scorer read: decisions are pairwise, labels by vote
     one_vs_one = True
 
+    @property
+    def kernel(self):
+        """The wrapped backend's kernel (every pair's)."""
+        return self.inner.kernel
+
     def _workers(self):
         return usable_cores() if self.n_jobs is None else self.n_jobs
 
@@ -262,14 +276,29 @@ class PairwiseBackend:
                                labels=tuple(labels), problems=tuple(problems), stats=stats,
                                timings=timings)
 
-    def path(self, prepared, Y, Cs, weights=None):
+    def warm_backend(self, entries=None):
+        """This backend around the wrapped one's :meth:`warm_backend` (None where that has
+        none): each pair's path then starts from its column of ``dual_start``."""
+        warm = getattr(self.inner, "warm_backend", None)
+        inner = None if warm is None else warm(entries)
+        return None if inner is None else replace(self, inner=inner)
+
+    def path(self, prepared, Y, Cs, weights=None, dual_start=None, start_decision=None):
         """Every C of every pair (the wrapped backend's path on each pair's rows and
-        weights), as one solution per C with a column per pair."""
+        weights), as one solution per C with a column per pair. ``dual_start`` (n,
+        n_pairs) and its ``start_decision`` (or None): each pair's start for its first C,
+        on all n points (a pair reads its own rows' entries)."""
+        start = None if dual_start is None else (dual_start, start_decision)
         if not isinstance(prepared, PairwiseProblem):
-            return self._inner_path(prepared, Y, Cs, weights)
+            return self._inner_path(prepared, Y, Cs, weights, start)
         live = [p for p, pr in enumerate(prepared.problems) if pr is not None]
+        shape = (prepared.points.shape[0], len(prepared.pairs))
+        if dual_start is not None and np.shape(dual_start) != shape:
+            raise ValueError(f"dual_start must have shape {shape} (points, pairs), got "
+                             f"{np.shape(dual_start)}")
         tasks = [(prepared.labels[p], prepared.problems[p], Cs,
-                  None if weights is None else weights[prepared.rows[p]]) for p in live]
+                  None if weights is None else weights[prepared.rows[p]],
+                  _pair_start(start, prepared.rows[p], p)) for p in live]
         inner = self.inner
         budget = getattr(inner, "max_time", None)
         if budget is not None and len(live) > 1:
@@ -281,15 +310,15 @@ class PairwiseBackend:
                 inner = replace(inner, started=None)
             inner = replace(inner, max_time=budget * min(self._workers(), len(live))
                             / len(live))
-        solved = self._map(lambda yp, pr, C, w: _solve(inner, pr, yp, C, w), tasks,
+        solved = self._map(lambda yp, pr, C, w, a: _solve(inner, pr, yp, C, w, a), tasks,
                            [prepared.rows[p].size for p in live])
         per_pair = [None] * len(prepared.pairs)
         for p, sols in zip(live, solved):
             per_pair[p] = sols
         return tuple(self._merge(prepared, per_pair, s, C) for s, C in enumerate(Cs))
 
-    def _inner_path(self, prepared, Y, Cs, weights):
-        return _solve(self.inner, prepared, Y, Cs, weights)
+    def _inner_path(self, prepared, Y, Cs, weights, start=None):
+        return _solve(self.inner, prepared, Y, Cs, weights, start)
 
     @staticmethod
     def _merge(prepared, per_pair, s, C):

@@ -8,16 +8,12 @@ those paths import from here.
 """
 from dataclasses import replace
 
-from .decomposition import (Decomposition, DecompositionOptions, LocalProducts,  # noqa: F401
-                            RefineResult, RoundState, _newton_free, _project_zero_sum,
-                            _select, _working_block, continuation_start, feasible_start)
+from .decomposition import (Decomposition, DecompositionOptions, LocalProducts, RefineResult,
+                            RoundState, continuation_start, feasible_start)
 
 __all__ = ["RefineResult", "RoundState", "LocalProducts", "refine_exact", "feasible_start",
            "continuation_start", "Decomposition", "DecompositionOptions"]
 
-#: refine_exact's keyword arguments that are fields of DecompositionOptions (same defaults)
-_OPTION_ARGUMENTS = ("max_ws", "max_chunk", "max_rounds", "sub_tol", "max_smo_iter", "newton",
-                     "block_reuse", "shrinking")
 _DEFAULTS = DecompositionOptions()
 
 

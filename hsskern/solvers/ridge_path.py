@@ -53,6 +53,7 @@ compression and one refactorization per alpha.
 import time
 import warnings
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from scipy.sparse.linalg import cg
@@ -63,9 +64,10 @@ from ..factors import LowRankShiftFactor
 from ..kernels import kernel_operator
 from ..lowrank import nystrom_on_pivots, rp_cholesky
 from ..options import HSSOptions
-from ..utils._memory import check_memory
+from ..utils._memory import check_memory, format_bytes
 from .hss_path import HSSBackend, prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
+from .ridge_dense import dense_fits, dense_memory, dense_ridge
 
 #: Mixed-precision CG (_mixed_cg) replaces its recursive residual by the double one each time
 #: it has fallen by this factor (a "reliable update"), before single precision's error, which
@@ -73,18 +75,42 @@ from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
 _RELIABLE_DROP = 0.03
 
 __all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "check_alphas",
-           "check_targets", "loo_residuals"]
+           "check_targets", "loo_residuals", "per_target", "DENSE_MAX_N", "DIRECT_REFUSES"]
 
 _SOLVERS = ("direct", "exact")
+#: The exact solver's dense route (:mod:`~hsskern.solvers.ridge_dense`) takes n up to this
+#: by default: a Cholesky factor at 4,000 points is ~1 s and 4 x 128 MB
+#: (``RidgeOptions.dense_max_n``).
+DENSE_MAX_N = 4000
+#: Rows of the direct solver's sampled residual check (:func:`sampled_residual`).
+SAMPLED_ROWS = 256
+#: Where the dense route is closed, an exact solve that stops short of ``tol`` but within
+#: this relative residual is returned with a ConvergenceWarning; beyond it, a refusal.
+_CLOSE_ENOUGH = 1e-6
+DIRECT_REFUSES = ("alpha=0 is solved by solver='exact' only: the direct solver factors the "
+                   "HSS approximation H + alpha I, which is singular (or indefinite) at "
+                   "alpha=0; solver='exact' solves it densely below options.dense_max_n "
+                   "points (a least-squares solution where K is singular, as KernelRidge)")
 #: n-vectors per target of the exact solver (CG's iterate, residual, direction, product,
 #: preconditioned residual, the start and the residual check)
 _CG_VECTORS = 8
 
 
-def check_alphas(alphas, name="alphas"):
+def check_alphas(alphas, name="alphas", allow_zero=False):
     """alphas as a sorted float array, or a clear error before any work is done
-    (:func:`~hsskern.solvers.path.check_grid`)."""
+    (:func:`~hsskern.solvers.path.check_grid`); ``allow_zero``: 0 is taken too (the exact
+    solver's dense route solves it, as ``KernelRidge``)."""
+    if allow_zero and isinstance(alphas, (Real, np.number, list, tuple, np.ndarray)):
+        vals = np.asarray([alphas] if np.ndim(alphas) == 0 else alphas, dtype=object)
+        zero = np.array([_is_zero(v) for v in vals.ravel()], dtype=bool)
+        if vals.ndim == 1 and zero.any():
+            check_grid([1.0 if z else v for v, z in zip(vals, zero)], name)  # the others
+            return np.sort(np.where(zero, 0.0, vals).astype(np.float64))
     return check_grid(alphas, name)
+
+
+def _is_zero(v):
+    return isinstance(v, (Real, np.number)) and not isinstance(v, (bool, np.bool_)) and v == 0
 
 
 def check_targets(Y, n):
@@ -259,6 +285,24 @@ def _mixed_cg(A, K32, alpha, M, y, x, tol, max_iter, step, count):
     return x_best, False
 
 
+def per_target(solutions, alphas):
+    """One PathSolution whose column j is the solution at ``alphas[j]`` (a path of the
+    distinct alphas: ``KernelRidge``'s one alpha per target)."""
+    at = {float(s.C): s for s in solutions}
+    cols = [at[float(a)] for a in alphas]
+    pick = [(sol, j) for j, sol in enumerate(cols)]
+
+    def stack(name):
+        return np.array([np.asarray(getattr(sol, name))[j] for sol, j in pick])
+    timings = {key: sum(s.timings.get(key, 0.0) for s in solutions)
+               for key in solutions[0].timings}
+    return PathSolution(C=float(alphas[0]), intercept=np.zeros(len(alphas)),
+                        n_iter=stack("n_iter"), converged=stack("converged"),
+                        gap=stack("gap"),
+                        dual_coef=np.column_stack([sol.dual_coef[:, j] for sol, j in pick]),
+                        timings=timings, info={"alphas": np.asarray(alphas, dtype=float)})
+
+
 def _skipped(alpha, n, k, exc, seconds):
     """The solution slot of an alpha the direct solver cannot solve: NaN, not converged."""
     return PathSolution(C=float(alpha), intercept=np.zeros(k), n_iter=0, converged=False,
@@ -270,7 +314,8 @@ def _skipped(alpha, n, k, exc, seconds):
 
 
 def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
-               leave_one_out=False, indefinite="raise", warn=True, log=None):
+               leave_one_out=False, indefinite="raise", warn=True, log=None, weights=None,
+               dense_max_n=DENSE_MAX_N, memory_budget=None, residual_warning=0.05):
     """Kernel ridge regression for every alpha of an ascending grid on one prepared problem.
 
     Parameters
@@ -300,6 +345,20 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         A ``ConvergenceWarning`` for the alphas where CG did not reach ``tol``.
     log : callable or None
         ``log(level, line)``: level 1, one line per alpha.
+    weights : ndarray of shape (n,) or None
+        Per-point weights of the squared loss (``KernelRidge``'s ``sample_weight``): either
+        solver solves the weighted system exactly by the dense route
+        (:mod:`~hsskern.solvers.ridge_dense`; the HSS factor has one scalar shift).
+    dense_max_n : int, default DENSE_MAX_N
+        The largest n the dense route takes (within ``memory_budget``): for weights,
+        ``"exact"`` at alpha = 0, and wherever its CG stops short of ``tol``. Above it such a fit
+        raises a ``ValueError`` naming the residual and the conditioning.
+    memory_budget : float or None
+        Bytes the dense route may use (default 80% of the available memory).
+    residual_warning : float, default 0.05
+        ``"direct"``: a UserWarning naming the measured value when the relative residual of
+        the exact system on a sample of rows (:func:`sampled_residual`, in
+        ``info["sampled_residual"]``) exceeds it (with ``warn``).
 
     Returns
     -------
@@ -309,7 +368,7 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         relative residual on the exact system for ``"exact"`` (one extra kernel product; NaN
         for ``"direct"``, whose bound is ||K - H|| / alpha), ``info["beta"]`` the shift of
         the factor used (> alpha only where ``"exact"`` preconditioned above an indefinite
-        approximation's floor).
+        approximation's floor), ``info["route"]`` "direct", "cg" or "dense".
     """
     if solver not in _SOLVERS:
         raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
@@ -317,54 +376,21 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         raise ValueError(f"indefinite must be 'raise' or 'skip', got {indefinite!r}")
     n = problem.n_samples
     Y = check_targets(Y, n)
-    alphas = check_alphas(alphas)
-    k = Y.shape[1]
-    ynorm = np.linalg.norm(Y, axis=0)
-    factor, floor = problem.factor, problem.beta_floor
+    alphas = check_alphas(alphas, allow_zero=True)
+    dense = _DenseRoute(problem.K, dense_max_n, memory_budget)
+    if solver == "direct" and alphas[0] == 0:
+        raise ValueError(DIRECT_REFUSES)
+    state = {"factor": problem.factor, "floor": problem.beta_floor}
     solutions = []
     for alpha in alphas:
-        t0 = time.perf_counter()
-        try:
-            factor, floor, t_factor = _factor_for(problem, float(alpha), factor, floor, solver)
-            if leave_one_out and factor.beta != alpha:
-                raise _indefinite(alpha, factor.beta)
-        except NotPositiveDefiniteError as exc:
-            if indefinite == "raise":
-                raise
-            floor = max(floor, exc.suggested_beta or 0.0)
-            solutions.append(_skipped(alpha, n, k, exc, time.perf_counter() - t0))
-            if log is not None:
-                log(1, f"alpha={alpha:g}: skipped (H + alpha I is indefinite)")
-            continue
-        t0 = time.perf_counter()
-        coef = factor.solve(Y)
-        timings = {"refactor": t_factor, "solve": time.perf_counter() - t0, "cg": 0.0,
-                   "residual": 0.0, "loo": 0.0}
-        info = {"beta": factor.beta}
-        if leave_one_out:
-            t0 = time.perf_counter()
-            info["loo_residuals"] = loo_residuals(factor, coef)
-            timings["loo"] = time.perf_counter() - t0
-        n_iter = np.zeros(k, dtype=np.int64)
-        converged = np.ones(k, dtype=bool)
-        gap = np.full(k, np.nan)
-        if solver == "exact":
-            t0 = time.perf_counter()
-            coef, n_iter, converged = _cg_columns(problem.K, alpha, factor.as_linear_operator(),
-                                                  Y, coef, tol, max_iter)
-            timings["cg"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            resid = np.linalg.norm(problem.K @ coef + alpha * coef - Y, axis=0)
-            gap = np.divide(resid, ynorm, out=np.zeros(k), where=ynorm > 0)
-            timings["residual"] = time.perf_counter() - t0
-        solutions.append(PathSolution(C=float(alpha), intercept=np.zeros(k), n_iter=n_iter,
-                                      converged=converged, gap=gap, dual_coef=coef,
-                                      timings=timings, info=info))
+        sol = _one_alpha(problem, Y, float(alpha), state, dense, solver=solver, tol=tol,
+                         max_iter=max_iter, leave_one_out=leave_one_out,
+                         indefinite=indefinite, weights=weights)
+        solutions.append(sol)
         if log is not None:
-            log(1, f"alpha={alpha:g}: " + (f"{int(n_iter.max())} CG iterations, relative "
-                                           f"residual {np.max(gap):.3g}, "
-                                           if solver == "exact" else "direct solve, ")
-                + f"{sum(timings.values()):.3g} s")
+            log(1, _log_line(sol, solver))
+    if warn and solver == "direct":
+        _warn_sampled(solutions, residual_warning)
     if warn and solver == "exact":
         bad = [s.C for s in solutions if not s.converged.all()]
         if bad:
@@ -372,9 +398,159 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                           f"max_iter={max_iter} iterations for alpha = "
                           + ", ".join(f"{a:.3g}" for a in bad[:5])
                           + ("..." if len(bad) > 5 else "")
-                          + "; raise max_iter, or tighten the compression (a better "
-                          "preconditioner)", ConvergenceWarning, stacklevel=3)
+                          + "; the relative residual reached is at most 1e-6 (larger "
+                          "ones are refused). Raise max_iter, or tighten the compression "
+                          "(a better preconditioner)", ConvergenceWarning, stacklevel=3)
     return tuple(solutions)
+
+
+def _warn_sampled(solutions, limit):
+    """Say so where the direct solve's sampled residual shows the compression's error."""
+    bad = [(s.C, s.info["sampled_residual"]) for s in solutions
+           if s.info.get("sampled_residual", 0.0) > limit]
+    if bad:
+        alpha, r = max(bad, key=lambda b: b[1])
+        warnings.warn(f"the direct (HSS) solve's relative residual on the exact system, "
+                      f"measured on {SAMPLED_ROWS} rows, is {r:.3g} at alpha={alpha:g} (above "
+                      f"options.residual_warning={limit:g}): predictions at the training "
+                      f"points may be off KernelRidge's by about that fraction (the HSS "
+                      f"compression's error over alpha: duplicated rows, small alpha or few "
+                      f"dimensions). Use solver='exact' for the exact solution, or tighten "
+                      f"rel_tol / abs_tol", UserWarning, stacklevel=3)
+
+
+def _log_line(sol, solver):
+    if "skipped" in sol.info:
+        return f"alpha={sol.C:g}: skipped ({sol.info['skipped'][:80]})"
+    what = (f"{sol.info['route']}, {int(sol.n_iter.max())} CG iterations, relative residual "
+            f"{np.max(sol.gap):.3g}, " if solver == "exact" else "direct solve, ")
+    return f"alpha={sol.C:g}: {what}{sum(sol.timings.values()):.3g} s"
+
+
+def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_one_out,
+               indefinite, weights):
+    """One alpha's PathSolution: the direct solve, CG from it, or the dense route."""
+    n, k = Y.shape
+    t0 = time.perf_counter()
+    if weights is not None or alpha == 0:
+        return _dense_solution(alpha, Y, dense, weights, t0, why=(
+            "sample_weight" if weights is not None else "alpha=0"))
+    try:
+        factor, state["floor"], t_factor = _factor_for(problem, alpha, state["factor"],
+                                                       state["floor"], solver)
+        state["factor"] = factor
+        if leave_one_out and factor.beta != alpha:
+            raise _indefinite(alpha, factor.beta)
+    except NotPositiveDefiniteError as exc:
+        if indefinite == "raise":
+            raise
+        state["floor"] = max(state["floor"], exc.suggested_beta or 0.0)
+        return _skipped(alpha, n, k, exc, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    coef = factor.solve(Y)
+    timings = {"refactor": t_factor, "solve": time.perf_counter() - t0, "cg": 0.0,
+               "residual": 0.0, "loo": 0.0}
+    info = {"beta": factor.beta, "route": "direct"}
+    if leave_one_out:
+        t0 = time.perf_counter()
+        info["loo_residuals"] = loo_residuals(factor, coef)
+        timings["loo"] = time.perf_counter() - t0
+    n_iter = np.zeros(k, dtype=np.int64)
+    converged = np.ones(k, dtype=bool)
+    gap = np.full(k, np.nan)
+    if solver == "direct" and not leave_one_out:
+        t0 = time.perf_counter()
+        info["sampled_residual"] = sampled_residual(problem.K, alpha, coef, Y)
+        timings["residual"] = time.perf_counter() - t0
+    if solver == "exact":
+        coef, n_iter, converged, gap = _exact_cg(problem.K, alpha, factor, Y, coef, tol,
+                                                 max_iter, timings)
+        info["route"] = "cg"
+        if not converged.all() and dense.open(n):
+            return _dense_solution(alpha, Y, dense, None, time.perf_counter(),
+                                   why="CG stopped short", spent=timings)
+        if not converged.all() and np.max(gap) > max(tol, _CLOSE_ENOUGH):
+            exc = ValueError(_unconverged(alpha, gap, max_iter, n, dense, problem.K))
+            if indefinite == "raise":
+                raise exc
+            return _skipped(alpha, n, k, exc, sum(timings.values()))
+    return PathSolution(C=alpha, intercept=np.zeros(k), n_iter=n_iter, converged=converged,
+                        gap=gap, dual_coef=coef, timings=timings, info=info)
+
+
+def sampled_residual(K, alpha, coef, Y, rows=SAMPLED_ROWS):
+    """The relative residual ||(K + alpha I) c - y|| / ||y|| of the exact system on a fixed
+    random sample of ``rows`` rows (all of them for small n), the largest over the columns:
+    O(rows n d), and an unbiased estimate of the full one. It bounds the error of the
+    in-sample predictions: K c - K c* = K (K + alpha I)^{-1} r, whose norm is at most ||r||."""
+    n = Y.shape[0]
+    pick = np.sort(np.random.default_rng(0).choice(n, min(n, rows), replace=False))
+    R = K.cross(K.points[pick]) @ coef + alpha * coef[pick] - Y[pick]
+    ynorm = np.linalg.norm(Y[pick], axis=0)
+    return float(np.max(np.linalg.norm(R, axis=0) / np.where(ynorm > 0, ynorm, 1.0)))
+
+
+def _exact_cg(K, alpha, factor, Y, coef, tol, max_iter, timings):
+    """CG from the direct solution; the relative residual measured on the exact system."""
+    t0 = time.perf_counter()
+    coef, n_iter, converged = _cg_columns(K, alpha, factor.as_linear_operator(), Y, coef,
+                                          tol, max_iter)
+    timings["cg"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ynorm = np.linalg.norm(Y, axis=0)
+    resid = np.linalg.norm(K @ coef + alpha * coef - Y, axis=0)
+    gap = np.divide(resid, ynorm, out=np.zeros(Y.shape[1]), where=ynorm > 0)
+    timings["residual"] = time.perf_counter() - t0
+    return coef, n_iter, converged, gap
+
+
+def _dense_solution(alpha, Y, dense, weights, t0, why, spent=None):
+    """The dense route's PathSolution (a clear error when it is not open at this n)."""
+    n, k = Y.shape
+    if not dense.open(n):
+        raise ValueError(f"{why} is solved by the exact solver's dense route only (a "
+                         f"Cholesky factor of K + alpha I), open up to n = "
+                         f"{dense.max_n} points within the memory budget "
+                         f"({format_bytes(dense_memory(n))} needed at n = {n}): raise "
+                         "options.dense_max_n or memory_budget, or fit on fewer points")
+    coef, gap = dense_ridge(dense.matrix(), Y, alpha, weights)
+    seconds = time.perf_counter() - t0
+    return PathSolution(C=alpha, intercept=np.zeros(k), n_iter=np.ones(k, dtype=np.int64),
+                        converged=np.ones(k, dtype=bool), gap=gap, dual_coef=coef,
+                        timings={"refactor": 0.0, "solve": 0.0, "cg": 0.0, "residual": 0.0,
+                                 "loo": 0.0, **(spent or {}), "dense": seconds},
+                        info={"beta": alpha, "route": "dense", "why_dense": why})
+
+
+def _unconverged(alpha, gap, max_iter, n, dense, K):
+    """Why the exact solver refuses: CG's residual, the conditioning, the ways out."""
+    diag = float(np.max(K.diag())) if hasattr(K, "diag") else float("nan")
+    return (f"the exact solver did not converge at alpha={alpha:g}: conjugate gradients "
+            f"stopped at max_iter={max_iter} with relative residual {np.max(gap):.3g} of "
+            f"(K + alpha I) c = y. K + alpha I is ill-conditioned there (||K|| >= "
+            f"{diag:.3g}, so its condition number is at least {diag / alpha:.3g} "
+            f"where K is singular), and the dense route (a Cholesky factor) is open only up "
+            f"to n = {dense.max_n} points within the memory budget (n = {n} here). Raise "
+            "alpha, tighten the compression (a better preconditioner), use "
+            "options.approximation='nystrom', raise max_iter, or raise "
+            "options.dense_max_n / memory_budget")
+
+
+class _DenseRoute:
+    """The dense route's gate and its kernel matrix, computed once per path when first
+    needed."""
+
+    def __init__(self, K, max_n, memory_budget):
+        self.K, self.max_n, self.memory_budget = K, int(max_n), memory_budget
+        self._Kd = None
+
+    def open(self, n):
+        return dense_fits(n, self.max_n, self.memory_budget)
+
+    def matrix(self):
+        if self._Kd is None:
+            self._Kd = self.K.to_dense()
+        return self._Kd
 
 
 @dataclass(frozen=True)
@@ -399,6 +575,8 @@ class RidgeBackend:
     indefinite: str = "raise"
     memory_budget: float = None
     log: object = None
+    dense_max_n: int = DENSE_MAX_N
+    residual_warning: float = 0.05
 
     def memory_estimate(self, n, d, n_rhs=1):
         """The least bytes a fit on n points of d features with ``n_rhs`` targets takes:
@@ -443,10 +621,12 @@ class RidgeBackend:
                            hss_options=self.hss_options, beta=self.beta,
                            memory_budget=self.memory_budget, log=self.log)
 
-    def path(self, prepared, Y, alphas):
+    def path(self, prepared, Y, alphas, weights=None):
         return ridge_path(prepared, Y, alphas, solver=self.solver, tol=self.tol,
                           max_iter=self.max_iter, leave_one_out=self.leave_one_out,
-                          indefinite=self.indefinite, log=self.log)
+                          indefinite=self.indefinite, log=self.log, weights=weights,
+                          dense_max_n=self.dense_max_n, memory_budget=self.memory_budget,
+                          residual_warning=self.residual_warning)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)

@@ -35,13 +35,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..options import HSSOptions
-from ..utils._deprecation import renamed_keywords
 from ..utils.validation import check_positive
 from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start, refine_exact
+from .warm import WARM_OPTIONS
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -375,11 +375,10 @@ def _solution(C, rr, admm, beta, floor, scale=None):
                         timings=timings, info=info)
 
 
-@renamed_keywords(continuation="n_decades")
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
                  adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
                  refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
-                 warn=True, log=None):
+                 warn=True, log=None, dual_start=None, start_decision=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
 
     Parameters
@@ -414,6 +413,14 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         A ``ConvergenceWarning`` for the C values whose solution misses its tolerance.
     log : callable or None
         ``log(level, line)``.
+    dual_start : ndarray of shape (n,) or (n, 1), or None
+        A start for the first C, b = alpha - alpha* (a previous fit's, mapped to these
+        points: a refit's warm start), split into the 2n variables of least l1 norm and
+        made feasible (clipped to [0, C], sum(b) = 0 restored by shrinking the heavier
+        side). The exact decomposition solves the first C from it: no ADMM, no continuation
+        (``n_decades`` is not used). ``refine`` must be true.
+    start_decision : ndarray of shape (n,) or (n, 1), or None
+        ``K b`` of a *feasible* ``dual_start``; None: computed (one n x n_SV product).
 
     Returns
     -------
@@ -426,7 +433,18 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     exact_start = problem.start == "decomposition"
     max_chunk = decomposition_chunk(problem, refine, max_chunk)
     yv, p, index = svr_variables(y, epsilon)
-    n_extra = int(n_decades)
+    first = first_f = None
+    if dual_start is not None:
+        b = np.asarray(dual_start, dtype=np.float64).reshape(-1)
+        if b.shape != (n,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"dual_start must hold {n} finite values (alpha - alpha*), got "
+                             f"shape {np.shape(dual_start)}")
+        if not refine:
+            raise ValueError("dual_start is solved from by the exact decomposition: it "
+                             "needs refine=True or 'auto'")
+        first = _split(b)
+        first_f = None if start_decision is None else np.reshape(start_decision, n)
+    n_extra = 0 if first is not None else int(n_decades)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # as hss_svm_path: no Lanczos suggestion, and no local reference to a factor (a rebalanced
     # rho replaces problem.factor; two factors alive at most)
@@ -441,16 +459,20 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     rlog = (lambda C: None if log is None else (lambda line: log(2, f"refine C={C:g}:{line}")))
     for C in grid:
         t_c = time.perf_counter()
-        if prev is not None or exact_start:
-            # the previous C's exact solution at its best scale, or (no approximation) zero
-            s, a, f = None, None, None
+        if prev is not None or exact_start or first is not None:
+            # the previous C's exact solution at its best scale, or the given start, or (no
+            # approximation) zero
+            s, a, f = None, first, first_f
+            # a given start is near its answer (solvers.warm: small working sets)
+            near = {**WARM_OPTIONS, "max_ws": min(max_ws, WARM_OPTIONS["max_ws"])} \
+                if prev is None and first is not None else {"max_ws": max_ws}
             if prev is not None:
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
             with threads_for(problem):
                 rr = refine_exact(problem.K, yv, C, a, f=f, p=p, index=index, tol=refine_tol,
-                                  max_ws=max_ws, max_chunk=max_chunk, newton=newton,
-                                  log=rlog(C), workspace=workspace)
+                                  max_chunk=max_chunk, newton=newton, log=rlog(C),
+                                  workspace=workspace, **near)
             sol = _solution(C, rr, None, beta, floor, scale=s)
         else:
             admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, max_iter=max_iter,
@@ -515,7 +537,6 @@ def _warn_unsolved(solutions, tol, max_iter):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-@renamed_keywords(continuation="n_decades")
 @dataclass(frozen=True)
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
@@ -547,12 +568,14 @@ class SVRBackend:
     n_decades: int = 0
     memory_budget: float = None
     log: object = None
+    store_kernel: object = True
 
     def _hss_backend(self):
         return HSSBackend(self.kernel, approximation=self.approximation, start=self.start,
                           hss_options=self.hss_options, beta=self.beta,
                           refine=bool(self.refine), max_chunk=self.max_chunk,
-                          memory_budget=self.memory_budget, log=self.log)
+                          memory_budget=self.memory_budget, log=self.log,
+                          store_kernel=self.store_kernel)
 
     def memory_estimate(self, n, d, max_rank=None):
         """Bytes by phase of a fit on n points (the classifier's estimate, one column)."""
@@ -563,9 +586,23 @@ class SVRBackend:
         decomposition keeps two label columns' worth of vectors, which sizes the estimate)."""
         return self._hss_backend().prepare(X, np.empty((0, 2)))
 
-    def path(self, prepared, Y, Cs):
-        """:func:`hss_svr_path` with these options for the one target column of ``Y``."""
-        return hss_svr_path(prepared, Y, Cs, self.epsilon, max_iter=self.max_iter,
+    def warm_backend(self, entries=None):
+        """This backend for a path from a given start (``path``'s ``dual_start``), or None
+        where it would not solve the first C exactly (as
+        :meth:`~hsskern.solvers.hss_path.HSSBackend.warm_backend`: the problem is then
+        prepared for the exact decomposition alone)."""
+        if not self.refine or (self.refine == "auto" and entries is not None
+                               and entries > self.refine_limit):
+            return None
+        # no stored K: a start near the answer reads a few columns of it
+        return replace(self, start="decomposition", n_decades=0, store_kernel=None)
+
+    def path(self, prepared, Y, Cs, dual_start=None, start_decision=None):
+        """:func:`hss_svr_path` with these options for the one target column of ``Y``
+        (``dual_start`` and its ``start_decision``: see :meth:`warm_backend`)."""
+        return hss_svr_path(prepared, Y, Cs, self.epsilon, dual_start=dual_start,
+                            start_decision=start_decision,
+                            max_iter=self.max_iter,
                             tol=self.tol, relaxation=self.relaxation,
                             adaptive_beta=self.adaptive_beta, refine=self.refine,
                             refine_limit=self.refine_limit, refine_tol=self.refine_tol,

@@ -8,11 +8,13 @@ weights, which the HSS route's 2n-variable decomposition does not; a C path keep
 kernel rows (one engine session) and starts each C from the last solution scaled.
 """
 import time
+import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from ..utils._memory import check_memory, resolve_budget
 from .cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
@@ -75,6 +77,12 @@ class CachedSVRBackend:
                                     timings={"smo": time.perf_counter() - t0},
                                     info={"route": "cached SMO", "beta": np.nan,
                                           "refinement": None}))
+        short = [s for s in out if not s.converged[0]]
+        if short:  # scikit-learn's words for LIBSVM's step cap
+            warnings.warn(f"Solver terminated early (max_iter={prepared.options.max_iter}) "
+                          f"for {len(short)} of {len(out)} C value(s). Consider "
+                          "pre-processing your data with StandardScaler or MinMaxScaler.",
+                          ConvergenceWarning, stacklevel=3)
         return tuple(out)
 
     def model(self, prepared, solutions):

@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..kernels.functions import Kernel, make_kernel
-from ..utils._deprecation import renamed_keywords
 from ..utils._memory import check_memory, resolve_budget
 from ..utils._scaling import distance_scale
 from ..utils.validation import check_points
@@ -38,7 +37,6 @@ BYTES_PER_ENTRY_STORED = 16
 CROSS_CHUNK = 16384
 
 
-@renamed_keywords(l="power")
 def compact_kernel(sigma, power=None, n_features=None):
     """The compact Gaussian :class:`~hsskern.kernels.Kernel` (validated).
 
@@ -226,7 +224,6 @@ def _compress(pairs, values, n_outer, symmetric, unit_diagonal):
     return data, indices, indptr
 
 
-@renamed_keywords(l="power")
 def compact_gram(X, sigma, power=None, *, max_memory=None, tree=None, random_state=0):
     """Sparse Gram matrix K(X, X) of the compact Gaussian kernel, in CSC format.
 
@@ -297,7 +294,6 @@ def assemble_compact_gram(X, kernel, tree=None):
     return K
 
 
-@renamed_keywords(l="power")
 def compact_cross_gram(Y, X, sigma, power=None, *, tree=None, max_memory=None,
                        random_state=0):
     """Sparse rectangular K(Y, X) (rows: Y, columns: X) of the compact Gaussian, CSR.
