@@ -1,6 +1,9 @@
 """hsskern: kernel SVMs on millions of points without forming the n x n kernel matrix.
 
-Estimators (scikit-learn API): :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + dual ADMM),
+scikit-learn's SVMs, with their signatures, defaults and answers (change the import):
+:class:`SVC` (its grid search: :class:`SVCCV`), :class:`SVR`, :class:`NuSVC`,
+:class:`NuSVR`, :class:`OneClassSVM`; each fit picks its route and names it in ``route_``.
+Estimators with hsskern's routes in view: :class:`HSSSVC`, :class:`HSSSVCCV` (HSS + ULV + dual ADMM),
 :class:`NystromSVC`, :class:`NystromSVCCV` (Nystrom features + semismooth Newton / LIBLINEAR),
 :class:`SparseCholeskySVC` (compact kernel + sparse Cholesky feature map),
 :class:`FPCClassifier`, :class:`FPCClassifierCV` (polynomial features + proximal ADMM);
@@ -14,7 +17,7 @@ Building blocks: :func:`kernel_operator`, :func:`hsskern.hss.compress`,
 from .estimators import (ExactSVC, FPCClassifier, FPCClassifierCV, HSSGaussianProcessRegressor,
                          HSSKernelRidge, HSSKernelRidgeCV, HSSSVC, HSSSVCCV, HSSSVR, HSSSVRCV,
                          NuSVC, NuSVR, NystromSVC, NystromSVCCV, OneClassSVM,
-                         SparseCholeskySVC)
+                         SparseCholeskySVC, SVC, SVCCV, SVR)
 from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteError,
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
@@ -27,7 +30,7 @@ from .sparse import SparseCholeskyFactor
 from ._version import __version__
 
 __all__ = [
-    "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
+    "SVC", "SVCCV", "SVR", "HSSSVC", "HSSSVCCV", "ExactSVC", "NystromSVC", "NystromSVCCV", "NystromFeatures",
     "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV",
     "HSSKernelRidge", "HSSKernelRidgeCV", "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV",
     "OneClassSVM", "NuSVC", "NuSVR",

@@ -93,7 +93,10 @@ def _phases(models):
     solve = []
     if not decomposition:
         solve.append(f"ADMM (first C) {ft.get('admm', 0.0) + ft.get('refactor', 0.0):.3g} s")
-    refine = sum(m.fit_time_.get("refine", 0.0) for m in models)
+    # the exact solve: "refine" after the ADMM, "smo" / "decomposition" from zero or from
+    # the previous C
+    refine = sum(m.fit_time_.get(k, 0.0) for m in models
+                 for k in ("refine", "smo", "decomposition"))
     if refine > 0.0:
         solve.append(f"exact decomposition {refine:.3g} s")
     mem = []

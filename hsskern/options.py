@@ -253,6 +253,10 @@ class ADMMOptions(OptionsBase):
         Residual balancing: when the primal and dual residuals differ by more than 10x, beta
         is moved by 10x and K + beta I refactored (never recompressed); at most twice per C,
         and the new beta carries over to the next C of a path.
+    admm_max_iter : int, default 100
+        Most ADMM iterations per C (one factor solve each). The estimators' ``max_iter`` is
+        scikit-learn's (the exact solver's steps, -1 for no limit); this caps the ADMM that
+        only starts it. The paper runs exactly 10 with no stopping test.
     """
 
     approximation: str = "hss"
@@ -260,6 +264,7 @@ class ADMMOptions(OptionsBase):
     beta: float = None
     relaxation: float = 1.6
     adaptive_beta: bool = True
+    admm_max_iter: int = 100
 
     def _check(self):
         if self.approximation not in _APPROXIMATIONS:
@@ -272,6 +277,7 @@ class ADMMOptions(OptionsBase):
         if not self.relaxation < 2:
             raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
         _check_bool(self.adaptive_beta, "adaptive_beta")
+        check_positive(self.admm_max_iter, "admm_max_iter", integer=True)
 
 
 @_takes_renamed

@@ -26,7 +26,7 @@ from dask_cluster import two_worker_client  # noqa: E402
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 GRID = dict(h=[0.7, 2.0], Cs=[0.1, 1.0, 10.0], cv=2, random_state=3,
-            options=HSSSVCOptions(leaf_size=32), max_iter=60)
+            options=HSSSVCOptions(leaf_size=32, admm_max_iter=60))
 TIMING_KEYS = ("mean_fit_time", "std_fit_time", "mean_setup_time", "mean_solve_time")
 
 
@@ -119,7 +119,7 @@ def test_grid_with_weights_equals_serial(client, data):
 def test_cell_returns_only_per_C_numbers(data):
     # what travels back from a worker: O(n_Cs) numbers, never the factor or the kernel
     X, y = data
-    base = HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32), random_state=0, max_iter=30)
+    base = HSSSVC(h=1.0, options=HSSSVCOptions(leaf_size=32, admm_max_iter=30), random_state=0)
     Cs = np.array([0.1, 1.0])
     backend = base._make_backend(X, Cs, purpose="search")
     out = score_fold(backend, X, y, np.arange(0, 400, 2), np.arange(1, 400, 2), Cs)
@@ -192,7 +192,7 @@ def test_chunked_prediction_equals_in_memory(client, n_classes):
 def test_gridsearchcv_under_joblib_dask_equals_n_jobs_1(client, data):
     X, y = data
     params = {"h": [0.7, 2.0], "C": [0.1, 10.0]}
-    base = HSSSVC(options=HSSSVCOptions(leaf_size=32), random_state=0, max_iter=60)
+    base = HSSSVC(options=HSSSVCOptions(leaf_size=32, admm_max_iter=60), random_state=0)
     with threadpool_limits(1):
         ref = GridSearchCV(base, params, cv=2, n_jobs=1).fit(X, y)
     with joblib.parallel_backend("dask"):

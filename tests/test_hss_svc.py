@@ -26,7 +26,8 @@ def _one_blas_thread():
 
 EXACT = dict(options=HSSSVCOptions(approximation="exact"))
 # the ADMM itself (refine=False): refinement is tested in test_refine.py
-TIGHT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=False), max_iter=5000, tol=1e-5)
+TIGHT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=False,
+                                   admm_max_iter=5000), tol=1e-5)
 
 
 def _data(n=300, seed=0):
@@ -37,10 +38,13 @@ def _data(n=300, seed=0):
 
 # tol=1e-10: the refinement then stops at a KKT gap of 1e-10, so the sample-weight checks
 # (integer weights = repeated rows, compared to rtol 1e-7) see the exact SVM; at the default
-# gap of 1e-3 the two fits agree only to LIBSVM's tolerance
-@parametrize_with_checks([HSSSVC(options=HSSSVCOptions(approximation="exact"), tol=1e-10),
+# gap of 1e-3 the two fits agree only to LIBSVM's tolerance. A fixed width (h=1): the
+# default gamma="scale" follows X's variance, which repeated rows change (scikit-learn's
+# own SVC fails that check for this reason)
+@parametrize_with_checks([HSSSVC(h=1.0, options=HSSSVCOptions(approximation="exact"),
+                                 tol=1e-10),
                           HSSSVCCV(
-                              options=HSSSVCOptions(approximation="exact"),
+                              h=1.0, options=HSSSVCOptions(approximation="exact"),
                               Cs=2, cv=0.25, tol=1e-10)])
 def test_sklearn_checks(estimator, check):
     check(estimator)
@@ -68,9 +72,10 @@ def test_multiclass_ovr_equals_per_class_binary():
     X, y = make_blobs(240, centers=4, n_features=3, random_state=0, cluster_std=2.5)
     labels = np.array(["ant", "bee", "cat", "dog"])[y]  # string labels
     # fixed iteration count and beta: the block run and the binary runs do identical arithmetic
-    opts = HSSSVCOptions(adaptive_beta=False, solve_exact=False, approximation="exact")
-    fixed = dict(C=2.0, max_iter=60, tol=None, options=opts)
-    m = HSSSVC(C=2.0, max_iter=60, tol=None, options=opts.replace(multiclass="ovr")).fit(X, labels)
+    opts = HSSSVCOptions(adaptive_beta=False, solve_exact=False, approximation="exact",
+                         admm_max_iter=60)
+    fixed = dict(C=2.0, tol=None, options=opts)
+    m = HSSSVC(C=2.0, tol=None, options=opts.replace(multiclass="ovr")).fit(X, labels)
     assert list(m.classes_) == ["ant", "bee", "cat", "dog"]
     dec = m.decision_function(X)
     assert dec.shape == (240, 4) and m.dual_coef_.shape[0] == 4
@@ -120,8 +125,8 @@ def test_pickle_round_trip_identical():
 
 def test_cv_picks_best_validation_c_and_refits():
     X, y, Xt, yt = _data()
-    cv = HSSSVCCV(Cs=[0.01, 1.0, 100.0], h=[0.5, 2.0], cv=3, random_state=0, max_iter=30,
-                  **EXACT).fit(X, y)
+    cv = HSSSVCCV(Cs=[0.01, 1.0, 100.0], h=[0.5, 2.0], cv=3, random_state=0,
+                  options=EXACT["options"].replace(admm_max_iter=30)).fit(X, y)
     res = cv.cv_results_
     assert len(res["mean_test_score"]) == 6
     best = np.argmax(res["mean_test_score"])
@@ -192,8 +197,8 @@ def test_hss_tight_matches_svc_labels():
     Xt = X[1000:]
     m = HSSSVC(h=1.0, C=1.0,
                options=HSSSVCOptions(rel_tol=1e-8, abs_tol=1e-10, max_rank=1000, leaf_size=64,
-                                     solve_exact=False),
-               max_iter=3000, tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
+                                     solve_exact=False, admm_max_iter=3000),
+               tol=1e-4, random_state=0).fit(X[:1000], y[:1000])
     ref = SVC(C=1.0, gamma=0.5, tol=1e-6).fit(X[:1000], y[:1000])
     assert np.mean(m.predict(Xt) == ref.predict(Xt)) >= 0.99
     assert "max_rank" in m.hss_
@@ -227,20 +232,17 @@ def test_a_skipped_exact_step_is_named_in_the_warning():
 
 def test_unconverged_admm_warns_and_paper_mode_does_not():
     X, y, _, _ = _data()
-    with pytest.warns(ConvergenceWarning, match="within max_iter=2 ADMM iterations") as rec:
-        HSSSVC(C=10.0,
-               options=HSSSVCOptions(approximation="exact", solve_exact=False), max_iter=2).fit(X, y)
-    assert "Raise max_iter" in str(rec[0].message)
+    admm = HSSSVCOptions(approximation="exact", solve_exact=False)
+    with pytest.warns(ConvergenceWarning,
+                      match="within admm_max_iter=2 ADMM iterations") as rec:
+        HSSSVC(C=10.0, options=admm.replace(admm_max_iter=2)).fit(X, y)
+    assert "Raise options.admm_max_iter" in str(rec[0].message)
     with pytest.warns(ConvergenceWarning, match=r"2 of 3 C value"):
-        HSSSVC(
-            options=HSSSVCOptions(approximation="exact", solve_exact=False),
-            max_iter=10, tol=1e-6).fit_path(
+        HSSSVC(options=admm.replace(admm_max_iter=10), tol=1e-6).fit_path(
             X, y, [1e-6, 10.0, 100.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        HSSSVC(
-            options=HSSSVCOptions(approximation="exact", solve_exact=False),
-            max_iter=2, tol=None).fit(X, y)
+        HSSSVC(options=admm.replace(admm_max_iter=2), tol=None).fit(X, y)
         HSSSVC(**TIGHT).fit(X, y)
 
 
@@ -250,8 +252,8 @@ def test_indefinite_approximation_is_named_in_the_warning():
     with pytest.warns(ConvergenceWarning, match="indefinite") as rec:
         HSSSVC(h=2.0, C=100.0,
                options=HSSSVCOptions(beta=1e-6, rel_tol=0.3, max_rank=3, leaf_size=32,
-                                     solve_exact=False),
-               max_iter=20, random_state=0).fit(X, y)
+                                     solve_exact=False, admm_max_iter=20),
+               random_state=0).fit(X, y)
     msg = [str(w.message) for w in rec if w.category is ConvergenceWarning]
     assert len(msg) == 1 and "beta had to stay" in msg[0] and "tighten rel_tol" in msg[0]
 

@@ -10,23 +10,23 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 
 import hsskern
-from hsskern import HSSSVCOptions, HSSSVROptions, RidgeOptions
+from hsskern import RidgeOptions
 
-# the keywords that leave each solver short of its tolerance at max_iter=1: HSSSVC's and
-# HSSSVR's max_iter counts ADMM iterations, which the exact decomposition (on by default)
-# then finishes, so they stop short only without it; kernel ridge's direct solve has no
+# the keywords that leave each solver short of its tolerance at max_iter=1: kernel ridge's
+# direct solve has no
 # iterations (conjugate gradients do, preconditioned by a loose compression: a tight one
 # solves the system at once)
 STOPS_SHORT = {
-    "HSSSVC": {"options": HSSSVCOptions(solve_exact=False)},
-    "HSSSVR": {"options": HSSSVROptions(solve_exact=False)},
+    # max_iter is scikit-learn's: the SMO engine's pair steps (the ADMM's cap is
+    # options.admm_max_iter), which these small fits take
+    "SVC": {}, "SVR": {}, "HSSSVC": {}, "HSSSVR": {},
     "HSSKernelRidge": {"solver": "exact", "alpha": 1e-3,
                        "options": RidgeOptions(leaf_size=16, rel_tol=0.1)},
     "NystromSVC": {}, "SparseCholeskySVC": {}, "FPCClassifier": {},
     "NuSVC": {}, "NuSVR": {}, "OneClassSVM": {},
 }
 # a search warns from its folds' fits: one candidate, two folds
-SEARCHES = {"HSSSVCCV": {"Cs": [1.0]}, "HSSSVRCV": {"Cs": [1.0]},
+SEARCHES = {"SVCCV": {"Cs": [1.0]}, "HSSSVCCV": {"Cs": [1.0]}, "HSSSVRCV": {"Cs": [1.0]},
             "HSSKernelRidgeCV": {"alphas": [1e-3], "cv": 2},
             "NystromSVCCV": {"Cs": [1.0]}, "FPCClassifierCV": {"degrees": [2]}}
 

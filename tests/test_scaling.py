@@ -235,13 +235,17 @@ def test_huge_points_are_refused_in_a_subprocess_not_a_crash():
         rng = np.random.default_rng(0)
         X = rng.normal(size=(300, 2)) * 1e160
         y = (X[:, 0] > 0).astype(int)
-        try:
-            HSSSVC().fit(X, y)
-        except ValueError as e:
-            print("refused:", e)
+        for est in (HSSSVC(h=1.0), HSSSVC()):
+            try:
+                est.fit(X, y)
+            except ValueError as e:
+                print("refused:", e)
     """)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert "refused:" in res.stdout and "kernel widths (h = 1, i.e. gamma = 0.5)" in res.stdout
+    width, scale = res.stdout.splitlines()
+    assert width.startswith("refused:") and "kernel widths (h = 1, i.e. gamma = 0.5)" in width
+    # the default gamma="scale" on them: X.var() overflows, which is said, not divided by
+    assert scale.startswith("refused:") and "X.var() overflows" in scale
 
 
 def test_fit_at_power_of_two_scales_matches_the_unit_scale_fit():

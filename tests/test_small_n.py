@@ -84,7 +84,7 @@ def test_weighted_path_is_svcs_weighted_svm_at_every_C(seed, kind):
         sw[rng.choice(90, 18, replace=False)] = 0.0
         sw[:2] = 1.0
     cw = "balanced" if kind in ("balanced", "both") else None
-    models = HSSSVC(class_weight=cw,
+    models = HSSSVC(class_weight=cw, h=1.0,
                     options=HSSSVCOptions(start="decomposition"), tol=EPS).fit_path(
         X, y, CS, sample_weight=sw)
     w = (np.ones(90) if sw is None else sw) * models[0].class_weight_[y]
@@ -102,7 +102,7 @@ def test_one_vs_rest_columns_are_svcs_binary_svms_at_every_C(seed, weighted):
     X, y = make_blobs(100, centers=3, n_features=2, cluster_std=2.0, random_state=seed)
     labels = np.array(["x", "y", "z"])[y]
     cw = {"x": 2.0, "z": 0.5} if weighted else None
-    models = HSSSVC(class_weight=cw, tol=EPS,
+    models = HSSSVC(class_weight=cw, h=1.0, tol=EPS,
                     options=HSSSVCOptions(multiclass="ovr")).fit_path(X, labels, CS[:4])
     w = models[0].class_weight_[y]
     for m, C in zip(models, CS[:4]):
@@ -120,9 +120,10 @@ def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
     # same SVM, so the two routes agree to the tolerance
     X, y, rng = _binary(5, 150)
     Xt = rng.normal(size=(50, 3))
-    dec = HSSSVC(C=C, tol=EPS).fit(X, y)
+    dec = HSSSVC(C=C, h=1.0, tol=EPS).fit(X, y)
     _decomposition_route(dec)
-    adm = HSSSVC(C=C, tol=EPS, options=HSSSVCOptions(start="admm"), random_state=0).fit(X, y)
+    adm = HSSSVC(C=C, h=1.0, tol=EPS, options=HSSSVCOptions(start="admm"),
+                 random_state=0).fit(X, y)
     assert adm.hss_["start"] == "admm" and adm.hss_["approximation"] == "hss"
     tol = _tol(C, np.ones(150))
     np.testing.assert_allclose(dec.decision_function(Xt) - dec.intercept_[0],

@@ -387,8 +387,9 @@ def test_primal_backends_have_what_applies(make):
 def test_fit_status_reports_non_convergence():
     X, y = _problem(10, n=80)
     with pytest.warns(ConvergenceWarning):
-        m = HSSSVC(h=1.0, C=100.0, max_iter=1, tol=1e-12,
-                   options=HSSSVCOptions(approximation="exact", solve_exact=False)).fit(X, y)
+        m = HSSSVC(h=1.0, C=100.0, tol=1e-12,
+                   options=HSSSVCOptions(approximation="exact", solve_exact=False,
+                                         admm_max_iter=1)).fit(X, y)
     assert m.fit_status_ == 1
     assert HSSSVC(h=1.0, **EXACT).fit(X, y).fit_status_ == 0
 
@@ -426,8 +427,12 @@ def test_gamma_relation_to_h_and_conflicts():
     np.testing.assert_array_equal(a, c)
     assert resolve_gamma("auto", X) == 1 / 3
     assert resolve_gamma("scale", np.ones((5, 2))) == 1.0  # SVC's rule for constant X
-    with pytest.raises(ValueError, match="either h or gamma"):
-        HSSSVC(h=1.0, gamma="scale").fit(X, y)
+    # h is the width over the default gamma="scale"; with any other gamma, a conflict
+    np.testing.assert_array_equal(HSSSVC(h=np.sqrt(1 / (2 * g)), gamma="scale", **EXACT)
+                                  .fit(X, y).decision_function(X), b)
+    for gamma in ("auto", 0.5):
+        with pytest.raises(ValueError, match="either h or gamma"):
+            HSSSVC(h=1.0, gamma=gamma).fit(X, y)
     with pytest.raises(ValueError, match="rbf"):
         HSSSVC(kernel="laplacian", gamma="scale").fit(X, y)
     with pytest.raises(ValueError, match="gamma"):

@@ -219,19 +219,19 @@ def test_the_decomposition_start_needs_refine():
         HSSSVR(options=HSSSVROptions(start="decomposition", solve_exact=False)).fit(X, y)
     # "auto" without refine takes the ADMM
     assert HSSSVR(
-        options=HSSSVROptions(solve_exact=False), max_iter=500).fit(X, y).hss_["start"] == "admm"
+        options=HSSSVROptions(solve_exact=False, admm_max_iter=500)).fit(X, y).hss_["start"] == "admm"
 
 
 def test_refine_false_keeps_the_admm_solution_and_warns_when_short():
     X, y = _data(9, n=120)
     m = HSSSVR(h=1.0, C=1.0,
-               options=HSSSVROptions(solve_exact=False, approximation="exact"), max_iter=2000,
-               tol=1e-3).fit(X, y)
+               options=HSSSVROptions(solve_exact=False, approximation="exact",
+                                     admm_max_iter=2000), tol=1e-3).fit(X, y)
     _assert_exact_svr(m, X, y, 1.0, 0.1)
     with pytest.warns(ConvergenceWarning, match="did not reach tol"):
         m = HSSSVR(h=1.0, C=100.0,
-                   options=HSSSVROptions(solve_exact=False, adaptive_beta=False, approximation="exact"),
-                   max_iter=2).fit(X, y)
+                   options=HSSSVROptions(solve_exact=False, adaptive_beta=False,
+                                         approximation="exact", admm_max_iter=2)).fit(X, y)
     assert m.fit_status_ == 1
 
 
@@ -317,9 +317,12 @@ def test_cv_scores_each_fold_as_a_separate_fit_would():
     np.testing.assert_array_equal(cv.predict(X), cv.best_estimator_.predict(X))
 
 
-@parametrize_with_checks([HSSSVR(
-    options=HSSSVROptions(leaf_size=16)), HSSSVR(options=HSSSVROptions(approximation="exact"),
-                          epsilon=0.0),
+# HSSSVR takes sample_weight (SVR's): the sample-weight checks compare a weighted fit with
+# repeated rows at rtol 1e-7, so the two fits stop at a KKT gap of 1e-10 with a fixed width
+# (gamma="scale" follows X's variance, which repeated rows change)
+@parametrize_with_checks([HSSSVR(h=1.0, tol=1e-10, options=HSSSVROptions(leaf_size=16)),
+                          HSSSVR(h=1.0, tol=1e-10, epsilon=0.0,
+                                 options=HSSSVROptions(approximation="exact")),
                           HSSSVRCV(Cs=[0.1, 10.0], options=HSSSVROptions(leaf_size=16))])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():

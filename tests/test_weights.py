@@ -54,7 +54,8 @@ def _one_blas_thread():
 
 
 EPS = 1e-10
-EXACT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=True), tol=EPS)
+# a fixed width (h=1): gamma="scale" follows X's variance, which repeated rows change
+EXACT = dict(h=1.0, options=HSSSVCOptions(approximation="exact", solve_exact=True), tol=EPS)
 
 
 def _tol(C, w):
@@ -108,7 +109,7 @@ def test_weighted_binary_equals_svc(seed, n, logC, h, kind):
           "both": "balanced"}.get(kind)
     if sw is not None and np.unique(y[sw > 0]).size < 2:
         sw[np.flatnonzero(y == 0)[0]] = sw[np.flatnonzero(y == 1)[0]] = 1.0
-    m = HSSSVC(h=h, C=C, class_weight=cw, **EXACT).fit(X, y, sample_weight=sw)
+    m = HSSSVC(C=C, class_weight=cw, **{**EXACT, "h": h}).fit(X, y, sample_weight=sw)
     ref = _svc(C, h, class_weight=cw).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(m.class_weight_, ref.class_weight_, rtol=1e-15)
     w = (np.ones(n) if sw is None else sw) * m.class_weight_[y]
@@ -170,7 +171,7 @@ def test_zero_weight_equals_dropping_the_row(approximation):
     sw = _weights(rng, 300, "zeros")
     keep = sw > 0
     kw = dict(options=HSSSVCOptions(approximation=approximation, leaf_size=32), random_state=0,
-              C=5.0)
+              C=5.0, h=1.0)  # a fixed width: gamma="scale" would follow the kept rows' variance
     m = HSSSVC(**kw).fit(X, y, sample_weight=sw)
     d = HSSSVC(**kw).fit(X[keep], y[keep], sample_weight=sw[keep])
     Xt = rng.normal(size=(40, 3))

@@ -453,7 +453,7 @@ class DaskExactSVC(ExactSVC):
     }
 
     @legacy_init
-    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
+    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  probability=False, tol=1e-3, class_weight=None, verbose=0,
                  decision_function_shape="ovr", random_state=None, h=None, max_time=None,
                  memory_budget=None, options=None, scheduler=None, n_blocks=None,

@@ -100,17 +100,19 @@ class DaskHSSSVCCV(HSSSVCCV):
     }
 
     @legacy_init
-    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, h=None, probability=False,
-                 tol=1e-2, class_weight=None, verbose=0, max_iter=100,
-                 decision_function_shape="ovr", random_state=None, memory_budget=None,
-                 options=None, param_grid=None, scoring=None, cv=5, refit=True,
-                 n_jobs=None, scheduler=None, threads_per_task=1):
-        super().__init__(Cs=Cs, kernel=kernel, gamma=gamma, h=h, probability=probability,
-                         tol=tol, class_weight=class_weight, verbose=verbose,
-                         max_iter=max_iter, decision_function_shape=decision_function_shape,
-                         random_state=random_state, memory_budget=memory_budget,
-                         options=options, param_grid=param_grid, scoring=scoring, cv=cv,
-                         refit=refit, n_jobs=n_jobs)
+    def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", h=None, shrinking=True,
+                 probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
+                 max_iter=-1, decision_function_shape="ovr", break_ties=False,
+                 random_state=None, memory_budget=None, options=None, param_grid=None,
+                 scoring=None, cv=5, refit=True, n_jobs=None, scheduler=None,
+                 threads_per_task=1):
+        super().__init__(Cs=Cs, kernel=kernel, gamma=gamma, h=h, shrinking=shrinking,
+                         probability=probability, tol=tol, cache_size=cache_size,
+                         class_weight=class_weight, verbose=verbose, max_iter=max_iter,
+                         decision_function_shape=decision_function_shape,
+                         break_ties=break_ties, random_state=random_state,
+                         memory_budget=memory_budget, options=options, param_grid=param_grid,
+                         scoring=scoring, cv=cv, refit=refit, n_jobs=n_jobs)
         self.scheduler = scheduler
         self.threads_per_task = threads_per_task
 

@@ -8,9 +8,10 @@ from .nu_svm import NuSVC, NuSVR
 from .nystrom import NystromSVC, NystromSVCCV
 from .one_class import OneClassSVM
 from .sparse_cholesky import SparseCholeskySVC
-from .svr import HSSSVR, HSSSVRCV
+from .svc import SVC, SVCCV
+from .svr import SVR, HSSSVR, HSSSVRCV
 
-__all__ = ["ExactSVC", "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
+__all__ = ["SVC", "SVCCV", "SVR", "ExactSVC", "HSSSVC", "HSSSVCCV", "NystromSVC", "NystromSVCCV", "SparseCholeskySVC",
            "FPCClassifier", "FPCClassifierCV", "HSSKernelRidge", "HSSKernelRidgeCV",
            "HSSGaussianProcessRegressor", "HSSSVR", "HSSSVRCV", "OneClassSVM", "NuSVC",
            "NuSVR"]

@@ -31,10 +31,12 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ..solvers.pairwise import PairwiseBackend, class_pairs, ovr_scores, pairwise_coupling, vote
 from ..solvers.path import check_Cs, check_weights
 # input validation lives in utils.validation; its names stay importable from here
+from ..utils.log import verbose_log
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401
 from ._budget import budgeted_decision
 from ._splits import internal_folds
 from ._warm import warm_start, warm_state
+from ._svm_params import check_break_ties, probability_on
 from .calibration import (N_FOLDS, cross_val_decision, sigmoid_fit, sigmoid_log_proba,
                           sigmoid_proba)
 
@@ -214,13 +216,13 @@ class FitStateMixin:
         """Forget every fitted attribute (scikit-learn's rule: fit starts from nothing)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        self.__dict__.pop("_model", None)
-        for name in ("_warm_state", "_warm_keys"):  # estimators/_warm.py's
-            self.__dict__.pop(name, None)
+        for key in ("_model", "_probA", "_probB", "_warm_state", "_warm_keys"):
+            self.__dict__.pop(key, None)  # the model, a drop-in's sigmoids, _warm.py's state
 
     def _log(self, level, msg):
+        """``msg`` as one logging record when ``verbose >= level`` (:mod:`hsskern.utils.log`)."""
         if self.verbose >= level:
-            print(f"[{type(self).__name__}] {msg}", flush=True)
+            verbose_log(type(self).__name__, msg)
 
     def _sparse_rows(self, X, fitting):
         """How sparse X reaches this estimator (see :func:`sparse_or_dense`): a fit keeps it
@@ -377,7 +379,7 @@ _MIN_PROB = 1e-7
 
 def _check_probability(self):
     """``predict_proba`` exists only with ``probability=True`` (SVC's rule)."""
-    if not getattr(self, "probability", False):
+    if not probability_on(self):
         raise AttributeError("predict_proba is not available when probability=False")
     return True
 
@@ -431,17 +433,24 @@ class ClassifierBase(ClassifierMixin):
     def _platt_output(self, X, log):
         """The sigmoids applied to the decision values of X."""
         check_is_fitted(self)
-        if not hasattr(self, "probA_"):
+        A, B = self._sigmoids()
+        if A is None or not A.size:
             raise NotFittedError(f"{type(self).__name__} was fitted with probability=False: "
                                  "refit with probability=True for predict_proba")
         if getattr(self, "_pairwise", False):
-            Z = self._pairwise_decision(X) * self.probA_ + self.probB_
+            Z = self._pairwise_decision(X) * A + B
             # P(i | i or j), kept off 0 and 1 as LIBSVM does before the coupling
             R = np.clip(expit(-Z), _MIN_PROB, 1.0 - _MIN_PROB)
             P = pairwise_coupling(R, self.classes_.size)
             return np.log(P) if log else P
         D = self.decision_function(X)
-        return (sigmoid_log_proba if log else sigmoid_proba)(D, self.probA_, self.probB_)
+        return (sigmoid_log_proba if log else sigmoid_proba)(D, A, B)
+
+    def _sigmoids(self):
+        """Platt's (A, B) of the fitted model, (None, None) without (read from the instance,
+        so that a drop-in's deprecated ``probA_`` property does not warn here)."""
+        state = vars(self)
+        return state.get("probA_", state.get("_probA")), state.get("probB_", state.get("_probB"))
 
     def _validate_xy(self, X, y):
         self._reset()
@@ -570,7 +579,7 @@ class PathClassifier(ClassifierBase, PathEstimator):
         return self
 
     def _after_path(self, data, backend, values, models):
-        if getattr(self, "probability", False):  # each fold solves the whole path once
+        if probability_on(self):  # each fold solves the whole path once
             sigmoids = self._fit_sigmoids(backend, data.X, data.Y, data.weights, values)
             for m, (A, B, seconds) in zip(models, sigmoids):
                 m._set_sigmoids(A, B, seconds)
@@ -704,5 +713,8 @@ class PathClassifier(ClassifierBase, PathEstimator):
         (a decision of exactly 0 gives ``classes_[0]``, as SVC); one-vs-one, LIBSVM's vote
         (pair (i, j) votes i when its value is > 0, else j; most votes, ties to the first
         class); one-vs-rest, the largest score."""
+        check_is_fitted(self)
+        if check_break_ties(self, self.classes_.size):  # scikit-learn's: argmax of "ovr"
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         D = self._raw_decision(X)
         return labels_from_decision(self.classes_, D, getattr(self, "_pairwise", False))

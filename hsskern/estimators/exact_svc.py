@@ -57,14 +57,14 @@ class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
     ----------
     C : float, default 1.0
     kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
-or callable, default "gaussian"
+or callable, default "rbf"
         As in :class:`HSSSVC`: all but the Gaussian and the Laplacian take the exact
         decomposition at every stage (the subsample too).
     degree, coef0 : int and float, default 3 and 0.0
         SVC's "poly" and "sigmoid" parameters, as in :class:`HSSSVC`.
-    gamma : float, "scale", "auto" or None, default None
-        The kernel width, as in :class:`HSSSVC` (None with ``h`` None: h = 1, not SVC's
-        "scale"; see the change log).
+    gamma : float, "scale" or "auto", default "scale"
+        The kernel width, as in :class:`HSSSVC` and SVC (``h``, when given, is the width
+        instead).
     probability : bool, default False
         Platt's sigmoids on internal 5-fold cross-validated decision values (each fold a fit
         of its own, with its share of ``max_time``: five times the fit's time at most);
@@ -175,7 +175,7 @@ or callable, default "gaussian"
     _legacy_names = _LEGACY
 
     @legacy_init
-    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
+    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  probability=False, tol=1e-3, class_weight=None, verbose=0,
                  decision_function_shape="ovr", random_state=None, h=None, max_time=None,
                  memory_budget=None, options=None):

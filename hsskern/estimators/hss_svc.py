@@ -8,6 +8,7 @@ one-vs-one by default (one such problem per pair of classes,
 module holds the parameters and builds that backend; the shared machinery is in :mod:`.base`
 and :mod:`.cv`.
 """
+from collections import Counter
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..solvers.exact_path import ExactBackend
 from ..solvers.hss_path import HSSBackend
 from ..solvers.one_fit import OneFitBackend
 from ._options import OptionsParamsMixin, legacy_init
+from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
@@ -38,18 +40,24 @@ _COMMON_CONSTRAINTS = {
     "memory_budget": HSS_CONSTRAINTS["memory_budget"],
     "verbose": HSS_CONSTRAINTS["verbose"],
     "random_state": HSS_CONSTRAINTS["random_state"],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "tol": [Interval(Real, 0, None, closed="neither"), None],
+    **LIBSVM_CONSTRAINTS,
+    "tol": [Interval(Real, 0, None, closed="neither")],
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "probability": ["boolean"],
     "decision_function_shape": [StrOptions({"ovo", "ovr"})],
     "options": [HSSSVCOptions, None],
 }
 
+#: the ADMM only starts the exact solve: it stops at this gap (or the estimator's looser tol)
+#: on the approximation, and the exact decomposition takes the gap on to ``tol``
+ADMM_TOL = 1e-2
+
 
 def _hss_backend(est, X, width, purpose):
-    """The backend of an HSSSVC-like estimator ``est`` at one kernel width (X, the training
-    points, resolves gamma="scale" / "auto")."""
+    """The backend of an SVC-like estimator ``est`` (:class:`~hsskern.SVC`,
+    :class:`HSSSVC`) at one kernel width (X, the training points, resolves gamma="scale" /
+    "auto"): scikit-learn's ``tol``, ``max_iter``, ``shrinking`` and ``cache_size`` go to the
+    exact solve, the ADMM's cap and the compression come from ``options``."""
     kernel = kernel_of(est, width, X)
     o = est._options()
     opts = hss_options(est, verbose_offset=0)
@@ -58,121 +66,154 @@ def _hss_backend(est, X, width, purpose):
     # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
     # a good one (the decomposition from zero takes its C alone)
     n_decades = 3 if (o.solve_exact and purpose == "fit") else 0
-    # the decomposition stops at LIBSVM's default gap, or at a tighter tol when asked for
-    refine_tol = 1e-3 if est.tol is None else min(1e-3, est.tol)
+    # LIBSVM's KKT gap, reached by the exact solve; HSSSVC's tol=None runs the ADMM's
+    # admm_max_iter iterations with no stopping test (the paper's mode)
+    tol = 1e-3 if est.tol is None else float(est.tol)
+    admm_tol = None if est.tol is None else max(tol, ADMM_TOL) if o.solve_exact else tol
+    smo = smo_options(est, tol)
     hss = HSSBackend(kernel, approximation=o.approximation, start=o.start,
                      hss_options=opts,
-                     beta=o.beta, max_iter=est.max_iter, tol=est.tol,
+                     beta=o.beta, max_iter=o.admm_max_iter, tol=admm_tol,
                      relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                     refine=o.solve_exact, refine_tol=refine_tol, max_chunk=o.max_chunk,
+                     refine=o.solve_exact, refine_tol=tol, max_chunk=o.max_chunk,
                      n_decades=n_decades, memory_budget=est.memory_budget, log=log,
-                     store_kernel=purpose != "fit",
+                     smo_options=smo, store_kernel=purpose != "fit",
                      probe_C=float(est.C) if purpose == "fit" else None)
     if purpose != "fit" or o.start != "auto":
         return hss
     # one fit whose exact SVM is better grown in stages (OneFitBackend.resolve_start: past
     # the HSS route's exact step, or from zero with many support vectors) takes them
-    staged = ExactBackend(kernel, validation_fraction=0.0, tol=refine_tol, hss_options=opts,
+    staged = ExactBackend(kernel, validation_fraction=0.0, tol=tol, hss_options=opts,
                           max_chunk=o.max_chunk, memory_budget=est.memory_budget,
                           random_state=est.random_state, log=log)
     return OneFitBackend(hss, staged)
 
 
+def route_of(info):
+    """The ``route_`` of a fit from its solution's ``info``: the route's name, or for
+    one-vs-one pairs that took different routes each route with its number of pairs."""
+    route = info.get("route")
+    if route is None or isinstance(route, str):
+        return route
+    counts = Counter(r for r in route if r is not None)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{r} ({k} pairs)" for r, k in counts.most_common())
+
+
+def set_route_attributes(est, prepared, solution):
+    """The fitted attributes every estimator on :func:`_hss_backend` sets: ``route_``,
+    ``beta_``, ``hss_`` and ``admm_``."""
+    info = solution.info
+    est.route_ = route_of(info)
+    est.beta_ = np.asarray(info["beta"], dtype=float) if est._pairwise else info["beta"]
+    est.hss_ = dict(prepared.stats)
+    est.admm_ = {"primal_residuals": info["primal_residuals"],
+                 "dual_residuals": info["dual_residuals"],
+                 "objective": info["objective"], "converged": info["admm_converged"],
+                 "n_margin": info["n_margin"],
+                 "equality_residual": info["equality_residual"],
+                 "refinement": (None if info["refinement"] is None
+                                else list(info["refinement"]))}
+
+
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
-    """Kernel SVM (exact hinge loss) trained by dual ADMM on an HSS approximation of K.
+    """Kernel SVM (LIBSVM's exact answer) with hsskern's route in the user's hands: the HSS
+    compression, ULV factor and dual ADMM start, the width as h, a C path on one preparation.
 
-    ``fit`` compresses K once, factors K + beta I once (ULV) and runs the closed-form ADMM of
-    Cipolla & Gondzio (Algorithm 2) with that one factor (on small problems, the exact
-    decomposition from zero instead: ``options.start``). Several classes train as SVC does,
-    one binary problem per pair of classes (``options.multiclass="ovo"``, the pairs on every
-    core), so that the predictions are SVC's; ``"ovr"`` trains one model per class on one
-    preparation instead.
-
-    SVC's parameters with SVC's names, order and meaning (``shrinking``, ``cache_size`` and
-    ``break_ties`` aside), then ``h``, ``memory_budget`` and ``options``, which holds the
-    expert knobs of the compression, the ADMM and the exact solve
-    (:class:`~hsskern.HSSSVCOptions`; nested names ``options__max_rank`` for ``set_params``
-    and ``GridSearchCV``).
+    :class:`~hsskern.SVC` is the drop-in for scikit-learn's SVC and the estimator to start
+    from; it picks its route by itself. HSSSVC runs the same machinery, with the same
+    parameters and defaults, plus what someone steering the route needs: the kernel width
+    ``h`` (the HSS paper's spelling), hsskern's own Platt calibration (``probability``, not
+    deprecated here: fitted along a C path in one go, :meth:`fit_path`) and the route's
+    knobs in ``options`` (:class:`~hsskern.HSSSVCOptions`): ``start="admm"`` forces the HSS
+    compression of K, one ULV factor of K + beta I and the closed-form ADMM of Cipolla &
+    Gondzio (Algorithm 2) before the exact decomposition; ``solve_exact=False`` keeps the
+    ADMM's approximate answer (the paper's method); ``start="auto"`` (the default) takes the
+    exact decomposition from zero where that is faster (below 10^5 points), as SVC does.
+    ``route_`` says which route a fit took. Several classes train as SVC does, one binary
+    problem per pair of classes (``options.multiclass="ovo"``, the pairs on every core);
+    ``"ovr"`` trains one model per class on one preparation instead.
 
     Parameters
     ----------
     C : float, default 1.0
         Box constraint of the dual, > 0.
-    kernel : {"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
-or callable, default "gaussian"
-        gaussian: exp(-|x - y|^2 / (2 h^2)) = exp(-gamma |x - y|^2), which is SVC's "rbf"
-        (accepted as a synonym); laplacian: exp(-|x - y| / h). SVC's other kernels are
-        solved by the exact decomposition only (no compression, factor or ADMM;
-        ``options.start="admm"`` or ``options.solve_exact=False`` is a ValueError with them):
-        "poly" ((gamma x.y + coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y +
-        coef0), not positive definite: its dual may have several KKT points, and the one
-        returned need not be LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X,
-        X), the prediction methods K(X_test, X_train)) and a callable k(A, B) -> array of
-        shape (len(A), len(B)), evaluated in blocks (its K is stored when it fits the memory
-        budget, as a precomputed one is).
+    kernel : {"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid", "precomputed"} \
+or callable, default "rbf"
+        "rbf" (= "gaussian"): exp(-gamma |x - y|^2) = exp(-|x - y|^2 / (2 h^2)); laplacian:
+        exp(-|x - y| / h). SVC's other kernels are solved by the exact decomposition only
+        (no compression, factor or ADMM; ``options.start="admm"`` or
+        ``options.solve_exact=False`` is a ValueError with them): "poly" ((gamma x.y +
+        coef0)^degree), "linear" (x.y), "sigmoid" (tanh(gamma x.y + coef0), not positive
+        definite: its dual may have several KKT points, and the one returned need not be
+        LIBSVM's), "precomputed" (``fit`` takes the Gram matrix K(X, X), the prediction
+        methods K(X_test, X_train)) and a callable k(A, B) -> array of shape (len(A),
+        len(B)), evaluated in blocks (its K is stored when it fits the memory budget).
     degree : int, default 3
         Degree of the "poly" kernel (SVC's); ignored by the other kernels.
-    gamma : float, "scale", "auto" or None, default None
-        scikit-learn's spelling: gamma = 1 / (2 h^2) (gaussian), 1 / h (laplacian). As SVC,
-        "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the training X
-        (not for the Laplacian). Give ``h`` or ``gamma``, not both (a ValueError). For the
-        poly and sigmoid kernels gamma is the factor of x.y, and None means "scale" (SVC's
-        default). For the Gaussian and the Laplacian, None with ``h`` None is h = 1, not
-        SVC's "scale" (see the change log: the default stays for this release).
+    gamma : float, "scale" or "auto", default "scale"
+        SVC's: "scale" is 1 / (n_features * X.var()) and "auto" 1 / n_features, on the
+        training X (not for the Laplacian); gamma = 1 / (2 h^2) (gaussian), 1 / h
+        (laplacian). ``h``, when given, is the width instead of the default "scale"
+        (``h`` with another gamma is a ValueError).
     coef0 : float, default 0.0
         The constant of the "poly" and "sigmoid" kernels (SVC's); ignored by the others.
+    shrinking : bool, default True
+        LIBSVM's shrinking in the cached SMO engine.
     probability : bool, default False
-        Also fit Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`, as SVC:
-        the decision values of 5 stratified internal folds (drawn with ``random_state``;
-        each fold compressed, factored and solved at this C like ``fit``) fit one sigmoid
-        per binary model (one-vs-one: per pair, on its two classes' points, then LIBSVM's
-        pairwise coupling). ``fit`` then costs about five more fits on 4/5 of the data.
-        See :meth:`predict_proba` for how its argmax relates to :meth:`predict`.
-    tol : float or None, default 1e-2
-        Stop the ADMM when LIBSVM's optimality gap (m(a) - M(a), the measure LIBSVM's
-        ``tol`` bounds) is below ``tol``; checked every 10 iterations with one kernel
-        (approximation) product. None: always run ``max_iter`` iterations. A C whose
-        solution misses ``tol`` (and is not recovered by ``options.solve_exact``) raises a
-        ``ConvergenceWarning``, which says so when the approximation turned out indefinite
-        (its dual is then not convex). The exact solve stops at a gap of ``min(tol, 1e-3)``
-        (1e-3, LIBSVM's default, for None).
+        hsskern's Platt scaling for :meth:`predict_proba` / :meth:`predict_log_proba`: the
+        decision values of 5 stratified internal folds (drawn with ``random_state``, each
+        fold solved at this C like ``fit``) fit one sigmoid per binary model (one-vs-one:
+        per pair, then LIBSVM's pairwise coupling). ``fit`` then costs about five more fits
+        on 4/5 of the data; :meth:`fit_path` fits the sigmoids of every C on one set of
+        folds. scikit-learn 1.9 deprecated SVC's ``probability`` for
+        ``CalibratedClassifierCV(SVC(), ensemble=False)``, which takes this estimator too
+        (docs/user_guide/weights_probabilities.md).
+    tol : float, default 1e-3
+        LIBSVM's stopping gap (m(a) - M(a), the KKT measure LIBSVM's ``tol`` bounds), which
+        the exact decomposition reaches. The ADMM that may start it stops at
+        ``max(tol, 1e-2)`` on the approximation (at ``tol`` with
+        ``options.solve_exact=False``), within ``options.admm_max_iter`` iterations. A
+        solution that misses its gap raises a ``ConvergenceWarning``. None (the paper's
+        mode): the ADMM runs all ``options.admm_max_iter`` iterations with no stopping test
+        (the exact solve, if any, stops at 1e-3).
+    cache_size : float, default 200
+        The cached SMO engine's kernel-row cache in MB, as LIBSVM's (further bounded by the
+        memory budget).
     class_weight : dict, "balanced" or None, default None
         As SVC: class c's points get the bound ``C * class_weight[c]`` (times their
         ``sample_weight``); "balanced" uses ``n_samples / (n_classes * np.bincount(y))``.
-        One weight per point (the point's own class sets it, "balanced" computed over all
-        of ``y``), so each pair of one-vs-one is SVC's weighted pair problem and column k of
-        one-vs-rest the binary "k vs rest" problem with those weights.
     verbose : int, default 0
-        1: a line per phase and per C; 2: also per decomposition round.
-    max_iter : int, default 100
-        Most ADMM iterations per C (one factor solve each). The paper runs exactly 10 with no
-        stopping test (``max_iter=10, tol=None`` and ``HSSSVCOptions(relaxation=1.0,
-        adaptive_beta=False)``).
+        1: a line per phase that ran and per C; 2: also per decomposition round. The lines
+        are records of the ``logging`` module (:mod:`hsskern.utils.log`), one whole line
+        each.
+    max_iter : int, default -1
+        scikit-learn's: most pair steps of the cached SMO engine per binary problem (-1:
+        LIBSVM's own cap, max(10^7, 100 n)). The block decomposition (larger n) is not
+        capped; the ADMM's cap is ``options.admm_max_iter``.
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         SVC's: the shape of :meth:`decision_function` with several classes trained
         one-vs-one ("ovo": the pairs' values; "ovr": SVC's transformation of them to one
-        score per class). "ovo" needs ``options.multiclass="ovo"``; two classes give shape
-        (n_samples,) either way.
+        score per class). "ovo" needs ``options.multiclass="ovo"``.
+    break_ties : bool, default False
+        SVC's: with ``decision_function_shape="ovr"`` and more than two classes,
+        :meth:`predict` takes the argmax of :meth:`decision_function` instead of the vote.
     random_state : int, RandomState or None
         Seeds the randomized compression (and the probability folds).
     h : float or None, default None
-        Kernel width (the paper's h). When both ``h`` and ``gamma`` are None, h = 1.
+        Kernel width (the paper's h), over the default gamma="scale" when given.
     memory_budget : float or None, default None
         Bytes the fit may use; checked against an estimate before the heavy work starts
         (default: 80% of the memory available).
     options : HSSSVCOptions or None, default None
         The expert knobs (None: :class:`~hsskern.HSSSVCOptions`' defaults): the
         compression (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``,
-        ``n_neighbors``, ...; defaults 1e-3 / 1e-5 / 500 / 128 / 64, tighter than the
-        paper's: the SVM at large C needs more of the kernel's fine structure than its loose
-        settings keep), the kernel the ADMM factors (``approximation``: "hss" or "exact"),
-        how the first C is reached (``start``: "auto" takes the exact decomposition from
-        zero, with no compression, factor or ADMM, for n <= 100,000), the ADMM (``beta``,
-        ``relaxation``, ``adaptive_beta``), the exact solve after it (``solve_exact``,
-        ``max_chunk``) and the multiclass training (``multiclass``: "ovo", SVC's one-vs-one,
-        or "ovr", one model per class on one preparation). The old flat parameters of the
-        same names (``HSSSVC(rel_tol=1e-4)``, ``set_params(refine=False)``: the field is
-        ``solve_exact`` now) still work for one release, with a ``FutureWarning``.
+        ``n_neighbors``, ...), the kernel the ADMM factors (``approximation``: "hss" or
+        "exact"), how the first C is reached (``start``), the ADMM (``beta``,
+        ``relaxation``, ``adaptive_beta``, ``admm_max_iter``), the exact solve after it
+        (``solve_exact``, ``max_chunk``) and the multiclass training (``multiclass``).
+        Nested names ``options__max_rank`` for ``set_params`` and ``GridSearchCV``.
     warm_start : bool, default False
         A refit starts from the previous fit's dual solution (the nightly retrain of a
         model on its data with rows appended, removed or reweighted, or at a new C): each
@@ -194,24 +235,17 @@ or callable, default "gaussian"
     class_weight_ : ndarray of shape (n_classes,)
         The weight of each class (ones without ``class_weight``), as SVC's.
     support_ : ndarray of shape (n_SV,)
-        Indices of the training points with a nonzero coefficient in some model (points
-        of weight 0 never are), grouped by class in the order of ``classes_`` and by index
-        within a class, as SVC's.
+        Indices of the training points with a nonzero coefficient in some model, grouped by
+        class in the order of ``classes_`` and by index within a class, as SVC's.
     support_vectors_ : ndarray of shape (n_SV, n_features)
     n_support_ : ndarray of int32, shape (n_classes,)
-        Support vectors per class (of the point's own label).
     dual_coef_ : ndarray of shape (1, n_SV), (n_classes - 1, n_SV) or (n_classes, n_SV)
-        ``y_i alpha_i``. Two classes: one row, y_i = +1 for ``classes_[1]`` (SVC's sign, so
-        ``decision_function`` is ``dual_coef_ @ K(SV, X) + intercept_``). One-vs-one: SVC's
-        layout, a support vector of class c holding its coefficient in the pair (c, o) in
-        row ``o - (o > c)``, with y_i = +1 for the pair's first class. One-vs-rest: one row
-        per model (class k against the rest).
+        ``y_i alpha_i`` in SVC's layout and sign (two classes: +1 for ``classes_[1]``).
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
-        ADMM iterations (one-vs-rest classes run together, so their entries are equal); with
-        ``solve_exact`` on the ADMM route, summed over the continuation C / 1000, C / 100, C / 10,
-        C of ``fit``; decomposition rounds for a fit grown in stages (``hss_["start"]``
-        "staged").
+        The solver's iterations per model: the cached SMO's pair steps (LIBSVM's count), the
+        block decomposition's rounds, or the ADMM's iterations plus the decomposition's
+        rounds (summed over the continuation C / 1000, ..., C of a fit on that route).
     fit_status_ : int
         0 when every model reached its stopping test, 1 otherwise (SVC's meaning).
     shape_fit_ : tuple
@@ -219,24 +253,26 @@ or callable, default "gaussian"
     probA_, probB_ : ndarray of shape (n_models,)
         Platt's sigmoid per model, P = 1 / (1 + exp(probA_ f + probB_)) (``probability=True``
         only).
+    route_ : str
+        The route the fit took: "cached SMO" or "block decomposition" (the exact solve from
+        zero), "HSS + ADMM start" / "dense + ADMM start" (the ADMM's point started the exact
+        decomposition), "HSS + ADMM (approximate)" (no exact solve), "staged growth" (the
+        exact SVM grown from a subsample's); one-vs-one pairs on different routes: each
+        route with its number of pairs.
     hss_ : dict
-        Statistics of the approximation (ranks, memory; see ``HSSMatrix.stats()``) and the
-        ``start`` taken; with "decomposition" no approximation (``approximation`` None) and
-        the working-set cap ``max_chunk``; with "staged" (one fit grown in stages from a
-        subsample's exact SVM, see :class:`~hsskern.HSSSVCOptions`' ``start``) the
-        ``stages``' sizes and the measured ``sv_share``. One-vs-one: ``{"pairs": (each pair's,)}``.
+        Statistics of the preparation (ranks and memory of an approximation, see
+        ``HSSMatrix.stats()``; the ``start`` taken). One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
-        Seconds per phase: kernel, compress (hss), factor, admm, bias, refine (for ``fit`` on
-        the ADMM route, summed over its continuation C values; "staged": split, subsample,
-        decomposition; one-vs-one: summed over the pairs, which run concurrently, so more
-        than the wall time).
+        Seconds per phase that ran: kernel, compress (hss), factor, admm, refactor, bias,
+        kkt, refine (the exact decomposition after the ADMM); "smo" or "decomposition" for
+        the exact solve from zero or from a previous C; "staged": split, subsample,
+        decomposition. One-vs-one: summed over the pairs (which run concurrently).
     beta_ : float or ndarray of shape (n_models,)
-        The ADMM penalty used (NaN with the start "decomposition" or "staged": no ADMM ran);
-        one-vs-one, one per pair.
+        The ADMM penalty used (NaN when no ADMM ran); one-vs-one, one per pair.
     admm_ : dict
-        Residual histories and objectives of the final ADMM run, and ``refinement`` (one
-        :class:`~hsskern.solvers.refine.RefineResult` per model, or None without
-        ``solve_exact``); one-vs-one, each entry but ``refinement`` a tuple with one per pair.
+        Residual histories and objectives of the final ADMM run (empty when none ran), and
+        ``refinement`` (one :class:`~hsskern.solvers.refine.RefineResult` per model, or None
+        without an exact solve).
     n_features_in_, feature_names_in_
     warm_start_info_ : dict
         With ``warm_start`` only: ``warm`` (whether the fit started from the previous
@@ -250,8 +286,8 @@ or callable, default "gaussian"
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2)); y = (np.hypot(*X.T) < 1).astype(int)
     >>> clf = HSSSVC(h=1.0, C=10.0, random_state=0).fit(X, y)
-    >>> clf.hss_["start"], bool(clf.score(X, y) > 0.95)
-    ('decomposition', True)
+    >>> clf.route_, bool(clf.score(X, y) > 0.95)
+    ('cached SMO', True)
     >>> [m.C for m in HSSSVC(h=1.0).fit_path(X, y, [0.1, 1, 10])]
     [0.1, 1.0, 10.0]
     """
@@ -260,6 +296,7 @@ or callable, default "gaussian"
         **_COMMON_CONSTRAINTS,
         **SVC_KERNEL_CONSTRAINTS,
         "C": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
         "warm_start": ["boolean"],
     }
 
@@ -267,21 +304,25 @@ or callable, default "gaussian"
     _legacy_names = _LEGACY
 
     @legacy_init
-    def __init__(self, *, C=1.0, kernel="gaussian", degree=3, gamma=None, coef0=0.0,
-                 probability=False, tol=1e-2, class_weight=None, verbose=0, max_iter=100,
-                 decision_function_shape="ovr", random_state=None, h=None,
-                 memory_budget=None, options=None, warm_start=False):
+    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
+                 shrinking=True, probability=False, tol=1e-3, cache_size=200,
+                 class_weight=None, verbose=0, max_iter=-1, decision_function_shape="ovr",
+                 break_ties=False, random_state=None, h=None, memory_budget=None,
+                 options=None, warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.shrinking = shrinking
         self.probability = probability
         self.tol = tol
+        self.cache_size = cache_size
         self.class_weight = class_weight
         self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.random_state = random_state
         self.h = h
         self.memory_budget = memory_budget
@@ -298,16 +339,7 @@ or callable, default "gaussian"
         return starts_from_zero(self, shape)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        info = solution.info
-        self.beta_ = np.asarray(info["beta"], dtype=float) if self._pairwise else info["beta"]
-        self.hss_ = dict(prepared.stats)
-        self.admm_ = {"primal_residuals": info["primal_residuals"],
-                      "dual_residuals": info["dual_residuals"],
-                      "objective": info["objective"], "converged": info["admm_converged"],
-                      "n_margin": info["n_margin"],
-                      "equality_residual": info["equality_residual"],
-                      "refinement": (None if info["refinement"] is None
-                                     else list(info["refinement"]))}
+        set_route_attributes(self, prepared, solution)
 
 
 class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
@@ -354,8 +386,8 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     Cs : int or sequence of float, default 10
         Grid of C; an int gives ``np.logspace(-2, 3, Cs)``.
     h : float, sequence of float or None, default None
-        Kernel width(s) to try (None with ``gamma`` None: h = 1).
-    gamma : float, sequence of float, "scale", "auto" or None
+        Kernel width(s) to try, over the default gamma="scale" when given.
+    gamma : float, sequence of float, "scale" or "auto", default "scale"
         scikit-learn spelling of the width (gamma = 1 / (2 h^2)); "scale" / "auto" as in
         :class:`HSSSVC`, computed once on all of ``fit``'s X (every fold and the refit use
         that value, reported in ``gamma_`` and ``cv_results_``).
@@ -371,8 +403,8 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
         ``GridSearchCV``'s: with several metrics, the name of the one that chooses
         (``best_score_`` is its mean), or False (no ``best_*``); a callable of
         ``cv_results_`` returns the chosen index (no ``best_score_``).
-    kernel, probability, tol, class_weight, verbose, max_iter, decision_function_shape,
-    random_state, memory_budget, options
+    kernel, shrinking, probability, tol, cache_size, class_weight, verbose, max_iter,
+    decision_function_shape, break_ties, random_state, memory_budget, options
         As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
         ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``; the old
         flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
@@ -400,7 +432,8 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     best_score_ : float
     best_estimator_ : HSSSVC
     n_iter_ : ndarray
-        ADMM iterations of the refitted model (of the best grid point without refit).
+        The solver's iterations of the refitted model (of the best grid point without
+        refit), as :class:`HSSSVC`'s ``n_iter_``.
     classes_, class_weight_, fit_time_ : as in HSSSVC (``fit_time_`` has ``search`` and
         ``refit``).
 
@@ -434,21 +467,24 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     _legacy_names = _LEGACY
 
     @legacy_init
-    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, h=None, probability=False,
-                 tol=1e-2, class_weight=None, verbose=0, max_iter=100,
-                 decision_function_shape="ovr", random_state=None, memory_budget=None,
-                 options=None, param_grid=None, scoring=None, cv=5,
-                 refit=True, n_jobs=None):
+    def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", h=None, shrinking=True,
+                 probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
+                 max_iter=-1, decision_function_shape="ovr", break_ties=False,
+                 random_state=None, memory_budget=None, options=None, param_grid=None,
+                 scoring=None, cv=5, refit=True, n_jobs=None):
         self.Cs = Cs
         self.kernel = kernel
         self.gamma = gamma
         self.h = h
+        self.shrinking = shrinking
         self.probability = probability
         self.tol = tol
+        self.cache_size = cache_size
         self.class_weight = class_weight
         self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.random_state = random_state
         self.memory_budget = memory_budget
         self.options = options

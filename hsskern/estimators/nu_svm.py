@@ -20,13 +20,15 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.cached_smo import bounded_options, engine_memory, solve_dual
 from ..solvers.pairwise import pairwise_coupling
 from ..solvers.path import check_grid, check_weights
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
 from ._convergence import warn_stopped_early
 from ._splits import internal_folds
+from ._svm_params import (LIBSVM_CONSTRAINTS, PROBABILITY_CONSTRAINT, check_break_ties,
+                          deprecated_sigmoid, probability_on, smo_options, warn_probability)
 from .base import _MIN_PROB, FitStateMixin, _check_probability, validate_input
 from .calibration import N_FOLDS, sigmoid_fit, sigmoid_log_proba, sigmoid_proba
 from .widths import GAMMA_STRINGS, kernel_of
@@ -94,9 +96,8 @@ class _NuBase(FitStateMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS))],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, None, None, closed="neither")],
-        "shrinking": ["boolean"],
+        **{k: LIBSVM_CONSTRAINTS[k] for k in ("shrinking", "cache_size", "max_iter")},
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
     }
@@ -111,8 +112,7 @@ class _NuBase(FitStateMixin, BaseEstimator):
         need = 8 * n * d + engine_memory(n, d, l) + 16 * l  # points, vectors, two rows
         check_memory(need, f"{type(self).__name__} on {n} points x {d} features",
                      self.memory_budget, hint="raise memory_budget or subsample")
-        opts = SMOOptions(tol=float(self.tol), max_iter=self.max_iter,
-                          shrinking=bool(self.shrinking))
+        opts = smo_options(self, self.tol)
         return bounded_options(opts, n, d, resolve_budget(self.memory_budget))
 
     def _nu_solve(self, X, kernel, y, upper, p, totals, groups, nus, opts, index=None,
@@ -165,6 +165,7 @@ class _NuBase(FitStateMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        warn_probability(self)
         self._reset()
         [fitted] = self._fit(X, y, sample_weight, [float(self.nu)])
         self._set_model(*fitted)
@@ -195,33 +196,41 @@ class NuSVC(ClassifierMixin, _NuBase):
         nu (n1 + n2) / 2 <= min(n1, n2) (a ValueError says the largest nu).
     kernel : {"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"}, default "rbf"
     degree, gamma, coef0 : SVC's (3, "scale", 0.0)
-    h : float or None, default None
-        The Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides gamma.
     shrinking : bool, default True
+    probability : bool, default False
+        Deprecated, as scikit-learn 1.9's (removed in 1.11; scikit-learn's FutureWarning):
+        use ``CalibratedClassifierCV(NuSVC(), ensemble=False)``. True fits Platt's
+        sigmoids (:meth:`predict_proba`), as :class:`HSSSVC` does: decision values of 5
+        stratified internal folds (drawn with ``random_state``) held out of nu-SVC fits at
+        the same nu, one sigmoid per pair of classes, LIBSVM's pairwise coupling for more
+        than two. The fit then solves each pair 6 times.
     tol : float, default 1e-3
         LIBSVM's stopping tolerance (the scaled dual's KKT gap).
+    cache_size : float, default 200
+        The engine's kernel-row cache in MB (bounded by ``memory_budget``).
     class_weight : dict, "balanced" or None, default None
         LIBSVM's weighted nu: a class's weight multiplies its points' sample weights, that
         is their bounds and their share of nu's sums ("balanced": n / (k n_class), which
         makes every pair's classes equally heavy with unit sample weights, so any nu in
         (0, 1] is feasible).
         scikit-learn's NuSVC takes this parameter but ignores it.
-    max_iter : int or None, default None
-        Most pair steps of each binary problem; None: LIBSVM's max(10^7, 100 l).
+    verbose : bool, default False
+        Records of the ``logging`` module, one line per nu and pair.
+    max_iter : int, default -1
+        Most pair steps of each binary problem; -1: LIBSVM's max(10^7, 100 l).
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         As scikit-learn's: "ovo" gives the pairs' values, "ovr" the votes plus a bounded
         confidence (multiclass only).
-    probability : bool, default False
-        Fit Platt's sigmoids (:meth:`predict_proba`), as :class:`HSSSVC` does: decision
-        values of 5 stratified internal folds (drawn with ``random_state``) held out of
-        nu-SVC fits at the same nu, one sigmoid per pair of classes, LIBSVM's pairwise
-        coupling for more than two. The fit then solves each pair 6 times.
-    memory_budget : float or None, default None
-        Bytes a fit may use (the engine's vectors and its row cache); default 80% of the
-        available memory.
-    verbose : int, default 0
+    break_ties : bool, default False
+        As scikit-learn's: with "ovr" and more than two classes, :meth:`predict` takes the
+        argmax of :meth:`decision_function`.
     random_state : int, RandomState or None, default None
         Seeds the probability folds (``probability=True``); nothing else is random.
+    h : float or None, default None
+        hsskern's: the Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides gamma.
+    memory_budget : float or None, default None
+        hsskern's: bytes a fit may use (the engine's vectors and its row cache); default
+        80% of the available memory.
 
     Attributes
     ----------
@@ -231,14 +240,16 @@ class NuSVC(ClassifierMixin, _NuBase):
         ``intercept_`` in LIBSVM's one-vs-one layout, sign-flipped for two classes so that
         positive values mean ``classes_[1]``).
     probA_, probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
-        Platt's sigmoid per pair (``probability=True``): P = 1 / (1 + exp(probA_ f +
-        probB_)), f the pair's value, positive for its first class; two classes, as
-        :class:`HSSSVC`'s: f is ``decision_function`` and P that of ``classes_[1]``.
+        Deprecated, as scikit-learn 1.9's (reading them warns; empty without
+        ``probability=True``). Platt's sigmoid per pair (``probability=True``): P = 1 / (1 +
+        exp(probA_ f + probB_)), f the pair's value, positive for its first class; two
+        classes, as :class:`HSSSVC`'s: f is ``decision_function`` and P that of
+        ``classes_[1]``.
 
     Notes
     -----
-    ``class_weight`` acts (scikit-learn's is ignored); ``max_iter=None`` where scikit-learn
-    writes -1. Sample weights multiply each point's bound and nu's sums, as LIBSVM's; points
+    ``class_weight`` acts (scikit-learn's is ignored). Sample weights multiply each point's
+    bound and nu's sums, as LIBSVM's; points
     of weight 0 are dropped. With ``probability=True``, an internal fold whose classes do
     not admit nu (small classes), or where it leaves no margin, has no model: its points'
     held-out values are 0 (LIBSVM solves such a fold from an infeasible start anyway).
@@ -254,31 +265,37 @@ class NuSVC(ClassifierMixin, _NuBase):
     True
     """
 
+    probA_ = deprecated_sigmoid("probA_")
+    probB_ = deprecated_sigmoid("probB_")
+
     _parameter_constraints = {**_NuBase._parameter_constraints,
                               "class_weight": [StrOptions({"balanced"}), dict, None],
                               "decision_function_shape": [StrOptions({"ovr", "ovo"})],
-                              "probability": ["boolean"],
+                              "probability": PROBABILITY_CONSTRAINT,
+                              "break_ties": ["boolean"],
                               "random_state": ["random_state"]}
 
-    def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, h=None,
-                 shrinking=True, tol=1e-3, class_weight=None, max_iter=None,
-                 decision_function_shape="ovr", probability=False, memory_budget=None,
-                 verbose=0, random_state=None):
+    def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
+                 shrinking=True, probability="deprecated", tol=1e-3, cache_size=200,
+                 class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
+                 break_ties=False, random_state=None, h=None, memory_budget=None):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
-        self.h = h
         self.shrinking = shrinking
+        self.probability = probability
         self.tol = tol
+        self.cache_size = cache_size
         self.class_weight = class_weight
+        self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
-        self.probability = probability
-        self.memory_budget = memory_budget
-        self.verbose = verbose
+        self.break_ties = break_ties
         self.random_state = random_state
+        self.h = h
+        self.memory_budget = memory_budget
 
     def _fit(self, X, y, sample_weight, nus):
         """The fitted state of each nu: (X, classes, class index of each point, per pair
@@ -318,7 +335,7 @@ class NuSVC(ClassifierMixin, _NuBase):
             per_pair.append([(i, j, pts, s * r.alpha / r.r, r.rho / r.r, r.n_iter,
                               r.converged) for r in res])
         sigmoids = [None] * len(nus)
-        if self.probability:
+        if probability_on(self):
             sigmoids = self._pair_sigmoids(X, kernel, classes, yi, w, sw, keep, nus, opts)
         return [(X, classes, yi, self.class_weight_, [pp[k] for pp in per_pair], sigmoids[k])
                 for k in range(len(nus))]
@@ -437,8 +454,9 @@ class NuSVC(ClassifierMixin, _NuBase):
         warn_stopped_early(self, sum(not pr[6] for pr in pairs), len(pairs), stacklevel=4)
         self.shape_fit_ = X.shape
         self._kernel_ = self._kernel(X)
-        if sigmoids is not None:
-            self.probA_, self.probB_ = (np.asarray(a, dtype=np.float64) for a in sigmoids)
+        # scikit-learn 1.9's: empty without probability=True (read with its FutureWarning)
+        self._probA, self._probB = ((np.empty(0), np.empty(0)) if sigmoids is None else
+                                    (np.asarray(a, dtype=np.float64) for a in sigmoids))
 
     def _ovo(self, X):
         """LIBSVM's values of each pair (i, j), positive for class i: (m, n_pairs)."""
@@ -469,7 +487,11 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     def predict(self, X):
         """LIBSVM's vote over the pairs (a pair's value > 0 votes its first class; ties to
-        the first class in ``classes_``)."""
+        the first class in ``classes_``; with ``break_ties``, scikit-learn's argmax of the
+        "ovr" decision function)."""
+        check_is_fitted(self)
+        if check_break_ties(self, self.classes_.size):
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         dec = self._ovo(X)
         votes = np.zeros((dec.shape[0], self.classes_.size), dtype=np.intp)
         for p, (i, j) in enumerate(self._pairs()):
@@ -499,15 +521,15 @@ class NuSVC(ClassifierMixin, _NuBase):
 
     def _platt(self, X, log):
         check_is_fitted(self)
-        if not hasattr(self, "probA_"):
+        A, B = vars(self).get("_probA"), vars(self).get("_probB")
+        if A is None or not A.size:
             raise NotFittedError("NuSVC was fitted with probability=False: refit with "
                                  "probability=True for predict_proba")
         dec = self._ovo(X)
         if self.classes_.size == 2:
-            return (sigmoid_log_proba if log else sigmoid_proba)(-dec[:, 0], self.probA_,
-                                                                 self.probB_)
+            return (sigmoid_log_proba if log else sigmoid_proba)(-dec[:, 0], A, B)
         # P(i | i or j), kept off 0 and 1 as LIBSVM does before the coupling
-        R = np.clip(expit(-(dec * self.probA_ + self.probB_)), _MIN_PROB, 1.0 - _MIN_PROB)
+        R = np.clip(expit(-(dec * A + B)), _MIN_PROB, 1.0 - _MIN_PROB)
         P = pairwise_coupling(R, self.classes_.size)
         return np.log(P) if log else P
 
@@ -522,7 +544,8 @@ class NuSVR(RegressorMixin, _NuBase):
     ----------
     nu : float in (0, 1], default 0.5
     C : float > 0, default 1.0
-    kernel, degree, gamma, coef0, h, shrinking, tol, max_iter, memory_budget, verbose
+    kernel, degree, gamma, coef0, shrinking, tol, cache_size, verbose, max_iter, h,
+    memory_budget
         As :class:`NuSVC`'s.
 
     Attributes
@@ -547,20 +570,21 @@ class NuSVR(RegressorMixin, _NuBase):
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
-                 h=None, shrinking=True, tol=1e-3, max_iter=None, memory_budget=None,
-                 verbose=0):
+                 shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1, h=None,
+                 memory_budget=None):
         self.nu = nu
         self.C = C
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
-        self.h = h
         self.shrinking = shrinking
         self.tol = tol
-        self.max_iter = max_iter
-        self.memory_budget = memory_budget
+        self.cache_size = cache_size
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.h = h
+        self.memory_budget = memory_budget
 
     def _fit(self, X, y, sample_weight, nus):
         """The fitted state of each nu: (X, point coefficients, rho, r, steps, converged)."""

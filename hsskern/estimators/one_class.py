@@ -16,12 +16,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..options import OneClassSVMOptions
-from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ..solvers.cached_smo import bounded_options, engine_memory, solve_dual
 from ..solvers.one_class_admm import OneClassADMMOptions, prepare_one_class_admm
 from ..solvers.path import check_grid
 from ..utils._memory import check_memory, resolve_budget
 from ._budget import budgeted_expansion
 from ._convergence import warn_stopped_early
+from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from ._options import OptionsParamsMixin
 from .base import FitStateMixin, check_sample_weight, validate_input
 from .widths import GAMMA_STRINGS, kernel_of
@@ -73,23 +74,30 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
     ----------
     kernel : {"rbf", "gaussian", "laplacian", "poly", "linear", "sigmoid"}, default "rbf"
         As :class:`HSSSVC`'s (no precomputed or callable kernel here).
-    h : float or None, default None
-        The Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides the default gamma.
+    degree : int, default 3
+        SVC's "poly" parameter.
     gamma : float, "scale" or "auto", default "scale"
         scikit-learn's spelling, with SVC's default "scale".
-    degree, coef0 : int and float, default 3 and 0.0
-        SVC's "poly" and "sigmoid" parameters.
+    coef0 : float, default 0.0
+        SVC's "poly" and "sigmoid" parameter.
+    tol : float, default 1e-3
+        LIBSVM's stopping tolerance (the KKT gap over all points).
     nu : float in (0, 1], default 0.5
         An upper bound on the fraction of training errors and a lower bound on the fraction
         of support vectors.
-    tol : float, default 1e-3
-        LIBSVM's stopping tolerance (the KKT gap over all points).
-    max_iter : int or None, default None
-        Most pair steps; None: LIBSVM's max(10^7, 100 n).
+    shrinking : bool, default True
+        LIBSVM's shrinking.
+    cache_size : float, default 200
+        The engine's kernel-row cache in MB (bounded by ``memory_budget``).
+    verbose : bool, default False
+    max_iter : int, default -1
+        Most pair steps; -1: LIBSVM's max(10^7, 100 n).
+    h : float or None, default None
+        hsskern's: the Gaussian / Laplacian width (gamma = 1 / (2 h^2)); overrides gamma.
     memory_budget : float or None, default None
-        Bytes the fit may use (the engine's vectors and its row cache); default 80% of the
-        memory available. A fit that cannot keep two kernel rows within it is refused first.
-    verbose : int, default 0
+        hsskern's: bytes the fit may use (the engine's vectors and its row cache); default
+        80% of the memory available. A fit that cannot keep two kernel rows within it is
+        refused first.
     options : OneClassSVMOptions or None, default None
         How the exact engine's start is found (None: :class:`~hsskern.OneClassSVMOptions`'
         defaults): LIBSVM's start, or for many support vectors the classifier's HSS
@@ -129,7 +137,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         "coef0": [Interval(Real, None, None, closed="neither")],
         "nu": [Interval(Real, 0, 1, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        **{k: LIBSVM_CONSTRAINTS[k] for k in ("shrinking", "cache_size", "max_iter")},
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
         "options": [OneClassSVMOptions, None],
@@ -137,18 +145,21 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
 
     _options_class = OneClassSVMOptions
 
-    def __init__(self, kernel="rbf", *, h=None, gamma="scale", degree=3, coef0=0.0, nu=0.5,
-                 tol=1e-3, max_iter=None, memory_budget=None, verbose=0, options=None):
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
+                 shrinking=True, cache_size=200, verbose=False, max_iter=-1, h=None,
+                 memory_budget=None, options=None):
         self.kernel = kernel
-        self.h = h
-        self.gamma = gamma
         self.degree = degree
+        self.gamma = gamma
         self.coef0 = coef0
-        self.nu = nu
         self.tol = tol
-        self.max_iter = max_iter
-        self.memory_budget = memory_budget
+        self.nu = nu
+        self.shrinking = shrinking
+        self.cache_size = cache_size
         self.verbose = verbose
+        self.max_iter = max_iter
+        self.h = h
+        self.memory_budget = memory_budget
         self.options = options
 
     def __sklearn_tags__(self):
@@ -166,7 +177,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, FitStateMixin, BaseEstimator
         need = 8 * n * d + engine_memory(n, d) + 16 * n  # points, vectors, two rows
         check_memory(need, f"OneClassSVM on {n} points x {d} features", self.memory_budget,
                      hint="raise memory_budget or subsample")
-        opts = SMOOptions(tol=float(self.tol), max_iter=self.max_iter)
+        opts = smo_options(self, self.tol)
         return bounded_options(opts, n, d, resolve_budget(self.memory_budget))
 
     def fit(self, X, y=None, sample_weight=None):

@@ -7,18 +7,22 @@ a C path on one preparation); this module holds the parameters and SVR's attribu
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import HSSSVROptions
+from ..utils._memory import resolve_budget
+from ..solvers.cached_smo import KERNELS, single_fit_engine
 from ..solvers.svr_path import SVRBackend
+from ..solvers.svr_smo import CachedSVRBackend
 from ._options import OptionsParamsMixin, legacy_init
-from .base import validate_input
-from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, hss_options, kernel_of, starts_from_zero,
-                         width_grid)
+from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
+from .base import FitData, check_sample_weight, validate_input
+from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
+                     exact_only, hss_options, kernel_of, starts_from_zero, width_grid)
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
-__all__ = ["HSSSVR", "HSSSVRCV"]
+__all__ = ["SVR", "HSSSVR", "HSSSVRCV"]
 
 #: ``fit`` reaches its C from C / 10^3 through one C per decade when it solves exactly (as HSSSVC):
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
@@ -136,10 +140,12 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     _path_param = "C"
     _parameter_constraints = {
         **{k: HSS_CONSTRAINTS[k] for k in ("memory_budget", "verbose", "random_state")},
-        **WIDTH_CONSTRAINTS,
+        **SVC_KERNEL_CONSTRAINTS,
+        # the kernels the engines evaluate (a Gram matrix or a callable: not yet for SVR)
+        "kernel": [StrOptions({"gaussian", "rbf", "laplacian", "poly", "linear", "sigmoid"})],
+        **{k: LIBSVM_CONSTRAINTS[k] for k in ("shrinking", "cache_size", "max_iter")},
         "C": [Interval(Real, 0, None, closed="neither")],
         "epsilon": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "options": [HSSSVROptions, None],
         "warm_start": ["boolean"],
@@ -148,14 +154,19 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     _legacy_names = _LEGACY
 
     @legacy_init
-    def __init__(self, *, kernel="gaussian", gamma=None, tol=1e-3, C=1.0, epsilon=0.1,
-                 verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
-                 options=None, warm_start=False):
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
+                 epsilon=0.1, shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
+                 memory_budget=None, random_state=None, options=None,
+                 warm_start=False):
         self.kernel = kernel
+        self.degree = degree
         self.gamma = gamma
+        self.coef0 = coef0
         self.tol = tol
         self.C = C
         self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
         self.verbose = verbose
         self.max_iter = max_iter
         self.h = h
@@ -163,6 +174,57 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         self.random_state = random_state
         self.options = options
         self.warm_start = warm_start
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default None
+            Per-sample weights, finite and >= 0: point i's bound is ``C * sample_weight[i]``
+            (LIBSVM's weighted C, as SVR's). Points of weight 0 are dropped (never support
+            vectors). Weighted fits take the cached SMO route.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)
+
+    def _validate_fit(self, X, y, sample_weight=None):
+        """The rows of positive weight, their targets and weights (a :class:`FitData`)."""
+        X, y, Y = self._validate_xy(X, y)
+        self.shape_fit_ = X.shape  # SVR's: the X given to fit, rows of weight 0 included
+        w = check_sample_weight(sample_weight, X)
+        rows = None
+        if w is not None and np.all(w == 1.0):
+            w = None
+        if w is not None and not np.all(w > 0):
+            rows = np.flatnonzero(w > 0)
+            X, Y, w = X[rows], Y[rows], w[rows]
+        # weights and the dot-product kernels: what the HSS route's decomposition lacks
+        # and a step cap (max_iter), which is the SMO engine's (LIBSVM's meaning)
+        self._smo_route = (w is not None or exact_only(self) or self.max_iter != -1
+                           or self._cached_from_zero(X))
+        return FitData(X, Y, w, rows, ravel=True)
+
+    #: whether a fit from zero takes the cached SMO engine where the one engine rule says so
+    #: (:class:`SVR`); HSSSVR's ``options.start`` keeps its own block decomposition
+    _auto_engine = False
+
+    def _cached_from_zero(self, X):
+        """Whether this fit is the exact solve from zero that the cached SMO engine does
+        faster (:func:`~hsskern.solvers.cached_smo.single_fit_engine`, the classifier's rule:
+        dense points within its size, the expected support vectors' rows within its cache)."""
+        if not self._auto_engine or sp.issparse(X) or kernel_of(self, X=X).name not in KERNELS:
+            return False
+        if not starts_from_zero(self, X.shape, refine=bool(self._options().solve_exact)):
+            return False
+        n, d = X.shape
+        return single_fit_engine(n, d, 1, smo_options(self, self.tol),
+                                 resolve_budget(self.memory_budget)) == "cached"
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape, refine=bool(self._options().solve_exact))  # as SVRBackend
@@ -176,13 +238,19 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         return X, y, np.ascontiguousarray(y[:, None])
 
     def _make_backend(self, X, values, purpose):
+        if getattr(self, "_smo_route", False) or exact_only(self):
+            # weights and the dot-product kernels: LIBSVM's solver on the cached engine
+            return CachedSVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
+                                    smo_options=smo_options(self, self.tol),
+                                    memory_budget=self.memory_budget,
+                                    log=self._log if self.verbose >= 1 else None)
         # a path of one C (a fit, or a one-C path or search) reaches it by continuation
         single = len(values) == 1
         o = self._options()
         return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
                           approximation=o.approximation, start=o.start,
                           hss_options=hss_options(self, verbose_offset=0), beta=o.beta,
-                          max_iter=self.max_iter,
+                          max_iter=o.admm_max_iter,
                           tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
                           relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
                           refine=o.solve_exact, refine_tol=self.tol, max_chunk=o.max_chunk,
@@ -191,19 +259,25 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
                           log=self._log if self.verbose >= 1 else None)
 
     def _set_backend_attributes(self, prepared, solution, model):
-        self.support_ = model.support
+        rows = getattr(self, "_fit_rows", None)
+        self.support_ = model.support if rows is None else rows[model.support]
         self.support_vectors_ = model.support_vectors
         self.dual_coef_ = model.dual_coef
         self.intercept_ = solution.intercept.copy()
         self.n_support_ = np.array([model.support.size], dtype=np.int32)
-        rr = solution.info["refinement"]
+        rr = solution.info.get("refinement")
         rounds = rr.rounds if rr is not None and rr.skipped is None else 0
         self.n_iter_ = max(1, int(solution.n_iter[0]) + rounds)
         self.fit_status_ = 0 if bool(solution.converged[0]) else 1
-        self.shape_fit_ = prepared.K.points.shape
         self.gap_ = float(solution.gap[0])
         self.beta_ = solution.info["beta"]
         self.hss_ = dict(prepared.stats)
+        self.route_ = solution.info.get("route") or _svr_route(prepared.stats, rr)
+
+    def _set_fitted(self, data, backend, prepared, solution, shared):
+        self._fit_rows = data.rows  # support_ indexes the rows given to fit
+        super()._set_fitted(data, backend, prepared, solution, shared)
+        del self._fit_rows
 
     def fit_path(self, X, y, Cs):
         """Fit one model per C on one compression and one factor.
@@ -233,6 +307,15 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False  # one target, as SVR
         return tags
+
+
+def _svr_route(stats, refinement):
+    """The route of a fit on the HSS route's backend (:class:`SVRBackend`), in words."""
+    if stats.get("start") == "decomposition":
+        return "block decomposition"
+    kind = "HSS" if stats.get("approximation") == "hss" else "dense"
+    refined = refinement is not None and refinement.skipped is None
+    return f"{kind} + ADMM start" if refined else f"{kind} + ADMM (approximate)"
 
 
 class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
@@ -304,14 +387,17 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     _legacy_names = _LEGACY
 
     @legacy_init
-    def __init__(self, *, Cs=10, kernel="gaussian", gamma=None, tol=1e-3, epsilon=0.1,
-                 verbose=0, max_iter=100, h=None, memory_budget=None, random_state=None,
-                 options=None, cv=5, scoring="neg_mean_squared_error", refit=True):
+    def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", tol=1e-3, epsilon=0.1,
+                 shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
+                 memory_budget=None, random_state=None, options=None, cv=5,
+                 scoring="neg_mean_squared_error", refit=True):
         self.Cs = Cs
         self.kernel = kernel
         self.gamma = gamma
         self.tol = tol
         self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
         self.verbose = verbose
         self.max_iter = max_iter
         self.h = h
@@ -340,3 +426,85 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False
         return tags
+
+
+class SVR(HSSSVR):
+    """Epsilon-Support Vector Regression: scikit-learn's SVR, on any number of points.
+
+    The same parameters, defaults and meaning as :class:`sklearn.svm.SVR` (scikit-learn 1.9),
+    and the same answer: LIBSVM's solution to ``tol``. Each fit picks its route by itself
+    (``route_``): LIBSVM's SMO on the cached engine for weighted fits, the dot-product
+    kernels and the exact solve from zero where the engine rule takes it (small and mid
+    n), the block decomposition from zero up to 10^5 points, the dual ADMM on an HSS
+    approximation of K to start it past them (:class:`HSSSVR`, which also takes the width as
+    ``h``). hsskern's extras come after scikit-learn's parameters.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid"}, default "rbf"
+        ("gaussian" and "laplacian" are hsskern's too; a precomputed Gram matrix or a
+        callable is not taken yet.)
+    degree : int, default 3
+    gamma : {"scale", "auto"} or float, default "scale"
+    coef0 : float, default 0.0
+    tol : float, default 1e-3
+        LIBSVM's KKT gap.
+    C : float, default 1.0
+    epsilon : float, default 0.1
+        Half-width of the insensitive tube, in the units of y.
+    shrinking : bool, default True
+    cache_size : float, default 200
+        The cached SMO engine's kernel-row cache in MB.
+    verbose : bool, default False
+        Records of the ``logging`` module (:mod:`hsskern.utils.log`), one line per phase
+        that ran.
+    max_iter : int, default -1
+        Most pair steps of the cached SMO engine (-1: LIBSVM's own cap).
+    memory_budget : float or None, default None
+        hsskern's: bytes the fit may use.
+    random_state : int, RandomState or None, default None
+        hsskern's: seeds the HSS compression of large problems.
+    options : HSSSVROptions or None, default None
+        hsskern's: the route's knobs (:class:`~hsskern.HSSSVROptions`).
+
+    Attributes
+    ----------
+    support_, support_vectors_, dual_coef_, intercept_, n_support_, n_iter_, fit_status_,
+    shape_fit_, n_features_in_, feature_names_in_
+        As scikit-learn's SVR.
+    route_ : str
+        The route the fit took: "cached SMO", "block decomposition", "HSS + ADMM start".
+    fit_time_ : dict
+        Seconds per phase that ran.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hsskern import SVR
+    >>> X = np.random.default_rng(0).normal(size=(500, 2))
+    >>> reg = SVR(C=10.0, epsilon=0.05).fit(X, np.sin(X).sum(axis=1))
+    >>> reg.route_, bool(reg.score(X, np.sin(X).sum(axis=1)) > 0.99)
+    ('cached SMO', True)
+    """
+
+    _parameter_constraints = {k: v for k, v in HSSSVR._parameter_constraints.items()
+                              if k != "h"}
+    _auto_engine = True
+
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
+                 epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
+                 memory_budget=None, random_state=None, options=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.C = C
+        self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.options = options

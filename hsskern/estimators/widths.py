@@ -100,18 +100,38 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
     d = X.shape[1]
     if gamma == "auto":
         return 1.0 / d
-    if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
-        var = float(X.multiply(X).mean() - X.mean() ** 2)
-    else:
-        var = float(np.var(X))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):  # SVC's formula for sparse X: every entry, zeros included
+            var = float(X.multiply(X).mean() - X.mean() ** 2)
+        else:
+            var = _variance(X)
+    if not np.isfinite(var):  # SVC would divide by inf: a kernel of ones, silently
+        raise ValueError("gamma='scale' is 1 / (n_features * X.var()), and X.var() overflows "
+                         "float64 on these points: scale X (e.g. StandardScaler) or give a "
+                         "numeric gamma")
     return 1.0 / (d * var) if var != 0 else 1.0
 
 
+def _variance(X, rows=1 << 14):
+    """``np.var(X)`` over every entry, by blocks of rows: numpy's would hold a temporary copy
+    of X (a fit past memory must be refused before it allocates one)."""
+    n = X.shape[0]
+    if n <= rows:
+        return float(np.var(X))
+    mean = float(np.mean(X))
+    total = sum(float(np.square(X[i:i + rows] - mean).sum()) for i in range(0, n, rows))
+    return total / X.size
+
+
 def width_name(est):
-    """"h" or "gamma": the spelling of the kernel width the estimator was given."""
-    if est.h is not None and est.gamma is not None:
+    """"h" or "gamma": the spelling of the kernel width the estimator was given. ``h``, when
+    given, is the width over SVC's default ``gamma="scale"`` (an estimator without ``h``,
+    as :class:`~hsskern.SVC`, has gamma only); ``h`` with another gamma is a ValueError."""
+    h = getattr(est, "h", None)
+    if h is not None and est.gamma is not None and not (
+            isinstance(est.gamma, str) and est.gamma == "scale"):
         raise ValueError("give either h or gamma (gamma = 1 / (2 h^2)), not both")
-    return "gamma" if est.gamma is not None else "h"
+    return "h" if h is not None or est.gamma is None else "gamma"
 
 
 def kernel_of(est, width=None, X=None):
@@ -154,7 +174,7 @@ class SVCKernelsMixin:
 def _dot_kernel_of(est, gamma, X):
     """SVC's poly, linear or sigmoid kernel of an estimator: gamma None is SVC's default
     "scale" (these kernels have no width h)."""
-    if est.h is not None:
+    if getattr(est, "h", None) is not None:
         raise ValueError(f"h is the width of the Gaussian and Laplacian kernels; "
                          f"kernel={est.kernel!r} takes gamma (SVC's), not h")
     if est.kernel == "linear":

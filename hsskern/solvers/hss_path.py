@@ -377,13 +377,17 @@ def exact_info(Y, coef, refinement, beta=np.nan, beta_floor=0.0):
             "refinement": tuple(refinement)}
 
 
-def _exact_solution(C, Y, out, beta, beta_floor):
-    """A PathSolution from the exact decomposition alone (continuation from the previous C)."""
+def _exact_solution(C, Y, out, beta, beta_floor, phase="decomposition"):
+    """A PathSolution from the exact decomposition alone (from zero, or continuation from the
+    previous C). Its one timed phase is the engine's, ``phase`` ("smo": the cached SMO
+    engine; "decomposition": the block decomposition): no ADMM ran. ``n_iter`` counts the
+    engine's iterations per column (the SMO's pair steps, LIBSVM's count; the block
+    decomposition's rounds)."""
     coef = np.column_stack([rr.dual_coef for rr in out])
     info = exact_info(Y, coef, out, beta, beta_floor)
-    timings = {"admm": 0.0, "refactor": 0.0, "bias": 0.0, "kkt": 0.0,
-               "refine": sum(rr.time for rr in out)}
-    return PathSolution(C=C, intercept=[rr.bias for rr in out], n_iter=0,
+    timings = {phase: sum(rr.time for rr in out)}
+    return PathSolution(C=C, intercept=[rr.bias for rr in out],
+                        n_iter=[int(rr.rounds) for rr in out],
                         converged=[rr.converged for rr in out], gap=[rr.gap for rr in out],
                         dual_coef=coef, timings=timings, info=info)
 
@@ -544,7 +548,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                                         block_reuse=block_reuse, **near)
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
-                                  floor)
+                                  floor, "smo" if engine == "cached" else "decomposition")
         else:
             # with refactor=problem.refactor every factor the ADMM moves to is the problem's.
             # Plain keywords: a ** call would pin the first factor in its argument tuple
@@ -563,22 +567,41 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             sol = _admm_solution(res, Y, out)
         if out is not None and not any(rr.skipped for rr in out):
             prev = (C, out)
-        if not solutions:
+        if not solutions and "admm" in sol.timings:  # the ADMM's setup solve
             sol = replace(sol, timings={**sol.timings, "admm": sol.timings["admm"] + setup})
         solutions.append(sol)
         if log is not None:
-            log(1, f"C={C:g}: {int(sol.n_iter.max())} ADMM iterations, gap "
+            k = int(sol.n_iter.max())
+            steps = (f"{k} ADMM iterations" if "admm" in sol.timings else
+                     f"{k} SMO steps of the cached SMO" if engine == "cached" else
+                     f"{k} working sets of the block decomposition")
+            log(1, f"C={C:g}: {steps}, gap "
                 f"{np.nanmax(sol.gap) if np.isfinite(sol.gap).any() else float('nan'):.3g}, "
                 f"{np.count_nonzero(np.any(sol.dual_coef != 0, axis=1))} support vectors, "
                 f"{time.perf_counter() - t_c:.3g} s")
     if n_extra:  # the continuation's C are part of the first requested C's cost
         head, solutions = solutions[:n_extra + 1], solutions[n_extra:]
-        timings = {k: sum(s.timings[k] for s in head) for k in head[-1].timings}
+        timings = {k: sum(s.timings.get(k, 0.0) for s in head)
+                   for k in dict.fromkeys(k for s in head for k in s.timings)}
         n_iter = sum(s.n_iter for s in head)
         solutions[0] = replace(head[-1], timings=timings, n_iter=n_iter)
     if warn and tol is not None:
-        warn_unsolved(solutions, tol, max_iter)
-    return tuple(solutions)
+        warn_unsolved(solutions, tol, max_iter,
+                      step_cap=smo_options.max_iter if engine == "cached" else None)
+    return tuple(replace(s, info={**s.info, "route": _route(problem, exact_start, engine, s)})
+                 for s in solutions)
+
+
+def _route(problem, exact_start, engine, sol):
+    """The route a solution took, in words (an estimator's ``route_``): "cached SMO" or
+    "block decomposition" from zero; "HSS + ADMM start" (or "dense + ADMM start") when the
+    ADMM's point started the exact decomposition; "HSS + ADMM (approximate)" when no exact
+    solve followed it."""
+    if exact_start:
+        return "cached SMO" if engine == "cached" else "block decomposition"
+    kind = "HSS" if problem.stats.get("approximation") == "hss" else "dense"
+    refined = any(r is not None and not r.skipped for r in (sol.info.get("refinement") or ()))
+    return f"{kind} + ADMM start" if refined else f"{kind} + ADMM (approximate)"
 
 
 def check_dual_start(dual_start, shape, refine=True):
@@ -621,7 +644,7 @@ def resolve_engine(problem, engine):
     return "block" if plan is None else plan["engine"]
 
 
-def warn_unsolved(solutions, tol, max_iter):
+def warn_unsolved(solutions, tol, max_iter, step_cap=None):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol``, naming
     what fell short: the exact decomposition skipped (``refine="auto"`` past
     ``refine_limit``: the answer is the ADMM's), the exact decomposition itself, or the
@@ -638,13 +661,18 @@ def warn_unsolved(solutions, tol, max_iter):
     if skipped:
         msg += (f": the exact decomposition was skipped ({skipped[0]}), so the model is the "
                 f"ADMM's approximate answer, which did not reach tol={tol:g} within "
-                f"max_iter={max_iter} iterations either. solve_exact=True solves it exactly "
+                f"admm_max_iter={max_iter} iterations either. solve_exact=True solves it exactly "
                 "(slowly); ExactSVC solves it within a time budget.")
+    elif step_cap is not None and any(r.rounds >= step_cap for r in refined):
+        # scikit-learn's words for LIBSVM's step cap
+        msg += (f": the solver terminated early (max_iter={step_cap}) at gap "
+                f"{max(r.gap for r in refined):.3g}. Consider pre-processing your data with "
+                "StandardScaler or MinMaxScaler, or raise max_iter.")
     elif refined:
         msg += (f": the exact decomposition stopped at gap {max(r.gap for r in refined):.3g} "
                 "(a round changed nothing: the kernel may be indefinite or the C extreme).")
     else:
-        msg += f" within max_iter={max_iter} ADMM iterations (tol={tol:g})."
+        msg += f" within admm_max_iter={max_iter} ADMM iterations (tol={tol:g})."
         floor = max(s.info["beta_floor"] for s in solutions)
         if floor > 0:
             msg += (f" beta had to stay >= {floor:.3g} (below it K + beta I was indefinite "
@@ -652,7 +680,7 @@ def warn_unsolved(solutions, tol, max_iter):
                     "approximation this means it is indefinite: its dual is not convex and "
                     "the solution at large C can be poor; tighten rel_tol or raise max_rank.")
         else:
-            msg += " Raise max_iter or loosen tol."
+            msg += " Raise options.admm_max_iter or loosen tol."
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
@@ -811,8 +839,7 @@ class HSSBackend:
                                  'solve_exact=True or "auto" (the backend\'s refine; '
                                  'solve_exact=False needs start="admm")')
             if self.log is not None:
-                self.log(1, f"start: exact decomposition from zero on {n} points (no "
-                            "compression, factor or ADMM)")
+                self.log(1, f"start: the exact solve from zero on {n} points")
             return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
                                          engine=self.engine, smo_options=self.smo_options,
                                          y=_first_labels(Y, n), sv_share=share,

@@ -104,7 +104,7 @@ class OneFitBackend:
             return self.hss.path(prepared, Y, Cs, weights)
         Y = check_labels(Y, prepared.points.shape[0])
         out = tuple(replace(s, info={**exact_info(Y, s.dual_coef, s.info["refinement"]),
-                                     **s.info})
+                                     **s.info, "route": "staged growth"})
                     for s in self.staged.path(prepared, Y, Cs, weights))
         warn_unsolved(out, self.staged.tol, self.hss.max_iter)
         return out

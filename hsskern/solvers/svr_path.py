@@ -360,12 +360,14 @@ def _solution(C, rr, admm, beta, floor, scale=None):
         coef, bias, conv, gap = rr.dual_coef, rr.bias, rr.converged, rr.gap
     else:
         coef, bias, conv, gap = admm.dual_coef, admm.bias, admm.converged, admm.gap
-    timings = {"admm": 0.0, "refactor": 0.0, "bias": 0.0, "kkt": 0.0, "refine": 0.0}
+    # only the phases that ran: the ADMM's, then its point refined; or the decomposition
+    # alone (from zero or from the previous C)
+    timings = {}
     if admm is not None:
         timings.update(admm=admm.timings["iterations"], refactor=admm.timings["refactor"],
                        bias=admm.timings["bias"], kkt=admm.timings["kkt"])
-    if rr is not None:
-        timings["refine"] = rr.time
+    if rr is not None and rr.skipped is None:
+        timings["refine" if admm is not None else "decomposition"] = rr.time
     info = {"beta": beta, "beta_floor": floor, "admm": admm, "refinement": rr,
             "admm_converged": None if admm is None else admm.converged, "scale": scale}
     return PathSolution(C=C, intercept=[bias], n_iter=0 if admm is None else admm.n_iter,
@@ -494,16 +496,19 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             sol = _solution(C, rr, admm, beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
-        if not solutions:
+        if not solutions and "admm" in sol.timings:  # the ADMM's setup solve
             sol = replace(sol, timings={**sol.timings, "admm": sol.timings["admm"] + setup})
         solutions.append(sol)
         if log is not None:
-            log(1, f"C={C:g}: {int(sol.n_iter[0])} ADMM iterations, gap {sol.gap[0]:.3g}, "
+            steps = (f"{int(sol.n_iter[0])} ADMM iterations" if "admm" in sol.timings else
+                     f"{rr.rounds} working sets of the block decomposition")
+            log(1, f"C={C:g}: {steps}, gap {sol.gap[0]:.3g}, "
                    f"{np.count_nonzero(sol.dual_coef)} support vectors, "
                    f"{time.perf_counter() - t_c:.3g} s")
     if n_extra:  # the continuation's C are part of the first requested C's cost
         head, solutions = solutions[:n_extra + 1], solutions[n_extra:]
-        timings = {k: sum(s.timings[k] for s in head) for k in head[-1].timings}
+        timings = {k: sum(s.timings.get(k, 0.0) for s in head)
+                   for k in dict.fromkeys(k for s in head for k in s.timings)}
         solutions[0] = replace(head[-1], timings=timings,
                                n_iter=sum(s.n_iter for s in head))
     if warn:
