@@ -5,6 +5,7 @@ import inspect
 import warnings
 
 import numpy as np
+from sklearn.kernel_ridge import KernelRidge
 import pytest
 from sklearn.base import is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
@@ -20,14 +21,11 @@ STOPS_SHORT = {
     # max_iter is scikit-learn's: the SMO engine's pair steps (the ADMM's cap is
     # options.admm_max_iter), which these small fits take
     "SVC": {}, "SVR": {}, "HSSSVC": {}, "HSSSVR": {},
-    "HSSKernelRidge": {"solver": "exact", "alpha": 1e-3,
-                       "options": RidgeOptions(leaf_size=16, rel_tol=0.1)},
     "NystromSVC": {}, "SparseCholeskySVC": {}, "FPCClassifier": {},
     "NuSVC": {}, "NuSVR": {}, "OneClassSVM": {},
 }
 # a search warns from its folds' fits: one candidate, two folds
 SEARCHES = {"SVCCV": {"Cs": [1.0]}, "HSSSVCCV": {"Cs": [1.0]}, "HSSSVRCV": {"Cs": [1.0]},
-            "HSSKernelRidgeCV": {"alphas": [1e-3], "cv": 2},
             "NystromSVCCV": {"Cs": [1.0]}, "FPCClassifierCV": {"degrees": [2]}}
 
 
@@ -41,9 +39,37 @@ def _with_max_iter():
     return names
 
 
+#: kernel ridge's exact solver never returns a fit stopped at max_iter (issue 59): CG stopped
+#: short hands over to the dense solve where that is open, and is refused where it is not
+FALLS_BACK = {"HSSKernelRidge": {"solver": "exact", "alpha": 1e-3, "gamma": 0.5},
+              "HSSKernelRidgeCV": {"solver": "exact", "alphas": [1e-3], "cv": 2}}
+
+
 def test_every_estimator_with_max_iter_has_a_case():
     # a new estimator with max_iter must say here how it stops short
-    assert set(_with_max_iter()) == set(STOPS_SHORT) | set(SEARCHES)
+    assert set(_with_max_iter()) == set(STOPS_SHORT) | set(SEARCHES) | set(FALLS_BACK)
+
+
+@pytest.mark.parametrize("name", sorted(FALLS_BACK))
+def test_kernel_ridge_at_max_iter_is_solved_densely_or_refused(name):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(X).sum(axis=1)
+    loose = dict(leaf_size=16, rel_tol=0.1)
+    est = getattr(hsskern, name)(max_iter=1, options=RidgeOptions(**loose), **FALLS_BACK[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        fitted = est.fit(X, y)
+    if name == "HSSKernelRidge":  # the dense answer is KernelRidge's
+        ref = KernelRidge(alpha=1e-3, kernel="rbf", gamma=0.5).fit(X, y)
+        np.testing.assert_allclose(fitted.predict(X), ref.predict(X), atol=1e-6)
+    closed = getattr(hsskern, name)(max_iter=1, options=RidgeOptions(**loose, dense_max_n=0),
+                                    **FALLS_BACK[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match="max_iter"):
+            closed.fit(X, y)
 
 
 def _kwargs(name):

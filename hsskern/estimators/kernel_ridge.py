@@ -479,6 +479,11 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         return est
 
     def _why_unscored(self):
+        if self.solver == "exact":  # the exact solver leaves a candidate only unconverged
+            return (f"conjugate gradients stopped short of tol={self.tol} within "
+                    f"max_iter={self.max_iter} and the dense route is closed on the folds "
+                    "(past options.dense_max_n points or the memory budget); raise max_iter, "
+                    "options.dense_max_n or memory_budget")
         return ("H + alpha I is indefinite at these alphas, so the direct solve and the "
                 "leave-one-out are not defined there; tighten rel_tol / abs_tol, raise the "
                 "alphas, or use solver='exact' with cv=k (conjugate gradients on the exact "

@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import HSSSVROptions
 from ..utils._memory import resolve_budget
-from ..solvers.cached_smo import KERNELS, single_fit_engine
+from ..solvers.cached_smo import KERNELS, engine_cache, expands_distances
+from ..solvers.plan import RouteOptions, engine_for
 from ..solvers.svr_path import SVRBackend
 from ..solvers.svr_smo import CachedSVRBackend
 from ._options import OptionsParamsMixin, legacy_init
@@ -216,15 +217,17 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
 
     def _cached_from_zero(self, X):
         """Whether this fit is the exact solve from zero that the cached SMO engine does
-        faster (:func:`~hsskern.solvers.cached_smo.single_fit_engine`, the classifier's rule:
-        dense points within its size, the expected support vectors' rows within its cache)."""
+        faster (:func:`~hsskern.solvers.plan.engine_for`, the classifier's rule at its default
+        share: dense points within its size, the support vectors' rows within its cache)."""
         if not self._auto_engine or sp.issparse(X) or kernel_of(self, X=X).name not in KERNELS:
             return False
         if not starts_from_zero(self, X.shape, refine=bool(self._options().solve_exact)):
             return False
         n, d = X.shape
-        return single_fit_engine(n, d, 1, smo_options(self, self.tol),
-                                 resolve_budget(self.memory_budget)) == "cached"
+        smo = smo_options(self, self.tol)
+        cache = engine_cache(n, d, smo, resolve_budget(self.memory_budget))
+        expanded = expands_distances(kernel_of(self, X=X), d, smo)
+        return engine_for(n, d, RouteOptions(), cache, None, expanded)[0] == "cached"
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape, refine=bool(self._options().solve_exact))  # as SVRBackend
