@@ -39,7 +39,7 @@ def test_signature_holds_every_sklearn_parameter_with_its_default_extras_after(n
         assert ours[key].default == p.default, key
         assert ours[key].kind is p.kind, key  # keyword-only, as scikit-learn's
     extras = set(list(ours)[len(theirs):])
-    assert extras <= {"h", "memory_budget", "random_state", "options"}, extras
+    assert extras <= {"h", "memory_budget", "random_state", "options", "warm_start"}, extras
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -322,3 +322,29 @@ def test_bench_suite_tiny_run(tmp_path):
         assert {s["status"] for s in case["systems"].values()} == {"ok"}
         assert case["systems"]["warm"]["warm_start_info"]["warm"]
         assert case["agreement"] >= 0.95
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("gamma", [GAMMA, "scale"])
+def test_the_drop_in_svc_refits_warm(k, gamma):
+    """``hsskern.SVC(warm_start=True)``: the nightly retrain on SVC's own parameters, with
+    the width fixed or gamma="scale" (resolved again on the new rows)."""
+    from hsskern import SVC
+    X, y, rng = problem(11, 240, k)
+    m = SVC(gamma=gamma, warm_start=True).fit(X[:220], y[:220])
+    m.fit(X, y)
+    assert m.warm_start_info_["warm"], m.warm_start_info_
+    cold = SVC(gamma=gamma).fit(X, y)
+    np.testing.assert_allclose(m.intercept_, cold.intercept_, atol=0.05)
+    assert np.mean(m.predict(X) == cold.predict(X)) >= 0.98
+
+
+def test_the_drop_in_svr_refits_warm():
+    from hsskern import SVR
+    X, _, rng = problem(12, 240)
+    t = np.sin(X).sum(axis=1)
+    m = SVR(gamma=GAMMA, warm_start=True).fit(X[:220], t[:220])
+    m.fit(X, t)
+    assert m.warm_start_info_["warm"], m.warm_start_info_
+    cold = SVR(gamma=GAMMA).fit(X, t)
+    np.testing.assert_allclose(m.predict(X), cold.predict(X), atol=0.05)

@@ -26,6 +26,7 @@ _SVC_CONSTRAINTS = {
     **_COMMON_CONSTRAINTS,
     **{k: v for k, v in SVC_KERNEL_CONSTRAINTS.items() if k != "h"},
     "probability": PROBABILITY_CONSTRAINT,
+    "warm_start": ["boolean"],
 }
 
 
@@ -92,6 +93,15 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
         hsskern's: the route's knobs (:class:`~hsskern.HSSSVCOptions`: ``start``,
         ``approximation``, the compression, ``admm_max_iter``, ``solve_exact``,
         ``multiclass``...), nested names ``options__start`` for ``set_params``.
+    warm_start : bool, default False
+        hsskern's: a refit starts from the previous fit's dual solution (the nightly
+        retrain: rows appended, removed or reweighted, or a new C), each previous support
+        vector found among the new rows keeping its alpha (scaled to the new C), then the
+        exact decomposition solves from there: a cold fit's model, to ``tol``. A refit the
+        previous solution does not map to (other features, classes or kernel) is a cold
+        fit; ``warm_start_info_`` says which it was. With ``gamma="scale"`` new rows move
+        the width, and every decision value is recomputed: give gamma as a number for the
+        fastest refits.
 
     Attributes
     ----------
@@ -122,6 +132,9 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
         number of pairs).
     fit_time_ : dict
         Seconds per phase that ran.
+    warm_start_info_ : dict
+        With ``warm_start`` only: whether the fit started warm, why not, and how many
+        previous support vectors it kept and dropped.
 
     See Also
     --------
@@ -148,7 +161,8 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability="deprecated", tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
-                 break_ties=False, random_state=None, memory_budget=None, options=None):
+                 break_ties=False, random_state=None, memory_budget=None, options=None,
+                 warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -166,6 +180,7 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
         self.random_state = random_state
         self.memory_budget = memory_budget
         self.options = options
+        self.warm_start = warm_start
 
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM model (scikit-learn's ``SVC.fit``).

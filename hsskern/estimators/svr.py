@@ -221,6 +221,8 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         share: dense points within its size, the support vectors' rows within its cache)."""
         if not self._auto_engine or sp.issparse(X) or kernel_of(self, X=X).name not in KERNELS:
             return False
+        if getattr(self, "warm_start", False):  # the cached SVR engine takes no start
+            return False
         if not starts_from_zero(self, X.shape, refine=bool(self._options().solve_exact)):
             return False
         n, d = X.shape
@@ -469,6 +471,11 @@ class SVR(HSSSVR):
         hsskern's: seeds the HSS compression of large problems.
     options : HSSSVROptions or None, default None
         hsskern's: the route's knobs (:class:`~hsskern.HSSSVROptions`).
+    warm_start : bool, default False
+        hsskern's: a refit starts from the previous fit's dual solution (rows appended,
+        removed or reweighted, a new C), as :class:`SVC`'s; ``warm_start_info_`` says
+        whether it did. Such fits take the block decomposition, which solves from a start
+        (the cached SMO engine of small unweighted fits does not).
 
     Attributes
     ----------
@@ -496,7 +503,7 @@ class SVR(HSSSVR):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
-                 memory_budget=None, random_state=None, options=None):
+                 memory_budget=None, random_state=None, options=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -511,3 +518,4 @@ class SVR(HSSSVR):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.options = options
+        self.warm_start = warm_start
