@@ -694,10 +694,10 @@ def _stale_factories():
         "HSSSVCCV": lambda: hsskern.HSSSVCCV(Cs=3, h=[0.5, 2.0], cv=2,
                                              options=hsskern.HSSSVCOptions(leaf_size=16),
                                              random_state=0),
-        "NystromSVC": lambda: hsskern.NystromSVC(n_components=20, random_state=0),
-        "NystromSVC-hinge": lambda: hsskern.NystromSVC(n_components=20, loss="hinge",
+        "NystromSVC": lambda: hsskern.NystromSVC(h=1.0, n_components=20, random_state=0),
+        "NystromSVC-hinge": lambda: hsskern.NystromSVC(h=1.0, n_components=20, loss="hinge",
                                                        random_state=0),
-        "NystromSVCCV": lambda: hsskern.NystromSVCCV(n_components=20, Cs=[0.1, 1.0, 10.0],
+        "NystromSVCCV": lambda: hsskern.NystromSVCCV(h=1.0, n_components=20, Cs=[0.1, 1.0, 10.0],
                                                      cv=2, random_state=0),
         "SparseCholeskySVC": lambda: hsskern.SparseCholeskySVC(sigma=1.0, random_state=0),
         "FPCClassifier": lambda: hsskern.FPCClassifier(degree=3),
@@ -858,8 +858,8 @@ def test_every_fit_starts_from_nothing(name, scenario, data_b):
 def _path_estimators():
     import hsskern
     return {"HSSSVC": hsskern.HSSSVC(random_state=0),
-            "NystromSVC": hsskern.NystromSVC(random_state=0),
-            "SparseCholeskySVC": hsskern.SparseCholeskySVC(random_state=0)}
+            "NystromSVC": hsskern.NystromSVC(h=1.0, random_state=0),
+            "SparseCholeskySVC": hsskern.SparseCholeskySVC(sigma=1.0, random_state=0)}
 
 
 _BAD_CS = {"empty": [], "zero": [0.0, 1.0], "negative": [1.0, -1.0], "nan": [np.nan],

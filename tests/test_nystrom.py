@@ -485,7 +485,7 @@ def test_fit_path_contract(loss, n_classes):
                                                "n_iter_path_", "decision_function_path"))
     for bad in ([], 5, [1.0, np.nan], "1"):
         with pytest.raises(ValueError, match="Cs"):
-            NystromSVC().fit_path(X, y, bad)
+            NystromSVC(h=1.0).fit_path(X, y, bad)
 
 
 def test_backend_path_solutions_and_one_model_for_the_whole_path():
@@ -580,14 +580,14 @@ def test_nystrom_cv_scores_equal_independent_fold_fits():
 def test_estimator_boundary_validation():
     X, y = _circle(50, 4)
     with pytest.raises(ValueError, match="only one class"):
-        NystromSVC().fit(X, np.zeros(50))
+        NystromSVC(h=1.0).fit(X, np.zeros(50))
     with pytest.raises(ValueError, match="C"):
-        NystromSVC(C=0.0).fit(X, y)
+        NystromSVC(h=1.0, C=0.0).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
-        NystromSVC().fit(np.where(np.eye(50, 2) > 0, np.nan, X), y)
+        NystromSVC(h=1.0).fit(np.where(np.eye(50, 2) > 0, np.nan, X), y)
     with pytest.raises(ValueError, match="Cs"):
-        NystromSVC().fit_path(X, y, [1.0, -1.0])
-    clf = NystromSVC(n_components=10).fit(X, y)
+        NystromSVC(h=1.0).fit_path(X, y, [1.0, -1.0])
+    clf = NystromSVC(h=1.0, n_components=10).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(np.ones((3, 5)))
 
@@ -631,7 +631,7 @@ def test_too_large_n_components_is_named_not_to_dense(monkeypatch):
     X, y = _circle(3000, 14)
     monkeypatch.setattr(mem, "available_memory", lambda: 50 * 2**20)
     with pytest.raises(MemoryBudgetError) as info:
-        NystromSVC(n_components=3000).fit(X, y)
+        NystromSVC(h=1.0, n_components=3000).fit(X, y)
     msg = str(info.value)
     assert "n_components=3000" in msg and "would fit" in msg
     assert "to_dense" not in msg and "matvec" not in msg
@@ -639,14 +639,14 @@ def test_too_large_n_components_is_named_not_to_dense(monkeypatch):
 
 def test_verbose_reports_progress(capsys):
     X, y = _circle(100, 5)
-    NystromSVC(n_components=10, verbose=2).fit(X, y)
+    NystromSVC(h=1.0, n_components=10, verbose=2).fit(X, y)
     out = capsys.readouterr().out
     assert "[NystromSVC] 10 landmarks" in out and "[ssn]" in out
 
 
 @parametrize_with_checks([NystromFeatures(n_components=20, random_state=0),
-                          NystromSVC(n_components=20, random_state=0),
-                          NystromSVCCV(n_components=20, Cs=[0.1, 10.0], cv=2,
+                          NystromSVC(h=1.0, n_components=20, random_state=0),
+                          NystromSVCCV(h=1.0, n_components=20, Cs=[0.1, 10.0], cv=2,
                                        random_state=0)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():

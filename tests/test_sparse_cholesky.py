@@ -294,7 +294,7 @@ def test_fit_path_reuses_the_factor_and_matches_separate_fits():
         np.testing.assert_allclose(model.decision_function(X), single.decision_function(X),
                                    atol=1e-10)
     with pytest.raises(ValueError, match="Cs"):
-        SparseCholeskySVC().fit_path(X, y, [1.0, -1.0])
+        SparseCholeskySVC(sigma=1.0).fit_path(X, y, [1.0, -1.0])
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -314,7 +314,7 @@ def test_fit_path_contract(n_classes):
     assert all(t["svm_and_recover"] > 0 for t in [first] + rest)
     for bad in ([], 5, [1.0, np.nan], "1"):
         with pytest.raises(ValueError, match="Cs"):
-            SparseCholeskySVC().fit_path(X, y, bad)
+            SparseCholeskySVC(sigma=1.0).fit_path(X, y, bad)
 
 
 def test_backend_path_solutions_and_one_model_for_the_whole_path():
@@ -399,8 +399,8 @@ def test_predict_checks_fitted_and_feature_count():
     from sklearn.exceptions import NotFittedError
     X, y = _xor(50)
     with pytest.raises(NotFittedError):
-        SparseCholeskySVC().predict(X)
-    est = SparseCholeskySVC().fit(X, y)
+        SparseCholeskySVC(sigma=1.0).predict(X)
+    est = SparseCholeskySVC(sigma=1.0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(np.ones((3, 5)))
 
@@ -412,8 +412,8 @@ def test_predict_checks_fitted_and_feature_count():
 _HINGE = "LIBLINEAR's hinge dual coordinate descent does not reach rtol 1e-7 in 1e5 epochs"
 
 
-@parametrize_with_checks([SparseCholeskySVC(tol=1e-12, max_iter=100_000),
-                          SparseCholeskySVC(loss="hinge", backend="scipy", tol=1e-12,
+@parametrize_with_checks([SparseCholeskySVC(sigma=1.0, tol=1e-12, max_iter=100_000),
+                          SparseCholeskySVC(sigma=1.0, loss="hinge", backend="scipy", tol=1e-12,
                                             max_iter=100_000)],
                          expected_failed_checks=lambda est: {} if est.loss != "hinge" else {
                              "check_sample_weight_equivalence_on_dense_data": _HINGE,

@@ -76,8 +76,9 @@ def test_non_finite_sparse_values_are_a_clear_error(bad):
     X, y = _sparse_data()
     Xs = sp.csr_matrix(X)
     Xs.data[3] = bad
-    for est in (HSSSVC(options=HSSSVCOptions(approximation="exact")), NystromSVC(n_components=10),
-                FPCClassifier(), HSSKernelRidge(options=RidgeOptions(approximation="exact"))):
+    for est in (HSSSVC(options=HSSSVCOptions(approximation="exact")),
+                NystromSVC(h=1.0, n_components=10), FPCClassifier(),
+                HSSKernelRidge(options=RidgeOptions(approximation="exact"))):
         with pytest.raises(ValueError, match="NaN|infinity"):
             est.fit(Xs, y)
     m = HSSSVC(options=HSSSVCOptions(approximation="exact")).fit(X, y)
@@ -87,7 +88,7 @@ def test_non_finite_sparse_values_are_a_clear_error(bad):
 
 def test_sparse_input_of_the_wrong_width_is_a_clear_error():
     X, y = _sparse_data()
-    m = NystromSVC(n_components=10, random_state=0).fit(sp.csr_matrix(X), y)
+    m = NystromSVC(h=1.0, n_components=10, random_state=0).fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="6 features"):
         m.decision_function(sp.csr_matrix(np.ones((3, 5))))
     with pytest.raises(ValueError, match="inconsistent numbers of samples|samples"):
@@ -102,7 +103,7 @@ def test_densifying_beyond_the_budget_is_refused_with_the_estimate():
     # decomposition, takes the sparse rows instead: tests/test_sparse_rows.py)
     for est in (HSSSVC(
         options=HSSSVCOptions(start="admm"),
-        memory_budget=need - 1), NystromSVC(memory_budget=need - 1),
+        memory_budget=need - 1), NystromSVC(h=1.0, memory_budget=need - 1),
                 FPCClassifier(memory_budget=need - 1),
                 HSSKernelRidge(memory_budget=need - 1)):
         with pytest.raises(MemoryBudgetError, match=r"densifying the sparse input \(150 x 6.*"

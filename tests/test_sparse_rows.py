@@ -422,7 +422,7 @@ def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     np.testing.assert_allclose(m.decision_function(X), roomy.decision_function(A),
                                atol=gap_tol(1e-3, 1.0, np.ones(200)))
     # what needs dense coordinates refuses, with the estimate and the routes that take it
-    for est in (NystromSVC(memory_budget=budget), HSSSVC(
+    for est in (NystromSVC(h=1.0, memory_budget=budget), HSSSVC(
         options=HSSSVCOptions(start="admm"), memory_budget=budget)):
         with pytest.raises(MemoryBudgetError,
                            match=r"densifying the sparse input \(200 x 2000, \d+ stored "

@@ -259,8 +259,8 @@ ALL_PROBA = [
     lambda: HSSSVC(h=1.0, probability=True, random_state=0, **EXACT),
     lambda: HSSSVC(h=1.0, probability=True, random_state=0, options=HSSSVCOptions(leaf_size=16)),
     lambda: HSSSVCCV(h=[0.7, 1.5], Cs=2, probability=True, random_state=0, **EXACT),
-    lambda: NystromSVC(n_components=20, probability=True, random_state=0),
-    lambda: NystromSVCCV(n_components=20, Cs=[0.1, 10.0], cv=2, probability=True,
+    lambda: NystromSVC(h=1.0, n_components=20, probability=True, random_state=0),
+    lambda: NystromSVCCV(h=1.0, n_components=20, Cs=[0.1, 10.0], cv=2, probability=True,
                          random_state=0),
     lambda: SparseCholeskySVC(sigma=1.5, probability=True, random_state=0),
     lambda: FPCClassifier(degree=2, probability=True, random_state=0),
@@ -368,7 +368,7 @@ def test_sparse_cholesky_attributes():
 
 
 @pytest.mark.parametrize("make", [
-    lambda **kw: NystromSVC(n_components=20, random_state=0, **kw),
+    lambda **kw: NystromSVC(h=1.0, n_components=20, random_state=0, **kw),
     lambda **kw: FPCClassifier(degree=2, **kw)])
 def test_primal_backends_have_what_applies(make):
     X, y = _problem(9, n=100)

@@ -308,8 +308,9 @@ def test_bad_sample_weight_is_a_clear_error(bad, match):
     with pytest.raises(ValueError, match=match):
         hss_svm_path(problem, np.where(y == 1, 1.0, -1.0), [1.0], sw)
     # every other estimator, before any work, and the solvers themselves
-    for est in (NystromSVC(n_components=5), NystromSVCCV(n_components=5, Cs=[1.0], cv=2),
-                SparseCholeskySVC(), FPCClassifier(), FPCClassifierCV(degrees=[1], cv=2)):
+    for est in (NystromSVC(h=1.0, n_components=5),
+                NystromSVCCV(h=1.0, n_components=5, Cs=[1.0], cv=2), SparseCholeskySVC(sigma=1.0),
+                FPCClassifier(), FPCClassifierCV(degrees=[1], cv=2)):
         with pytest.raises(ValueError, match=match):
             est.fit(X, y, sample_weight=sw)
     Y = np.where(y == 1, 1.0, -1.0)
@@ -356,8 +357,8 @@ def test_unknown_fit_keywords_are_refused():
 
 def _other_estimators():
     return [
-        NystromSVC(n_components=30, C=3.0, tol=1e-10, random_state=0),
-        NystromSVC(n_components=30, C=3.0, loss="hinge", tol=1e-6, random_state=0),
+        NystromSVC(h=1.0, n_components=30, C=3.0, tol=1e-10, random_state=0),
+        NystromSVC(h=1.0, n_components=30, C=3.0, loss="hinge", tol=1e-6, random_state=0),
         SparseCholeskySVC(sigma=1.5, C=3.0, tol=1e-8, random_state=0),
         FPCClassifier(degree=3, tol=1e-9, max_iter=3000),
     ]
@@ -501,7 +502,7 @@ def test_fpc_integer_weights_equal_repeated_rows(seed):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: NystromSVCCV(n_components=20, Cs=[0.3, 3.0], tol=1e-8, random_state=0,
+    lambda: NystromSVCCV(h=1.0, n_components=20, Cs=[0.3, 3.0], tol=1e-8, random_state=0,
                          class_weight="balanced"),
     lambda: FPCClassifierCV(degrees=[1, 2], tol=1e-6, max_iter=500, warm_degrees=False,
                             class_weight="balanced"),

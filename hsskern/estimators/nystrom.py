@@ -24,7 +24,7 @@ from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin, legacy_init
 from .base import PathClassifier
 from .cv import PathClassifierCV
-from .widths import GAMMA_STRINGS, kernel_name, resolve_gamma
+from .widths import GAMMA_STRINGS, compact_sigma, kernel_name, resolve_gamma, width_name
 
 __all__ = ["NystromSVC", "NystromSVCCV", "NystromSVCOptions"]
 
@@ -103,10 +103,28 @@ _COMMON_CONSTRAINTS = {
 
 def _kernel_params(est, X):
     """The feature parameters of ``est`` with SVC's spellings resolved on the training X
-    ("rbf" is the Gaussian; gamma "scale" / "auto" become numbers)."""
+    ("rbf" is the Gaussian; gamma "scale" / "auto" become numbers, as for SVC's rbf and
+    poly). ``h``, when given, is the width instead of the default "scale" (as HSSSVC); the
+    compact Gaussian's ``sigma``, when None, follows gamma (:func:`compact_sigma`)."""
     params = _feature_params(est)
-    params["gamma"] = resolve_gamma(est.gamma, X, est.kernel)
-    params["kernel"] = kernel_name(est.kernel)
+    kernel = kernel_name(est.kernel)
+    params["kernel"] = kernel
+    if kernel in ("gaussian", "laplacian"):
+        if width_name(est) == "h":  # h given: it replaces the default gamma="scale"
+            params["gamma"] = None
+            return params
+        params["gamma"] = resolve_gamma(est.gamma, X, est.kernel)
+        return params
+    # the polynomial's gamma is the factor of x . y, resolved as SVC's "poly" does
+    gamma = resolve_gamma(est.gamma, X, "poly")
+    if kernel == "compact_gaussian":
+        params["gamma"] = None  # the compact kernel's width is sigma only
+        if params["sigma"] is None:
+            d = X.shape[1]
+            power = d // 2 + 1 if params["power"] is None else params["power"]
+            params["sigma"] = compact_sigma(gamma, power)
+        return params
+    params["gamma"] = gamma
     return params
 
 
@@ -121,8 +139,8 @@ def _nystrom_backend(est, X):
     that cannot fit the memory budget is refused here, before any work."""
     p = _kernel_params(est, X)
     o = est._options()
-    kernel = make_kernel(p["kernel"], h=est.h, gamma=p["gamma"], degree=est.degree,
-                         coef0=est.coef0, sigma=est.sigma, power=est.power,
+    kernel = make_kernel(p["kernel"], h=p["h"], gamma=p["gamma"], degree=p["degree"],
+                         coef0=p["coef0"], sigma=p["sigma"], power=p["power"],
                          n_features=X.shape[1])
     backend = NystromBackend(
         kernel, n_components=est.n_components, landmarks=o.landmarks,
@@ -147,13 +165,22 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
     ----------
     kernel : {"gaussian", "rbf", "laplacian", "polynomial", "compact_gaussian"}, default "gaussian"
         "rbf" (SVC's name) is the Gaussian.
-    h, gamma : float, optional
-        Gaussian width: ``exp(-|x-y|^2 / (2 h^2)) = exp(-gamma |x-y|^2)``; give one (default h=1).
-        ``gamma`` may also be "scale" (1 / (n_features X.var())) or "auto" (1 / n_features),
-        SVC's rules on the training X (Gaussian only).
+    gamma : float, "scale", "auto" or None, default "scale"
+        SVC's: Gaussian width ``exp(-gamma |x-y|^2)``, with "scale" = 1 / (n_features *
+        X.var()) and "auto" = 1 / n_features on the training X, so that unscaled data need
+        no tuning. For "polynomial" it is the factor of x . y, resolved as for SVC's "poly"
+        (None: 1); for "compact_gaussian" it sets the default ``sigma`` (below); the
+        Laplacian takes a numeric gamma (1 / h) or ``h`` only.
+    h : float or None, default None
+        hsskern's Gaussian or Laplacian width, ``exp(-|x-y|^2 / (2 h^2))`` (gamma = 1 /
+        (2 h^2)); when given it replaces the default gamma="scale" (``h`` with another
+        gamma is a ValueError). ``h=None, gamma=None`` is h = 1.
     degree, coef0, sigma, power
         Other kernels' parameters (see :func:`hsskern.make_kernel`; ``power``, the compact
         Gaussian's exponent, was ``l``: still taken for one release, with a FutureWarning).
+        ``sigma=None`` (the compact Gaussian) derives sigma from gamma as
+        :class:`~hsskern.SparseCholeskySVC` does
+        (:func:`~hsskern.estimators.widths.compact_sigma`).
     n_components : int, default 100
         Number k of landmarks (clipped to n_samples with a warning). A k whose features and
         solver do not fit ``memory_budget`` is refused before any work, naming the largest
@@ -247,7 +274,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
     _legacy_names = _LEGACY
 
     @legacy_init(positional="kernel")
-    def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
+    def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,
                  loss="squared_hinge", memory_budget=None, options=None):
@@ -275,9 +302,14 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
 
     def _set_backend_attributes(self, prepared, solution, model):
         params = _feature_params(self)
-        params["kernel"] = kernel_name(self.kernel)
-        if isinstance(self.gamma, str):  # the number it resolved to, in the map's kernel
-            params["gamma"] = prepared.feature_map.kernel.gamma
+        params["kernel"] = kernel = kernel_name(self.kernel)
+        k = prepared.feature_map.kernel  # the numbers "scale" and a None sigma resolved to
+        if kernel == "compact_gaussian":
+            params.update(gamma=None, sigma=k.sigma)
+        elif kernel in ("gaussian", "laplacian"):
+            params["gamma"] = None if params["h"] is not None else k.gamma
+        else:
+            params["gamma"] = k.dot_scale
         self.features_ = NystromFeatures.from_map(prepared.feature_map, **params)
         self.coef_ = solution.coef.copy()
 
@@ -355,7 +387,7 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     _legacy_names = _LEGACY
 
     @legacy_init(positional="kernel")
-    def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma=None, coef0=1.0,
+    def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,
                  loss="squared_hinge", memory_budget=None, options=None, cv=5, refit=True):

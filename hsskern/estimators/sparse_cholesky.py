@@ -17,6 +17,7 @@ from ..solvers.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
 from .base import PathClassifier
+from .widths import compact_sigma, resolve_gamma
 
 __all__ = ["SparseCholeskySVC", "default_power"]
 
@@ -42,8 +43,16 @@ class SparseCholeskySVC(PathClassifier):
 
     Parameters
     ----------
-    sigma : float, default 1.0
+    sigma : float or None, default None
         Kernel width; the support radius is 3 sigma. The cost grows about like sigma^d.
+        None derives it from the data as SVC's ``gamma="scale"`` does (gamma = 1 /
+        (n_features * X.var()) on the training X): the sigma whose kernel equals SVC's
+        Gaussian at the typical distance of two points (see
+        :func:`~hsskern.estimators.widths.compact_sigma`; about 1.8 / sqrt(2 gamma) in 2
+        dimensions, 11 / sqrt(2 gamma) in 64), so that unscaled data need no tuning. That
+        width is wide: the Gram matrix is then dense on most data, and its memory is
+        checked against ``memory_budget`` before any work; give a smaller sigma for a
+        sparse K (e.g. on standardized low-dimensional data).
     power : float, optional
         Exponent of the compact factor (formerly ``l``: still taken for one release, with a
         FutureWarning). Default: smallest odd integer >= floor(d/2) + 1 (the
@@ -96,6 +105,8 @@ class SparseCholeskySVC(PathClassifier):
     classes_ : ndarray of shape (n_classes,)
     kernel_ : Kernel
         The compact Gaussian used (sigma, power).
+    sigma_ : float
+        The width used (``sigma``, or the one derived from the data when it is None).
     power_ : float
         Its exponent (``l_`` is the old name, read for one release with a FutureWarning).
     beta_ : float
@@ -145,7 +156,7 @@ class SparseCholeskySVC(PathClassifier):
     """
 
     _parameter_constraints = {
-        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "power": [None, Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="left")],
@@ -163,7 +174,7 @@ class SparseCholeskySVC(PathClassifier):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, sigma=1.0, *, power=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
+    def __init__(self, sigma=None, *, power=None, C=1.0, beta=DEFAULT_BETA, loss="squared_hinge",
                  dual="auto", tol=1e-4, max_iter=1000, intercept_scaling=1.0, backend="auto",
                  ordering="amd", memory_budget=None, probability=False, random_state=None,
                  class_weight=None,
@@ -188,7 +199,10 @@ class SparseCholeskySVC(PathClassifier):
     def _make_backend(self, X, values, purpose):
         d = X.shape[1]
         power = default_power(d) if self.power is None else self.power
-        kernel = compact_kernel(float(self.sigma), power, d)
+        sigma = self.sigma
+        if sigma is None:  # SVC's gamma="scale", turned into the compact kernel's width
+            sigma = compact_sigma(resolve_gamma("scale", X), power)
+        kernel = compact_kernel(float(sigma), power, d)
         return SparseCholeskyBackend(
             kernel, beta=self.beta, backend=self.backend, ordering=self.ordering,
             loss=self.loss, dual=self.dual, tol=self.tol, max_iter=self.max_iter,
@@ -206,6 +220,7 @@ class SparseCholeskySVC(PathClassifier):
         factor = prepared.factor
         self.kernel_ = prepared.kernel
         self.power_ = self.kernel_.power
+        self.sigma_ = self.kernel_.sigma
         self.beta_ = factor.beta
         self.backend_ = factor.backend
         self.nnz_K_ = factor.nnz_K

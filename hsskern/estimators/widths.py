@@ -22,7 +22,7 @@ from ..solvers.hss_path import HSSBackend
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS", "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS",
-           "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma",
+           "SVCKernelsMixin", "exact_only", "GAMMA_STRINGS", "kernel_name", "resolve_gamma", "compact_sigma",
            "width_name", "kernel_of", "starts_from_zero", "hss_options", "options_of",
            "width_grid"]
 
@@ -110,6 +110,30 @@ def resolve_gamma(gamma, X, kernel="gaussian"):
                          "float64 on these points: scale X (e.g. StandardScaler) or give a "
                          "numeric gamma")
     return 1.0 / (d * var) if var != 0 else 1.0
+
+
+def compact_sigma(gamma, power):
+    """The compact Gaussian's ``sigma`` for a Gaussian of ``gamma`` (None: None, the
+    kernel's own default): the sigma at which k(r) = (1 - r / (3 sigma))_+^power
+    exp(-r^2 / (2 sigma^2)) equals the Gaussian exp(-gamma r^2) = e^-2 at r0 = sqrt(2 /
+    gamma), the typical distance of two points under ``gamma="scale"`` (E|x - y|^2 =
+    2 n_features X.var() = 2 / gamma). Not 1 / sqrt(2 gamma) itself: the compact factor
+    decays like exp(-power r / (3 sigma)) and power grows with the dimension, so that sigma
+    would leave k(r0) ~ 3^-power, near zero between most points (chance level on raw
+    digits). Scale-free, as gamma is; the Gram matrix is then dense on most data (pass a
+    smaller sigma for a sparse one)."""
+    if gamma is None:
+        return None
+    # t = r0 / sigma solves g(t) = power log(1 - t/3) - t^2/2 + 2 = 0; g falls from 2 at
+    # t = 0 to -inf at t = 3, so bisection on (0, 3) finds the one root
+    lo, hi = 0.0, 3.0
+    for _ in range(100):
+        t = 0.5 * (lo + hi)
+        if power * np.log1p(-t / 3.0) - 0.5 * t * t + 2.0 > 0:
+            lo = t
+        else:
+            hi = t
+    return float(np.sqrt(2.0 / gamma) / (0.5 * (lo + hi)))
 
 
 def _variance(X, rows=1 << 14):
