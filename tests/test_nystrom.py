@@ -652,3 +652,33 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # k > n clipping on the tiny check data
         check(estimator)
+
+
+# ---------------------------------------------------------- default widths (issue 60)
+@pytest.mark.parametrize("kernel", ["gaussian", "polynomial", "compact_gaussian"])
+@pytest.mark.parametrize("scale", [1e-3, 1e3])
+def test_default_width_makes_the_model_invariant_to_the_units_of_x(kernel, scale):
+    """gamma="scale" (SVC's default; the polynomial's factor of x . y and the compact
+    Gaussian's sigma follow it) makes X in other units give the same model, where h = 1
+    went to chance level on raw pixels 0..16."""
+    X, y = _circle(300, 20)
+    kw = dict(kernel=kernel, n_components=40, C=10.0, tol=1e-10, random_state=0,
+              options=NystromSVCOptions(landmarks="uniform"))
+    a = NystromSVC(**kw).fit(X, y)
+    b = NystromSVC(**kw).fit(scale * X, y)
+    Xt, yt = _circle(200, 21)
+    np.testing.assert_allclose(b.decision_function(scale * Xt), a.decision_function(Xt),
+                               atol=1e-5)
+    assert a.score(Xt, yt) > 0.9
+
+
+def test_default_gamma_yields_to_h_and_not_to_the_laplacian():
+    X, y = _circle(100, 22)
+    m = NystromSVC(h=0.5, n_components=20, random_state=0).fit(X, y)
+    assert m.features_.kernel_.h == 0.5 and m.features_.h == 0.5
+    m = NystromSVC(n_components=20, random_state=0).fit(X, y)  # "scale": 1 / (d X.var())
+    np.testing.assert_allclose(m.features_.kernel_.gamma, 1 / (2 * X.var()), rtol=1e-12)
+    with pytest.raises(ValueError, match="either h or gamma"):
+        NystromSVC(h=0.5, gamma=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="laplacian.*numeric h or gamma"):
+        NystromSVC(kernel="laplacian").fit(X, y)

@@ -422,3 +422,32 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(estimator)
+
+
+# ---------------------------------------------------------- the default sigma (issue 60)
+@settings(max_examples=50, deadline=None)
+@given(gamma=st.floats(1e-6, 1e6), power=st.floats(0.5, 200))
+def test_default_sigma_matches_svcs_gaussian_at_the_typical_distance(gamma, power):
+    """compact_sigma's definition: at r0 = sqrt(2 / gamma) the compact kernel equals SVC's
+    exp(-gamma r0^2) = e^-2 (and the support 3 sigma reaches past r0)."""
+    from hsskern.estimators.widths import compact_sigma
+    sigma = compact_sigma(gamma, power)
+    r0 = np.sqrt(2.0 / gamma)
+    assert 3 * sigma > r0
+    k = (1 - r0 / (3 * sigma)) ** power * np.exp(-r0 ** 2 / (2 * sigma ** 2))
+    np.testing.assert_allclose(k, np.exp(-2.0), rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e3])
+def test_default_sigma_makes_the_model_invariant_to_the_units_of_x(scale):
+    """sigma=None follows X's scale (SVC's gamma="scale"): X in other units gives the same
+    model, where a fixed sigma = 1 went to chance level on raw pixels 0..16."""
+    X, y = make_blobs(300, centers=3, n_features=4, cluster_std=3.0, random_state=0)
+    X, y, Xt, yt = X[:200], y[:200], X[200:], y[200:]
+    kw = dict(tol=1e-10, max_iter=100_000, random_state=0)
+    a = SparseCholeskySVC(**kw).fit(X, y)
+    b = SparseCholeskySVC(**kw).fit(scale * X, y)
+    np.testing.assert_allclose(b.sigma_, scale * a.sigma_, rtol=1e-12)
+    np.testing.assert_allclose(b.decision_function(scale * Xt), a.decision_function(Xt),
+                               atol=1e-6)
+    assert a.score(Xt, yt) > 0.8
