@@ -7,7 +7,7 @@ import sys
 import warnings
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import hsskern
 from hsskern.utils import _cpu
@@ -123,3 +123,41 @@ def test_every_importing_site_uses_the_one_choice():
                          ).stdout.split()
     assert out == ["hsskern.kernels._eval"] * 3 + ["hsskern.kernels._sparse_eval"] * 2 + \
         ["hsskern.solvers._cached_smo"] * 2
+
+
+def _use_level(monkeypatch, level):
+    """Point every importing site at ``level``'s kernel modules (the process chose at import)."""
+    from hsskern.kernels import _surface, functions, operator, sparse_rows
+    ev, sev = _cpu.load("hsskern.kernels._eval", level), _cpu.load("hsskern.kernels._sparse_eval",
+                                                                     level)
+    for module in (functions, operator, _surface):
+        monkeypatch.setattr(module, "_eval", ev)
+    for module in (_surface, sparse_rows):
+        monkeypatch.setattr(module, "_sparse_eval", sev)
+
+
+@pytest.mark.parametrize("level", ["v3", "v4"])
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 70), d=st.integers(1, 40),
+       kernel=st.sampled_from(["gaussian", "laplacian", "polynomial", "sigmoid"]))
+@settings(max_examples=15, deadline=None)
+def test_variants_compute_the_baseline_entries_to_rounding(level, seed, n, d, kernel):
+    # wider exp() and FMA contraction may move the last bits, nothing more
+    if _cpu.LEVELS.index(level) > _cpu.LEVELS.index(_cpu.detected_level()):
+        pytest.skip(f"this CPU does not run {level}")
+    import numpy as np
+    import scipy.sparse as sp
+
+    from hsskern import kernel_operator
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 3)
+    Xs = sp.csr_matrix(np.where(rng.uniform(size=(n, d)) < 0.3, X, 0.0))
+    v = rng.normal(size=n)
+    results = {}
+    for lvl in ("baseline", level):
+        with pytest.MonkeyPatch.context() as mp:
+            _use_level(mp, lvl)
+            results[lvl] = [f(kernel_operator(P, kernel, gamma=1 / d))
+                            for P in (X, Xs) for f in (lambda K: K.submatrix(range(n), range(n)),
+                                                       lambda K: K @ v)]
+    for ref, got in zip(results["baseline"], results[level]):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-13 * np.abs(ref).max())
