@@ -148,7 +148,9 @@ class CachedBuildExt(build_ext):
             if os.path.exists(cached) and not self.force:
                 target = self.get_ext_fullpath(ext.name)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copy2(cached, target)
+                # a fresh mtime: setuptools copies to the package (--inplace, editable) only a
+                # module newer than the one there, which may be a native build's
+                shutil.copy(cached, target)
                 print(f"{ext.name}: unchanged, copied from {os.path.relpath(cached, ROOT)}")
             else:
                 misses.append((ext, cached))
@@ -165,10 +167,28 @@ class CachedBuildExt(build_ext):
                 include_path=[ROOT])}
             for ext in self.extensions:
                 ext.sources = generated[ext.name]
+            # a miss compiles: setuptools' own check compares timestamps only and would keep
+            # (and the cache then store) a module built with other flags, e.g. HSSKERN_NATIVE
+            force, self.force = self.force, True
             super().build_extensions()
+            self.force = force
         self.extensions = all_exts
         for ext, cached in misses:
             self._store(self.get_ext_fullpath(ext.name), cached)
+        self._remove_stale_variants()
+
+    def _remove_stale_variants(self):
+        """A variant not built this time (a native build has none) must not stay next to the
+        modules: an earlier default build's would be imported instead of the new modules."""
+        built = {ext.name for ext in self.extensions}
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        for name in (f"{m}_{level}" for m in VARIANTS for level in LEVELS):
+            # the build folder's copy and the package's (--inplace and editable installs)
+            for path in {self.get_ext_fullpath(name),
+                         os.path.join(ROOT, *name.split(".")) + suffix}:
+                if name not in built and os.path.exists(path):
+                    os.remove(path)
+                    print(f"{os.path.relpath(path, ROOT)}: removed (not built this time)")
 
     @staticmethod
     def _store(built, cached):
