@@ -7,6 +7,11 @@ Portable by default: no ``-march``, so the binary (and a wheel or sdist built fr
 any x86-64 the interpreter runs on. ``HSSKERN_NATIVE=1`` adds ``-march=native`` for a build that
 runs only on CPUs like this one; docs/benchmarks.md measures what that buys.
 
+Run-time dispatch: the exp-bound modules (``VARIANTS``) are compiled twice more, for
+x86-64-v3 (AVX2+FMA) and x86-64-v4 (AVX-512), as ``<module>_v3`` and ``<module>_v4``;
+``hsskern.utils._cpu`` imports the best one this CPU runs. The portable build thus costs
+nothing on those CPUs, and the base modules still run anywhere. A native build has no variants.
+
 One build: setuptools' editable install compiles in throwaway temporary directories, so every
 ``pip install -e ".[extra]"`` compiled every module again. Each built module is therefore kept
 in ``build/ext-cache/``, keyed by a hash of everything that decides its binary (sources, flags,
@@ -66,6 +71,7 @@ def _flags():
 
 
 COMPILE, LINK = _flags()
+NATIVE = "-march=native" in COMPILE
 # fast-math only where it is safe: inputs are validated finite at the public boundary.
 FAST = COMPILE + ["-ffast-math"]
 # sums rounded term by term as NumPy rounds them (gcc and clang fuse a*b + c by default;
@@ -86,6 +92,14 @@ MODULES = {
     # fast-math for the vector exp of the kernel rows; the solver uses no infinities
     "hsskern.solvers._cached_smo": FAST,
 }
+
+# Modules whose wide-vector builds pay (their exp() tiles run 4 or 8 wide through libmvec
+# instead of 2), and the micro-architecture levels built for them. The level names must match
+# hsskern/utils/_cpu.py.
+VARIANTS = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
+            "hsskern.solvers._cached_smo"]
+LEVELS = {"v3": "-march=x86-64-v3", "v4": "-march=x86-64-v4"}
+VARIANT_DIR = os.path.join(ROOT, "build", "variants")
 
 
 def _toolchain():
@@ -108,7 +122,8 @@ def _cache_key(ext, toolchain):
         h.update(part.encode() + b"\0")
     # every .pxd/.pxi of the package: a module may cimport any of them
     headers = sorted(glob.glob(os.path.join(ROOT, "hsskern", "**", "*.px[di]"), recursive=True))
-    for path in [os.path.join(ROOT, s) for s in ext.sources] + headers:
+    # a variant's source only includes the real one: its depends name that
+    for path in [os.path.join(ROOT, s) for s in ext.sources + ext.depends] + headers:
         h.update(os.path.relpath(path, ROOT).encode() + b"\0")
         with open(path, "rb") as f:
             h.update(f.read())
@@ -133,7 +148,9 @@ class CachedBuildExt(build_ext):
             if os.path.exists(cached) and not self.force:
                 target = self.get_ext_fullpath(ext.name)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copy2(cached, target)
+                # a fresh mtime: setuptools copies to the package (--inplace, editable) only a
+                # module newer than the one there, which may be a native build's
+                shutil.copy(cached, target)
                 print(f"{ext.name}: unchanged, copied from {os.path.relpath(cached, ROOT)}")
             else:
                 misses.append((ext, cached))
@@ -143,14 +160,35 @@ class CachedBuildExt(build_ext):
         if self.extensions:
             # the generated C goes into the extensions setuptools prepared (cythonize returns
             # copies, without setuptools' attributes)
+            # include_path: a variant's source (in build/variants) includes the real one
+            # and cimports the package's .pxd files from the checkout
             generated = {e.name: e.sources for e in cythonize(
-                self.extensions, language_level=3, compiler_directives=DIRECTIVES)}
+                self.extensions, language_level=3, compiler_directives=DIRECTIVES,
+                include_path=[ROOT])}
             for ext in self.extensions:
                 ext.sources = generated[ext.name]
+            # a miss compiles: setuptools' own check compares timestamps only and would keep
+            # (and the cache then store) a module built with other flags, e.g. HSSKERN_NATIVE
+            force, self.force = self.force, True
             super().build_extensions()
+            self.force = force
         self.extensions = all_exts
         for ext, cached in misses:
             self._store(self.get_ext_fullpath(ext.name), cached)
+        self._remove_stale_variants()
+
+    def _remove_stale_variants(self):
+        """A variant not built this time (a native build has none) must not stay next to the
+        modules: an earlier default build's would be imported instead of the new modules."""
+        built = {ext.name for ext in self.extensions}
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        for name in (f"{m}_{level}" for m in VARIANTS for level in LEVELS):
+            # the build folder's copy and the package's (--inplace and editable installs)
+            for path in {self.get_ext_fullpath(name),
+                         os.path.join(ROOT, *name.split(".")) + suffix}:
+                if name not in built and os.path.exists(path):
+                    os.remove(path)
+                    print(f"{os.path.relpath(path, ROOT)}: removed (not built this time)")
 
     @staticmethod
     def _store(built, cached):
@@ -164,16 +202,41 @@ class CachedBuildExt(build_ext):
             os.remove(old)
 
 
-extensions = [
-    Extension(
-        name,
-        [name.replace(".", "/") + ".pyx"],
-        include_dirs=[np.get_include()],
-        extra_compile_args=args,
-        extra_link_args=LINK,
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
-    for name, args in MODULES.items()
-]
+def _extension(name, source, args, depends=()):
+    return Extension(name, [source], depends=list(depends), include_dirs=[np.get_include()],
+                     extra_compile_args=args, extra_link_args=LINK,
+                     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
+
+
+def _variant_source(name, level):
+    """A source for ``<name>_<level>``: Cython names a module after its file, so the variant
+    is a file of that name that includes the real source (path relative to ROOT, found through
+    include_path; the file is rewritten only when it changes, so its timestamp stays)."""
+    real = name.replace(".", "/") + ".pyx"
+    path = os.path.join(VARIANT_DIR, f"{name.replace('.', '/')}_{level}.pyx")
+    text = f'# cython: language_level=3\n# generated by setup.py\ninclude "{real}"\n'
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as f:
+            f.write(text)
+    return os.path.relpath(path, ROOT), real
+
+
+def _variants():
+    if NATIVE or sys.platform == "win32":
+        return []
+    out = []
+    for level, march in LEVELS.items():
+        if not _compiler_accepts([march]):
+            print(f"setup.py: the C compiler refuses {march}: no {level} variants")
+            continue
+        for name in VARIANTS:
+            source, real = _variant_source(name, level)
+            out.append(_extension(f"{name}_{level}", source, MODULES[name] + [march], [real]))
+    return out
+
+
+extensions = [_extension(name, name.replace(".", "/") + ".pyx", args)
+              for name, args in MODULES.items()] + _variants()
 
 setup(ext_modules=extensions, cmdclass={"build_ext": CachedBuildExt})

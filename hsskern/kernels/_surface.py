@@ -10,10 +10,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from ..utils._cpu import load
 from ..utils._memory import check_memory
 from ..utils._scaling import SAFE_LOG2, coordinate_extent, log2, power_of_two_below
 from ..utils.validation import check_indices, check_out, check_positive
-from . import _eval, _sparse_eval
+
+# the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
+_eval = load("hsskern.kernels._eval")
+_sparse_eval = load("hsskern.kernels._sparse_eval")
 
 #: Default memory for the per-thread scratch tiles of blocked products.
 DEFAULT_BLOCK_MEMORY = 32 * 2**20

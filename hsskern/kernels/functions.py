@@ -25,10 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._cpu import load
 from ..utils._deprecation import caller_stacklevel
 from ..utils._scaling import log2
 from ..utils.validation import check_positive
-from . import _eval
+
+# the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
+_eval = load("hsskern.kernels._eval")
 
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: scikit-learn's names for kernels of ``KERNELS`` (SVC's ``kernel`` strings)

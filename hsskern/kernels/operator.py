@@ -9,13 +9,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from ..utils._cpu import load
 from ..utils._memory import check_memory
 from ..utils._threads import one_blas_thread
 from ..utils.validation import check_indices, check_points
-from . import _eval
 from ._surface import (_ROW_TILE, DEFAULT_BLOCK_MEMORY, _code_origin,
                        _CrossSurface, _evaluation_inputs, _KernelSurface, _StoredMatrix,
                        _SymmetricSurface)
+
+# the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
+_eval = load("hsskern.kernels._eval")
 
 #: The symmetric product's per-thread buffers may use at least this much (see _matmat).
 _SYM_MIN_BYTES = 64 * 2**20

@@ -16,17 +16,20 @@ Compressions, trees and feature maps need dense coordinates and do not take thes
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._cpu import load
 from ..utils._memory import check_memory, format_bytes
 # the sparse-input policy lives with the input validation; its names stay importable here
 from ..utils.validation import (SPARSE_ROWS_MAX_DENSITY, SPARSE_ROWS_MIN_FEATURES,  # noqa: F401
                                 canonical_rows, check_points, check_sparse_rows, densify,
                                 densify_fits, prefer_sparse_rows, rows_nbytes)
-from . import _sparse_eval
 from ._surface import (_ROW_TILE, DEFAULT_BLOCK_MEMORY, _CrossSurface, _evaluation_inputs,
                        _KernelSurface, _StoredMatrix, _SymmetricSurface)
 from .callable import CallableKernelOperator
 from .functions import DOT_KERNELS, make_kernel
 from .operator import KernelOperator
+
+# the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
+_sparse_eval = load("hsskern.kernels._sparse_eval")
 
 __all__ = ["SparseRowsKernelOperator", "SparseRowsCrossKernelOperator",
            "StoredSparseRowsKernelOperator", "check_sparse_rows", "rows_operator",

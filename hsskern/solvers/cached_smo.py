@@ -19,9 +19,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..kernels import gaussian_expansion, kernel_operator
-from ._cached_smo import Engine, max_threads
+from ..utils._cpu import load
 from .path import check_weights
 from .refine import RefineResult, feasible_start
+
+# the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
+_cached_smo = load("hsskern.solvers._cached_smo")
+Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 
 #: the kernels whose rows the engine computes (a callable or precomputed kernel's come from
 #: its own operator: the block decomposition)
