@@ -8,7 +8,8 @@ decomposition started from the last stage's solution padded with zeros. Every po
 passes through is feasible and its KKT gap (LIBSVM's stopping measure) is known, so the fit
 can stop at any time. ``history_`` records, for each point whose gap is known exactly, the
 seconds since the start, the stage's size, the gap over the stage's points and the
-validation accuracy.
+validation accuracy. The validation points are held out only under a time budget (which
+needs them to choose among its anytime models), so the first fit takes a generous one.
 
 A second fit with ``max_time`` set to half of the first one's time stops early: it returns
 the best point on the held-out points, and ``gap_`` certifies it over all training points.
@@ -22,7 +23,8 @@ from hsskern.datasets import load
 X, y, _, _ = load("ijcnn1")
 X, y = X[:12000], y[:12000]
 
-full = ExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=1000), random_state=0).fit(X, y)
+full = ExactSVC(h=1.0, C=10.0, options=ExactSVCOptions(subsample=1000), max_time=3600.0,
+                random_state=0).fit(X, y)
 seconds, size, gap, accuracy = np.array(full.history_[0]).T
 print("stages:", full.stages_, "selected:", full.selected_, f"gap {full.gap_[0]:.2e}")
 
