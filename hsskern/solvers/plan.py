@@ -21,7 +21,6 @@ side, as many as the classes overlap) hardly. On nested subsamples of nine sets 
 vectors), b = 0.40 (1 - s / 0.70) for a share s measured on m points fitting all of them to
 9 % root-mean-square (design notes): :func:`expected_share`.
 """
-import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -32,7 +31,7 @@ from ..utils._threads import usable_cores
 from ..utils.validation import check_positive
 
 __all__ = ["RouteOptions", "FitPlan", "plan_fit", "expected_share", "engine_for",
-           "threads_for_plan", "own_load", "decomposition_memory", "ENGINES"]
+           "threads_for_plan", "other_runnable", "decomposition_memory", "ENGINES"]
 
 #: what ``engine`` may be asked for
 ENGINES = ("auto", "cached", "block")
@@ -84,8 +83,8 @@ class RouteOptions(OptionsBase):
     serial_n : int, default 5000
         Up to this many points the engines run on one thread.
     busy_load : float, default 0.5
-        Every core only while the other processes' load (the 1-minute load average less this
-        process's part) leaves one core and ``busy_load`` of another idle beside this
+        Every core only while the other processes' runnable threads (counted at the fit's
+        start, :func:`other_runnable`) leave one core and ``busy_load`` of another idle beside this
         process's: a parallel region whose thread waits for a core another process holds is
         slower than one thread (:func:`threads_for_plan`). A negative value: every core.
     """
@@ -194,26 +193,39 @@ def engine_for(n, d, route, cache_bytes, share, expanded=True):
     return "block", f"support vectors' rows {over:.2g} x the cache"
 
 
-def own_load(cores):
-    """This process's part of the 1-minute load average: its CPU time over its age (all its
-    threads), weighted as the load average weights a process that started that long ago
-    (1 - e^(-age / 60 s)); 0 where /proc does not say."""
-    try:
-        with open("/proc/self/stat") as f:  # field 22, starttime, after the ")" of comm
-            start = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
-        with open("/proc/uptime") as f:
-            age = max(float(f.read().split()[0]) - start, 1e-3)
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return min(time.process_time() / age, cores) * (1.0 - math.exp(-age / 60.0))
+def other_runnable(samples=3, pause=1e-3):
+    """How many threads of other processes are runnable now: the kernel's count of runnable
+    threads (/proc/loadavg's fourth field) less this process's own running threads, the
+    least of a few samples ``pause`` seconds apart (a thread of ours that just finished
+    spinning is not another process's work); None where /proc does not say. An instant
+    count, unlike the 1-minute load average, which still carries a process that ended a
+    minute ago."""
+    least = None
+    for i in range(samples):
+        try:
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+            own = 0
+            for task in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{task}/stat") as f:
+                    own += f.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, ValueError, IndexError):
+            return None
+        others = max(running - max(own, 1), 0)
+        least = others if least is None else min(least, others)
+        if least == 0:
+            break
+        if i + 1 < samples:
+            time.sleep(pause)
+    return least
 
 
 def threads_for_plan(n, route, load=None, cores=None):
     """The engines' threads on n points: 1 up to ``route.serial_n`` points, or where the
-    other processes leave no core idle beside this one (their load: the 1-minute load
-    average less :func:`own_load`, at most ``cores - 1 - route.busy_load``), else 0 (OpenMP's
-    count). ``load`` and ``cores`` default to the machine's (the load average, the cores
-    this process may run on); a ``load`` given is the other processes' own."""
+    other processes leave no core idle beside this one (their runnable threads,
+    :func:`other_runnable`, at most ``cores - 1 - route.busy_load``), else 0 (OpenMP's
+    count). ``load`` and ``cores`` default to the machine's (the other processes' runnable
+    threads now, the cores this process may run on)."""
     if n <= route.serial_n:
         return 1
     cores = usable_cores() if cores is None else cores
@@ -222,9 +234,8 @@ def threads_for_plan(n, route, load=None, cores=None):
     if route.busy_load < 0:
         return 0
     if load is None:
-        try:
-            load = max(os.getloadavg()[0] - own_load(cores), 0.0)
-        except (AttributeError, OSError):  # no load average here: every core
+        load = other_runnable()
+        if load is None:  # no /proc here: every core
             return 0
     return 0 if cores - float(load) >= 1.0 + route.busy_load else 1
 
