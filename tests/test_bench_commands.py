@@ -75,8 +75,8 @@ def test_the_extraction_reads_spans_blocks_comments_and_continuations():
 def _data_exists(name):
     if re.fullmatch(r"gmm8_\d+", name):
         return True
-    from hsskern.datasets import BUNDLED, NO_DOWNLOAD, SOURCES
-    return name in BUNDLED or name in SOURCES or name in NO_DOWNLOAD
+    from hsskern.datasets import BUNDLED, SOURCES
+    return name in BUNDLED or name in SOURCES
 
 
 @pytest.mark.parametrize("where,command", COMMANDS, ids=[f"{w}: {c}" for w, c in COMMANDS])

@@ -196,3 +196,54 @@ def test_every_source_is_pinned_to_a_commit_and_a_checksum():
             assert re.fullmatch(r"[0-9a-f]{64}", f.sha256), (name, f)
             assert f.url.startswith("https://raw.githubusercontent.com/" + f.repo + "/")
 
+
+
+def _gz(data, mtime):
+    import gzip
+    import io
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=mtime) as f:
+        f.write(data)
+    return buf.getvalue()
+
+
+def test_a_gunzipped_checksum_ignores_the_gzip_header_and_refuses_other_content(server,
+                                                                                tmp_path):
+    # Fashion-MNIST's files: the same content behind different gzip headers (mtime) in
+    # different copies, so the recorded sha256 is of the decompressed bytes
+    root, url, asked = server
+    content = bytes(range(256)) * 40
+    (root / "a.gz").write_bytes(_gz(content, mtime=1))
+    (root / "b.gz").write_bytes(_gz(content[::-1], mtime=1))
+    (root / "c.gz").write_bytes(b"not gzip at all")
+    dest = tmp_path / "cache" / "a.gz"
+    assert download_file(f"{url}/a.gz", dest, _sha(content), gunzipped=True) == dest
+    assert dest.read_bytes() != _gz(content, mtime=2)  # another header, the same check
+    assert _fetch._sha256(dest, gunzipped=True) == _sha(content)
+    for bad in ("b.gz", "c.gz"):
+        with pytest.raises(ChecksumError, match="sha256"):
+            download_file(f"{url}/{bad}", tmp_path / "cache" / bad, _sha(content),
+                          gunzipped=True)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["a.gz"]
+
+
+def _idx_gz(path, a):
+    """``a`` (uint8) written as a gzip-compressed IDX file."""
+    import gzip
+    header = bytes([0, 0, 8, a.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in a.shape)
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(header + np.ascontiguousarray(a, dtype=np.uint8).tobytes())
+
+
+def test_the_idx_conversion_reads_what_it_writes(tmp_path):
+    rng = np.random.default_rng(0)
+    Xtr, Xte = (rng.integers(0, 256, size=(m, 28, 28), dtype=np.uint8) for m in (7, 3))
+    ytr, yte = rng.integers(0, 10, size=7, dtype=np.uint8), rng.integers(0, 10, size=3,
+                                                                          dtype=np.uint8)
+    paths = [tmp_path / f"{i}.gz" for i in range(4)]
+    for p, a in zip(paths, (Xtr, ytr, Xte, yte)):
+        _idx_gz(p, a)
+    got = _sources._fashion(paths)
+    for g, want in zip(got, (Xtr.reshape(7, -1), ytr, Xte.reshape(3, -1), yte)):
+        assert g.dtype == np.float64
+        np.testing.assert_array_equal(g, want)

@@ -7,6 +7,7 @@ raw files under ``<cache>/raw/<name>/``, each checked against the sha256 in
 to ``<cache>/<name>.npz``; a file is moved into place only whole and checked, so an interrupted
 or corrupted download never leaves a file the next call would trust.
 """
+import gzip
 import hashlib
 import os
 import tempfile
@@ -25,12 +26,6 @@ DATA_ENV = "HSSKERN_DATA"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
 #: Sets of ``shared/datasets`` that have no download here, with where they come from.
-NO_DOWNLOAD = {
-    "fashion_mnist": "zalandoresearch/fashion-mnist @ 55506a91af88: data/fashion/*-idx?-ubyte.gz "
-                     "(the official 60,000/10,000 split; X the raw 0..255 pixels)",
-}
-
-
 class DataUnavailableError(HsskernError, FileNotFoundError):
     """A named data set is neither cached nor beside the checkout, and cannot be fetched."""
 
@@ -85,23 +80,19 @@ def fetch(name, data_home=None, download=True):
     ChecksumError
         A downloaded file, or the converted arrays, differ from the recorded sha256.
     """
-    if name not in SOURCES and name not in NO_DOWNLOAD:
+    if name not in SOURCES:
         raise ValueError(f"unknown data set {name!r}; known: {', '.join(sorted(SOURCES))}")
     path = find(name, data_home)
     if path is not None:
         return path
     home = get_data_home(data_home)
-    if name in NO_DOWNLOAD:
-        raise DataUnavailableError(
-            f"data set {name!r} is not in {home} nor {SHARED}, and hsskern cannot download it: "
-            f"get it from {NO_DOWNLOAD[name]} and save the four arrays (X_train, y_train, "
-            f"X_test, y_test) as {home / (name + '.npz')}")
     src = SOURCES[name]
     if not download:
         raise DataUnavailableError(_missing(name, home, "download=False"))
     raw = home / "raw" / name
     try:
-        paths = [download_file(f.url, raw / f.name, f.sha256) for f in src.files]
+        paths = [download_file(f.url, raw / f.name, f.sha256, gunzipped=f.gunzipped)
+                 for f in src.files]
     except (urllib.error.URLError, OSError) as e:
         raise DataUnavailableError(_missing(name, home, f"downloading failed: {e}")) from e
     arrays = src.convert(paths)
@@ -120,25 +111,28 @@ def _missing(name, home, why):
             f"import fetch; fetch({name!r})\" downloads and converts it (sha256-checked)")
 
 
-def download_file(url, dest, sha256, timeout=60):
+def download_file(url, dest, sha256, timeout=60, gunzipped=False):
     """``dest``, downloaded from ``url`` unless already there with this sha256.
 
     The bytes go to a temporary file beside ``dest``, renamed to ``dest`` only once their
     sha256 matches: raises :class:`ChecksumError` (keeping nothing) when it does not.
+    ``gunzipped``: the sha256 is of the file's gzip-decompressed bytes.
     """
     dest = Path(dest)
-    if dest.exists() and _sha256(dest) == sha256:
+    if dest.exists() and _sha256(dest, gunzipped) == sha256:
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name, suffix=".part")
     try:
-        digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as r:
             for chunk in iter(lambda: r.read(1 << 20), b""):
-                digest.update(chunk)
                 out.write(chunk)
-        if digest.hexdigest() != sha256:
-            raise ChecksumError(f"{url}: sha256 {digest.hexdigest()}, expected {sha256}; "
+        try:
+            got = _sha256(tmp, gunzipped)
+        except (OSError, EOFError) as e:  # not gzip data, or cut short
+            got = f"unreadable ({e})"
+        if got != sha256:
+            raise ChecksumError(f"{url}: sha256 {got}, expected {sha256}; "
                                 f"the file was not kept")
         os.replace(tmp, dest)
     finally:
@@ -146,9 +140,9 @@ def download_file(url, dest, sha256, timeout=60):
     return dest
 
 
-def _sha256(path):
+def _sha256(path, gunzipped=False):
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with (gzip.open if gunzipped else open)(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._fetch import NO_DOWNLOAD, fetch
+from ._fetch import fetch
 from ._sources import SOURCES
 
 _HERE = Path(__file__).resolve().parent
@@ -37,7 +37,7 @@ def load(name, test=None, download=True):
     """
     if str(name) in BUNDLED:
         return _load_npz(_HERE / f"{name}.npz")
-    if str(name) in SOURCES or str(name) in NO_DOWNLOAD:
+    if str(name) in SOURCES:
         return _load_npz(fetch(str(name), download=download))
     path = Path(name)
     if not path.exists():

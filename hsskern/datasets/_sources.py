@@ -18,10 +18,14 @@ _RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
 @dataclass(frozen=True)
 class RawFile:
+    """A public file at a fixed commit; ``sha256`` of its bytes, or with ``gunzipped`` of
+    its gzip-decompressed bytes (for files whose gzip header differs between copies of the
+    same content, as Fashion-MNIST's in Debian's package and upstream)."""
     repo: str
     commit: str
     path: str
     sha256: str
+    gunzipped: bool = False
 
     @property
     def url(self):
@@ -122,6 +126,24 @@ def _multiclass(delimiters, skiprows=0):
         ytr, yte = _class_ids(tr[:, -1], te[:, -1])
         return tr[:, :-1], ytr, te[:, :-1], yte
     return convert
+
+
+def _idx(path):
+    """An IDX file (gzip-compressed) as an array: the magic's dimension count, the big-endian
+    int32 sizes, then unsigned bytes."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+
+
+def _fashion(paths):
+    """Fashion-MNIST's train images, labels, test images, labels: raw 0..255 pixels, rows of
+    784, float64."""
+    Xtr, ytr, Xte, yte = (_idx(p) for p in paths)
+    flat = [a.reshape(a.shape[0], -1).astype(np.float64) for a in (Xtr, ytr, Xte, yte)]
+    return flat[0], flat[1].ravel(), flat[2], flat[3].ravel()
 
 
 def _usps(paths):
@@ -248,6 +270,18 @@ SOURCES = {
             ("zip.train.gz", "66ebf231ab51f2cf6ac1a892d0f98ccffee1079d7a5db638c1f11f366046ca16"),
             ("zip.test.gz", "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f"))),
         _usps, "USPS digits as distributed with ESL, official split"),
+    "fashion_mnist": Source("multiclass", tuple(
+        RawFile("zalandoresearch/fashion-mnist", "55506a91af88bac38da7169389bdffed53be3621",
+                f"data/fashion/{p}", s, gunzipped=True) for p, s in (
+            ("train-images-idx3-ubyte.gz",
+             "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"),
+            ("train-labels-idx1-ubyte.gz",
+             "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"),
+            ("t10k-images-idx3-ubyte.gz",
+             "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"),
+            ("t10k-labels-idx1-ubyte.gz",
+             "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"))),
+        _fashion, "Fashion-MNIST, official split; the sha256 are of the decompressed files"),
     "shuttle": Source("multiclass", (
         _f("abhijeetborole/multilayerperceptron", "299c1b4945ddc33deb26f68dd7520aab33f0c88e",
            "shuttle.trn", "a0128290c86442a40ec7506003e51808afbef2f509d80a9ff244ecd5bc6dfa36"),
@@ -303,6 +337,7 @@ _ARRAYS = {
     "satimage": "17dc85827f4613c417dd42fc54adf9cfb4895442814df5faabe1370f6621ff01",
     "usps": "f95ee818c346db9b550b414c69d4185fdb07ada5696c698047f73ff524e56132",
     "shuttle": "7f62215333ab0a4f27c11ce94ec971b51b6ab2f8a15ef4610cf1a69bd0c35dcf",
+    "fashion_mnist": "1ac74ec97ffb1e335fd8f0510cf0ec8a097271220c9e7ad7d2371c4faaa04872",
     "kin40k": "db92ab8556a02fff107611faaef757eed6ede2af8a4a566307504657cded767d",
     "pol": "002ad77cc0a57175cb1533e84cb03dbc56f2e2f742ea7e220fe5a9913fd6a11e",
     "elevators": "f276283c3ffdcc1dc355660c9b0eafb022c9444dcc5284f62b0610db6e1559fb",
