@@ -25,7 +25,7 @@ DATA_ENV = "HSSKERN_DATA"
 #: ``shared/datasets`` beside a source checkout (absent in an installed package or a bare clone).
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
-#: Sets of ``shared/datasets`` that have no download here, with where they come from.
+
 class DataUnavailableError(HsskernError, FileNotFoundError):
     """A named data set is neither cached nor beside the checkout, and cannot be fetched."""
 
