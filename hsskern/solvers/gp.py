@@ -68,8 +68,9 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #: and the reasoning in docs/design_notes.md, "The Gaussian process's dense-to-HSS
 #: crossover"): the dense route is 4x faster at 1,000 points and 8-10x at 2,000 (29.7 s
 #: against 316 s, one thread, load ~15), the HSS search's compressions at the small widths it
-#: tries cost more than n^3 factorizations this small; extrapolated, they meet near 6,000-8,000.
-DENSE_MAX_N = 6000
+#: tries cost more than n^3 factorizations this small; on a quiet machine the HSS route took
+#: more than 420 s at 8,000 points where the dense one's n^3 gives about 160 s.
+DENSE_MAX_N = 10000
 
 
 def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N, *, d=1, k=1,
