@@ -219,16 +219,17 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         """Whether this fit is the exact solve from zero that the cached SMO engine does
         faster (:func:`~hsskern.solvers.plan.engine_for`, the classifier's rule at its default
         share: dense points within its size, the support vectors' rows within its cache)."""
-        if not self._auto_engine or sp.issparse(X) or kernel_of(self, X=X).name not in KERNELS:
+        # the cached SVR engine takes no start: a warm_start fit keeps the block route
+        if not self._auto_engine or sp.issparse(X) or getattr(self, "warm_start", False):
             return False
-        if getattr(self, "warm_start", False):  # the cached SVR engine takes no start
-            return False
-        if not starts_from_zero(self, X.shape, refine=bool(self._options().solve_exact)):
+        kernel = kernel_of(self, X=X)  # gamma="scale" reads X once
+        if kernel.name not in KERNELS or not starts_from_zero(
+                self, X.shape, refine=bool(self._options().solve_exact)):
             return False
         n, d = X.shape
         smo = smo_options(self, self.tol)
         cache = engine_cache(n, d, smo, resolve_budget(self.memory_budget))
-        expanded = expands_distances(kernel_of(self, X=X), d, smo)
+        expanded = expands_distances(kernel, d, smo)
         return engine_for(n, d, RouteOptions(), cache, None, expanded)[0] == "cached"
 
     def _takes_sparse_rows(self, shape):
