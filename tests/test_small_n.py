@@ -19,9 +19,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import kernel_operator, make_kernel
-from hsskern.solvers.hss_path import (HSSBackend, decomposition_memory,
-                                      hss_svm_path, prepare_decomposition)
-from hsskern.solvers.plan import RouteOptions
+from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_decomposition
+from hsskern.solvers.plan import RouteOptions, decomposition_memory
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
 

@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
-from hsskern.solvers.hss_path import (HSSBackend, decomposition_memory,
-                                      prepare_decomposition)
-from hsskern.solvers.plan import RouteOptions
+from hsskern.solvers.hss_path import HSSBackend, prepare_decomposition
+from hsskern.solvers.plan import RouteOptions, decomposition_memory
 from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import assert_same_svm, gap_tol, svc
 from hsskern import HSSSVCOptions

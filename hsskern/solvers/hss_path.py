@@ -53,7 +53,7 @@ from .refine import RefineResult, continuation_start, refine_exact
 from .warm import WARM_OPTIONS
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
-           "decomposition_memory", "decomposition_chunk", "hss_svm_path", "threads_for",
+           "decomposition_chunk", "hss_svm_path", "threads_for",
            "exact_info", "check_dual_start"]
 
 #: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
