@@ -50,7 +50,7 @@ from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cach
                          expands_distances, probe_sv_share)
 from .plan import ENGINES, RouteOptions, decomposition_memory, plan_fit
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import warm_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_chunk", "hss_svm_path", "threads_for",
@@ -540,12 +540,13 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
-                near = WARM_OPTIONS if prev is None and dual_start is not None else {}
+                near = prev is None and dual_start is not None
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,
                                         log=_refine_log(log, C, j), workspace=workspace,
-                                        block_reuse=block_reuse, **near)
+                                        block_reuse=block_reuse,
+                                        **(warm_options(a, C, weights) if near else {}))
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")

@@ -41,7 +41,7 @@ from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import warm_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -464,8 +464,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = {**WARM_OPTIONS, "max_ws": min(max_ws, WARM_OPTIONS["max_ws"])} \
-                if prev is None and first is not None else {"max_ws": max_ws}
+            near = warm_options(first, C) if prev is None and first is not None else {}
+            near["max_ws"] = min(max_ws, near.get("max_ws", max_ws))
             if prev is not None:
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
