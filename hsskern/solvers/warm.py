@@ -55,12 +55,12 @@ def warm_options(alpha, C, weights=None):
                                           int(WARM_FREE_FACTOR * free))}
 
 
-def row_keys(X, labels=None, chunk=65536):
+def row_keys(X, labels=None, chunk=None):
     """A 128-bit key per row, shape (n, 2) uint64: the sums of two hashes of each nonzero
     entry (column, value; :mod:`hsskern.utils._rowhash`), mixed with the row's label when
     given. Equal rows (dense or sparse) with equal labels get equal keys; two different ones
     collide with probability ~2^-128. Dense rows are hashed ``chunk`` rows at a time
-    (temporaries of chunk x d entries)."""
+    (:func:`~hsskern.utils._rowhash.dense_row_hashes`)."""
     n = X.shape[0]
     if sp.issparse(X):
         out = np.zeros((n, 2), dtype=np.uint64)

@@ -47,12 +47,13 @@ def float_bits(v):
     return (np.asarray(v, dtype=np.float64) + 0.0).view(np.uint64)
 
 
-def dense_row_hashes(X, lanes=2, chunk=65536):
+def dense_row_hashes(X, lanes=2, chunk=None):
     """(n, lanes) uint64: per row of the dense X, the sums of its entries' hashes
     (:func:`entry_hashes`) modulo 2^64. Equal rows (-0.0 and 0.0 alike) hash equal; ``chunk``
-    rows at a time (temporaries of chunk x d entries)."""
+    rows at a time (None: temporaries of about 2^17 entries, which stay in cache)."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
+    chunk = max(64, 2 ** 17 // max(1, X.shape[1])) if chunk is None else chunk
     out = np.zeros((n, lanes), dtype=np.uint64)
     cols = np.arange(X.shape[1], dtype=np.uint64)
     for lo in range(0, n, chunk):
