@@ -251,7 +251,7 @@ def test_a_busy_core_is_seen_at_once_and_a_finished_process_not():
                                  dict(direct_overcommit=-1.0),
                                  dict(serial_n=1.5), dict(busy_load="x"),
                                  dict(exact_limit=0), dict(stage_min=-1.0),
-                                 dict(stage_limit="x")])
+                                 dict(stage_limit="x"), dict(warm_max_ws=1)])
 def test_route_options_are_checked(bad):
     with pytest.raises(InvalidParameterError):
         RouteOptions(**bad)
@@ -272,3 +272,13 @@ def test_the_fitted_estimator_records_its_plan():
     assert engine_cache(600, 4, SMOOptions(), None) == CACHE
     ref = SVC(C=1.0, gamma=0.5).fit(X, y)
     assert np.mean(est.predict(X) == ref.predict(X)) >= 0.999
+
+
+def test_the_thresholds_moved_from_module_constants_are_read_from_their_options():
+    from hsskern.solvers.warm import near_options
+    assert near_options() == {"max_ws": ROUTE.warm_max_ws, "sub_tol": 0.0, "shrinking": True}
+    assert near_options(300)["max_ws"] == 300
+    assert near_options(5000, replace(ROUTE, warm_max_ws=2000))["max_ws"] == 2000
+    # float32 rows from SMOOptions.float32_min_tol up
+    assert SMOOptions(tol=1e-3).single_rows and not SMOOptions(tol=1e-4).single_rows
+    assert not SMOOptions(tol=1e-3, float32_min_tol=1e-2).single_rows

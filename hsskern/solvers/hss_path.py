@@ -50,7 +50,7 @@ from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cach
 from .plan import (ENGINES, RouteOptions, decomposition_memory, plan_fit, plan_start,
                    start_plan)
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_chunk", "hss_svm_path", "threads_for", "with_plan",
@@ -540,7 +540,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
-                near = WARM_OPTIONS if prev is None and dual_start is not None else {}
+                near = near_options() if prev is None and dual_start is not None else {}
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,

@@ -109,6 +109,10 @@ class RouteOptions(OptionsBase):
         The block route stores K (within the budget, on a path) from this many features.
     serial_n : int, default 5000
         Up to this many points the engines run on one thread.
+    warm_max_ws : int, default 1000
+        The working sets' cap of the exact decomposition from a carried start (a refit's,
+        :func:`~hsskern.solvers.warm.near_options`): such a start moves a few hundred
+        points, and a set of thousands pays its block's entries for nothing.
     busy_load : float, default 0.5
         Every core only while the other processes' runnable threads (counted at the fit's
         start, :func:`other_runnable`) leave one core and ``busy_load`` of another idle beside this
@@ -129,6 +133,7 @@ class RouteOptions(OptionsBase):
     max_points_bytes: float = 24 * 2 ** 20
     store_min_features: int = 64
     serial_n: int = 5000
+    warm_max_ws: int = 1000
     busy_load: float = 0.5
 
     def _check(self):
@@ -145,6 +150,7 @@ class RouteOptions(OptionsBase):
         check_positive(self.small_n, "small_n", integer=True, minimum=0)
         check_positive(self.store_min_features, "store_min_features", integer=True, minimum=1)
         check_positive(self.serial_n, "serial_n", integer=True, minimum=0)
+        check_positive(self.warm_max_ws, "warm_max_ws", integer=True, minimum=2)
         if isinstance(self.busy_load, bool) or not isinstance(self.busy_load, Real):
             raise TypeError(f"busy_load must be a real number, got {self.busy_load!r}")
 

@@ -42,7 +42,7 @@ from .hss_path import HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
 from .plan import RouteOptions
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -465,7 +465,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = {**WARM_OPTIONS, "max_ws": min(max_ws, WARM_OPTIONS["max_ws"])} \
+            near = near_options(max_ws) \
                 if prev is None and first is not None else {"max_ws": max_ws}
             if prev is not None:
                 C_prev, pr = prev
