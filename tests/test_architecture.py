@@ -243,7 +243,6 @@ PRIVATE_TUNABLES_TO_MOVE = {
     "hsskern.solvers.exact_path._MIN_STAGE_GROWTH",
     "hsskern.solvers.exact_path._RATE_MIN_ENTRIES", "hsskern.solvers.exact_path._STAGE_VECTORS",
     "hsskern.solvers.exact_path._MIN_SUBSAMPLE", "hsskern.solvers.exact_path._PROBE",
-    "hsskern.solvers.hss_path._MIN_DECOMPOSITION_CHUNK",
     "hsskern.solvers.ridge_path._RELIABLE_DROP", "hsskern.solvers.ridge_path._CLOSE_ENOUGH",
     "hsskern.solvers.ridge_path._CG_VECTORS",
 }

@@ -251,7 +251,8 @@ def test_a_busy_core_is_seen_at_once_and_a_finished_process_not():
                                  dict(direct_overcommit=-1.0),
                                  dict(serial_n=1.5), dict(busy_load="x"),
                                  dict(exact_limit=0), dict(stage_min=-1.0),
-                                 dict(stage_limit="x"), dict(warm_max_ws=1)])
+                                 dict(stage_limit="x"), dict(warm_max_ws=1),
+                                 dict(min_chunk=0)])
 def test_route_options_are_checked(bad):
     with pytest.raises(InvalidParameterError):
         RouteOptions(**bad)

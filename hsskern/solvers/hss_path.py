@@ -56,10 +56,6 @@ __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
            "decomposition_chunk", "hss_svm_path", "threads_for", "with_plan",
            "exact_info", "check_dual_start"]
 
-#: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
-#: below it every round is a kernel product over all n points for a handful of pair steps.
-_MIN_DECOMPOSITION_CHUNK = 256
-
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
 SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
@@ -241,7 +237,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     Raises
     ------
     MemoryBudgetError
-        When the budget does not hold working sets of min(n, 256) points.
+        When the budget does not hold working sets of min(n, ``route.min_chunk``) points.
     """
     n, d = X.shape
     log = log or (lambda level, msg: None)
@@ -250,7 +246,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     K = kernel_operator(X, kernel)  # sparse X: kernel entries from its sparse rows
     pb = rows_nbytes(K.points)
     budget = resolve_budget(memory_budget)
-    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log)
+    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route)
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     smo_options = SMOOptions() if smo_options is None else smo_options
     dense = not sp.issparse(K.points)
@@ -294,14 +290,14 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                       points=None if shifted is None else X)
 
 
-def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log):
+def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route):
     """The largest q <= min(n, max_chunk) whose decomposition memory fits ``budget``; a
-    MemoryBudgetError when not even min(n, 256) does."""
+    MemoryBudgetError when not even min(n, ``route.min_chunk``) does."""
     q = min(n, int(max_chunk))
     if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
         room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
         q = int(np.sqrt(max(room, 0.0)))
-        q_min = min(n, _MIN_DECOMPOSITION_CHUNK)
+        q_min = min(n, route.min_chunk)
         check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs, pb),
                      f'start="decomposition" on {n} points x {d} features (working sets of '
                      f'{q_min} points)', memory_budget,

@@ -109,6 +109,10 @@ class RouteOptions(OptionsBase):
         The block route stores K (within the budget, on a path) from this many features.
     serial_n : int, default 5000
         Up to this many points the engines run on one thread.
+    min_chunk : int, default 256
+        The smallest working set the decomposition from zero runs with when the memory
+        budget caps it (a MemoryBudgetError below): smaller, every round is a kernel
+        product over all n points for a handful of pair steps.
     warm_max_ws : int, default 1000
         The working sets' cap of the exact decomposition from a carried start (a refit's,
         :func:`~hsskern.solvers.warm.near_options`): such a start moves a few hundred
@@ -133,6 +137,7 @@ class RouteOptions(OptionsBase):
     max_points_bytes: float = 24 * 2 ** 20
     store_min_features: int = 64
     serial_n: int = 5000
+    min_chunk: int = 256
     warm_max_ws: int = 1000
     busy_load: float = 0.5
 
@@ -150,6 +155,7 @@ class RouteOptions(OptionsBase):
         check_positive(self.small_n, "small_n", integer=True, minimum=0)
         check_positive(self.store_min_features, "store_min_features", integer=True, minimum=1)
         check_positive(self.serial_n, "serial_n", integer=True, minimum=0)
+        check_positive(self.min_chunk, "min_chunk", integer=True, minimum=2)
         check_positive(self.warm_max_ws, "warm_max_ws", integer=True, minimum=2)
         if isinstance(self.busy_load, bool) or not isinstance(self.busy_load, Real):
             raise TypeError(f"busy_load must be a real number, got {self.busy_load!r}")
@@ -168,8 +174,8 @@ class FitPlan:
     store : bool
         The block route stores K (a :class:`~hsskern.kernels.StoredKernelOperator`).
     threads : int
-        The engines' threads (OpenMP and BLAS): 1, or 0 for OpenMP's count (the ADMM and
-        staged routes: 0).
+        The engines' threads (OpenMP and BLAS): 1, or 0 for OpenMP's count (the ADMM route:
+        0; the staged route: 0 here, each stage's own plan deciding its engine's).
     max_chunk : int
         The working sets' cap (the memory budget's; the ADMM and staged routes: their
         options').
