@@ -285,8 +285,9 @@ def plan_start(n, *, route, start="auto", exact="auto", approximation="hss", ker
 
     The rule. "auto" takes "decomposition" when the exact step runs (``exact`` true), the
     approximation would be HSS, n <= ``route.small_n`` and (``exact="auto"``) n^2 is within
-    ``exact_limit``: both routes pay about n x n_SV entries for the first C, and this one
-    skips the compression, the factor and the ADMM (faster on every set measured from
+    ``exact_limit``: both routes pay about n x n_SV entries for the first C (from zero,
+    over more rounds: 0.8x to 1.2x the ADMM route's, measured), and this one skips the
+    compression, the factor and the ADMM (faster on every set measured from
     3*10^3 to 10^5 points). A measured share takes "decomposition" past ``small_n`` too
     while n^2 x share is within ``exact_limit``. d does not move it (kernel entries and
     the compression's samples both cost ~d each), nor does the budget (the route takes
