@@ -234,6 +234,8 @@ def test_the_evaluators_input_rules_are_written_once(name):
 NUMBERS_NOT_TUNABLES = {
     # recovered coefficients below 1e-9 of the largest are LIBLINEAR's rounding, not vectors
     "hsskern.solvers.sparse_path._PRUNE_RTOL",
+    # counts of the n-vectors a solver allocates, for its memory estimate
+    "hsskern.solvers.exact_path._STAGE_VECTORS", "hsskern.solvers.ridge_path._CG_VECTORS",
 }
 
 #: Private UPPER_CASE thresholds still waiting for their options group (their owners move
@@ -241,10 +243,9 @@ NUMBERS_NOT_TUNABLES = {
 PRIVATE_TUNABLES_TO_MOVE = {
     "hsskern.solvers.exact_path._STAGE_SUB_TOL", "hsskern.solvers.exact_path._STAGE_TIME_SHARE",
     "hsskern.solvers.exact_path._MIN_STAGE_GROWTH",
-    "hsskern.solvers.exact_path._RATE_MIN_ENTRIES", "hsskern.solvers.exact_path._STAGE_VECTORS",
+    "hsskern.solvers.exact_path._RATE_MIN_ENTRIES",
     "hsskern.solvers.exact_path._MIN_SUBSAMPLE", "hsskern.solvers.exact_path._PROBE",
     "hsskern.solvers.ridge_path._RELIABLE_DROP", "hsskern.solvers.ridge_path._CLOSE_ENOUGH",
-    "hsskern.solvers.ridge_path._CG_VECTORS",
 }
 
 
