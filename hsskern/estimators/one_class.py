@@ -79,8 +79,9 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, _NuParams, PathEstimator):
     start_ : str
         The start taken: "admm" or "decomposition" (LIBSVM's).
     fit_time_ : dict
-        Seconds of the phases of the first nu: ``compress``, ``factor``, ``admm`` (0 for
-        LIBSVM's start) and ``exact`` (the exact engine, every nu).
+        Seconds per phase: ``compress`` and ``factor`` (the ADMM start's preparation, counted
+        once, in a path's first model), ``admm`` (0 for LIBSVM's start) and ``exact`` (the
+        exact engine), these two at this model's nu.
 
     Examples
     --------

@@ -151,7 +151,7 @@ class _NuPath:
         if self.log is not None:
             self.log(1, line)
 
-    def _walk(self, X, y, upper, p, totals, groups, nus, index=None, label=""):
+    def _walk(self, X, y, upper, p, totals, groups, nus, index=None):
         """Solver_NU along ``nus``: each of the boolean ``groups`` sums to totals * nu; the
         first nu from LIBSVM's start, the next ones regrown from the last solution."""
         out, res = [], None
@@ -162,7 +162,7 @@ class _NuPath:
                             nu_regrow(res.alpha[g], res.G[g], upper[g], tot * nu))
             res = solve_dual(X, self.kernel, y, upper, p, alpha, index=index, nu=True,
                              options=self.options)
-            self._say(f"{label}nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
+            self._say(f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
                       f"r {res.r:.6g}, {res.time:.3g} s")
             out.append(res)
         return out
