@@ -153,15 +153,16 @@ class _NuPath:
 
     def _walk(self, X, y, upper, p, totals, groups, nus, index=None):
         """Solver_NU along ``nus``: each of the boolean ``groups`` sums to totals * nu; the
-        first nu from LIBSVM's start, the next ones regrown from the last solution."""
-        out, res = [], None
+        first nu from LIBSVM's start, the next ones regrown from the last solution, on one
+        engine and its cached kernel rows (only the start changes along the path)."""
+        out, res, session = [], None, {}
         for nu in nus:
             alpha = np.zeros(y.size)
             for g, tot in zip(groups, totals):
                 alpha[g] = (nu_start(upper[g], tot * nu) if res is None else
                             nu_regrow(res.alpha[g], res.G[g], upper[g], tot * nu))
             res = solve_dual(X, self.kernel, y, upper, p, alpha, index=index, nu=True,
-                             options=self.options)
+                             options=self.options, session=session)
             self._say(f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
                       f"r {res.r:.6g}, {res.time:.3g} s")
             out.append(res)
@@ -275,7 +276,7 @@ class OneClassBackend(_NuPath):
         n = X.shape[0]
         upper = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
         admm = None if weights is not None else admm
-        out, alpha, G, warm = [], None, None, None
+        out, alpha, G, warm, session = [], None, None, None, {}  # one engine for the path
         for nu in nus:
             seconds = 0.0
             if admm is not None and (alpha is None or self.admm_every_nu):
@@ -285,7 +286,7 @@ class OneClassBackend(_NuPath):
             else:
                 alpha = nu_regrow(alpha, G, upper, nu * upper.sum())
             res = solve_dual(X, self.kernel, np.ones(n), upper, np.zeros(n), alpha,
-                             options=self.options)
+                             options=self.options, session=session)
             self._say(f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, {res.time:.3g} s")
             alpha, G = res.alpha, res.G
             out.append(PathSolution(C=float(nu), intercept=-res.rho, n_iter=res.n_iter,
