@@ -234,6 +234,8 @@ def test_the_evaluators_input_rules_are_written_once(name):
 NUMBERS_NOT_TUNABLES = {
     # recovered coefficients below 1e-9 of the largest are LIBLINEAR's rounding, not vectors
     "hsskern.solvers.sparse_path._PRUNE_RTOL",
+    # Solver_NU's sentinel r (the midpoint of the engine's infinity): a value, not a knob
+    "hsskern.solvers.nu_path.NO_FREE",
     # counts of the n-vectors a solver allocates, for its memory estimate
     "hsskern.solvers.exact_path._STAGE_VECTORS", "hsskern.solvers.ridge_path._CG_VECTORS",
 }
@@ -288,7 +290,7 @@ def test_no_upper_case_tunable_under_the_solvers():
     their measurements cited once in the design notes; an UPPER_CASE module number is a knob
     no estimator can reach."""
     found = _upper_case_numbers("hsskern.solvers")
-    public = {f for f in found if not f.rsplit(".", 1)[1].startswith("_")}
+    public = {f for f in found - NUMBERS_NOT_TUNABLES if not f.rsplit(".", 1)[1].startswith("_")}
     assert not public, f"make these options fields (or name why they are not tunables): {public}"
     new = found - NUMBERS_NOT_TUNABLES - PRIVATE_TUNABLES_TO_MOVE
     assert not new, f"make these options fields: {sorted(new)}"

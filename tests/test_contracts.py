@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import make_blobs, make_classification
 
 from hsskern import (ExactSVC, FPCClassifier, HSSKernelRidge, HSSSVC, HSSSVCOptions, HSSSVR,
-                     NystromSVC, SparseCholeskySVC)
+                     NuSVC, NuSVR, NystromSVC, OneClassSVM, SparseCholeskySVC)
 from hsskern.factors import DenseCholeskyFactor, LowRankShiftFactor
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.options import HSSOptions
@@ -69,6 +69,10 @@ def _multiclass(n=150, seed=0):
     return make_blobs(n, n_features=3, centers=3, cluster_std=2.0, random_state=seed)
 
 
+def _unlabeled(n=150, seed=0):
+    return _points(n, 3, seed), None
+
+
 def _regression(n=150, seed=0):
     X = _points(n, 3, seed)
     return X, np.sin(X[:, 0]) + 0.1 * X[:, 1]
@@ -90,6 +94,10 @@ BACKENDS = [
     ("svr-hss", HSSSVR(h=1.0), _regression, "path"),
     ("svr-cached", HSSSVR(kernel="poly", degree=2, gamma=0.5), _regression, "path"),
     ("kernel-ridge", HSSKernelRidge(0.1, h=1.0), _regression, "path"),
+    ("nu-svc", NuSVC(gamma=0.5), _binary, "path"),
+    ("nu-svc-pairwise", NuSVC(gamma=0.5), _multiclass, "fit"),
+    ("nu-svr", NuSVR(gamma=0.5), _regression, "path"),
+    ("one-class", OneClassSVM(gamma=0.5), _unlabeled, "path"),
 ]
 
 
@@ -98,7 +106,9 @@ EXPECTED_BACKEND = {"hss-exact-path": "PairwiseBackend", "hss-admm-path": "Pairw
                     "exact-svc": "PairwiseBackend", "nystrom": "NystromBackend",
                     "sparse-cholesky": "SparseCholeskyBackend", "fpc": "FPCBackend",
                     "svr-hss": "SVRBackend", "svr-cached": "CachedSVRBackend",
-                    "kernel-ridge": "RidgeBackend"}
+                    "kernel-ridge": "RidgeBackend", "nu-svc": "PairwiseBackend",
+                    "nu-svc-pairwise": "PairwiseBackend", "nu-svr": "NuSVRBackend",
+                    "one-class": "OneClassBackend"}
 
 
 def _backend_of(est, data, purpose):
@@ -106,7 +116,9 @@ def _backend_of(est, data, purpose):
     X, y = data()
     est._validate_params()
     fitted = est._validate_fit(X, y, None)
-    values = est._fit_values() if purpose == "fit" else [0.1, 1.0, 10.0]
+    nu = getattr(est, "_path_param", "C") == "nu"
+    grid = [0.2, 0.4, 0.6] if nu else [0.1, 1.0, 10.0]
+    values = est._fit_values() if purpose == "fit" else grid
     return est._make_backend(fitted.X, values, purpose=purpose), fitted, values
 
 
