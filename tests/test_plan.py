@@ -16,7 +16,7 @@ from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
 from hsskern.solvers.plan import (FitPlan, RouteOptions, expected_share, other_runnable, plan_fit,
-                                  plan_start, start_plan, threads_for_plan)
+                                  plan_start, threads_for_plan)
 
 ROUTE = RouteOptions()
 CACHE = SMOOptions().cache_bytes  # 200 MiB
@@ -159,7 +159,7 @@ def test_the_start_moves_with_the_entries_it_implies(n, share, exact, staged):
 
 
 def test_the_plan_of_another_start_records_it():
-    plan = start_plan("staged", "why", 24000, 0.3, 2000)
+    plan = FitPlan.of_route("staged", "why", 24000, 0.3, 2000)
     assert (plan.start, plan.start_reason, plan.engine, plan.max_chunk) == (
         "staged", "why", "block", 24000)
     assert plan.measured_share == 0.3 and plan.probe_points == 2000

@@ -47,8 +47,8 @@ from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, che
 from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cache,
                          expands_distances, probe_sv_share)
-from .plan import (ENGINES, RouteOptions, decomposition_memory, plan_fit, plan_start,
-                   start_plan)
+from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
+                   plan_start)
 from .refine import RefineResult, continuation_start, refine_exact
 from .warm import near_options
 
@@ -839,8 +839,8 @@ class HSSBackend:
         problem = prepare_hss(X, self.kernel, approximation=self.approximation,
                               hss_options=self.hss_options, beta=self.beta,
                               memory_budget=self.memory_budget, log=self.log)
-        problem = with_plan(problem, **start_plan("admm", reason, self.max_chunk, share,
-                                                  self.route.probe_points).as_dict())
+        plan = FitPlan.of_route("admm", reason, self.max_chunk, share, self.route.probe_points)
+        problem = with_plan(problem, **plan.as_dict())
         if est is None:
             return problem
         return replace(problem, stats={**problem.stats, "memory_estimate": est,

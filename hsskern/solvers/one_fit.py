@@ -22,7 +22,7 @@ import numpy as np
 from .exact_path import ExactBackend
 from .hss_path import HSSBackend, HSSProblem, exact_info, warn_unsolved
 from .path import check_labels
-from .plan import start_plan
+from .plan import FitPlan
 
 __all__ = ["OneFitBackend"]
 
@@ -71,7 +71,7 @@ class OneFitBackend:
         if self.hss.log is not None:
             self.hss.log(1, f"start: the exact SVM in stages {problem.stages} from a "
                             f"subsample's ({reason})")
-        plan = start_plan("staged", reason, staged.max_chunk, measured, route.probe_points)
+        plan = FitPlan.of_route("staged", reason, staged.max_chunk, measured, route.probe_points)
         return replace(problem, stats={**problem.stats, "start": "staged",
                                        "sv_share": measured, "plan": plan.as_dict()})
 

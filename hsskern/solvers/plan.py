@@ -39,7 +39,7 @@ from ..options import OptionsBase
 from ..utils._threads import usable_cores
 from ..utils.validation import check_positive
 
-__all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "start_plan", "expected_share",
+__all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "expected_share",
            "engine_for", "threads_for_plan", "other_runnable", "decomposition_memory",
            "ENGINES", "STARTS"]
 
@@ -207,6 +207,17 @@ class FitPlan:
     def as_dict(self):
         return asdict(self)
 
+    @classmethod
+    def of_route(cls, start, reason, max_chunk, sv_share=None, probe_points=None):
+        """The plan of a fit whose start is not from zero ("admm", "staged", by
+        :func:`plan_start` for ``reason``): the block decomposition's exact steps on every
+        thread, the working sets' cap as given, the share measured (on ``probe_points``)."""
+        return cls(engine="block", store=False, threads=0, max_chunk=int(max_chunk),
+                   measured_share=sv_share,
+                   probe_points=None if sv_share is None else probe_points,
+                   reason="the exact steps of the " + start + " route", start=start,
+                   start_reason=reason)
+
 
 def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
     """Bytes the ``start="decomposition"`` route takes on n points of d features with working
@@ -337,16 +348,6 @@ def _start_reason(start, n, share, m):
     if start == "decomposition":
         return f"{n} points{measured}: the exact solve from zero"
     return f"{n} points{measured}: past the from-zero route's reach"
-
-
-def start_plan(start, reason, max_chunk, sv_share=None, probe_points=None):
-    """The :class:`FitPlan` of a fit whose start is not from zero ("admm", "staged"): the
-    block decomposition's exact steps on every thread, the working sets' cap as given."""
-    return FitPlan(engine="block", store=False, threads=0, max_chunk=int(max_chunk),
-                   measured_share=sv_share,
-                   probe_points=None if sv_share is None else probe_points,
-                   reason="the exact steps of the " + start + " route", start=start,
-                   start_reason=reason)
 
 
 def other_runnable(samples=3, pause=1e-3):
