@@ -3,10 +3,10 @@ step, the exact SVM grown in stages from a subsample's.
 
 :class:`~hsskern.solvers.hss_path.HSSBackend`'s "auto" start solves one fit by the exact
 decomposition from zero while n x n_SV (the support vectors a subsample measures at its C)
-stays within ``refine_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips the exact step, and the ADMM's
-approximate solution stands in for SVC's. There the decomposition from zero is slow too: on
-all points at once its working sets hold the worst violators of a point far from the answer,
-and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
+stays within ``refine_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips
+the exact step, and the ADMM's approximate solution stands in for SVC's. There the
+decomposition from zero is slow too: on all points at once its working sets hold the worst
+violators of a point far from the answer, and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
 starts the decomposition on twice as many points, and so on to all of them
 (:class:`~hsskern.solvers.exact_path.ExactBackend` with no validation points and no time
 budget): every stage starts near its answer, and the last is the exact SVM of all points.

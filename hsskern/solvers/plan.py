@@ -8,9 +8,10 @@ stages from a subsample's ("staged", :class:`~hsskern.solvers.one_fit.OneFitBack
 :func:`plan_start` is the one rule, by n, the support vectors' share measured on a
 subsample and the kernel entries n x n_SV that share implies.
 
-**The exact fit from zero.** A ``start="decomposition"`` problem (the exact SVM from alpha = 0, no approximation) is
-solved by one of two engines: the cached SMO (:func:`~hsskern.solvers.cached_smo.cached_refine`:
-two variables a step, kernel rows from an LRU cache) or the block decomposition
+**The exact fit from zero.** A ``start="decomposition"`` problem (the exact SVM from
+alpha = 0, no approximation) is solved by one of two engines: the cached SMO
+(:func:`~hsskern.solvers.cached_smo.cached_refine`: two variables a step, kernel rows from
+an LRU cache) or the block decomposition
 (:func:`~hsskern.solvers.refine.refine_exact`: working sets of thousands, the decision values
 kept current by n x |changed| products). Beside the engine the plan fixes whether the kernel
 matrix is stored, how many threads the engine runs on, the working sets' cap under the
@@ -49,10 +50,9 @@ ENGINES = ("auto", "cached", "block")
 #: what ``start`` may be asked for ("staged" is the plan's own, never asked for)
 STARTS = ("auto", "admm", "decomposition")
 
-# float64 vectors of length n the decomposition route keeps per label column: alpha, its
-# previous value and the C path's solutions, the decision values and gradients (f, G, G_bar),
-# the bounds and weights, the index sets (as float64-sized int64), the working buffers; a
-# count of arrays the code allocates, not a threshold
+# float64 vectors of length n the decomposition route keeps per label column (alpha, decision
+# values, gradients, index sets, the solutions of the path), for its memory estimate: a count
+# of the arrays the code allocates, not a threshold
 _decomposition_vectors = 24
 
 
