@@ -23,36 +23,26 @@ import scipy.sparse as sp
 
 from ..kernels import kernel_operator
 from ..utils._rowhash import SEEDS, dense_row_hashes, entry_hashes, float_bits, mix
+from .plan import RouteOptions
 
-__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "WARM_OPTIONS",
-           "warm_options"]
-
-#: The exact decomposition from a carried start: working sets of at most this many points
-#: (the size ``ws_per_change`` shrinks later rounds to), each solved to ``tol``
-#: (``sub_tol=0``), with shrinking at any n. Such a start moves a few hundred points: a set
-#: of thousands costs its block's entries (the dearest a round computes) for nothing, a loose
-#: sub-solve takes another round, and each round's update is a product over all n points,
-#: which shrinking defers for the points far from the margin to one sync of the points
-#: changed since (on ijcnn1 + 5 % rows: 3 rounds, 3.0e7 entries, against 4 rounds and 5.9e7
-#: at the defaults).
-WARM_OPTIONS = {"max_ws": 1000, "sub_tol": 0.0, "shrinking": True}
-
-#: A warm start's working sets hold at least this many times its free points: the free set
-#: is always in a working set, and one barely larger than it leaves no room for the
-#: violators (credit_default, 1,468 of 9,700 support vectors free: 80 rounds and 3.0e8
-#: entries at 1,000 points, 4 rounds and 8.2e7 at 3,000).
-WARM_FREE_FACTOR = 2.0
+__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "near_options"]
 
 
-def warm_options(alpha, C, weights=None):
-    """The decomposition's options from the start ``alpha`` (one label column's, in the box
-    [0, C w]): :data:`WARM_OPTIONS`, with working sets of at least
-    :data:`WARM_FREE_FACTOR` times its free points."""
-    a = np.asarray(alpha, dtype=np.float64)
-    ub = C if weights is None else C * np.asarray(weights, dtype=np.float64)
-    free = int(np.count_nonzero((a > 1e-12 * ub) & (a < ub * (1 - 1e-12))))
-    return {**WARM_OPTIONS, "max_ws": max(WARM_OPTIONS["max_ws"],
-                                          int(WARM_FREE_FACTOR * free))}
+def near_options(max_ws=None, route=None, start=None, C=None, weights=None):
+    """The exact decomposition's options from a carried start (a refit's, near its answer):
+    working sets of at most ``route.warm_max_ws`` points, or ``route.warm_free_factor``
+    times the free points of ``start`` (one label column's alphas in the box [0, C w]) when
+    that is more (and at most ``max_ws``), each solved to ``tol`` (``sub_tol=0``), with
+    shrinking at any n (``route``: default RouteOptions())."""
+    route = RouteOptions() if route is None else route
+    cap = route.warm_max_ws
+    if start is not None:
+        a = np.asarray(start, dtype=np.float64)
+        ub = C if weights is None else C * np.asarray(weights, dtype=np.float64)
+        free = int(np.count_nonzero((a > 1e-12 * ub) & (a < ub * (1 - 1e-12))))
+        cap = max(cap, int(route.warm_free_factor * free))
+    return {"max_ws": cap if max_ws is None else min(max_ws, cap), "sub_tol": 0.0,
+            "shrinking": True}
 
 
 def row_keys(X, labels=None, chunk=None):
