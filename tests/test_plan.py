@@ -16,7 +16,7 @@ from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
 from hsskern.solvers.plan import (FitPlan, RouteOptions, expected_share, other_runnable, plan_fit,
-                                  plan_start, threads_for_plan)
+                                  plan_one_class_start, plan_start, threads_for_plan)
 
 ROUTE = RouteOptions()
 CACHE = SMOOptions().cache_bytes  # 200 MiB
@@ -283,3 +283,23 @@ def test_the_thresholds_moved_from_module_constants_are_read_from_their_options(
     # float32 rows from SMOOptions.float32_min_tol up
     assert SMOOptions(tol=1e-3).single_rows and not SMOOptions(tol=1e-4).single_rows
     assert not SMOOptions(tol=1e-3, float32_min_tol=1e-2).single_rows
+
+
+@pytest.mark.parametrize("n, nu, start, kernel, weighted, expected", [
+    (10_000, 0.5, "auto", "gaussian", False, "admm"),          # nu n past admm_min_sv
+    (10_000, 0.01, "auto", "gaussian", False, "decomposition"),  # few support vectors
+    (10_000, 0.5, "auto", "poly", False, "decomposition"),     # no compression for poly
+    (10_000, 0.5, "auto", "gaussian", True, "decomposition"),  # weights: LIBSVM's start
+    (100, 0.5, "admm", "laplacian", False, "admm"),            # asked for
+    (100, 0.5, "admm", "gaussian", True, "decomposition"),     # weights win over asking
+    (10 ** 6, 0.5, "decomposition", "gaussian", False, "decomposition"),
+])
+def test_one_class_start_table(n, nu, start, kernel, weighted, expected):
+    got, reason = plan_one_class_start(n, nu, start=start, kernel=kernel, admm_min_sv=2000,
+                                       weighted=weighted)
+    assert got == expected and reason
+
+
+def test_one_class_admm_start_refuses_a_kernel_without_compression():
+    with pytest.raises(ValueError, match="HSS compression"):
+        plan_one_class_start(100, 0.5, start="admm", kernel="poly", admm_min_sv=2000)
