@@ -37,8 +37,8 @@ ROW_DTYPES = ("auto", "float32", "float64")
 #: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
 FLOAT32_MIN_TOL = 1e-3
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
-           "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "solve_classifier",
+           "engine_cache", "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
 
 
 @dataclass(frozen=True)
@@ -341,8 +341,15 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
     K, y and weights across its calls).
     """
+    return solve_classifier(K.points, K.kernel, y, C, alpha, weights=weights, f=f, tol=tol,
+                            options=options, session=session)
+
+
+def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+                     options=SMOOptions(), session=None):
+    """:func:`cached_refine` on the dense points ``X`` and their ``kernel`` (no operator
+    built: one-vs-one pairs solved together, :mod:`hsskern.solvers.pairwise`)."""
     t0 = time.perf_counter()
-    X, kernel = K.points, K.kernel
     y = np.asarray(y, dtype=np.float64)
     n = y.size
     weights = check_weights(weights, n)

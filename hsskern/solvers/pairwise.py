@@ -13,6 +13,14 @@ The pairs are independent, so they run on a pool of threads, each pair's own Ope
 regions capped to one thread (the kernel and SMO code release the GIL): P pairs at once on
 P cores rather than one pair at a time on all of them, which small problems use poorly.
 
+Small pairs cost less to solve than to set up: on 10 classes of 1,800 points each pair's
+SMO takes about 0.5 ms, its preparation, plan, path and pool task about 3 ms more. Where the
+wrapped backend's own preparation of the largest and the smallest pair says it would solve
+them by the cached SMO alone (from zero, no probe, no stored K: :class:`CachedPairs`), every
+pair is solved by that engine directly (:func:`~hsskern.solvers.cached_smo.solve_classifier`,
+with the options the wrapped path would give it), the pairs split into one task per worker:
+the same calls on the same inputs, so the same solutions bit for bit.
+
 ``Y`` is what the estimators pass every backend: one-vs-rest columns in {-1, +1} (one per
 class). A single column (two classes) is passed through to the wrapped backend unchanged, so
 a binary problem is solved and decided exactly as without the wrapper. A class with no point
@@ -25,11 +33,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils._threads import thread_map, usable_cores
-from .path import KernelExpansion, PathSolution, PreparedProblem, check_labels
+from .cached_smo import bounded_options, solve_classifier
+from .hss_path import exact_info, warn_unsolved
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 
-__all__ = ["PairwiseBackend", "PairwiseProblem", "class_pairs", "vote", "ovr_scores",
+__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "class_pairs", "vote", "ovr_scores",
            "pairwise_coupling"]
 
 
@@ -159,6 +170,9 @@ class PairwiseProblem(PreparedProblem):
     deferred : bool
         The pairs are prepared by ``path``, each on its worker when it is solved, and
         dropped after (:class:`PairwiseBackend`'s ``release``).
+    cached : CachedPairs or None
+        Every pair goes to the cached SMO directly; a path that does not (several C, a
+        start) prepares the pairs as a deferred problem's.
     """
 
     points: object
@@ -170,10 +184,11 @@ class PairwiseProblem(PreparedProblem):
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
     deferred: bool = False
+    cached: object = None
 
     def live(self):
         """The pairs with two classes (the trained ones)."""
-        if self.deferred:
+        if self.deferred or self.cached is not None:
             return [p for p, yp in enumerate(self.labels) if np.unique(yp).size == 2]
         return [p for p, pr in enumerate(self.problems) if pr is not None]
 
@@ -239,6 +254,89 @@ def _merge_info(infos):
 
 
 @dataclass(frozen=True)
+class CachedPairs:
+    """How every pair of a problem goes to the cached SMO engine directly: what the wrapped
+    backend's path would pass it (:func:`~hsskern.solvers.hss_path.hss_svm_path` on a
+    problem whose plan is the cached engine), read once for all pairs.
+
+    Attributes
+    ----------
+    kernel : Kernel
+    options : SMOOptions
+        The wrapped backend's, bounded per pair by ``budget``
+        (:func:`~hsskern.solvers.cached_smo.bounded_options`).
+    tol : float
+        The SMO's stopping gap (the wrapped backend's ``refine_tol``).
+    budget : float or None
+        The memory budget its preparations resolved.
+    one_thread : bool
+        Its plan ran the engine on one thread.
+    warn : tuple
+        ``(tol, max_iter)`` of its :func:`~hsskern.solvers.hss_path.warn_unsolved`.
+    stats : mapping
+        The largest pair's preparation statistics (each pair's, with its own ``n``).
+    timings : mapping
+        The two pairs' preparations' seconds per phase.
+    log : callable or None
+        The wrapped backend's ``log(level, line)``: a line per pair, as its path's.
+    """
+
+    kernel: object
+    options: object
+    tol: float
+    budget: float
+    one_thread: bool
+    warn: tuple
+    stats: object
+    timings: object
+    log: object = None
+
+
+#: the wrapped backend's attributes :class:`CachedPairs` reads (HSSBackend's; OneFitBackend
+#: holds one as ``hss``)
+_CACHED_FIELDS = ("kernel", "smo_options", "refine_tol", "tol", "max_iter")
+
+
+def _plain_cached(prepared):
+    """Whether a pair's preparation by the wrapped backend leaves it to the cached SMO
+    alone: from zero, that engine by its plan, no support vectors measured, no stored or
+    shifted K, one thread."""
+    stats = getattr(prepared, "stats", None) or {}
+    plan = stats.get("plan") or {}
+    return (stats.get("start") == "decomposition" and plan.get("engine") == "cached"
+            and plan.get("measured_share") is None and plan.get("threads") == 1
+            and not stats.get("stored_kernel") and not stats.get("shifted_rows")
+            and getattr(prepared, "points", None) is None)
+
+
+def _balanced(costs, workers):
+    """The task indices split into ``workers`` groups of near-equal summed cost (the
+    largest first, each to the least loaded group), none empty."""
+    groups, load = [[] for _ in range(workers)], np.zeros(workers)
+    for t in np.argsort(-np.asarray(costs, dtype=float), kind="stable"):
+        g = int(np.argmin(load))
+        groups[g].append(int(t))
+        load[g] += costs[t]
+    return [g for g in groups if g]
+
+
+class _PairSolution:
+    """One pair's solution in the shape :meth:`PairwiseBackend._merge` reads (a
+    PathSolution's fields without its checks: the engine's result is trusted)."""
+
+    __slots__ = ("C", "dual_coef", "intercept", "n_iter", "converged", "gap", "timings",
+                 "info")
+
+    def __init__(self, C, yp, rr):
+        self.C, self.dual_coef = C, rr.dual_coef[:, None]
+        self.intercept, self.n_iter = (rr.bias,), (int(rr.rounds),)
+        self.converged, self.gap = (bool(rr.converged),), (float(rr.gap),)
+        self.timings = {"smo": rr.time}
+        # what hss_svm_path's exact solution records (no ADMM ran)
+        self.info = {**exact_info(yp, self.dual_coef, [rr]), "route": "cached SMO"}
+
+
+@dataclass(frozen=True)
 class PairwiseBackend:
     """One-vs-one through the path protocol, around a binary dual backend ``inner``.
 
@@ -263,11 +361,18 @@ class PairwiseBackend:
         on its worker, solves it and drops the preparation: at most one pair's per worker
         is held at a time. For a preparation solved by one ``path`` call (a fit): a second
         call prepares the pairs again, and the preparations are not kept for a caller.
+    small_pairs : bool, default True
+        Where the wrapped backend would solve the largest and the smallest pair by the
+        cached SMO alone (:class:`CachedPairs`), a path of one C from zero calls that engine
+        on every pair directly, one pool task per worker: no preparation, plan or task per
+        pair, the same solutions (any other path prepares the pairs as ``release`` does).
+        False: every pair through the wrapped backend.
     """
 
     inner: object
     n_jobs: int = None
     release: bool = False
+    small_pairs: bool = True
 
     #: what the estimators and the fold scorer read: decisions are pairwise, labels by vote
     one_vs_one = True
@@ -301,6 +406,15 @@ class PairwiseBackend:
             rows.append(r)
             labels.append(np.where(label[r] == i, 1.0, -1.0)[:, None])
         live = [p for p, yp in enumerate(labels) if np.unique(yp).size == 2]
+        cached = self._cached_pairs(X, rows, labels, live)
+        if cached is not None:  # every pair straight to the cached SMO (see CachedPairs)
+            stats = tuple({**cached.stats, "n": int(rows[p].size)} if p in live else None
+                          for p in range(len(pairs)))
+            return PairwiseProblem(points=X, n_classes=k, pairs=tuple(pairs),
+                                   rows=tuple(rows), labels=tuple(labels),
+                                   problems=(None,) * len(pairs), stats={"pairs": stats},
+                                   timings=cached.timings, deferred=self.release,
+                                   cached=cached)
         if self.release:  # prepared by path, a pair at a time per worker
             return PairwiseProblem(points=X, n_classes=k, pairs=tuple(pairs),
                                    rows=tuple(rows), labels=tuple(labels),
@@ -320,6 +434,64 @@ class PairwiseBackend:
                                labels=tuple(labels), problems=tuple(problems), stats=stats,
                                timings=timings)
 
+    def _cached_pairs(self, X, rows, labels, live):
+        """A :class:`CachedPairs` where the wrapped backend's preparations of the largest and
+        the smallest pair both leave them to the cached SMO alone (its plan's rules are
+        monotone in n, so the pairs between do too); else None."""
+        inner = getattr(self.inner, "hss", self.inner)  # OneFitBackend's HSSBackend
+        if (not self.small_pairs or len(live) < 2 or sp.issparse(X)
+                or not all(hasattr(inner, a) for a in _CACHED_FIELDS)
+                or getattr(self.inner, "max_time", None) is not None):
+            return None
+        sizes = [rows[p].size for p in live]
+        ends = dict.fromkeys((live[int(np.argmax(sizes))], live[int(np.argmin(sizes))]))
+        preps = [self.inner.prepare(X[rows[p]], labels[p]) for p in ends]
+        if not all(_plain_cached(pr) for pr in preps):
+            return None
+        stats = dict(preps[0].stats)
+        return CachedPairs(kernel=inner.kernel, options=inner.smo_options,
+                           tol=inner.refine_tol, budget=stats.get("memory_budget"),
+                           one_thread=True, warn=(inner.tol, inner.max_iter), stats=stats,
+                           timings=_sum_timings(pr.timings for pr in preps),
+                           log=getattr(inner, "log", None))
+
+    def _cached_path(self, prepared, Cs, weights):
+        """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
+        the call :func:`~hsskern.solvers.hss_path.hss_svm_path` makes on a cached-engine
+        problem, the pairs grouped into one pool task per worker."""
+        cfg, X, live = prepared.cached, prepared.points, prepared.live()
+        C = float(check_Cs(Cs)[0])
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)
+
+        def solve(group):
+            out = []
+            for p in group:
+                r, yp = prepared.rows[p], prepared.labels[p]
+                opts = bounded_options(cfg.options, r.size, X.shape[1], cfg.budget)
+                if cfg.one_thread and opts.threads == 0:
+                    opts = replace(opts, threads=1)
+                rr = solve_classifier(X[r], cfg.kernel, yp[:, 0], C,
+                                      weights=None if w is None else w[r], tol=cfg.tol,
+                                      options=opts)
+                out.append(_PairSolution(C, yp, rr))
+                if cfg.log is not None:  # the wrapped path's line
+                    cfg.log(1, f"C={C:g}: {rr.rounds} SMO steps of the cached SMO, gap "
+                               f"{rr.gap:.3g}, {np.count_nonzero(rr.dual_coef)} support "
+                               f"vectors, {rr.time:.3g} s")
+            return out
+
+        costs = [float(prepared.rows[p].size) ** 2 for p in live]
+        groups = [[live[t] for t in g] for g in _balanced(costs, min(self._workers(),
+                                                                     len(live)))]
+        per_pair = [None] * len(prepared.pairs)
+        for group, sols in zip(groups, thread_map(solve, [(g,) for g in groups],
+                                                  len(groups))):
+            for p, sol in zip(group, sols):
+                per_pair[p] = (sol,)
+        out = (self._merge(prepared, per_pair, 0, C),)
+        warn_unsolved(out, *cfg.warn, step_cap=cfg.options.max_iter)
+        return out
+
     def warm_backend(self, entries=None):
         """This backend around the wrapped one's :meth:`warm_backend` (None where that has
         none): each pair's path then starts from its column of ``dual_start``."""
@@ -335,6 +507,8 @@ class PairwiseBackend:
         start = None if dual_start is None else (dual_start, start_decision)
         if not isinstance(prepared, PairwiseProblem):
             return self._inner_path(prepared, Y, Cs, weights, start)
+        if self.small_pairs and prepared.cached is not None and len(Cs) == 1 and start is None:
+            return self._cached_path(prepared, Cs, weights)
         live = prepared.live()
         shape = (prepared.points.shape[0], len(prepared.pairs))
         if dual_start is not None and np.shape(dual_start) != shape:
@@ -343,7 +517,8 @@ class PairwiseBackend:
         tasks = [(prepared.labels[p], prepared.problems[p], Cs,
                   None if weights is None else weights[prepared.rows[p]],
                   _pair_start(start, prepared.rows[p], p)) for p in live]
-        if prepared.deferred:  # the rows, not a preparation: prepared on the worker
+        on_worker = prepared.deferred or prepared.cached is not None
+        if on_worker:  # the rows, not a preparation: prepared on the worker
             tasks = [(yp, prepared.rows[p], C, w, a)
                      for p, (yp, _, C, w, a) in zip(live, tasks)]
         inner = self.inner
@@ -358,7 +533,7 @@ class PairwiseBackend:
             inner = replace(inner, max_time=budget * min(self._workers(), len(live))
                             / len(live))
         sizes = [prepared.rows[p].size for p in live]
-        if prepared.deferred:
+        if on_worker:
             solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(
                 inner, prepared.points, r, yp, C, w, a), tasks, sizes)
             _record_deferred(prepared, live, solved)
