@@ -39,8 +39,9 @@ from ..utils._threads import thread_map, usable_cores
 from .cached_smo import bounded_options, solve_classifier
 from .hss_path import exact_info, warn_unsolved
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
+from .plan import RouteOptions, shares_pair_blocks
 
-__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "class_pairs", "vote", "ovr_scores",
+__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "ClassBlocks", "class_pairs", "vote", "ovr_scores",
            "pairwise_coupling"]
 
 
@@ -279,6 +280,12 @@ class CachedPairs:
         The two pairs' preparations' seconds per phase.
     log : callable or None
         The wrapped backend's ``log(level, line)``: a line per pair, as its path's.
+    classes : ndarray of int or None
+        Each point's class (the label column of its +1), with ``share_blocks``.
+    share_blocks : bool
+        The plan's :func:`~hsskern.solvers.plan.shares_pair_blocks`: the pairs' kernel
+        matrices are assembled from class blocks, each class's own block computed once for
+        its k - 1 pairs (:class:`ClassBlocks`), and cached whole in the engine.
     """
 
     kernel: object
@@ -290,6 +297,8 @@ class CachedPairs:
     stats: object
     timings: object
     log: object = None
+    classes: object = None
+    share_blocks: bool = False
 
 
 #: the wrapped backend's attributes :class:`CachedPairs` reads (HSSBackend's; OneFitBackend
@@ -309,6 +318,24 @@ def _plain_cached(prepared):
             and getattr(prepared, "points", None) is None)
 
 
+def _solve_on_blocks(blocks, pair, r, X, C, w, cfg, opts):
+    """Pair (i, j) on its kernel matrix from ``blocks`` (every row cached before the SMO
+    runs), its points in class order; the result in the order of its rows ``r``."""
+    i, j = pair
+    order, K = blocks.pair(i, j)
+    ys = np.concatenate([np.ones(blocks.members[i].size), -np.ones(blocks.members[j].size)])
+    rr = solve_classifier(X[order], cfg.kernel, ys, C, weights=None if w is None else w[order],
+                          tol=cfg.tol, options=opts, kernel_matrix=K)
+    at = np.searchsorted(r, order)  # each solved point's place among the pair's rows
+
+    def back(v):
+        out = np.empty_like(v)
+        out[at] = v
+        return out
+    return replace(rr, alpha=back(rr.alpha), dual_coef=back(rr.dual_coef),
+                   decision=back(rr.decision))
+
+
 def _balanced(costs, workers):
     """The task indices split into ``workers`` groups of near-equal summed cost (the
     largest first, each to the least loaded group), none empty."""
@@ -318,6 +345,55 @@ def _balanced(costs, workers):
         groups[g].append(int(t))
         load[g] += costs[t]
     return [g for g in groups if g]
+
+
+class ClassBlocks:
+    """The Gaussian kernel's blocks K(X_a, X_b) between classes, for one-vs-one pairs solved
+    on whole kernel matrices: each class's own block is computed once, by one BLAS product,
+    for the k - 1 pairs it enters; a pair's cross block by the pair's worker. A pair's
+    matrix is [[K_ii, K_ij], [K_ji, K_jj]] over its points in class order.
+
+    The squared distances are |a|^2 + |b|^2 - 2 a.b on points centered on their mean
+    (clipped at 0, the diagonal exactly 1): the engine's own rows' entries to rounding, not
+    bit for bit, so a pair solved on them reaches the same solution to the solver's
+    tolerance.
+    """
+
+    def __init__(self, X, classes, n_classes, kernel, dtype):
+        self.gamma, self.dtype = float(kernel.gamma), dtype
+        X = np.asarray(X, dtype=np.float64)
+        mu = X.mean(axis=0)
+        self.members = [np.flatnonzero(classes == c) for c in range(n_classes)]
+        self.points = [np.ascontiguousarray(X[m] - mu) for m in self.members]
+        self.norms = [np.einsum("ij,ij->i", P, P) for P in self.points]
+        self.own = [self.block(c, c) if m.size else None for c, m in enumerate(self.members)]
+
+    def block(self, a, b):
+        """K(X_a, X_b) in ``dtype``."""
+        A, B = self.points[a], self.points[b]
+        D = A @ B.T
+        D *= -2.0
+        D += self.norms[a][:, None]
+        D += self.norms[b][None, :]
+        np.maximum(D, 0.0, out=D)
+        D *= -self.gamma
+        np.exp(D, out=D)
+        if a == b:
+            np.fill_diagonal(D, 1.0)
+        return D.astype(self.dtype, copy=False)
+
+    def pair(self, i, j):
+        """(the pair's points: class i's then class j's, their kernel matrix, C-ordered)."""
+        Kij = self.block(i, j)
+        K = np.block([[self.own[i], Kij], [Kij.T, self.own[j]]])
+        return np.concatenate([self.members[i], self.members[j]]), K
+
+    @staticmethod
+    def bytes_needed(sizes, pair_sizes, row_bytes, workers):
+        """The classes' own blocks, and per worker a pair's cross block, its matrix and the
+        engine's copy of it."""
+        largest = max(pair_sizes, default=0)
+        return row_bytes * (sum(float(m) ** 2 for m in sizes) + 3.0 * workers * largest ** 2)
 
 
 class _PairSolution:
@@ -406,7 +482,7 @@ class PairwiseBackend:
             rows.append(r)
             labels.append(np.where(label[r] == i, 1.0, -1.0)[:, None])
         live = [p for p, yp in enumerate(labels) if np.unique(yp).size == 2]
-        cached = self._cached_pairs(X, rows, labels, live)
+        cached = self._cached_pairs(X, rows, labels, live, Y)
         if cached is not None:  # every pair straight to the cached SMO (see CachedPairs)
             stats = tuple({**cached.stats, "n": int(rows[p].size)} if p in live else None
                           for p in range(len(pairs)))
@@ -434,7 +510,7 @@ class PairwiseBackend:
                                labels=tuple(labels), problems=tuple(problems), stats=stats,
                                timings=timings)
 
-    def _cached_pairs(self, X, rows, labels, live):
+    def _cached_pairs(self, X, rows, labels, live, labels_matrix):
         """A :class:`CachedPairs` where the wrapped backend's preparations of the largest and
         the smallest pair both leave them to the cached SMO alone (its plan's rules are
         monotone in n, so the pairs between do too); else None."""
@@ -449,11 +525,21 @@ class PairwiseBackend:
         if not all(_plain_cached(pr) for pr in preps):
             return None
         stats = dict(preps[0].stats)
+        budget = stats.get("memory_budget")
+        n, d = X.shape
+        sizes = np.bincount(np.argmax(labels_matrix, axis=1), minlength=labels_matrix.shape[1])
+        cache = bounded_options(inner.smo_options, n, d, budget)
+        need = ClassBlocks.bytes_needed(sizes, [rows[p].size for p in live],
+                                        cache.row_bytes, min(self._workers(), len(live)))
+        share = shares_pair_blocks(d, getattr(inner.kernel, "name", None), need,
+                                   cache.cache_bytes, getattr(inner, "route", RouteOptions()))
         return CachedPairs(kernel=inner.kernel, options=inner.smo_options,
-                           tol=inner.refine_tol, budget=stats.get("memory_budget"),
+                           tol=inner.refine_tol, budget=budget,
                            one_thread=True, warn=(inner.tol, inner.max_iter), stats=stats,
                            timings=_sum_timings(pr.timings for pr in preps),
-                           log=getattr(inner, "log", None))
+                           log=getattr(inner, "log", None),
+                           classes=np.argmax(labels_matrix, axis=1) if share else None,
+                           share_blocks=share)
 
     def _cached_path(self, prepared, Cs, weights):
         """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
@@ -463,6 +549,12 @@ class PairwiseBackend:
         C = float(check_Cs(Cs)[0])
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
 
+        blocks = None
+        if cfg.share_blocks:  # the classes' own blocks, on every core
+            single = replace(cfg.options, tol=cfg.tol).single_rows
+            blocks = ClassBlocks(X, cfg.classes, prepared.n_classes, cfg.kernel,
+                                 np.float32 if single else np.float64)
+
         def solve(group):
             out = []
             for p in group:
@@ -470,9 +562,13 @@ class PairwiseBackend:
                 opts = bounded_options(cfg.options, r.size, X.shape[1], cfg.budget)
                 if cfg.one_thread and opts.threads == 0:
                     opts = replace(opts, threads=1)
-                rr = solve_classifier(X[r], cfg.kernel, yp[:, 0], C,
-                                      weights=None if w is None else w[r], tol=cfg.tol,
-                                      options=opts)
+                if blocks is not None and float(r.size) ** 2 * opts.row_bytes <= \
+                        opts.cache_bytes:
+                    rr = _solve_on_blocks(blocks, prepared.pairs[p], r, X, C, w, cfg, opts)
+                else:
+                    rr = solve_classifier(X[r], cfg.kernel, yp[:, 0], C,
+                                          weights=None if w is None else w[r], tol=cfg.tol,
+                                          options=opts)
                 out.append(_PairSolution(C, yp, rr))
                 if cfg.log is not None:  # the wrapped path's line
                     cfg.log(1, f"C={C:g}: {rr.rounds} SMO steps of the cached SMO, gap "
