@@ -189,8 +189,8 @@ class PairwiseProblem(PreparedProblem):
 
     def live(self):
         """The pairs with two classes (the trained ones)."""
-        if self.deferred or self.cached is not None:
-            return [p for p, yp in enumerate(self.labels) if np.unique(yp).size == 2]
+        if self.deferred or self.cached is not None:  # labels +-1: two classes, two values
+            return [p for p, yp in enumerate(self.labels) if yp.size and yp.min() != yp.max()]
         return [p for p, pr in enumerate(self.problems) if pr is not None]
 
 
