@@ -34,9 +34,6 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
-#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
-FLOAT32_MIN_TOL = 1e-3
-
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "solve_classifier",
            "engine_cache", "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
 
@@ -76,7 +73,7 @@ class SMOOptions:
         are close.
     row_dtype : {"auto", "float32", "float64"}, default "auto"
         How the cached kernel rows are stored; "auto": float32 from ``tol`` =
-        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
+        ``float32_min_tol`` up, float64 below it, where the rows'
         rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
         tolerance. "float32" is LIBSVM's ``Qfloat``: each
         entry computed in double and rounded to float when cached, the gradient and every
@@ -88,6 +85,9 @@ class SMOOptions:
         the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
         from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
         double-precision figures. Costs one n x n_SV kernel product in double.
+    float32_min_tol : float, default 1e-3
+        The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
+        below it the rows' rounding would rival the tolerance.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -101,6 +101,7 @@ class SMOOptions:
     warm_max_ratio: float = 4.0
     row_dtype: str = "auto"
     double_certificate: bool = False
+    float32_min_tol: float = 1e-3
 
     def __post_init__(self):
         if self.row_dtype not in ROW_DTYPES:
@@ -111,7 +112,7 @@ class SMOOptions:
     def single_rows(self):
         """Whether the cached rows are float32 (``row_dtype`` resolved)."""
         if self.row_dtype == "auto":
-            return self.tol >= FLOAT32_MIN_TOL
+            return self.tol >= self.float32_min_tol
         return self.row_dtype == "float32"
 
     @property
