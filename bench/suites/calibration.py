@@ -7,11 +7,12 @@ scikit-learn 1.9's replacement for ``SVC(probability=True)`` (issue 60, item 4).
 Each system runs in a fresh process (one untimed warm-up fit on a slice first) and times
 ``CalibratedClassifierCV(<SVC>(), ensemble=False).fit(X, y)``: 5 cross-validated fits for the
 decision values, the sigmoids, one fit on all points. The record keeps the median of
-``--repeat`` runs (and the CPU seconds of the last), the test accuracy, the log loss of ``predict_proba`` and ``agreement``:
-the fraction of test points both systems label alike. ``--mode fit`` times the plain
-``SVC().fit`` instead; ``--systems`` adds ``onedal`` (scikit-learn-intelex's SVC). ``--data
-digits`` is scikit-learn's ``load_digits`` (1,797 raw pixel
-rows, 0..16), fitted on all of it and scored on the same points, as the issue's call does.
+``--repeat`` runs (and the CPU seconds of the last), the test accuracy, the log loss of
+``predict_proba`` and ``agreement``: the fraction of test points the first two systems label
+alike. ``--mode fit`` times the plain ``SVC().fit`` instead; ``--systems`` adds ``onedal``
+(scikit-learn-intelex's SVC). ``--data digits`` is scikit-learn's ``load_digits`` (1,797 raw
+pixel rows, 0..16), fitted on all of it and scored on the same points, as the issue's call
+does.
 """
 import numpy as np
 

@@ -34,8 +34,9 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "solve_classifier",
-           "engine_cache", "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
+           "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
+           "bounded_options", "engine_memory"]
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ SMO takes about 0.5 ms, its preparation, plan, path and pool task about 3 ms mor
 wrapped backend's own preparation of the largest and the smallest pair says it would solve
 them by the cached SMO alone (from zero, no probe, no stored K: :class:`CachedPairs`), every
 pair is solved by that engine directly (:func:`~hsskern.solvers.cached_smo.solve_classifier`,
-with the options the wrapped path would give it), the pairs split into one task per worker:
-the same calls on the same inputs, so the same solutions bit for bit.
+with the options the wrapped path would give it), one pool task per worker taking the pairs
+one at a time: the same calls on the same inputs, so the same solutions bit for bit.
 
 ``Y`` is what the estimators pass every backend: one-vs-rest columns in {-1, +1} (one per
 class). A single column (two classes) is passed through to the wrapped backend unchanged, so
@@ -30,6 +30,7 @@ internal cross-validation.
 """
 import time
 from dataclasses import dataclass, field, replace
+from threading import Lock
 from types import MappingProxyType
 
 import numpy as np
@@ -41,8 +42,8 @@ from .hss_path import exact_info, warn_unsolved
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from .plan import RouteOptions, shares_pair_blocks
 
-__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "ClassBlocks", "class_pairs", "vote", "ovr_scores",
-           "pairwise_coupling"]
+__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "ClassBlocks", "class_pairs",
+           "vote", "ovr_scores", "pairwise_coupling"]
 
 
 def class_pairs(n_classes):
@@ -336,17 +337,6 @@ def _solve_on_blocks(blocks, pair, r, X, C, w, cfg, opts):
                    decision=back(rr.decision))
 
 
-def _balanced(costs, workers):
-    """The task indices split into ``workers`` groups of near-equal summed cost (the
-    largest first, each to the least loaded group), none empty."""
-    groups, load = [[] for _ in range(workers)], np.zeros(workers)
-    for t in np.argsort(-np.asarray(costs, dtype=float), kind="stable"):
-        g = int(np.argmin(load))
-        groups[g].append(int(t))
-        load[g] += costs[t]
-    return [g for g in groups if g]
-
-
 class ClassBlocks:
     """The Gaussian kernel's blocks K(X_a, X_b) between classes, for one-vs-one pairs solved
     on whole kernel matrices: each class's own block is computed once, by one BLAS product,
@@ -544,7 +534,7 @@ class PairwiseBackend:
     def _cached_path(self, prepared, Cs, weights):
         """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
         the call :func:`~hsskern.solvers.hss_path.hss_svm_path` makes on a cached-engine
-        problem, the pairs grouped into one pool task per worker."""
+        problem, one pool task per worker taking the pairs one at a time."""
         cfg, X, live = prepared.cached, prepared.points, prepared.live()
         C = float(check_Cs(Cs)[0])
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
@@ -555,9 +545,17 @@ class PairwiseBackend:
             blocks = ClassBlocks(X, cfg.classes, prepared.n_classes, cfg.kernel,
                                  np.float32 if single else np.float64)
 
-        def solve(group):
+        # the pairs handed out one at a time, largest first, to one task per worker: a
+        # worker whose core another process holds takes fewer (no static split)
+        queue, lock = iter(sorted(live, key=lambda p: -prepared.rows[p].size)), Lock()
+
+        def solve():
             out = []
-            for p in group:
+            while True:
+                with lock:
+                    p = next(queue, None)
+                if p is None:
+                    return out
                 r, yp = prepared.rows[p], prepared.labels[p]
                 opts = bounded_options(cfg.options, r.size, X.shape[1], cfg.budget)
                 if cfg.one_thread and opts.threads == 0:
@@ -569,20 +567,17 @@ class PairwiseBackend:
                     rr = solve_classifier(X[r], cfg.kernel, yp[:, 0], C,
                                           weights=None if w is None else w[r], tol=cfg.tol,
                                           options=opts)
-                out.append(_PairSolution(C, yp, rr))
+                out.append((p, _PairSolution(C, yp, rr)))
                 if cfg.log is not None:  # the wrapped path's line
                     cfg.log(1, f"C={C:g}: {rr.rounds} SMO steps of the cached SMO, gap "
                                f"{rr.gap:.3g}, {np.count_nonzero(rr.dual_coef)} support "
                                f"vectors, {rr.time:.3g} s")
             return out
 
-        costs = [float(prepared.rows[p].size) ** 2 for p in live]
-        groups = [[live[t] for t in g] for g in _balanced(costs, min(self._workers(),
-                                                                     len(live)))]
+        workers = min(self._workers(), len(live))
         per_pair = [None] * len(prepared.pairs)
-        for group, sols in zip(groups, thread_map(solve, [(g,) for g in groups],
-                                                  len(groups))):
-            for p, sol in zip(group, sols):
+        for solved in thread_map(solve, [()] * workers, workers):
+            for p, sol in solved:
                 per_pair[p] = (sol,)
         out = (self._merge(prepared, per_pair, 0, C),)
         warn_unsolved(out, *cfg.warn, step_cap=cfg.options.max_iter)
