@@ -23,7 +23,7 @@ cimport openmp
 from cython.parallel cimport prange
 from libc.math cimport sqrt, exp, pow
 from libc.stdlib cimport realloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -853,6 +853,42 @@ cdef class Engine:
     def order(self):
         """The original index of the variable at each position."""
         return np.array(self.act, copy=True)
+
+    def preload(self, Q):
+        """Every row of Q cached whole before the first run, from the caller's l x l matrix
+        Q_st = y_s y_t k(x_s, x_t) in the variables' original order (C-contiguous, float32
+        with single rows, float64 without): the engine then computes no row (a kernel
+        matrix whose blocks several problems share, :mod:`hsskern.solvers.pairwise`). The
+        rows take l^2 of the cache's entries (a ValueError when it holds fewer)."""
+        cdef Py_ssize_t t, l = self.l
+        cdef float[:, ::1] q32
+        cdef double[:, ::1] q64
+        cdef const void* src
+        cdef void* buf
+        if self.row_requests:
+            raise ValueError("preload comes before the first run (the rows' original order)")
+        if tuple(Q.shape) != (l, l):
+            raise ValueError(f"preload takes a {l} x {l} matrix, got {tuple(Q.shape)}")
+        if self.single:
+            q32 = Q
+        else:
+            q64 = Q
+        if self.left < l * l:
+            raise ValueError(f"the row cache holds {self.left} entries, not the {l * l} of "
+                             "every row")
+        for t in range(l):
+            if self.rows[t].length:
+                self._lru_delete(t)
+                self._drop(t)
+            buf = realloc(NULL, l * self.isz)
+            if buf == NULL:
+                raise MemoryError(f"a kernel row of {l} entries")
+            src = <const void*> &q32[t, 0] if self.single else <const void*> &q64[t, 0]
+            memcpy(buf, src, l * self.isz)
+            self.rows[t].data = buf
+            self.rows[t].length = l
+            self.left -= l
+            self._lru_insert(t)
 
     def reset(self, double[::1] C, double[::1] alpha, double[::1] G, double[::1] G_bar,
               double tol, long max_iter):

@@ -34,8 +34,9 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
-           "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
+           "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
+           "bounded_options", "engine_memory"]
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
 
 
 def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
-               options=SMOOptions(), session=None):
+               options=SMOOptions(), session=None, kernel_matrix=None):
     """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
 
     Parameters
@@ -215,6 +216,11 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
         Kept by the caller across the solves of a path whose problems differ only in
         ``upper`` and the start (the same X, kernel, y, p, index, nu and options): the first
         call leaves its engine there, the next reuse it and its cached kernel rows.
+    kernel_matrix : ndarray of shape (l, l) or None
+        K of the variables' points, computed by the caller (``index`` None): every row is
+        cached from it before the run (``Engine.preload``) and none is computed. C-ordered,
+        float32 with single rows (:attr:`SMOOptions.single_rows`), float64 without; signed
+        in place (it becomes Q). The cache must hold its l^2 entries.
 
     Returns
     -------
@@ -261,6 +267,10 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
                  float(options.tol), bool(options.shrinking), int(options.shrink_interval),
                  int(max_iter), int(threads), float(options.parallel_work), xn, bool(nu), far,
                  options.single_rows)
+    if kernel_matrix is not None:  # Q = y y' o K, in place: the caller's copy
+        kernel_matrix *= y[:, None]
+        kernel_matrix *= y[None, :]
+        eng.preload(kernel_matrix)
     if session is not None:
         session.update(engine=eng, **problem)
     return _run(eng, alpha, G, nu, options, t0, l, problem=problem, upper=upper_orig)
@@ -342,8 +352,16 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
     K, y and weights across its calls).
     """
+    return solve_classifier(K.points, K.kernel, y, C, alpha, weights=weights, f=f, tol=tol,
+                            options=options, session=session)
+
+
+def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+                     options=SMOOptions(), session=None, kernel_matrix=None):
+    """:func:`cached_refine` on the dense points ``X`` and their ``kernel`` (no operator
+    built: one-vs-one pairs solved together, :mod:`hsskern.solvers.pairwise`);
+    ``kernel_matrix``: :func:`solve_dual`'s."""
     t0 = time.perf_counter()
-    X, kernel = K.points, K.kernel
     y = np.asarray(y, dtype=np.float64)
     n = y.size
     weights = check_weights(weights, n)
@@ -351,7 +369,8 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     alpha = None if alpha is None else feasible_start(alpha, y, ub)
     G = None if f is None else y * np.asarray(f, dtype=np.float64) - 1.0
     opts = options if options.tol == tol else replace(options, tol=float(tol))
-    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts, session=session)
+    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts, session=session,
+                     kernel_matrix=kernel_matrix)
     bias = -res.rho
     decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
     return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,

@@ -41,8 +41,8 @@ from ..utils._threads import usable_cores
 from ..utils.validation import check_positive
 
 __all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "plan_one_class_start",
-           "expected_share", "engine_for", "threads_for_plan", "other_runnable", "decomposition_memory",
-           "ENGINES", "STARTS"]
+           "expected_share", "engine_for", "threads_for_plan", "other_runnable",
+           "decomposition_memory", "shares_pair_blocks", "ENGINES", "STARTS"]
 
 #: what ``engine`` may be asked for
 ENGINES = ("auto", "cached", "block")
@@ -128,6 +128,15 @@ class RouteOptions(OptionsBase):
         start, :func:`other_runnable`) leave one core and ``busy_load`` of another idle beside this
         process's: a parallel region whose thread waits for a core another process holds is
         slower than one thread (:func:`threads_for_plan`). A negative value: every core.
+    pair_blocks_min_features : int, default 1024
+        One-vs-one pairs on the cached SMO share their classes' kernel blocks (each class's
+        own block computed once by a BLAS product for its k - 1 pairs, every pair's matrix
+        cached whole) from this many features, where they fit the cache
+        (:func:`shares_pair_blocks`). The pairs compute 11-16 % of their rows on demand
+        (usps, satimage, optdigits at C = 1), about a quarter of the blocks' entries: the
+        blocks lost at 36 features (satimage, 0.16 s -> 0.9 s) and 256 (usps, 1.4 s ->
+        2.4 s) and tied at 784 (fashion_mnist on 8,000 points, C = 1 and 10), so the default
+        is past every measured shape (docs/design_notes.md).
     """
 
     exact_limit: float = 1e10
@@ -147,6 +156,7 @@ class RouteOptions(OptionsBase):
     warm_max_ws: int = 1000
     warm_free_factor: float = 2.0
     busy_load: float = 0.5
+    pair_blocks_min_features: int = 1024
 
     def _check(self):
         for name in ("sv_share", "share_decay", "share_noise"):
@@ -165,6 +175,8 @@ class RouteOptions(OptionsBase):
         check_positive(self.min_chunk, "min_chunk", integer=True, minimum=2)
         check_positive(self.warm_max_ws, "warm_max_ws", integer=True, minimum=2)
         check_positive(self.warm_free_factor, "warm_free_factor")
+        check_positive(self.pair_blocks_min_features, "pair_blocks_min_features",
+                       integer=True, minimum=1)
         if isinstance(self.busy_load, bool) or not isinstance(self.busy_load, Real):
             raise TypeError(f"busy_load must be a real number, got {self.busy_load!r}")
 
@@ -429,6 +441,16 @@ def threads_for_plan(n, route, load=None, cores=None):
         if load is None:  # no /proc here: every core
             return 0
     return 0 if cores - float(load) >= 1.0 + route.busy_load else 1
+
+
+def shares_pair_blocks(d, kernel_name, block_bytes, cache_bytes, route):
+    """Whether one-vs-one pairs on the cached SMO, on d features, share their classes'
+    kernel blocks (:class:`~hsskern.solvers.pairwise.ClassBlocks`): a Gaussian kernel (the
+    blocks are BLAS products of the expanded distances), from
+    ``route.pair_blocks_min_features`` features, the blocks' ``block_bytes`` within the
+    engine's cache (``cache_bytes``, what the budget leaves it)."""
+    return (kernel_name == "gaussian" and d >= route.pair_blocks_min_features
+            and cache_bytes is not None and block_bytes <= cache_bytes)
 
 
 # more than 10 parameters: each is one fact the preparation knows of the problem (its
