@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from hsskern.estimators.exact_svc import ExactSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
-from hsskern.solvers.cached_smo import (FLOAT32_MAX_REL_ERROR, SMOOptions, single_cross_terms,
-                                        solve_dual)
+from hsskern.solvers.cached_smo import SMOOptions, single_cross_terms, solve_dual
 from svm_reference import gap_tol
 
 
@@ -195,7 +194,7 @@ def test_far_points_and_the_fallback():
     far points then summed in double); past a quarter of far points, no float32 inner
     products; the double expansion's own far flags are kept."""
     d, kern = 100, make_kernel("gaussian", gamma=0.5)
-    limit = FLOAT32_MAX_REL_ERROR / (0.5 * 2.0 * (d + 2) * 2.0 ** -24)
+    limit = SMOOptions().float32_max_rel_error / (0.5 * 2.0 * (d + 2) * 2.0 ** -24)
     xn = np.full(40, 0.5 * limit)
     xn[[3, 7]] = 2.0 * limit
     far = single_cross_terms(kern, xn, None, d)
@@ -206,6 +205,10 @@ def test_far_points_and_the_fallback():
     assert single_cross_terms(kern, np.full(40, 0.5 * limit), None, d).size == 0
     xn[:11] = 2.0 * limit
     assert single_cross_terms(kern, xn, None, d) is None
+    # the options' fields move both thresholds
+    assert single_cross_terms(kern, xn, None, d, SMOOptions(float32_max_far_share=0.5)).any()
+    loose = SMOOptions(float32_max_rel_error=4.0 * SMOOptions().float32_max_rel_error)
+    assert single_cross_terms(kern, xn, None, d, loose).size == 0
 
 
 def test_a_far_cluster_solves_as_in_double():
@@ -236,6 +239,10 @@ def test_the_inner_products_switch():
     assert SMOOptions(row_dtype="float64", cross_dtype="float32").single_cross
     with pytest.raises(ValueError, match="cross_dtype"):
         SMOOptions(cross_dtype="half")
+    with pytest.raises(ValueError, match="float32_max_rel_error"):
+        SMOOptions(float32_max_rel_error=0.0)
+    with pytest.raises(ValueError, match="float32_max_far_share"):
+        SMOOptions(float32_max_far_share=1.5)
     X, y = _data(8, 300, 200, True)
     kern = make_kernel("gaussian", gamma=1.0 / 200)
     rows32 = SMOOptions(tol=1e-3, row_dtype="float32", shrinking=False)

@@ -35,17 +35,8 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
-#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
-FLOAT32_MIN_TOL = 1e-3
-
 #: how :class:`SMOOptions` may compute the Gaussian rows' inner products (``cross_dtype``)
 CROSS_DTYPES = ("auto", "float32", "float64")
-
-#: Largest accepted bound on a float32-cross-term entry's relative error (see
-#: :func:`single_cross_terms`); points whose norm alone passes it are far (summed directly)
-FLOAT32_MAX_REL_ERROR = 1e-3
-#: Past this share of far points the rows' inner products stay in double
-FLOAT32_MAX_FAR_SHARE = 0.25
 
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
            "expands_distances", "probe_sv_share", "bounded_options", "engine_memory",
@@ -87,7 +78,7 @@ class SMOOptions:
         are close.
     row_dtype : {"auto", "float32", "float64"}, default "auto"
         How the cached kernel rows are stored; "auto": float32 from ``tol`` =
-        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
+        ``float32_min_tol`` up, float64 below it, where the rows'
         rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
         tolerance. "float32" is LIBSVM's ``Qfloat``: each
         entry rounded to float when cached (computed in double, or from float32 inner
@@ -109,6 +100,14 @@ class SMOOptions:
         it the gap in double may pass ``tol`` by the rows' rounding (fashion_mnist's
         hardest pair, 12,000 points: 0.00100095 at tol = 1e-3, LIBSVM's own behaviour);
         the model's decision values are double sums either way.
+    float32_min_tol : float, default 1e-3
+        The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
+        below it the rows' rounding would rival the tolerance.
+    float32_max_rel_error : float, default 1e-3
+        The largest accepted bound on an entry's relative error from float32 inner
+        products (:func:`single_cross_terms`); a point whose norm alone passes it is far.
+    float32_max_far_share : float, default 0.25
+        Past this share of far points the rows' inner products stay in double.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -122,7 +121,10 @@ class SMOOptions:
     warm_max_ratio: float = 4.0
     row_dtype: str = "auto"
     double_certificate: bool = False
+    float32_min_tol: float = 1e-3
     cross_dtype: str = "auto"
+    float32_max_rel_error: float = 1e-3
+    float32_max_far_share: float = 0.25
 
     def __post_init__(self):
         if self.row_dtype not in ROW_DTYPES:
@@ -131,6 +133,12 @@ class SMOOptions:
         if self.cross_dtype not in CROSS_DTYPES:
             raise ValueError(f"SMOOptions.cross_dtype must be one of {CROSS_DTYPES}, got "
                              f"{self.cross_dtype!r}")
+        if not self.float32_max_rel_error > 0:
+            raise ValueError("SMOOptions.float32_max_rel_error must be positive, got "
+                             f"{self.float32_max_rel_error!r}")
+        if not 0 <= self.float32_max_far_share <= 1:
+            raise ValueError("SMOOptions.float32_max_far_share must be in [0, 1], got "
+                             f"{self.float32_max_far_share!r}")
 
     @property
     def single_cross(self):
@@ -144,7 +152,7 @@ class SMOOptions:
     def single_rows(self):
         """Whether the cached rows are float32 (``row_dtype`` resolved)."""
         if self.row_dtype == "auto":
-            return self.tol >= FLOAT32_MIN_TOL
+            return self.tol >= self.float32_min_tol
         return self.row_dtype == "float32"
 
     @property
@@ -189,10 +197,11 @@ def _expansion(kernel, pts, options):
     return gaussian_expansion(kernel, pts)
 
 
-def single_cross_terms(kernel, xn, far, d):
+def single_cross_terms(kernel, xn, far, d, options=None):
     """The far flags of the float32 inner products on centered points of squared norms
-    ``xn`` (``far``: the double expansion's flags, kept), or None where too many points
-    would be far for the float32 cross term to pay.
+    ``xn`` (``far``: the double expansion's flags, kept), or None where more than
+    ``options.float32_max_far_share`` (:class:`SMOOptions`, None: the defaults) of the
+    points would be far for the float32 cross term to pay.
 
     The bound. With a_32 = fl32(a), b_32 = fl32(b) and their inner product summed in float32
     (u = 2^-24, d features), |fl(a_32.b_32) - a.b| <= (d + 2) u sum_k |a_k b_k|
@@ -203,7 +212,7 @@ def single_cross_terms(kernel, xn, far, d):
     u relative (one rounding of the entry); the bound is 2 (d + 2) gamma |a|^2 times that,
     which is more than 1 for every dense set of a dozen features or more at gamma="scale"
     (gamma |a|^2 is about 1 on average for centered points): no worst-case bound puts the
-    float32 cross term within Qfloat's loss. It is accepted at :data:`FLOAT32_MAX_REL_ERROR`
+    float32 cross term within Qfloat's loss. It is accepted at ``options.float32_max_rel_error``
     relative (the SMO's stopping rule tolerates 1e-3 in the gradient, and a gradient entry
     sums alpha_j |k_ij| times the entry's error). Measured on fashion_mnist (standardized,
     gamma="scale"): largest entry error 8.3e-6 where the bound says 4e-3, mean 2.1e-8
@@ -213,13 +222,14 @@ def single_cross_terms(kernel, xn, far, d):
     double expansion), and its distances to near points keep the expansion, where the
     Gaussian is small. The caller keeps the certificate and the decision values in double.
     """
+    options = SMOOptions() if options is None else options
     if not xn.size:
         return None
-    limit = FLOAT32_MAX_REL_ERROR / (kernel.gamma * 2.0 * (d + 2) * 2.0 ** -24)
+    limit = options.float32_max_rel_error / (kernel.gamma * 2.0 * (d + 2) * 2.0 ** -24)
     far32 = xn > limit
     if far is not None and far.size:
         far32 |= far.astype(bool)
-    if far32.mean() > FLOAT32_MAX_FAR_SHARE:
+    if far32.mean() > options.float32_max_far_share:
         return None
     return far32.view(np.uint8) if far32.any() else np.empty(0, dtype=np.uint8)
 
@@ -312,8 +322,8 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     expansion = _expansion(kernel, pts, options)
     if expansion is not None:  # distances as |a|^2 + |b|^2 - 2 a.b, centered
         pts, xn, far = expansion
-        far32 = single_cross_terms(kernel, xn, far, pts.shape[1]) if options.single_cross \
-            else None
+        far32 = (single_cross_terms(kernel, xn, far, pts.shape[1], options)
+                 if options.single_cross else None)
         if far32 is not None:  # the inner products in float32, far pairs summed in double
             far = far32
         far = np.array(far)  # the engine swaps it with the variables

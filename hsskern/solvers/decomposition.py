@@ -64,7 +64,7 @@ from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
-from .admm import BOUND_EPS, _bias, kkt_sets
+from .admm import bound_eps, _bias, kkt_sets
 from .path import check_weights
 
 __all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState",
@@ -457,7 +457,7 @@ def _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed):
     hi = np.where(yF > 0, CF - aF, aF)
     # Z = A^-1 [v, 1, E_B], one column more per fixed point
     Z = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
-    slack = BOUND_EPS * CF  # leaving the box by less is at the bound, as in kkt_sets
+    slack = bound_eps * CF  # leaving the box by less is at the bound, as in kkt_sets
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
     e0 = face = None
@@ -1239,4 +1239,4 @@ class Decomposition:
         y, ub = self.y, self.ub
         fb = self.f if self.p is None and self.index is None else y - self.v
         return float(_bias(fb[:, None], y[:, None], self.alpha[:, None],
-                           ub if self.weights is None else ub[:, None], BOUND_EPS)[0][0])
+                           ub if self.weights is None else ub[:, None], bound_eps)[0][0])

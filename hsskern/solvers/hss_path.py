@@ -37,7 +37,6 @@ from sklearn.exceptions import ConvergenceWarning
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
-from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
 from ..options import HSSOptions
 from ..utils._memory import check_memory, format_bytes, resolve_budget
@@ -48,23 +47,14 @@ from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, che
 from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cache,
                          expands_distances, probe_sv_share)
-from .plan import ENGINES, RouteOptions, decomposition_memory, plan_fit
+from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
+                   plan_start)
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
-           "decomposition_chunk", "hss_svm_path", "threads_for",
+           "decomposition_chunk", "hss_svm_path", "threads_for", "with_plan",
            "exact_info", "check_dual_start"]
-
-#: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
-#: product that starts it (and is partly repeated every round) exceeds this many entries.
-DEFAULT_REFINE_LIMIT = 1e10
-
-#: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
-#: below it every round is a kernel product over all n points for a handful of pair steps.
-_MIN_DECOMPOSITION_CHUNK = 256
-
-_STARTS = ("auto", "admm", "decomposition")
 
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
@@ -247,7 +237,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     Raises
     ------
     MemoryBudgetError
-        When the budget does not hold working sets of min(n, 256) points.
+        When the budget does not hold working sets of min(n, ``route.min_chunk``) points.
     """
     n, d = X.shape
     log = log or (lambda level, msg: None)
@@ -256,7 +246,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     K = kernel_operator(X, kernel)  # sparse X: kernel entries from its sparse rows
     pb = rows_nbytes(K.points)
     budget = resolve_budget(memory_budget)
-    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log)
+    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route)
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     smo_options = SMOOptions() if smo_options is None else smo_options
     dense = not sp.issparse(K.points)
@@ -300,20 +290,26 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                       points=None if shifted is None else X)
 
 
-def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log):
+def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route):
     """The largest q <= min(n, max_chunk) whose decomposition memory fits ``budget``; a
-    MemoryBudgetError when not even min(n, 256) does."""
+    MemoryBudgetError when not even min(n, ``route.min_chunk``) does."""
     q = min(n, int(max_chunk))
     if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
         room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
         q = int(np.sqrt(max(room, 0.0)))
-        q_min = min(n, _MIN_DECOMPOSITION_CHUNK)
+        q_min = min(n, route.min_chunk)
         check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs, pb),
                      f'start="decomposition" on {n} points x {d} features (working sets of '
                      f'{q_min} points)', memory_budget,
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     return q
+
+
+def with_plan(problem, **fields):
+    """``problem`` with these fields in its plan (``stats["plan"]``, :class:`FitPlan`'s)."""
+    plan = {**problem.stats.get("plan", {}), **fields}
+    return replace(problem, stats={**problem.stats, "plan": plan})
 
 
 def decomposition_chunk(problem, refine, max_chunk):
@@ -431,7 +427,7 @@ def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log,
 
 
 def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", refine_limit=DEFAULT_REFINE_LIMIT,
+                 adaptive_beta=True, refine="auto", refine_limit=RouteOptions.exact_limit,
                  refine_tol=1e-3, max_chunk=16000, newton=True, n_decades=0, warn=True,
                  log=None, block_reuse=True, engine="auto", smo_options=None,
                  dual_start=None, start_decision=None):
@@ -464,7 +460,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     refine : bool or "auto"
         Run the exact decomposition after the ADMM; "auto" skips it for a column whose start
         costs more than ``refine_limit`` kernel entries (n x n_SV).
-    refine_limit : float, default 1e10
+    refine_limit : float, default RouteOptions.exact_limit (1e10)
     refine_tol : float, default 1e-3
         The decomposition's stopping gap (LIBSVM's ``tol``).
     max_chunk : int
@@ -540,7 +536,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
-                near = WARM_OPTIONS if prev is None and dual_start is not None else {}
+                near = near_options() if prev is None and dual_start is not None else {}
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,
@@ -719,7 +715,7 @@ class HSSBackend:
     relaxation: float = 1.6
     adaptive_beta: bool = True
     refine: object = "auto"
-    refine_limit: float = DEFAULT_REFINE_LIMIT
+    refine_limit: float = RouteOptions.exact_limit
     refine_tol: float = 1e-3
     max_chunk: int = 16000
     newton: bool = True
@@ -750,39 +746,20 @@ class HSSBackend:
                                max_chunk=self.max_chunk)
 
     def resolve_start(self, n, d, sv_share=None):
-        """The start ``prepare`` takes on n points of d features: "admm" or "decomposition".
+        """The start ``prepare`` takes on n points of d features: "admm" or "decomposition"
+        (:func:`~hsskern.solvers.plan.plan_start`, the one rule, at ``route``'s thresholds,
+        with ``refine_limit`` the exact step's reach). ``sv_share``: the support vectors'
+        share measured on a subsample at the fit's C
+        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`)."""
+        return self.plan_start(n, sv_share)[0]
 
-        "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
-        the approximation would be the HSS one (``approximation="exact"`` asks for the dense
-        ADMM by name), n <= ``route.small_n``, and (with ``refine="auto"``) n^2 is within
-        ``refine_limit``, so the ADMM route would have refined every column too. Both
-        routes then pay about n x n_SV kernel entries for the first C (the decomposition
-        from zero over more rounds: measured between 0.8x and 1.2x the ADMM route's entries),
-        but this one skips the compression, the factor and the ADMM, and was faster on every
-        set measured, from 3*10^3 points to 10^5 (docs/design_notes.md). d does not move
-        the choice (kernel entries and the compression's samples both cost ~d each). The
-        memory budget does not either: the route takes less memory than the ADMM route (no
-        HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
-        to what the budget holds.
-
-        Past ``route.small_n`` points a measured share of support vectors ``sv_share``
-        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) takes "decomposition" too while
-        n x n_SV is within ``refine_limit``: the bound the rule above keeps by n^2, met by
-        the support vectors the first C has, not by the most it could have.
-        """
-        if self.start not in _STARTS:
-            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
-        if self.kernel is not None and self.kernel.name in EXACT_ONLY_KERNELS:
-            return self._dot_kernel_start()
-        if self.start != "auto":
-            return self.start
-        if not (self.refine and self.approximation == "hss"):
-            return "admm"
-        if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
-            return "decomposition"
-        small = n <= self.route.small_n and (self.refine != "auto"
-                                             or float(n) * n <= self.refine_limit)
-        return "decomposition" if small else "admm"
+    def plan_start(self, n, sv_share=None, staged=False):
+        """:func:`~hsskern.solvers.plan.plan_start` with these options: (start, reason)."""
+        return plan_start(n, route=self.route, start=self.start, exact=self.refine,
+                          approximation=self.approximation,
+                          kernel=None if self.kernel is None else self.kernel.name,
+                          sv_share=sv_share, exact_limit=self.refine_limit, staged=staged,
+                          probe_points=self.route.probe_points)
 
     def probe_share(self, X, Y, min_points=None):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
@@ -804,16 +781,6 @@ class HSSBackend:
                         f"{100 * share:.2g} % ({time.perf_counter() - t0:.2f} s)")
         return share
 
-    def _dot_kernel_start(self):
-        # the compression's tree, neighbours and tolerances are those of a distance kernel,
-        # and the sigmoid has no factor: a dot-product kernel takes the exact decomposition
-        if self.start == "admm" or not self.refine:
-            raise ValueError(
-                f"the {self.kernel.name} kernel is solved by the exact decomposition only "
-                f"(start='auto' or 'decomposition', solve_exact=True or 'auto'); HSS compression "
-                f"and the ADMM serve the Gaussian and Laplacian kernels")
-        return "decomposition"
-
     def prepare(self, X, Y=None, *, sv_share=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
         every class; their count sizes the memory estimate). ``sv_share``: the share
@@ -833,7 +800,8 @@ class HSSBackend:
         n, d = X.shape
         n_rhs = 1 if Y is None else np.shape(Y)[-1]
         share = self.probe_share(X, Y) if sv_share is None else sv_share
-        if self.resolve_start(n, d, share) == "decomposition":
+        start, reason = self.plan_start(n, share)
+        if start == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
                                  'solve_exact=True or "auto" (the backend\'s refine; '
@@ -842,12 +810,13 @@ class HSSBackend:
                 self.log(1, f"start: the exact solve from zero on {n} points")
             # the engine's options at the tol it will solve at: its rows' bytes with them
             smo = replace(self.smo_options or SMOOptions(), tol=float(self.refine_tol))
-            return prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
-                                         engine=self.engine, smo_options=smo,
-                                         y=_first_labels(Y, n), sv_share=share,
-                                         n_rhs=n_rhs, memory_budget=self.memory_budget,
-                                         log=self.log, store_kernel=self.store_kernel,
-                                         route=self.route)
+            problem = prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
+                                            engine=self.engine, smo_options=smo,
+                                            y=_first_labels(Y, n), sv_share=share,
+                                            n_rhs=n_rhs, memory_budget=self.memory_budget,
+                                            log=self.log, store_kernel=self.store_kernel,
+                                            route=self.route)
+            return with_plan(problem, start_reason=reason)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options
@@ -872,6 +841,8 @@ class HSSBackend:
         problem = prepare_hss(X, self.kernel, approximation=self.approximation,
                               hss_options=self.hss_options, beta=self.beta,
                               memory_budget=self.memory_budget, log=self.log)
+        plan = FitPlan.of_route("admm", reason, self.max_chunk, share, self.route.probe_points)
+        problem = with_plan(problem, **plan.as_dict())
         if est is None:
             return problem
         return replace(problem, stats={**problem.stats, "memory_estimate": est,

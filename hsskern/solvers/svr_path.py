@@ -38,10 +38,11 @@ from ..options import HSSOptions
 from ..utils.validation import check_positive
 from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
-from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
+from .hss_path import HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
+from .plan import RouteOptions
 from .refine import RefineResult, continuation_start, refine_exact
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -376,7 +377,7 @@ def _solution(C, rr, admm, beta, floor, scale=None):
 
 
 def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine=True, refine_limit=DEFAULT_REFINE_LIMIT,
+                 adaptive_beta=True, refine=True, refine_limit=RouteOptions.exact_limit,
                  refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
                  warn=True, log=None, dual_start=None, start_decision=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
@@ -464,7 +465,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = {**WARM_OPTIONS, "max_ws": min(max_ws, WARM_OPTIONS["max_ws"])} \
+            near = near_options(max_ws) \
                 if prev is None and first is not None else {"max_ws": max_ws}
             if prev is not None:
                 C_prev, pr = prev
@@ -560,7 +561,7 @@ class SVRBackend:
     relaxation: float = 1.6
     adaptive_beta: bool = True
     refine: object = True
-    refine_limit: float = DEFAULT_REFINE_LIMIT
+    refine_limit: float = RouteOptions.exact_limit
     refine_tol: float = 1e-3
     max_ws: int = 8000
     max_chunk: int = 16000

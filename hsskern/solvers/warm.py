@@ -22,22 +22,23 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import kernel_operator
+from .plan import RouteOptions
 
-__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "WARM_OPTIONS"]
+__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "near_options"]
 
-#: The exact decomposition from a carried start: working sets of at most this many points
-#: (the size ``ws_per_change`` shrinks later rounds to), each solved to ``tol``
-#: (``sub_tol=0``), with shrinking at any n. Such a start moves a few hundred points: a set
-#: of thousands costs its block's entries (the dearest a round computes) for nothing, a loose
-#: sub-solve takes another round, and each round's update is a product over all n points,
-#: which shrinking defers for the points far from the margin to one sync of the points
-#: changed since (on ijcnn1 + 5 % rows: 3 rounds, 3.0e7 entries, against 4 rounds and 5.9e7
-#: at the defaults).
-WARM_OPTIONS = {"max_ws": 1000, "sub_tol": 0.0, "shrinking": True}
 
 _SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def near_options(max_ws=None, route=None):
+    """The exact decomposition's options from a carried start (a refit's, near its answer):
+    working sets of at most ``route.warm_max_ws`` points (and ``max_ws``), each solved to
+    ``tol`` (``sub_tol=0``), with shrinking at any n (``route``: default RouteOptions())."""
+    cap = (RouteOptions() if route is None else route).warm_max_ws
+    return {"max_ws": cap if max_ws is None else min(max_ws, cap), "sub_tol": 0.0,
+            "shrinking": True}
 
 
 def _mix(h):
