@@ -265,3 +265,16 @@ def test_the_certificate_covers_float32_inner_products_on_float64_rows():
     assert res.converged and _gap(K, y, res.alpha, 5.0) < 1e-3
     # the engine's own gap here differs from the double one by 4e-8
     assert abs(_gap(K, y, res.alpha, 5.0) - res.gap) <= 1e-12 * 5.0 * y.size
+
+
+def test_a_row_split_between_threads_is_bitwise_one_threads():
+    """float32 inner products: a row split between threads makes the same sgemv calls (one
+    per chunk) as one thread, so the team changes no bit (one sgemv over the whole row and
+    one per thread's part differed here by 0.2 in an alpha)."""
+    X, y = _data(3, 3000, 150, True)
+    kern = make_kernel("gaussian", gamma=1.0 / 150)
+    one = solve_dual(X, kern, y, 1.0, options=SMOOptions(threads=1))
+    two = solve_dual(X, kern, y, 1.0, options=SMOOptions(threads=2, parallel_work=0))
+    assert SMOOptions().single_cross and one.stats["rows_computed"] > 100
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+    assert one.rho == two.rho and one.n_iter == two.n_iter

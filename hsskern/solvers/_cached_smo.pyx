@@ -148,15 +148,20 @@ cdef inline void _dot_columns(const double* a, const double* xt, Py_ssize_t ldx,
 cdef void _single_dots(const float* xt32, Py_ssize_t ldx, Py_ssize_t d, Py_ssize_t i,
                        Py_ssize_t j0, Py_ssize_t j1, float* dots) noexcept nogil:
     """dots[j] = x_i.x_j for j0 <= j < j1 in float32 (sgemv on the float32 coordinates
-    xt32, d x ldx): the columns are the matrix (column-major, j1 - j0 by d, leading
-    dimension ldx) and x_i its column i read with stride ldx. Half the bytes streamed of
-    the double loop, twice the SIMD width; the caller bounds the rounding (cached_smo.py)."""
-    cdef int m = <int> (j1 - j0), n = <int> d, lda = <int> ldx, inc = <int> ldx, one = 1
+    xt32, d x ldx): the columns are the matrix (column-major, by d, leading dimension ldx)
+    and x_i its column i read with stride ldx. Half the bytes streamed of the double loop,
+    twice the SIMD width; the caller bounds the rounding (cached_smo.py). One sgemv per
+    _CHUNK columns from j0: a row split between threads (at chunk ends) makes the same
+    calls as one thread, so no entry depends on the team (BLAS may order a longer call's
+    sums by its length)."""
+    cdef int m, n = <int> d, lda = <int> ldx, inc = <int> ldx, one = 1
     cdef float alpha = 1.0, zero = 0.0
-    if m <= 0:
-        return
-    sgemv("N", &m, &n, &alpha, <float*> xt32 + j0, &lda, <float*> xt32 + i, &inc, &zero,
-          dots + j0, &one)
+    cdef Py_ssize_t c0 = j0
+    while c0 < j1:
+        m = <int> (_CHUNK if c0 + _CHUNK <= j1 else j1 - c0)
+        sgemv("N", &m, &n, &alpha, <float*> xt32 + c0, &lda, <float*> xt32 + i, &inc, &zero,
+              dots + c0, &one)
+        c0 += _CHUNK
 
 
 cdef void _kernel_columns(int kind, const double* prm, const double* a, const double* xt,
