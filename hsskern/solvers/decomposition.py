@@ -589,14 +589,15 @@ class LocalProducts:
 
     def __init__(self, points, kernel, operator=None):
         self.points, self.kernel = points, kernel
-        rep = distinct_rows(points)
+        own = isinstance(operator, KernelOperator) and operator.points is points
+        rep = operator.distinct_rows() if own else distinct_rows(points)  # computed once
         self._unique = None if rep is None else (points[rep[0]], rep[1])
         # dense points: one operator whose dgemm route (centred points, norms) serves every
         # product, where a cross operator per call would centre all points again; the
         # caller's ``operator`` on these points when it has one. Sparse rows and callable
         # kernels keep a cross operator per call (none is built for them here)
         U = points if rep is None else self._unique[0]
-        if isinstance(operator, KernelOperator) and rep is None and operator.points is points:
+        if own and rep is None:
             self._op = operator
         elif sp.issparse(U) or kernel.name == "callable":
             self._op = None

@@ -536,12 +536,14 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
-                near = near_options() if prev is None and dual_start is not None else {}
+                near = prev is None and dual_start is not None
                 with threads_for(problem):
                     out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
                                         tol=refine_tol, max_chunk=max_chunk, newton=newton,
                                         log=_refine_log(log, C, j), workspace=workspace,
-                                        block_reuse=block_reuse, **near)
+                                        block_reuse=block_reuse,
+                                        **(near_options(start=a, C=C, weights=weights)
+                                           if near else {}))
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")

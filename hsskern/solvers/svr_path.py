@@ -465,7 +465,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = near_options(max_ws) \
+            near = near_options(max_ws, start=first, C=C) \
                 if prev is None and first is not None else {"max_ws": max_ws}
             if prev is not None:
                 C_prev, pr = prev
