@@ -16,7 +16,8 @@ from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
 from hsskern.solvers.plan import (FitPlan, RouteOptions, engine_for, expected_share,
-                                  other_runnable, plan_fit, plan_start, threads_for_plan)
+                                  other_runnable, plan_fit, plan_one_class_start,
+                                  plan_start, threads_for_plan)
 
 ROUTE = RouteOptions()
 CACHE = SMOOptions().cache_bytes  # 200 MiB
@@ -301,3 +302,23 @@ def test_the_rule_sizes_rows_at_the_engines_row_bytes():
           for b in (4, 8)}
     assert at == {4: "cached", 8: "block"}
     assert SMOOptions().row_bytes == 4 and SMOOptions(row_dtype="float64").row_bytes == 8
+
+
+@pytest.mark.parametrize("n, nu, start, kernel, weighted, expected", [
+    (10_000, 0.5, "auto", "gaussian", False, "admm"),          # nu n past admm_min_sv
+    (10_000, 0.01, "auto", "gaussian", False, "decomposition"),  # few support vectors
+    (10_000, 0.5, "auto", "poly", False, "decomposition"),     # no compression for poly
+    (10_000, 0.5, "auto", "gaussian", True, "decomposition"),  # weights: LIBSVM's start
+    (100, 0.5, "admm", "laplacian", False, "admm"),            # asked for
+    (100, 0.5, "admm", "gaussian", True, "decomposition"),     # weights win over asking
+    (10 ** 6, 0.5, "decomposition", "gaussian", False, "decomposition"),
+])
+def test_one_class_start_table(n, nu, start, kernel, weighted, expected):
+    got, reason = plan_one_class_start(n, nu, start=start, kernel=kernel, admm_min_sv=2000,
+                                       weighted=weighted)
+    assert got == expected and reason
+
+
+def test_one_class_admm_start_refuses_a_kernel_without_compression():
+    with pytest.raises(ValueError, match="HSS compression"):
+        plan_one_class_start(100, 0.5, start="admm", kernel="poly", admm_min_sv=2000)

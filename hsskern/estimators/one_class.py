@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..options import OneClassSVMOptions
 from ..solvers.nu_path import OneClassBackend
 from ..solvers.one_class_admm import OneClassADMMOptions
+from ..solvers.plan import plan_one_class_start
 from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, engine_options
 from .base import FitData, PathEstimator, check_sample_weight, validate_input
@@ -23,10 +24,6 @@ from .nu_svm import _NuParams
 from .widths import GAMMA_STRINGS
 
 __all__ = ["OneClassSVM"]
-
-#: the kernels the HSS compression (so the ADMM start) takes
-_ADMM_KERNELS = ("gaussian", "laplacian")
-
 
 class OneClassSVM(OptionsParamsMixin, OutlierMixin, _NuParams, PathEstimator):
     """Unsupervised outlier detection: LIBSVM's one-class SVM, as scikit-learn's
@@ -183,7 +180,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, _NuParams, PathEstimator):
     def _make_backend(self, X, values, purpose):
         n, d = X.shape
         opts = engine_options(self, n, d)  # the memory check, before any work
-        self.start_ = "decomposition" if self._weighted else self.resolve_start(n, min(values))
+        self.start_ = self.resolve_start(n, min(values))
         o = self._options()
         admm = None if self.start_ != "admm" else dict(
             approximation=o.approximation,
@@ -195,22 +192,13 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, _NuParams, PathEstimator):
 
     def resolve_start(self, n, nu=None):
         """The start a fit on n points at ``nu`` (default this estimator's; a path: its
-        smallest) takes: "admm" or "decomposition". The one rule: ``options.start``, "auto"
-        taking the ADMM when nu n reaches ``options.admm_min_sv`` (measured, see
-        :class:`~hsskern.OneClassSVMOptions`)."""
+        smallest) takes, "admm" or "decomposition", by the plan's rule
+        (:func:`~hsskern.solvers.plan.plan_one_class_start`)."""
         o = self._options()
-        nu = self.nu if nu is None else nu
         kernel = "gaussian" if self.kernel == "rbf" else self.kernel
-        if o.start == "admm":
-            if kernel not in _ADMM_KERNELS:
-                raise ValueError(f"the ADMM start needs the HSS compression, which takes the "
-                                 f"{_ADMM_KERNELS} kernels, not {self.kernel!r}: use "
-                                 f"start=\"auto\" or \"decomposition\"")
-            return "admm"
-        if o.start == "auto" and kernel in _ADMM_KERNELS and o.admm_min_sv is not None \
-                and nu * n >= o.admm_min_sv:
-            return "admm"
-        return "decomposition"
+        return plan_one_class_start(n, self.nu if nu is None else nu, start=o.start,
+                                    kernel=kernel, admm_min_sv=o.admm_min_sv,
+                                    weighted=getattr(self, "_weighted", False))[0]
 
     def _set_target_attributes(self, data, backend, solution):
         model = self._model

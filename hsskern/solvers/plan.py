@@ -40,8 +40,8 @@ from ..options import OptionsBase
 from ..utils._threads import usable_cores
 from ..utils.validation import check_positive
 
-__all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "expected_share",
-           "engine_for", "threads_for_plan", "other_runnable", "decomposition_memory",
+__all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "plan_one_class_start",
+           "expected_share", "engine_for", "threads_for_plan", "other_runnable", "decomposition_memory",
            "ENGINES", "STARTS"]
 
 #: what ``engine`` may be asked for
@@ -350,6 +350,32 @@ def plan_start(n, *, route, start="auto", exact="auto", approximation="hss", ker
     if exact == "auto" and entries > route.stage_limit:
         return chosen, f"n x n_SV ~ {entries:.2g} entries, past stage_limit"
     return "staged", f"n x n_SV ~ {entries:.2g} entries, past the exact step's limit"
+
+
+#: the kernels the HSS compression (so an ADMM start) takes
+ADMM_KERNELS = ("gaussian", "laplacian")
+
+
+def plan_one_class_start(n, nu, *, start, kernel, admm_min_sv, weighted=False):
+    """The one-class SVM's start on n points at ``nu`` (a path: its smallest), with the
+    reason: "admm" (LIBSVM's problem from the one-class ADMM on the HSS factor) or
+    "decomposition" (LIBSVM's start). "auto" takes the ADMM once nu n, the support vectors
+    at least, reaches ``admm_min_sv`` (measured: :class:`~hsskern.OneClassSVMOptions`),
+    never with sample weights (the ADMM's problem is unweighted) or a kernel the
+    compression does not take; "admm" asked for with such a kernel is a ValueError. With
+    ``weighted`` always "decomposition", whatever was asked."""
+    if weighted:
+        return "decomposition", "sample weights: the ADMM's problem is unweighted"
+    if start == "admm":
+        if kernel not in ADMM_KERNELS:
+            raise ValueError(f"the ADMM start needs the HSS compression, which takes the "
+                             f"{ADMM_KERNELS} kernels, not {kernel!r}: use "
+                             f"start=\"auto\" or \"decomposition\"")
+        return "admm", "asked for"
+    if (start == "auto" and kernel in ADMM_KERNELS and admm_min_sv is not None
+            and nu * n >= admm_min_sv):
+        return "admm", f"nu n = {nu * n:.0f} support vectors at least, from admm_min_sv"
+    return "decomposition", "asked for" if start != "auto" else "few support vectors"
 
 
 def _start_reason(start, n, share, m):
