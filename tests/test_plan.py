@@ -15,8 +15,9 @@ from hsskern.solvers.cached_smo import SMOOptions, engine_cache
 from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
-from hsskern.solvers.plan import (FitPlan, RouteOptions, expected_share, other_runnable, plan_fit,
-                                  plan_one_class_start, plan_start, threads_for_plan)
+from hsskern.solvers.plan import (FitPlan, RouteOptions, engine_for, expected_share,
+                                  other_runnable, plan_fit, plan_one_class_start,
+                                  plan_start, threads_for_plan)
 
 ROUTE = RouteOptions()
 CACHE = SMOOptions().cache_bytes  # 200 MiB
@@ -283,6 +284,24 @@ def test_the_thresholds_moved_from_module_constants_are_read_from_their_options(
     # float32 rows from SMOOptions.float32_min_tol up
     assert SMOOptions(tol=1e-3).single_rows and not SMOOptions(tol=1e-4).single_rows
     assert not SMOOptions(tol=1e-3, float32_min_tol=1e-2).single_rows
+
+
+def test_the_rule_sizes_rows_at_the_engines_row_bytes():
+    """float32 rows (4 bytes, ``SMOOptions.row_bytes``) hold twice the rows in one cache:
+    the support vectors' rows are measured in them, so where float64 rows overflow the
+    cache past ``cache_overcommit`` and float32 ones do not, the engines differ; the rule's
+    default is 8 bytes, and the plan passes the bytes it is given to the rule."""
+    n, d = 60000, 20
+    share = 1.5 * ROUTE.cache_overcommit * CACHE / (8.0 * n * n)  # 1.5 x the limit at 8
+    assert engine_for(n, d, ROUTE, CACHE, share)[0] == "block"
+    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=8)[0] == "block"
+    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=4)[0] == "cached"
+    assert engine_for(n, d, ROUTE, CACHE, 2.2 * share, row_bytes=4)[0] == "block"
+    at = {b: plan_fit(n, d, route=replace(ROUTE, sv_share=share, probe_points=0),
+                      cache_bytes=CACHE, max_chunk=4000, row_bytes=b, **QUIET).engine
+          for b in (4, 8)}
+    assert at == {4: "cached", 8: "block"}
+    assert SMOOptions().row_bytes == 4 and SMOOptions(row_dtype="float64").row_bytes == 8
 
 
 @pytest.mark.parametrize("n, nu, start, kernel, weighted, expected", [

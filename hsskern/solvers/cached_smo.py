@@ -20,6 +20,7 @@ import numpy as np
 
 from ..kernels import gaussian_expansion, kernel_operator
 from ..utils._cpu import load
+from ..utils._threads import one_blas_thread
 from .path import check_weights
 from .refine import RefineResult, feasible_start
 
@@ -34,9 +35,12 @@ KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
+#: how :class:`SMOOptions` may compute the Gaussian rows' inner products (``cross_dtype``)
+CROSS_DTYPES = ("auto", "float32", "float64")
+
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
            "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
-           "bounded_options", "engine_memory"]
+           "bounded_options", "engine_memory", "single_cross_terms"]
 
 
 @dataclass(frozen=True)
@@ -77,18 +81,33 @@ class SMOOptions:
         ``float32_min_tol`` up, float64 below it, where the rows'
         rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
         tolerance. "float32" is LIBSVM's ``Qfloat``: each
-        entry computed in double and rounded to float when cached, the gradient and every
-        sum over the rows kept in double; the cache holds twice as many rows in the same
+        entry rounded to float when cached (computed in double, or from float32 inner
+        products: ``cross_dtype``), the gradient and every sum over the rows kept in double; the cache holds twice as many rows in the same
         bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
         solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
+    cross_dtype : {"auto", "float32", "float64"}, default "auto"
+        How a Gaussian row's expanded distances |a|^2 + |b|^2 - 2 a.b get their inner
+        products a.b: "float32" by sgemv on float32 coordinates (half the bytes a row
+        streams, twice the SIMD width; the norms, the sum and the exp stay in double), where
+        :func:`single_cross_terms`'s error bound admits it, else in double; "auto":
+        "float32" with float32 rows (``row_dtype``), "float64" with float64 rows. The
+        coordinates' float32 copy costs 4 l d bytes.
     double_certificate : bool, default False
-        With float32 rows, the final gradient is recomputed in double (one product over
+        With float32 rows or inner products, the final gradient is recomputed in double (one product over
         the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
         from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
-        double-precision figures. Costs one n x n_SV kernel product in double.
+        double-precision figures. Costs one n x n_SV kernel product in double. Without
+        it the gap in double may pass ``tol`` by the rows' rounding (fashion_mnist's
+        hardest pair, 12,000 points: 0.00100095 at tol = 1e-3, LIBSVM's own behaviour);
+        the model's decision values are double sums either way.
     float32_min_tol : float, default 1e-3
         The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
         below it the rows' rounding would rival the tolerance.
+    float32_max_rel_error : float, default 1e-3
+        The largest accepted bound on an entry's relative error from float32 inner
+        products (:func:`single_cross_terms`); a point whose norm alone passes it is far.
+    float32_max_far_share : float, default 0.25
+        Past this share of far points the rows' inner products stay in double.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -103,11 +122,31 @@ class SMOOptions:
     row_dtype: str = "auto"
     double_certificate: bool = False
     float32_min_tol: float = 1e-3
+    cross_dtype: str = "auto"
+    float32_max_rel_error: float = 1e-3
+    float32_max_far_share: float = 0.25
 
     def __post_init__(self):
         if self.row_dtype not in ROW_DTYPES:
             raise ValueError(f"SMOOptions.row_dtype must be one of {ROW_DTYPES}, got "
                              f"{self.row_dtype!r}")
+        if self.cross_dtype not in CROSS_DTYPES:
+            raise ValueError(f"SMOOptions.cross_dtype must be one of {CROSS_DTYPES}, got "
+                             f"{self.cross_dtype!r}")
+        if not self.float32_max_rel_error > 0:
+            raise ValueError("SMOOptions.float32_max_rel_error must be positive, got "
+                             f"{self.float32_max_rel_error!r}")
+        if not 0 <= self.float32_max_far_share <= 1:
+            raise ValueError("SMOOptions.float32_max_far_share must be in [0, 1], got "
+                             f"{self.float32_max_far_share!r}")
+
+    @property
+    def single_cross(self):
+        """Whether the rows' inner products are asked in float32 (``cross_dtype`` resolved;
+        :func:`single_cross_terms` still checks the error bound)."""
+        if self.cross_dtype == "auto":
+            return self.single_rows
+        return self.cross_dtype == "float32"
 
     @property
     def single_rows(self):
@@ -156,6 +195,43 @@ def _expansion(kernel, pts, options):
     if not expands_distances(kernel, pts.shape[1], options):
         return None
     return gaussian_expansion(kernel, pts)
+
+
+def single_cross_terms(kernel, xn, far, d, options=None):
+    """The far flags of the float32 inner products on centered points of squared norms
+    ``xn`` (``far``: the double expansion's flags, kept), or None where more than
+    ``options.float32_max_far_share`` (:class:`SMOOptions`, None: the defaults) of the
+    points would be far for the float32 cross term to pay.
+
+    The bound. With a_32 = fl32(a), b_32 = fl32(b) and their inner product summed in float32
+    (u = 2^-24, d features), |fl(a_32.b_32) - a.b| <= (d + 2) u sum_k |a_k b_k|
+    <= (d + 2) u (|a|^2 + |b|^2) / 2 to first order (the inputs' rounding 2u, the sum's
+    d u: Higham, Accuracy and Stability, (3.5)). The norms and the sum |a|^2 + |b|^2 - 2 a.b
+    are double, so the squared distance's error is (d + 2) u (|a|^2 + |b|^2) and the
+    Gaussian's relative entry error gamma (d + 2) u (|a|^2 + |b|^2). LIBSVM's Qfloat loses
+    u relative (one rounding of the entry); the bound is 2 (d + 2) gamma |a|^2 times that,
+    which is more than 1 for every dense set of a dozen features or more at gamma="scale"
+    (gamma |a|^2 is about 1 on average for centered points): no worst-case bound puts the
+    float32 cross term within Qfloat's loss. It is accepted at ``options.float32_max_rel_error``
+    relative (the SMO's stopping rule tolerates 1e-3 in the gradient, and a gradient entry
+    sums alpha_j |k_ij| times the entry's error). Measured on fashion_mnist (standardized,
+    gamma="scale"): largest entry error 8.3e-6 where the bound says 4e-3, mean 2.1e-8
+    against Qfloat's 4.6e-9 (docs/design_notes.md). A point whose norm alone passes the
+    bound is far: its distances to other far points are summed directly in double (as the
+    kernel operator's rule, :func:`~hsskern.kernels.operator._gemm_route`, does for the
+    double expansion), and its distances to near points keep the expansion, where the
+    Gaussian is small. The caller keeps the certificate and the decision values in double.
+    """
+    options = SMOOptions() if options is None else options
+    if not xn.size:
+        return None
+    limit = options.float32_max_rel_error / (kernel.gamma * 2.0 * (d + 2) * 2.0 ** -24)
+    far32 = xn > limit
+    if far is not None and far.size:
+        far32 |= far.astype(bool)
+    if far32.mean() > options.float32_max_far_share:
+        return None
+    return far32.view(np.uint8) if far32.any() else np.empty(0, dtype=np.uint8)
 
 
 def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
@@ -247,13 +323,19 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     G, G_bar = _start_gradient(X, kernel, y, p, upper, alpha, index, G)
     G = np.array(G, dtype=np.float64)
     pts = X if index is None else X[index]
-    xn = far = None
+    xn = far = xt32 = None
     expansion = _expansion(kernel, pts, options)
     if expansion is not None:  # distances as |a|^2 + |b|^2 - 2 a.b, centered
         pts, xn, far = expansion
+        far32 = (single_cross_terms(kernel, xn, far, pts.shape[1], options)
+                 if options.single_cross else None)
+        if far32 is not None:  # the inner products in float32, far pairs summed in double
+            far = far32
         far = np.array(far)  # the engine swaps it with the variables
     xt = np.array(pts.T, order="C")  # a copy always (swapped in place; pts.T of d = 1 is
     # already contiguous, and a view would permute the caller's points)
+    if expansion is not None and far32 is not None:
+        xt32 = xt.astype(np.float32)
     QD = np.ascontiguousarray(kernel.diag(pts), dtype=np.float64)
     threads = options.threads or min(2, max_threads())
     max_iter = options.max_iter
@@ -266,7 +348,7 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
                  alpha, G, G_bar, QD, options.cache_bytes / options.row_bytes,
                  float(options.tol), bool(options.shrinking), int(options.shrink_interval),
                  int(max_iter), int(threads), float(options.parallel_work), xn, bool(nu), far,
-                 options.single_rows)
+                 options.single_rows, xt32)
     if kernel_matrix is not None:  # Q = y y' o K, in place: the caller's copy
         kernel_matrix *= y[:, None]
         kernel_matrix *= y[None, :]
@@ -292,7 +374,8 @@ def _certify(eng, alpha, problem, upper, options):
         eng.reset(np.ascontiguousarray(upper[order]), alpha, G,
                   np.ascontiguousarray(G_bar[order]), float(options.tol),
                   int(problem["max_iter"]))
-        it, gap = eng.run()
+        with one_blas_thread():
+            it, gap = eng.run()
         steps += it
         if it == 0:  # the double gradient's gap is within tol: certified as it stands
             break
@@ -304,8 +387,10 @@ def _run(eng, alpha, G, nu, options, t0, l, counted=(0, 0, 0), problem=None, upp
     positions' order; ``counted``: its counters before this solve; ``problem`` (the
     original-order inputs) and ``upper`` (the bounds, original order) for the double
     certificate."""
-    n_iter, gap = eng.run()
-    if options.double_certificate and options.single_rows and problem is not None:
+    with one_blas_thread():  # sgemv inside the engine's own threads
+        n_iter, gap = eng.run()
+    if (options.double_certificate and (options.single_rows or options.single_cross)
+            and problem is not None):
         more, gap, alpha, G = _certify(eng, alpha, problem, upper, options)
         n_iter += more
     r = None
@@ -382,11 +467,13 @@ def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1
 
 
 
-def engine_memory(n, d, l=None):
+def engine_memory(n, d, l=None, single_cross=True):
     """Bytes :func:`solve_dual` takes on n points of d features for l variables (default n),
-    besides its row cache: the variables' copy of the coordinates and a dozen vectors."""
+    besides its row cache: the variables' copy of the coordinates, its float32 copy with
+    ``single_cross`` (``SMOOptions.single_cross``; counted by default: an upper bound) and a
+    dozen vectors."""
     l = n if l is None else l
-    return 8 * l * d + 8 * 12 * l
+    return (12 if single_cross else 8) * l * d + 8 * 12 * l
 
 
 def bounded_options(options, n, d, budget):
@@ -394,7 +481,7 @@ def bounded_options(options, n, d, budget):
     beside the points (8 n d bytes) and :func:`engine_memory`; never below two rows."""
     if budget is None:
         return options
-    room = budget - 8 * n * d - engine_memory(n, d)
+    room = budget - 8 * n * d - engine_memory(n, d, single_cross=options.single_cross)
     cache = max(16.0 * n, min(float(options.cache_bytes), room))
     return options if cache == options.cache_bytes else replace(options, cache_bytes=cache)
 
@@ -403,7 +490,8 @@ def engine_cache(n, d, options, budget):
     """The row cache the engine gets on n points of d features within ``budget`` (bytes, None:
     no bound; :func:`bounded_options`), or None where the budget does not hold its copy of
     the points and two rows."""
-    if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
+    if budget is not None and budget < (8 * n * d + 16 * n
+                                        + engine_memory(n, d, single_cross=options.single_cross)):
         return None
     return bounded_options(options, n, d, budget).cache_bytes
 

@@ -261,7 +261,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                         (d >= route.store_min_features and store_kernel)
                         or K.code_origin() is not None),
                     store_room=budget is not None and peak + K.stored_bytes() <= budget,
-                    measured_share=sv_share, probe=probe)
+                    measured_share=sv_share, probe=probe, row_bytes=smo_options.row_bytes)
     if plan.measured_share is not None:
         log(1, f"support vectors measured on {plan.probe_points} points: "
                f"{100 * plan.measured_share:.2g} %, expected at {n}: {100 * plan.sv_share:.2g} %")
@@ -810,8 +810,10 @@ class HSSBackend:
                                  'solve_exact=False needs start="admm")')
             if self.log is not None:
                 self.log(1, f"start: the exact solve from zero on {n} points")
+            # the engine's options at the tol it will solve at: its rows' bytes with them
+            smo = replace(self.smo_options or SMOOptions(), tol=float(self.refine_tol))
             problem = prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
-                                            engine=self.engine, smo_options=self.smo_options,
+                                            engine=self.engine, smo_options=smo,
                                             y=_first_labels(Y, n), sv_share=share,
                                             n_rhs=n_rhs, memory_budget=self.memory_budget,
                                             log=self.log, store_kernel=self.store_kernel,
