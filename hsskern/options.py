@@ -8,13 +8,10 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 ``GridSearchCV``) builds a new object with :func:`dataclasses.replace`; an options object
 is never changed in place.
 """
-import functools
-import warnings
 from dataclasses import MISSING, dataclass, fields, replace
 
 from sklearn.utils._param_validation import InvalidParameterError
 
-from .utils._deprecation import caller_stacklevel
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
@@ -29,16 +26,11 @@ _STARTS = ("auto", "admm", "decomposition")
 
 class OptionsBase:
     """What every options dataclass shares: scikit-learn's ``get_params`` (so an estimator's
-    ``get_params(deep=True)`` lists the fields), an immutable ``replace``, a repr of the
-    fields that differ from their defaults, and validation by every group in the MRO (each
-    group's ``_check``).
-
-    A group's ``_renamed`` maps old field names to new ones: the old spelling is taken for
-    one release, by the constructor, :meth:`replace` and the estimators' ``set_params``,
-    with a ``FutureWarning`` naming the new one.
+    ``get_params(deep=True)`` lists the fields, and a nested group's as
+    ``<group>__<field>``), an immutable ``replace``, a repr of the fields that differ from
+    their defaults, and validation by every group in the MRO (each group's ``_check``, run
+    once, when the object is built).
     """
-
-    _renamed = {}
 
     def __post_init__(self):
         for cls in reversed(type(self).__mro__):
@@ -55,43 +47,35 @@ class OptionsBase:
     def field_names(cls):
         return tuple(f.name for f in fields(cls))
 
-    @classmethod
-    def renamed_fields(cls):
-        """Old field name -> new, over every group of the class."""
+    def get_params(self, deep=True):
+        """The fields as a dict; with ``deep``, a nested group's fields too, as
+        ``<group>__<field>`` (scikit-learn's convention)."""
         out = {}
-        for klass in reversed(cls.__mro__):
-            out.update(klass.__dict__.get("_renamed", {}))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value
+            if deep and isinstance(value, OptionsBase):
+                out.update((f"{f.name}__{k}", v) for k, v in value.get_params().items())
         return out
 
-    @classmethod
-    def translate(cls, changes):
-        """``changes`` (field -> value) with the old names spelled new, and a FutureWarning
-        for each old one; both spellings of one field is a TypeError."""
-        renamed = cls.renamed_fields()
-        old = sorted(set(changes) & set(renamed))
-        if not old:
-            return changes
-        for name in old:
-            if renamed[name] in changes:
-                raise TypeError(f"{cls.__name__}: {name!r} and {renamed[name]!r} are one "
-                                f"field; give {renamed[name]!r} only")
-        warnings.warn(f"{cls.__name__}: " + "; ".join(
-            f"the field {n!r} is renamed {renamed[n]!r} (the old name is taken until the "
-            f"next release)" for n in old), FutureWarning, stacklevel=caller_stacklevel())
-        return {renamed.get(k, k): v for k, v in changes.items()}
-
-    def get_params(self, deep=True):
-        """The fields as a dict (``deep`` is scikit-learn's signature; there is no nesting)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     def replace(self, **changes):
-        """A copy with ``changes``; an unknown name is a ValueError listing the valid ones."""
-        changes = self.translate(changes)
-        unknown = sorted(set(changes) - set(self.field_names()))
+        """A copy with ``changes`` (a nested group's field as ``<group>__<field>``); an
+        unknown name is a ValueError listing the valid ones."""
+        names = self.field_names()
+        flat = {k: v for k, v in changes.items() if "__" not in k}
+        nested = {}
+        for key in set(changes) - set(flat):
+            head, rest = key.split("__", 1)
+            nested.setdefault(head, {})[rest] = changes[key]
+        unknown = sorted((set(flat) | set(nested)) - set(names))
+        unknown += sorted(h for h in nested if h in names
+                          and not isinstance(flat.get(h, getattr(self, h)), OptionsBase))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no field {unknown[0]!r}; its fields "
-                             f"are {list(self.field_names())}")
-        return replace(self, **changes)
+                             f"are {list(names)}")
+        for head, sub in nested.items():
+            flat[head] = flat.get(head, getattr(self, head)).replace(**sub)
+        return replace(self, **flat)
 
     def set_params(self, **params):
         raise TypeError(f"{type(self).__name__} is immutable: use .replace(**changes), or the "
@@ -103,23 +87,12 @@ class OptionsBase:
     def __repr__(self):
         changed = []
         for f in fields(self):
-            default = f.default if f.default is not MISSING else MISSING
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
             value = getattr(self, f.name)
             if default is MISSING or not _same(value, default):
                 changed.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
-
-
-def _takes_renamed(cls):
-    """``cls``'s constructor also takes the old field names (``OptionsBase.translate``)."""
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **type(self).translate(kwargs))
-
-    cls.__init__ = __init__
-    return cls
 
 
 def _same(a, b):
@@ -280,7 +253,6 @@ class ADMMOptions(OptionsBase):
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True)
 
 
-@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class ExactSolveOptions(OptionsBase):
     """Whether and how the exact-kernel SVM is solved after the ADMM (the decomposition of
@@ -306,21 +278,10 @@ class ExactSolveOptions(OptionsBase):
     solve_exact: object = "auto"
     max_chunk: int = 16000
 
-    #: ``refine`` turned the exact solve on; it does not polish the ADMM's solution
-    _renamed = {"refine": "solve_exact"}
-
     def _check(self):
         if self.solve_exact != "auto":
             _check_bool(self.solve_exact, "solve_exact", also='"auto"')
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
-
-    @property
-    def refine(self):
-        """The old name of ``solve_exact`` (read for one release, with a FutureWarning)."""
-        warnings.warn(f"{type(self).__name__}.refine is renamed solve_exact (the old name "
-                      "is read until the next release)", FutureWarning,
-                      stacklevel=caller_stacklevel())
-        return self.solve_exact
 
 
 @dataclass(frozen=True, repr=False)
@@ -353,7 +314,6 @@ def _check_bool(value, name, also=None):
         raise TypeError(f"{name} must be a bool{alt}, got {value!r}")
 
 
-@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, MulticlassOptions):
     """The expert knobs of :class:`~hsskern.HSSSVC` and :class:`~hsskern.HSSSVCCV`: the
@@ -384,7 +344,6 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     """
 
 
-@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
     """The expert knobs of :class:`~hsskern.HSSSVR` and :class:`~hsskern.HSSSVRCV`:

@@ -14,16 +14,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..options import ExactSVCOptions
 from ..solvers.exact_path import ExactBackend
 from ..solvers.pairwise import PairwiseBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
                          hss_options, kernel_of)
 
 __all__ = ["ExactSVC"]
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("subsample", "validation_fraction", "rel_tol", "abs_tol", "max_rank", "leaf_size",
-           "n_neighbors", "max_chunk", "multiclass")
 
 
 class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -113,8 +109,7 @@ or callable, default "rbf"
         ``leaf_size``, ``n_neighbors``, ... as in :class:`HSSSVC`) and ``multiclass``
         ("ovo", SVC's one-vs-one: a binary exact SVM per pair of classes, each split,
         subsampled and grown on its own; or "ovr": one model per class on one split of all
-        points). The old flat parameters of the same names still work for one release, with
-        a ``FutureWarning``.
+        points).
 
     Attributes
     ----------
@@ -172,9 +167,7 @@ or callable, default "rbf"
         "options": [ExactSVCOptions, None],
     }
     _options_class = ExactSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  probability=False, tol=1e-3, class_weight=None, verbose=0,
                  decision_function_shape="ovr", random_state=None, h=None, max_time=None,

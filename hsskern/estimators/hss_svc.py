@@ -19,7 +19,7 @@ from ..options import HSSSVCOptions
 from ..solvers.exact_path import ExactBackend
 from ..solvers.hss_path import HSSBackend
 from ..solvers.one_fit import OneFitBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import PathClassifier
 from .cv import PathClassifierCV
@@ -29,11 +29,6 @@ from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
-           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk",
-           "multiclass")
 
 _COMMON_CONSTRAINTS = {
     "kernel": HSS_CONSTRAINTS["kernel"],
@@ -301,9 +296,7 @@ or callable, default "rbf"
     }
 
     _options_class = HSSSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=0, max_iter=-1, decision_function_shape="ovr",
@@ -406,9 +399,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     kernel, shrinking, probability, tol, cache_size, class_weight, verbose, max_iter,
     decision_function_shape, break_ties, random_state, memory_budget, options
         As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
-        ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``; the old
-        flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
-        ``FutureWarning``). Every fold and the refit take these options.
+        ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``). Every fold and the refit take these options.
         ``probability`` fits the sigmoids of the refitted model only (:meth:`predict_proba`
         is its). ``random_state`` also shuffles a float ``cv``'s hold-out. ``class_weight`` applies in every
         fold ("balanced" over the fold's training labels) and the refit; ``fit``'s
@@ -464,9 +455,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     _estimator = HSSSVC
 
     _options_class = HSSSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", h=None, shrinking=True,
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,

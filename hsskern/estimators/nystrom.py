@@ -21,7 +21,7 @@ from ..options import OptionsBase
 from ..solvers.nystrom_path import LOSSES, NystromBackend
 from ..solvers.ssn import NEWTON_SOLVERS
 from ..utils.validation import check_positive
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import GAMMA_STRINGS, compact_sigma, kernel_name, resolve_gamma, width_name
@@ -82,11 +82,11 @@ class NystromSVCOptions(OptionsBase):
                              f"{self.newton_solver!r}")
 
 
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = NystromSVCOptions.field_names()
+#: NystromFeatures' parameters that are fields of ``options`` here
+_OPTION_FIELDS = NystromSVCOptions.field_names()
 
 _COMMON_CONSTRAINTS = {
-    **{k: v for k, v in NystromFeatures._parameter_constraints.items() if k not in _LEGACY},
+    **{k: v for k, v in NystromFeatures._parameter_constraints.items() if k not in _OPTION_FIELDS},
     # SVC's spellings, resolved to hsskern's in _kernel_params
     "kernel": [StrOptions(set(KERNELS) | {"rbf"})],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS)), None],
@@ -131,7 +131,7 @@ def _kernel_params(est, X):
 def _feature_params(est):
     """NystromFeatures' parameters of ``est`` (flat ones and fields of its options)."""
     o = est._options()
-    return {p: getattr(o, p) if p in _LEGACY else getattr(est, p) for p in _FEATURE_PARAMS}
+    return {p: getattr(o, p) if p in _OPTION_FIELDS else getattr(est, p) for p in _FEATURE_PARAMS}
 
 
 def _nystrom_backend(est, X):
@@ -222,9 +222,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
         ``options__landmarks`` for ``set_params`` and searches): ``landmarks``,
         ``eig_cutoff``, ``max_kmeans_samples``, ``kmeans_iter`` (the feature map's, as
         :class:`~hsskern.NystromFeatures`'), ``intercept_scaling`` (LIBLINEAR's, default
-        1.0; 0 fits no intercept) and ``newton_solver`` ("cg", "cholesky" or "auto"). The
-        old flat parameters of the same names still work for one release, with a
-        ``FutureWarning``.
+        1.0; 0 fits no intercept) and ``newton_solver`` ("cg", "cholesky" or "auto").
 
     Attributes
     ----------
@@ -271,9 +269,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
     _options_class = NystromSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional="kernel")
     def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,
@@ -336,9 +332,8 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, degree, gamma, coef0, probability, tol, class_weight, verbose, max_iter,
     random_state, h, sigma, power, n_components, loss, memory_budget, options
-        As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`; the old
-        flat ``landmarks=`` ... ``newton_solver=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
+        As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`).
+        ``random_state`` also shuffles a float ``cv``'s hold-out.
         ``probability`` fits the sigmoids of the refitted model only. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
@@ -384,9 +379,7 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     _estimator = NystromSVC
 
     _options_class = NystromSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional="kernel")
     def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,

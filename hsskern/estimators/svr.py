@@ -16,7 +16,7 @@ from ..solvers.cached_smo import KERNELS, engine_cache, expands_distances
 from ..solvers.plan import RouteOptions, engine_for
 from ..solvers.svr_path import SVRBackend
 from ..solvers.svr_smo import CachedSVRBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import FitData, check_sample_weight, validate_input
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
@@ -29,10 +29,6 @@ __all__ = ["SVR", "HSSSVR", "HSSSVRCV"]
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
 #: quickly
 _FIT_DECADES = 3
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
-           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk")
 
 
 class HSSSVR(OptionsParamsMixin, PathRegressor):
@@ -85,8 +81,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         decomposition from zero for n <= 10^5), the ADMM's ``beta``, ``relaxation`` and
         ``adaptive_beta``, and ``solve_exact`` (default True: make each solution exact by
         decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
-        keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
-        parameters of the same names still work for one release, with a ``FutureWarning``.
+        keeps the ADMM's solution on the approximation) with its ``max_chunk``.
     warm_start : bool, default False
         A refit starts from the previous fit's dual solution (rows appended, removed or
         reordered, targets updated, a new C or epsilon): each previous support vector found
@@ -152,9 +147,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         "warm_start": ["boolean"],
     }
     _options_class = HSSSVROptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
                  memory_budget=None, random_state=None, options=None,
@@ -351,8 +344,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     refit : bool, default True
     kernel, tol, epsilon, verbose, max_iter, memory_budget, random_state, options
         As in :class:`HSSSVR` (``options`` an :class:`~hsskern.HSSSVROptions`, taken by
-        every fold and the refit; the old flat names ``rel_tol=`` ... ``max_chunk=`` still
-        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles a
+        every fold and the refit). ``random_state`` also shuffles a
         float ``cv``'s hold-out.
 
     Attributes
@@ -390,9 +382,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     _estimator = HSSSVR
 
     _options_class = HSSSVROptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", tol=1e-3, epsilon=0.1,
                  shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
                  memory_budget=None, random_state=None, options=None, cv=5,
