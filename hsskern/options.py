@@ -8,20 +8,27 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 ``GridSearchCV``) builds a new object with :func:`dataclasses.replace`; an options object
 is never changed in place.
 """
+import inspect
 from dataclasses import MISSING, dataclass, fields, replace
 
+import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError
 
+from .lowrank.landmarks import LANDMARK_METHODS
+from .lowrank.nystrom import NystromFeatures
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
-           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions"]
+           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions",
+           "NystromSVCOptions", "check_number", "check_fraction", "check_bool", "options_with"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
 _APPROXIMATIONS = ("hss", "exact")
 _STARTS = ("auto", "admm", "decomposition")
+#: the semismooth Newton's linear solvers (:func:`hsskern.solvers.ssn.l2svm_newton`)
+NEWTON_SOLVERS = ("cg", "cholesky", "auto")
 
 
 class OptionsBase:
@@ -100,6 +107,39 @@ def _same(a, b):
         return type(a) is type(b) and bool(a == b)
     except (TypeError, ValueError):
         return a is b
+
+def check_number(name, value, *, low=0.0, integer=False, allow_none=False, open_low=False):
+    """One numeric field checked (the solvers' groups' ``_check``): a finite number >= low
+    (> low with ``open_low``), an integer with ``integer``, None with ``allow_none``."""
+    if value is None and allow_none:
+        return
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    ok = isinstance(value, kinds) and not isinstance(value, (bool, np.bool_)) \
+        and np.isfinite(value) and (value > low if open_low else value >= low)
+    if not ok:
+        what = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {what} {'>' if open_low else '>='} {low:g}"
+                         f"{' or None' if allow_none else ''}, got {value!r}")
+
+
+def check_fraction(name, value):
+    """A field that is a share: a number in [0, 1]."""
+    if not (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+            and 0 <= value <= 1):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+
+
+def options_with(cls, options, given):
+    """``options`` (``cls()`` when None) with a one-call function's arguments that differ
+    from their defaults: an argument left at its default leaves the field alone."""
+    if options is None:
+        return cls(**given)
+    if not isinstance(options, cls):
+        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
+    defaults = cls()
+    changed = {k: v for k, v in given.items() if not _same(v, getattr(defaults, k))}
+    return replace(options, **changed) if changed else options
+
 
 
 @dataclass(frozen=True, repr=False)
@@ -249,7 +289,7 @@ class ADMMOptions(OptionsBase):
         check_positive(self.relaxation, "relaxation")
         if not self.relaxation < 2:
             raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
-        _check_bool(self.adaptive_beta, "adaptive_beta")
+        check_bool(self.adaptive_beta, "adaptive_beta")
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True)
 
 
@@ -280,7 +320,7 @@ class ExactSolveOptions(OptionsBase):
 
     def _check(self):
         if self.solve_exact != "auto":
-            _check_bool(self.solve_exact, "solve_exact", also='"auto"')
+            check_bool(self.solve_exact, "solve_exact", also='"auto"')
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
 
 
@@ -307,8 +347,7 @@ class MulticlassOptions(OptionsBase):
             raise ValueError(f'multiclass must be "ovo" or "ovr", got {self.multiclass!r}')
 
 
-def _check_bool(value, name, also=None):
-    import numpy as np
+def check_bool(value, name, also=None):
     if not isinstance(value, (bool, np.bool_)):
         alt = f" or {also}" if also else ""
         raise TypeError(f"{name} must be a bool{alt}, got {value!r}")
@@ -538,4 +577,55 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         if self.admm_min_sv is not None:
             check_positive(self.admm_min_sv, "admm_min_sv", integer=True, minimum=1)
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
-        _check_bool(self.admm_every_nu, "admm_every_nu")
+        check_bool(self.admm_every_nu, "admm_every_nu")
+
+
+#: the feature map's knobs: their defaults are the transformer's (one source)
+_MAP_DEFAULTS = {name: p.default for name, p in
+                 inspect.signature(NystromFeatures).parameters.items()}
+
+
+@dataclass(frozen=True, repr=False)
+class NystromSVCOptions(OptionsBase):
+    """The expert knobs of :class:`~hsskern.NystromSVC` and :class:`~hsskern.NystromSVCCV`:
+    the landmarks and the feature map (defaults :class:`~hsskern.NystromFeatures`'), and the
+    linear solver's.
+
+    Parameters
+    ----------
+    eig_cutoff : float in [0, 1), default 1e-6
+        Relative eigenvalue cutoff of K(Z, Z).
+    max_kmeans_samples : int, default 20000
+    kmeans_iter : int, default 5
+    intercept_scaling : float, default 1.0
+        The intercept is the weight of a constant feature of this value, so it is
+        regularized by (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
+    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
+        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
+        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
+        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
+        and along a C path the Gram matrix of the active rows is updated rather than
+        recomputed.
+    """
+
+    landmarks: str = _MAP_DEFAULTS["landmarks"]
+    eig_cutoff: float = _MAP_DEFAULTS["eig_cutoff"]
+    max_kmeans_samples: int = _MAP_DEFAULTS["max_kmeans_samples"]
+    kmeans_iter: int = _MAP_DEFAULTS["kmeans_iter"]
+    intercept_scaling: float = 1.0
+    newton_solver: str = "auto"
+
+    def _check(self):
+        if self.landmarks not in LANDMARK_METHODS:
+            raise ValueError(f"landmarks must be one of {tuple(LANDMARK_METHODS)}, got "
+                             f"{self.landmarks!r}")
+        check_positive(self.eig_cutoff, "eig_cutoff", minimum=0.0)
+        if not self.eig_cutoff < 1:
+            raise ValueError(f"eig_cutoff must be in [0, 1), got {self.eig_cutoff!r}")
+        check_positive(self.max_kmeans_samples, "max_kmeans_samples", integer=True, minimum=1)
+        check_positive(self.kmeans_iter, "kmeans_iter", integer=True, minimum=1)
+        check_positive(self.intercept_scaling, "intercept_scaling", minimum=0.0)
+        if self.newton_solver not in NEWTON_SOLVERS:
+            raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got "
+                             f"{self.newton_solver!r}")

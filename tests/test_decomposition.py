@@ -23,7 +23,7 @@ def _problem(seed, n=200, d=4):
     ("shrinking", "sometimes"), ("sync_rounds", 0), ("small_max_ws", 2.5),
     ("max_smo_iter", True)])
 def test_options_refuse_values_outside_their_range_by_name(field, value):
-    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+    with pytest.raises(ValueError, match=f"DecompositionOptions: {field} must be"):
         DecompositionOptions(**{field: value})
 
 
@@ -101,7 +101,7 @@ def test_a_round_under_max_time_is_sized_to_the_time_left():
 @pytest.mark.parametrize("field, value", [("timed_first_ws", 1), ("timed_min_ws", 0),
                                           ("timed_round_share", 1.5)])
 def test_timed_options_refuse_values_outside_their_range(field, value):
-    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+    with pytest.raises(ValueError, match=f"DecompositionOptions: {field} must be"):
         DecompositionOptions(**{field: value})
 
 

@@ -40,8 +40,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..exceptions import NotPositiveDefiniteError
+from ..options import OptionsBase, check_number, options_with
 from ..utils.validation import check_positive
-from ._options import check_option_number, options_with
 from .path import check_weights
 
 __all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
@@ -323,8 +323,8 @@ class PenaltyBalancer:
                 self.n_refactor = self.max_refactor  # indefinite below: keep the factor we have
 
 
-@dataclass(frozen=True)
-class PenaltyOptions:
+@dataclass(frozen=True, repr=False)
+class PenaltyOptions(OptionsBase):
     """The tunables of :class:`PenaltyBalancer`, shared by both dual ADMMs' options.
 
     Parameters
@@ -341,11 +341,10 @@ class PenaltyOptions:
     balance_factor: float = 10.0
     max_refactor: int = 2
 
-    def __post_init__(self):
-        name = type(self).__name__
-        check_option_number(name, "balance_ratio", self.balance_ratio, open_low=True)
-        check_option_number(name, "balance_factor", self.balance_factor, open_low=True)
-        check_option_number(name, "max_refactor", self.max_refactor, integer=True)
+    def _check(self):
+        check_number("balance_ratio", self.balance_ratio, open_low=True)
+        check_number("balance_factor", self.balance_factor, open_low=True)
+        check_number("max_refactor", self.max_refactor, integer=True)
 
     def balancer_options(self):
         """The keywords :class:`PenaltyBalancer` takes."""
@@ -353,7 +352,7 @@ class PenaltyOptions:
                     max_refactor=self.max_refactor)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DualADMMOptions(PenaltyOptions):
     """The tunables of :class:`DualADMM` (the SVM dual), one set of defaults: the paper's
     setting (10 plain iterations, no other stopping test). The estimators' own choices
@@ -386,23 +385,21 @@ class DualADMMOptions(PenaltyOptions):
     relaxation: float = 1.0
     margin_eps: float = 1e-5
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_iteration_options(self)
-        check_option_number("DualADMMOptions", "tol", self.tol, allow_none=True)
-        check_option_number("DualADMMOptions", "margin_eps", self.margin_eps)
+        check_number("tol", self.tol, allow_none=True)
+        check_number("margin_eps", self.margin_eps)
         if not self.margin_eps < 0.5:
-            raise ValueError(f"DualADMMOptions.margin_eps must be < 0.5, got "
+            raise ValueError(f"margin_eps must be < 0.5, got "
                              f"{self.margin_eps!r}")
 
 
 def check_iteration_options(options):
     """The fields both dual ADMMs' options have: ``max_iter``, ``kkt_tol``, ``kkt_every``,
     ``relaxation``."""
-    name = type(options).__name__
-    check_option_number(name, "max_iter", options.max_iter, integer=True)
-    check_option_number(name, "kkt_tol", options.kkt_tol, allow_none=True)
-    check_option_number(name, "kkt_every", options.kkt_every, low=1, integer=True)
+    check_number("max_iter", options.max_iter, integer=True)
+    check_number("kkt_tol", options.kkt_tol, allow_none=True)
+    check_number("kkt_every", options.kkt_every, low=1, integer=True)
     relaxation = options.relaxation
     if not (isinstance(relaxation, (int, float, np.integer, np.floating))
             and 0.0 < relaxation < 2.0):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..kernels import gaussian_expansion, kernel_operator
+from ..options import OptionsBase, check_bool, check_number
 from ..utils._cpu import load
 from .path import check_weights
 from .refine import RefineResult, feasible_start
@@ -41,8 +42,8 @@ __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", 
            "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
 
 
-@dataclass(frozen=True)
-class SMOOptions:
+@dataclass(frozen=True, repr=False)
+class SMOOptions(OptionsBase):
     """How :func:`solve_dual` runs.
 
     Parameters
@@ -102,10 +103,21 @@ class SMOOptions:
     row_dtype: str = "auto"
     double_certificate: bool = False
 
-    def __post_init__(self):
+    def _check(self):
+        check_number("cache_bytes", self.cache_bytes)
+        check_bool(self.shrinking, "shrinking")
+        check_number("shrink_interval", self.shrink_interval, low=1, integer=True)
+        check_number("max_iter", self.max_iter, integer=True, allow_none=True)
+        check_number("tol", self.tol)
+        check_number("threads", self.threads, integer=True)
+        check_number("parallel_work", self.parallel_work)
+        check_number("expand_min_features", self.expand_min_features, integer=True)
+        if self.warm_max_ratio is not False:  # False: every C of a path from zero
+            check_number("warm_max_ratio", self.warm_max_ratio, low=1)
         if self.row_dtype not in ROW_DTYPES:
-            raise ValueError(f"SMOOptions.row_dtype must be one of {ROW_DTYPES}, got "
+            raise ValueError(f"row_dtype must be one of {ROW_DTYPES}, got "
                              f"{self.row_dtype!r}")
+        check_bool(self.double_certificate, "double_certificate")
 
     @property
     def single_rows(self):

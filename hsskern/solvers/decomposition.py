@@ -61,6 +61,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ..kernels.operator import (KernelOperator, StoredKernelOperator, add_symmetric_rows,
                                 distinct_rows)
 from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
+from ..options import OptionsBase, check_bool, check_fraction, check_number
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
@@ -71,8 +72,8 @@ __all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState"
            "LocalProducts", "feasible_start", "continuation_start"]
 
 
-@dataclass(frozen=True)
-class DecompositionOptions:
+@dataclass(frozen=True, repr=False)
+class DecompositionOptions(OptionsBase):
     """The tunables of :class:`Decomposition`, one set of defaults: the working sets', the
     Newton step's on the free face, and shrinking's.
 
@@ -220,7 +221,7 @@ class DecompositionOptions:
     ws_per_change: float = 16.0
     ws_floor: int = 1000
 
-    def __post_init__(self):
+    def _check(self):
         at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
                     "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
                     "stored_max_chunk": 1, "stored_cap_rounds": 0,
@@ -228,44 +229,22 @@ class DecompositionOptions:
                     "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0,
                     "ws_floor": 2}
         for name, low in at_least.items():
-            _check_int(name, getattr(self, name), low)
+            check_number(name, getattr(self, name), low=low, integer=True)
         for name in ("timed_growth", "block_headroom"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
-                    and value >= 1):
-                raise ValueError(f"DecompositionOptions.{name} must be a finite number >= 1, "
-                                 f"got {value!r}")
+            check_number(name, getattr(self, name), low=1)
         for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
-            if getattr(self, name) is not None:
-                _check_int(name, getattr(self, name), low)
+            check_number(name, getattr(self, name), low=low, integer=True, allow_none=True)
         # smo_step_rate divides the Newton budget: > 0; the others >= 0
         for name in ("sub_tol", "newton_rate", "smo_step_rate", "smo_before_newton",
                      "newton_ridge", "shrink_margin", "ws_per_change"):
-            value, positive = getattr(self, name), name == "smo_step_rate"
-            if not (isinstance(value, (int, float, np.number)) and np.isfinite(value)
-                    and (value > 0 if positive else value >= 0)):
-                raise ValueError(f"DecompositionOptions.{name} must be a finite number "
-                                 f"{'> 0' if positive else '>= 0'}, got {value!r}")
+            check_number(name, getattr(self, name), open_low=name == "smo_step_rate")
         for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share",
                      "smo_shrink_share"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float, np.number)) and 0 <= value <= 1):
-                raise ValueError(f"DecompositionOptions.{name} must be a number in [0, 1], "
-                                 f"got {value!r}")
-        for name in ("block_reuse", "newton"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"DecompositionOptions.{name} must be True or False, "
-                                 f"got {getattr(self, name)!r}")
-        if not (isinstance(self.shrinking, (bool, np.bool_)) or self.shrinking == "auto"):
-            raise ValueError(f'DecompositionOptions.shrinking must be True, False or "auto", '
-                             f"got {self.shrinking!r}")
-
-
-def _check_int(name, value, low):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < low:
-        raise ValueError(f"DecompositionOptions.{name} must be an integer >= {low}, "
-                         f"got {value!r}")
+            check_fraction(name, getattr(self, name))
+        check_bool(self.block_reuse, "block_reuse")
+        check_bool(self.newton, "newton")
+        if self.shrinking != "auto":
+            check_bool(self.shrinking, "shrinking", also='"auto"')
 
 
 @dataclass

@@ -101,7 +101,7 @@ def one_class_gap(G, alpha, upper=1.0):
     return max(float(g[up].max() - g[low].min()), 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OneClassADMMOptions(PenaltyOptions):
     """How :class:`OneClassADMM` runs (the penalty balancing's fields are
     :class:`~hsskern.solvers.admm.PenaltyOptions`').
@@ -126,8 +126,7 @@ class OneClassADMMOptions(PenaltyOptions):
     kkt_every: int = 10
     relaxation: float = 1.6
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_positive(self.max_iter, "max_iter", integer=True, minimum=1)
         check_positive(self.tol, "tol", allow_none=True)
         check_positive(self.kkt_every, "kkt_every", integer=True, minimum=1)

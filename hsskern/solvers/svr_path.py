@@ -34,9 +34,8 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..options import HSSOptions
+from ..options import HSSOptions, options_with
 from ..utils.validation import check_positive
-from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .hss_path import DEFAULT_REFINE_LIMIT, HSSBackend, decomposition_chunk, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
@@ -193,7 +192,7 @@ class SVRADMMResult:
         object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SVRADMMOptions(PenaltyOptions):
     """The tunables of :class:`SVRDualADMM`, one set of defaults.
 
@@ -215,8 +214,7 @@ class SVRADMMOptions(PenaltyOptions):
     kkt_every: int = 10
     relaxation: float = 1.6
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_iteration_options(self)
 
 
