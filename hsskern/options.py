@@ -9,7 +9,7 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 is never changed in place.
 """
 import inspect
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 
 import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError
@@ -18,10 +18,10 @@ from .lowrank.landmarks import LANDMARK_METHODS
 from .lowrank.nystrom import NystromFeatures
 from .utils.validation import check_positive
 
-__all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
+__all__ = ["OptionsBase", "DecompositionOptions", "SMOOptions", "CompressionOptions", "HSSOptions", "ADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
            "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions",
-           "NystromSVCOptions", "check_number", "check_fraction", "check_bool", "options_with"]
+           "NystromSVCOptions", "PathSettings", "compression_of", "check_group", "check_number", "check_fraction", "check_bool", "options_with"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
@@ -29,6 +29,14 @@ _APPROXIMATIONS = ("hss", "exact")
 _STARTS = ("auto", "admm", "decomposition")
 #: the semismooth Newton's linear solvers (:func:`hsskern.solvers.ssn.l2svm_newton`)
 NEWTON_SOLVERS = ("cg", "cholesky", "auto")
+#: the exact engines of a problem solved from zero (``HSSSVCOptions.engine``)
+ENGINES = ("auto", "cached", "block")
+
+#: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
+ROW_DTYPES = ("auto", "float32", "float64")
+
+#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
+FLOAT32_MIN_TOL = 1e-3
 
 
 class OptionsBase:
@@ -122,6 +130,12 @@ def check_number(name, value, *, low=0.0, integer=False, allow_none=False, open_
                          f"{' or None' if allow_none else ''}, got {value!r}")
 
 
+def check_group(value, cls, name):
+    """A nested group's field holds an instance of its group."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {value!r}")
+
+
 def check_fraction(name, value):
     """A field that is a share: a number in [0, 1]."""
     if not (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
@@ -140,6 +154,271 @@ def options_with(cls, options, given):
     changed = {k: v for k, v in given.items() if not _same(v, getattr(defaults, k))}
     return replace(options, **changed) if changed else options
 
+
+
+@dataclass(frozen=True, repr=False)
+class DecompositionOptions(OptionsBase):
+    """The tunables of :class:`Decomposition`, one set of defaults: the working sets', the
+    Newton step's on the free face, and shrinking's.
+
+    Parameters
+    ----------
+    max_ws : int or None, default None
+        Working-set size while the free set is smaller than it. None: ``small_max_ws`` below
+        ``shrink_min_points`` points when the rounds' products evaluate their kernel entries,
+        else ``large_max_ws``.
+    max_chunk : int, default 16000
+        Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
+        ``max_ws`` only to keep the whole free set in. Lowered to what half the available
+        memory holds.
+    small_max_ws : int, default 4000
+        ``max_ws=None``'s size below ``shrink_min_points`` points with an evaluated kernel:
+        there the blocks and SMO steps a smaller set saves cost more than the rounds it adds.
+    large_max_ws : int, default 8000
+        ``max_ws=None``'s size otherwise.
+    stored_max_chunk : int, default 6000
+        The working-set cap with a stored kernel (rows read, not evaluated: a round's update
+        is cheap, and smaller sets save more in their blocks and SMO steps than the extra
+        rounds cost), for its first ``stored_cap_rounds`` rounds.
+    stored_cap_rounds : int, default 100
+        Rounds after which the stored kernel's cap is lifted (a problem with many more free
+        points than the cap may need many rounds in small sets).
+    max_rounds : int or None, default None
+        A cap on the rounds; None: none, as LIBSVM's solver has none: the rounds end at
+        ``tol``, or at a round that changes nothing (a fixed cap stops large problems short
+        of SVC's solution; see the design notes).
+    sub_tol : float, default 0.1
+        Each working set is solved to a gap of ``max(tol, sub_tol * gap)``, ``gap`` the
+        current one over all points (0: every working set to ``tol``): while violators
+        outside W remain, a tight solve of W is undone by the next round.
+    max_smo_iter : int or None, default None
+        Pair updates per round; None: ``max(10**7, 100 |W|)`` as LIBSVM.
+    block_reuse : bool, default True
+        Take the entries of the new working set's block that the last round's block already
+        holds, and evaluate only the new points' rows. False evaluates every block afresh
+        (the same solution up to SMO's tie-breaking).
+    reuse_new_fraction : float, default 1/3
+        Above this share of new points the block is computed afresh; it also bounds the
+        new x new temporary to |W|^2 / 9 entries.
+    band_bytes : int, default 64 MiB
+        Temporaries of the new points' kernel rows, per band.
+    block_headroom : float, default 1.25
+        The block's buffer has rows of this many times |W| entries, so later rounds' larger
+        working sets keep it; a W past it takes a fresh buffer. Not room for ``max_chunk``
+        at once: NumPy asks the kernel for huge pages, and rows of a wide stride page in
+        every 2 MB of the span between them (4,000-point blocks at a 16,000 stride: 0.7-1 s
+        of a 2-4 s fit).
+    newton : bool, default True
+        When SMO on a working set that is (nearly) all free has not finished in the time a
+        Newton step on its free face (one Cholesky of ``K_FF``) is estimated to take, take
+        that step and let SMO finish from there.
+    newton_free_fraction : float, default 0.9
+        Newton only once this share of the working set is free.
+    newton_min_free : int, default 500
+        Below this many free points SMO's steps are too cheap to replace.
+    newton_rate : float, default 1e-11
+        Seconds per |F|^3 of a Newton step (~30 GFlop/s for |F|^3 / 3), in the cost model
+        that says when SMO gives way to it. A model, not a measurement: measured times would
+        make the steps, so the answer within ``tol``, depend on the machine's load, and the
+        same fit would not reproduce.
+    smo_step_rate : float, default 4e-9
+        Seconds per |W| of an SMO step, in the same model.
+    smo_shrink_share : float, default 0.5
+        SMO's first shrink inside a working set is made only if it leaves at most this share
+        of the set active (``smo_block``'s ``shrink_share``): the passes over a subset read
+        every vector through an index list and cost more per variable than the contiguous
+        passes over the whole block.
+    smo_before_newton : float, default 1.0
+        SMO's pair steps before a Newton step, in units of the step's modelled cost.
+    newton_ridge : float, default 1e-8
+        Times K_FF's mean diagonal: factorable at duplicate points.
+    newton_per_round : int, default 4
+        Newton steps a round may take, each after SMO's budget.
+    newton_max_fixed : int, default 1000
+        Points the face step's active-set loop may fix at their bounds before it gives up.
+    shrinking : bool or "auto", default "auto"
+        LIBSVM's shrinking at the level of the rounds ("auto": from ``shrink_min_points``
+        points on, where the rounds' updates dominate). Not with ``index``, nor with a stored
+        kernel's products (which read whole rows either way).
+    shrink_margin : float, default 0.25
+        A bounded point this far (in -yG) past the bias on its own side leaves the rounds
+        until the next sync.
+    sync_rounds : int, default 10
+        Rounds between syncs of the shrunk points' decision values.
+    shrink_min_points : int, default 100000
+        Where ``shrinking="auto"`` starts, and where ``max_ws=None`` turns to
+        ``large_max_ws``.
+    timed_first_ws : int, default 2000
+        Under ``max_time``, the first round's working-set cap: a round cannot be stopped once
+        started, so its size waits for a measured one.
+    timed_round_share : float, default 0.5
+        Under ``max_time``, each later round is sized (by the last round's measured cost per
+        block entry and per update entry) to take at most this share of the time left.
+    timed_min_ws : int, default 64
+        Under ``max_time``, the rounds stop once the time left holds no working set this large.
+    timed_growth : float, default 2
+        Under ``max_time``, a round's working set is at most this many times the last one's:
+        a larger block costs more per entry than the last one measured (its first touch of
+        memory, its cache misses), so the estimate is trusted one step at a time.
+    ws_per_change : float, default 16
+        A round's working set is at most this many times the points the last round changed
+        (the free set is always in it), at least ``ws_floor``: where a block of thousands
+        moves a few hundred points, a smaller block moves as many for a fraction of its
+        |W|^2 entries (see the design notes). 0: every round at ``max_ws``. A round that
+        changes nothing on a smaller set is followed by one at ``max_ws`` before the rounds
+        stop.
+    ws_floor : int, default 1000
+        The smallest working set ``ws_per_change`` shrinks to.
+    """
+
+    max_ws: object = None
+    max_chunk: int = 16000
+    small_max_ws: int = 4000
+    large_max_ws: int = 8000
+    stored_max_chunk: int = 6000
+    stored_cap_rounds: int = 100
+    max_rounds: object = None
+    sub_tol: float = 0.1
+    max_smo_iter: object = None
+    block_reuse: bool = True
+    reuse_new_fraction: float = 1 / 3
+    band_bytes: int = 64 * 2 ** 20
+    block_headroom: float = 1.25
+    newton: bool = True
+    newton_free_fraction: float = 0.9
+    newton_min_free: int = 500
+    newton_rate: float = 1e-11
+    smo_step_rate: float = 4e-9
+    smo_shrink_share: float = 0.5
+    smo_before_newton: float = 1.0
+    newton_ridge: float = 1e-8
+    newton_per_round: int = 4
+    newton_max_fixed: int = 1000
+    shrinking: object = "auto"
+    shrink_margin: float = 0.25
+    sync_rounds: int = 10
+    shrink_min_points: int = 100_000
+    timed_first_ws: int = 2000
+    timed_round_share: float = 0.5
+    timed_min_ws: int = 64
+    timed_growth: float = 2.0
+    ws_per_change: float = 16.0
+    ws_floor: int = 1000
+
+    def _check(self):
+        at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
+                    "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
+                    "stored_max_chunk": 1, "stored_cap_rounds": 0,
+                    "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
+                    "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0,
+                    "ws_floor": 2}
+        for name, low in at_least.items():
+            check_number(name, getattr(self, name), low=low, integer=True)
+        for name in ("timed_growth", "block_headroom"):
+            check_number(name, getattr(self, name), low=1)
+        for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
+            check_number(name, getattr(self, name), low=low, integer=True, allow_none=True)
+        # smo_step_rate divides the Newton budget: > 0; the others >= 0
+        for name in ("sub_tol", "newton_rate", "smo_step_rate", "smo_before_newton",
+                     "newton_ridge", "shrink_margin", "ws_per_change"):
+            check_number(name, getattr(self, name), open_low=name == "smo_step_rate")
+        for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share",
+                     "smo_shrink_share"):
+            check_fraction(name, getattr(self, name))
+        check_bool(self.block_reuse, "block_reuse")
+        check_bool(self.newton, "newton")
+        if self.shrinking != "auto":
+            check_bool(self.shrinking, "shrinking", also='"auto"')
+
+
+@dataclass(frozen=True, repr=False)
+class SMOOptions(OptionsBase):
+    """How :func:`solve_dual` runs.
+
+    Parameters
+    ----------
+    cache_bytes : float, default 200 MiB
+        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
+        are always kept.
+    shrinking : bool, default True
+        LIBSVM's shrinking.
+    shrink_interval : int, default 1000
+        Steps between shrinkings (LIBSVM: min(l, 1000)).
+    max_iter : int or None
+        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
+    tol : float, default 1e-3
+        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
+    threads : int, default 0
+        Threads a long row is split between; 0: OpenMP's count, at most 2.
+    parallel_work : float, default 2e5
+        A row is split between threads from this many entries x (d + 8): below it the
+        fork/join costs more than half the row.
+    expand_min_features : int, default 12
+        From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
+        on centered points (one multiply-add an entry and feature, not two operations),
+        by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
+        rounding bound checked point by point, far points' mutual distances summed
+        directly).
+    warm_max_ratio : float, default 4
+        Along a C path, the next C starts from the last one's solution scaled when it is at
+        most this many times larger, else from zero (on the rows the path's engine keeps):
+        a scaled start costs one product over its support vectors, which pays when the C
+        are close.
+    row_dtype : {"auto", "float32", "float64"}, default "auto"
+        How the cached kernel rows are stored; "auto": float32 from ``tol`` =
+        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
+        rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
+        tolerance. "float32" is LIBSVM's ``Qfloat``: each
+        entry computed in double and rounded to float when cached, the gradient and every
+        sum over the rows kept in double; the cache holds twice as many rows in the same
+        bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
+        solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
+    double_certificate : bool, default False
+        With float32 rows, the final gradient is recomputed in double (one product over
+        the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
+        from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
+        double-precision figures. Costs one n x n_SV kernel product in double.
+    """
+
+    cache_bytes: float = 200 * 2 ** 20
+    shrinking: bool = True
+    shrink_interval: int = 1000
+    max_iter: int = None
+    tol: float = 1e-3
+    threads: int = 0
+    parallel_work: float = 2e5
+    expand_min_features: int = 12
+    warm_max_ratio: float = 4.0
+    row_dtype: str = "auto"
+    double_certificate: bool = False
+
+    def _check(self):
+        check_number("cache_bytes", self.cache_bytes)
+        check_bool(self.shrinking, "shrinking")
+        check_number("shrink_interval", self.shrink_interval, low=1, integer=True)
+        check_number("max_iter", self.max_iter, integer=True, allow_none=True)
+        check_number("tol", self.tol)
+        check_number("threads", self.threads, integer=True)
+        check_number("parallel_work", self.parallel_work)
+        check_number("expand_min_features", self.expand_min_features, integer=True)
+        if self.warm_max_ratio is not False:  # False: every C of a path from zero
+            check_number("warm_max_ratio", self.warm_max_ratio, low=1)
+        if self.row_dtype not in ROW_DTYPES:
+            raise ValueError(f"row_dtype must be one of {ROW_DTYPES}, got "
+                             f"{self.row_dtype!r}")
+        check_bool(self.double_certificate, "double_certificate")
+
+    @property
+    def single_rows(self):
+        """Whether the cached rows are float32 (``row_dtype`` resolved)."""
+        if self.row_dtype == "auto":
+            return self.tol >= FLOAT32_MIN_TOL
+        return self.row_dtype == "float32"
+
+    @property
+    def row_bytes(self):
+        """Bytes of one cached kernel row entry."""
+        return 4 if self.single_rows else 8
 
 
 @dataclass(frozen=True, repr=False)
@@ -312,16 +591,36 @@ class ExactSolveOptions(OptionsBase):
         Largest working set (its kernel block takes 8 max_chunk^2 bytes: 2 GB, twice that
         while a Newton step factors a nearly all-free block). Working sets are 4,000 points
         below 10^5 points with the kernel evaluated, else 8,000 (a stored kernel: 6,000 for
-        its first 100 rounds), more only to hold a larger free set.
+        its first 100 rounds), more only to hold a larger free set. It is the
+        ``decomposition``'s ``max_chunk`` (this field wins over that one).
+    decomposition : DecompositionOptions
+        The block decomposition's tunables (working sets, Newton steps, shrinking), as
+        ``options__decomposition__<field>`` in ``set_params`` and searches.
+    smo : SMOOptions
+        The cached SMO's tunables (threads, row precision, warm starts along a path). Its
+        ``cache_bytes``, ``shrinking``, ``max_iter`` and ``tol`` are the estimator's
+        ``cache_size``, ``shrinking``, ``max_iter`` and ``tol`` (scikit-learn's), which
+        replace these four fields when the estimator fits.
     """
 
     solve_exact: object = "auto"
     max_chunk: int = 16000
+    decomposition: DecompositionOptions = field(default_factory=DecompositionOptions)
+    smo: SMOOptions = field(default_factory=SMOOptions)
 
     def _check(self):
         if self.solve_exact != "auto":
             check_bool(self.solve_exact, "solve_exact", also='"auto"')
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+        check_group(self.decomposition, DecompositionOptions, "decomposition")
+        check_group(self.smo, SMOOptions, "smo")
+
+    def decomposition_options(self, max_chunk=None):
+        """``decomposition`` with this group's ``max_chunk`` (or ``max_chunk``, a path's
+        cap within the memory budget)."""
+        chunk = self.max_chunk if max_chunk is None else max_chunk
+        d = self.decomposition
+        return d if d.max_chunk == chunk else replace(d, max_chunk=chunk)
 
 
 @dataclass(frozen=True, repr=False)
@@ -364,8 +663,13 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     ----------
     multiclass
         See :class:`MulticlassOptions` (default "ovo", SVC's one-vs-one).
-    solve_exact, max_chunk
-        See :class:`ExactSolveOptions` (defaults "auto", 16000).
+    solve_exact, max_chunk, decomposition, smo
+        See :class:`ExactSolveOptions` (defaults "auto", 16000 and the groups' defaults).
+    engine : {"auto", "cached", "block"}, default "auto"
+        The exact engine of a fit solved from zero (``start="decomposition"``, or "auto"
+        resolving to it): the row-cached SMO (``smo``), the block decomposition
+        (``decomposition``), or "auto", the plan's choice by the support vectors' expected
+        share.
     approximation, start, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
@@ -380,7 +684,15 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     200
     >>> clf.set_params(options__max_rank=100).options.max_rank
     100
+    >>> clf.set_params(options__decomposition__max_ws=2000).options.decomposition.max_ws
+    2000
     """
+
+    engine: str = "auto"
+
+    def _check(self):
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -397,11 +709,18 @@ class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
         See :class:`ExactSolveOptions` (default 16000).
     approximation, start, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
+    decomposition : DecompositionOptions, default ``DecompositionOptions(max_ws=8000)``
+        The block decomposition's tunables; the SVR's 2n variables take working sets of
+        8,000 whatever n.
+    smo : SMOOptions
+        See :class:`ExactSolveOptions`.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
 
     solve_exact: object = True
+    decomposition: DecompositionOptions = field(
+        default_factory=lambda: DecompositionOptions(max_ws=8000))
 
 
 @dataclass(frozen=True, repr=False)
@@ -425,6 +744,16 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
         lowered to what half the available memory holds). At 10^6 points the free support
         vectors can pass 16,000, and the rounds need them and ~8,000 violators in the
         working set.
+    growth : float, default 2
+        Each stage has this many times the last one's points, up to all training points.
+    subsample_time_share : float in (0, 1], default 0.4
+        Under ``max_time``: the share of the time the subsample's solve (and its model's
+        certifying product over the other points) is sized to.
+    time_slack : float, default 0.25
+        Seconds added to that share (the subsample's solve is never given less).
+    decomposition : DecompositionOptions
+        The block decomposition's tunables, as ``options__decomposition__<field>`` (the
+        stages take ``max_chunk`` as their working sets' size and cap).
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         The subsample's compression, see :class:`CompressionOptions`.
     """
@@ -432,6 +761,10 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
     subsample: object = 50000
     validation_fraction: float = 0.02
     max_chunk: int = 24000
+    growth: float = 2.0
+    subsample_time_share: float = 0.4
+    time_slack: float = 0.25
+    decomposition: DecompositionOptions = field(default_factory=DecompositionOptions)
 
     def _check(self):
         import numbers
@@ -449,6 +782,13 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
             raise ValueError(f"validation_fraction must be in [0, 0.5), got "
                              f"{self.validation_fraction!r}")
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+        check_number("growth", self.growth, low=1, open_low=True)
+        check_number("subsample_time_share", self.subsample_time_share, open_low=True)
+        if not self.subsample_time_share <= 1:
+            raise ValueError(f"subsample_time_share must be in (0, 1], got "
+                             f"{self.subsample_time_share!r}")
+        check_number("time_slack", self.time_slack)
+        check_group(self.decomposition, DecompositionOptions, "decomposition")
 
 
 @dataclass(frozen=True, repr=False)
@@ -629,3 +969,70 @@ class NystromSVCOptions(OptionsBase):
         if self.newton_solver not in NEWTON_SOLVERS:
             raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got "
                              f"{self.newton_solver!r}")
+
+
+@dataclass(frozen=True, repr=False)
+class PathSettings(OptionsBase):
+    """What an estimator resolves for one fit or path from its own parameters and hands a
+    backend beside its options object (not an expert knob: the estimator sets every field).
+
+    Parameters
+    ----------
+    tol : float, default 1e-3
+        The exact solve's stopping gap (LIBSVM's ``tol``).
+    admm_tol : float or None, default 1e-2
+        The ADMM's stopping gap (LIBSVM's measure); None: ``admm_max_iter`` iterations.
+    n_decades : int, default 0
+        Reach the first C from C / 10^n_decades, one C per decade (the ADMM route).
+    probe_C : float or None, default None
+        One fit's C, at which ``start="auto"`` may measure the support vectors' share on a
+        subsample (None: a path).
+    store_kernel : bool or None, default True
+        Whether the exact route from zero may store K (False: only as one-byte codes; None:
+        never).
+    engine : {"auto", "cached", "block"}, default "auto"
+        The exact engine of a problem solved from zero ("auto": the plan's).
+    exact_limit : float, default 1e10
+        ``solve_exact="auto"`` skips the exact solve of a column whose n x n_SV product
+        exceeds it.
+    random_state : int, Generator or None
+        The compression's seed.
+    verbose : int, default 0
+        The compression's verbosity.
+    max_time : float or None
+        Seconds the staged exact solve may take (None: no limit).
+    products : object or None
+        The decision-value products of the exact decomposition (the Dask engine's); None:
+        computed here.
+    started : float or None
+        ``time.perf_counter()`` when the fit started (the time budget counts from it).
+    """
+
+    tol: float = 1e-3
+    admm_tol: float = 1e-2
+    n_decades: int = 0
+    probe_C: float = None
+    store_kernel: object = True
+    engine: str = "auto"
+    exact_limit: float = 1e10
+    random_state: object = None
+    verbose: int = 0
+    max_time: float = None
+    products: object = None
+    started: float = None
+
+    def _check(self):
+        check_number("tol", self.tol)
+        check_number("admm_tol", self.admm_tol, allow_none=True)
+        check_number("n_decades", self.n_decades, integer=True)
+        check_number("probe_C", self.probe_C, open_low=True, allow_none=True)
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        check_number("exact_limit", self.exact_limit)
+        check_number("max_time", self.max_time, allow_none=True)
+
+
+def compression_of(options):
+    """The :class:`CompressionOptions` fields of ``options`` (any group that has them, such
+    as an :class:`HSSOptions`), as keywords."""
+    return {name: getattr(options, name) for name in CompressionOptions.field_names()}

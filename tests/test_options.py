@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 
 import hsskern
 from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVROptions
-from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions
+from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions, OptionsBase
 
 SVC_PARAMS = set(inspect.signature(SVC).parameters)
 # hsskern's extras beyond SVC's 15 (issue 60: memory_budget, options, warm_start; HSSSVC's
@@ -192,8 +192,12 @@ def test_each_estimators_deep_params_reach_its_options(name):
     cls = CASES[name][0]
     est = cls()
     deep = est.get_params(deep=True)
+    defaults = cls._options_class()
+    groups = {g: type(getattr(defaults, g)) for g in defaults.field_names()
+              if isinstance(getattr(defaults, g), OptionsBase)}  # nested: decomposition, smo
     assert {k for k in deep if k.startswith("options__")} == {
-        f"options__{f}" for f in cls._options_class.field_names()}
+        f"options__{f}" for f in cls._options_class.field_names()} | {
+        f"options__{g}__{f}" for g, group in groups.items() for f in group.field_names()}
     field = cls._options_class.field_names()[-1]
     value = getattr(cls._options_class(), field)
     est.set_params(**{f"options__{field}": value})
@@ -201,3 +205,26 @@ def test_each_estimators_deep_params_reach_its_options(name):
     assert clone(est).get_params() == est.get_params()
 
 
+
+
+def test_the_engines_groups_reach_the_engine_through_set_params_and_gridsearchcv():
+    """options__decomposition__<field> and options__engine, set by set_params or searched by
+    GridSearchCV, are what the exact engine runs with: the working sets stay within the
+    nested max_ws, the route is the engine asked for, and the SVM is SVC's either way."""
+    X, y = _data()
+    ref = SVC(C=1.0, gamma=0.5).fit(X, y)
+    base = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition", engine="block"))
+    small = clone(base).set_params(options__decomposition__max_ws=8, options__max_chunk=8,
+                                   options__decomposition__ws_per_change=0).fit(X, y)
+    rr = small.admm_["refinement"][0]
+    assert small.route_ == "block decomposition" and max(rr.ws_sizes) <= 8 and rr.converged
+    cached = clone(base).set_params(options__engine="cached").fit(X, y)
+    assert cached.route_ == "cached SMO"
+    for m in (small, cached):
+        np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
+                                   atol=5e-3)
+    search = GridSearchCV(base, {"options__decomposition__max_ws": [8, 64],
+                                 "options__max_chunk": [64]}, cv=2).fit(X, y)
+    assert sorted(search.cv_results_["param_options__decomposition__max_ws"]) == [8, 64]
+    assert search.best_estimator_.options.decomposition.max_ws in (8, 64)
+    assert search.best_estimator_.options.engine == "block"

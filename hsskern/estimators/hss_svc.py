@@ -15,7 +15,7 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..options import HSSSVCOptions
+from ..options import ExactSVCOptions, HSSSVCOptions, PathSettings, compression_of
 from ..solvers.exact_path import ExactBackend
 from ..solvers.hss_path import HSSBackend
 from ..solvers.one_fit import OneFitBackend
@@ -24,7 +24,7 @@ from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, hss_options, kernel_of,
+                         WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, kernel_of,
                          starts_from_zero, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
@@ -55,32 +55,32 @@ def _hss_backend(est, X, width, purpose):
     exact solve, the ADMM's cap and the compression come from ``options``."""
     kernel = kernel_of(est, width, X)
     o = est._options()
-    opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
-    # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold ADMM at a
-    # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
-    # a good one (the decomposition from zero takes its C alone)
-    n_decades = 3 if (o.solve_exact and purpose == "fit") else 0
     # LIBSVM's KKT gap, reached by the exact solve; HSSSVC's tol=None runs the ADMM's
     # admm_max_iter iterations with no stopping test (the paper's mode)
     tol = 1e-3 if est.tol is None else float(est.tol)
-    admm_tol = None if est.tol is None else max(tol, ADMM_TOL) if o.solve_exact else tol
-    smo = smo_options(est, tol)
-    hss = HSSBackend(kernel, approximation=o.approximation, start=o.start,
-                     hss_options=opts,
-                     beta=o.beta, max_iter=o.admm_max_iter, tol=admm_tol,
-                     relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                     refine=o.solve_exact, refine_tol=tol, max_chunk=o.max_chunk,
-                     n_decades=n_decades, memory_budget=est.memory_budget, log=log,
-                     smo_options=smo, store_kernel=purpose != "fit",
-                     probe_C=float(est.C) if purpose == "fit" else None)
+    settings = PathSettings(
+        tol=tol, admm_tol=None if est.tol is None else max(tol, ADMM_TOL) if o.solve_exact
+        else tol,
+        # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold
+        # ADMM at a large C is a poor start for the decomposition, a scaled exact solution
+        # of a smaller C a good one (the decomposition from zero takes its C alone)
+        n_decades=3 if (o.solve_exact and purpose == "fit") else 0,
+        probe_C=float(est.C) if purpose == "fit" else None, store_kernel=purpose != "fit",
+        engine=getattr(o, "engine", "auto"),
+        random_state=est.random_state, verbose=max(0, int(est.verbose)))
+    hss = HSSBackend(kernel, o.replace(smo=smo_options(est, tol)), settings,
+                     memory_budget=est.memory_budget, log=log)
     if purpose != "fit" or o.start != "auto":
         return hss
     # one fit whose exact SVM is better grown in stages (OneFitBackend.resolve_start: past
     # the HSS route's exact step, or from zero with many support vectors) takes them
-    staged = ExactBackend(kernel, validation_fraction=0.0, tol=tol, hss_options=opts,
-                          max_chunk=o.max_chunk, memory_budget=est.memory_budget,
-                          random_state=est.random_state, log=log)
+    staged = ExactBackend(kernel, ExactSVCOptions(validation_fraction=0.0, max_chunk=o.max_chunk,
+                                                  decomposition=o.decomposition,
+                                                  **compression_of(o)),
+                          PathSettings(tol=tol, random_state=est.random_state,
+                                       verbose=settings.verbose),
+                          memory_budget=est.memory_budget, log=log)
     return OneFitBackend(hss, staged)
 
 

@@ -16,7 +16,6 @@ from ..kernels import KERNELS, make_kernel
 from ..lowrank.nystrom import NystromFeatures
 from ..options import NystromSVCOptions
 from ..solvers.nystrom_path import LOSSES, NystromBackend
-from ..utils.validation import check_positive
 from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .cv import PathClassifierCV

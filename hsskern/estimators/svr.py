@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..options import HSSSVROptions
+from ..options import HSSSVROptions, PathSettings
 from ..utils._memory import resolve_budget
 from ..solvers.cached_smo import KERNELS, engine_cache, expands_distances
 from ..solvers.plan import RouteOptions, engine_for
@@ -20,7 +20,7 @@ from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import FitData, check_sample_weight, validate_input
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
-                     exact_only, hss_options, kernel_of, starts_from_zero, width_grid)
+                     exact_only, kernel_of, starts_from_zero, width_grid)
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["SVR", "HSSSVR", "HSSSVRCV"]
@@ -246,14 +246,12 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         # a path of one C (a fit, or a one-C path or search) reaches it by continuation
         single = len(values) == 1
         o = self._options()
-        return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
-                          approximation=o.approximation, start=o.start,
-                          hss_options=hss_options(self, verbose_offset=0), beta=o.beta,
-                          max_iter=o.admm_max_iter,
-                          tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
-                          relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                          refine=o.solve_exact, refine_tol=self.tol, max_chunk=o.max_chunk,
-                          n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
+        settings = PathSettings(tol=self.tol,
+                                admm_tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
+                                n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
+                                random_state=self.random_state,
+                                verbose=max(0, int(self.verbose)))
+        return SVRBackend(kernel_of(self, X=X), o, settings, epsilon=float(self.epsilon),
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 

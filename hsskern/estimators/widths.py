@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
 from ..kernels.callable import lookup_gram, precomputed_points
-from ..options import CompressionOptions, HSSOptions
+from ..options import CompressionOptions, HSSOptions, HSSSVCOptions
 from ..solvers.hss_path import HSSBackend
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS",
@@ -218,8 +218,8 @@ def starts_from_zero(est, shape, refine=None):
     refine = o.solve_exact if refine is None else refine
     if exact_only(est):
         return True
-    return HSSBackend(None, approximation=o.approximation, start=o.start,
-                      refine=refine).resolve_start(*shape) == "decomposition"
+    options = HSSSVCOptions(approximation=o.approximation, start=o.start, solve_exact=refine)
+    return HSSBackend(None, options).resolve_start(*shape) == "decomposition"
 
 
 def options_of(est):

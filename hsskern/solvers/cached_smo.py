@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..kernels import gaussian_expansion, kernel_operator
-from ..options import OptionsBase, check_bool, check_number
+from ..options import SMOOptions
 from ..utils._cpu import load
 from .path import check_weights
 from .refine import RefineResult, feasible_start
@@ -32,104 +32,8 @@ Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
-#: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
-ROW_DTYPES = ("auto", "float32", "float64")
-
-#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
-FLOAT32_MIN_TOL = 1e-3
-
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
            "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
-
-
-@dataclass(frozen=True, repr=False)
-class SMOOptions(OptionsBase):
-    """How :func:`solve_dual` runs.
-
-    Parameters
-    ----------
-    cache_bytes : float, default 200 MiB
-        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
-        are always kept.
-    shrinking : bool, default True
-        LIBSVM's shrinking.
-    shrink_interval : int, default 1000
-        Steps between shrinkings (LIBSVM: min(l, 1000)).
-    max_iter : int or None
-        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
-    tol : float, default 1e-3
-        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
-    threads : int, default 0
-        Threads a long row is split between; 0: OpenMP's count, at most 2.
-    parallel_work : float, default 2e5
-        A row is split between threads from this many entries x (d + 8): below it the
-        fork/join costs more than half the row.
-    expand_min_features : int, default 12
-        From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
-        on centered points (one multiply-add an entry and feature, not two operations),
-        by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
-        rounding bound checked point by point, far points' mutual distances summed
-        directly).
-    warm_max_ratio : float, default 4
-        Along a C path, the next C starts from the last one's solution scaled when it is at
-        most this many times larger, else from zero (on the rows the path's engine keeps):
-        a scaled start costs one product over its support vectors, which pays when the C
-        are close.
-    row_dtype : {"auto", "float32", "float64"}, default "auto"
-        How the cached kernel rows are stored; "auto": float32 from ``tol`` =
-        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
-        rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
-        tolerance. "float32" is LIBSVM's ``Qfloat``: each
-        entry computed in double and rounded to float when cached, the gradient and every
-        sum over the rows kept in double; the cache holds twice as many rows in the same
-        bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
-        solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
-    double_certificate : bool, default False
-        With float32 rows, the final gradient is recomputed in double (one product over
-        the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
-        from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
-        double-precision figures. Costs one n x n_SV kernel product in double.
-    """
-
-    cache_bytes: float = 200 * 2 ** 20
-    shrinking: bool = True
-    shrink_interval: int = 1000
-    max_iter: int = None
-    tol: float = 1e-3
-    threads: int = 0
-    parallel_work: float = 2e5
-    expand_min_features: int = 12
-    warm_max_ratio: float = 4.0
-    row_dtype: str = "auto"
-    double_certificate: bool = False
-
-    def _check(self):
-        check_number("cache_bytes", self.cache_bytes)
-        check_bool(self.shrinking, "shrinking")
-        check_number("shrink_interval", self.shrink_interval, low=1, integer=True)
-        check_number("max_iter", self.max_iter, integer=True, allow_none=True)
-        check_number("tol", self.tol)
-        check_number("threads", self.threads, integer=True)
-        check_number("parallel_work", self.parallel_work)
-        check_number("expand_min_features", self.expand_min_features, integer=True)
-        if self.warm_max_ratio is not False:  # False: every C of a path from zero
-            check_number("warm_max_ratio", self.warm_max_ratio, low=1)
-        if self.row_dtype not in ROW_DTYPES:
-            raise ValueError(f"row_dtype must be one of {ROW_DTYPES}, got "
-                             f"{self.row_dtype!r}")
-        check_bool(self.double_certificate, "double_certificate")
-
-    @property
-    def single_rows(self):
-        """Whether the cached rows are float32 (``row_dtype`` resolved)."""
-        if self.row_dtype == "auto":
-            return self.tol >= FLOAT32_MIN_TOL
-        return self.row_dtype == "float32"
-
-    @property
-    def row_bytes(self):
-        """Bytes of one cached kernel row entry."""
-        return 4 if self.single_rows else 8
 
 
 @dataclass

@@ -312,9 +312,9 @@ def prepare_one_class_admm(X, kernel, *, approximation="hss", hss_options=None, 
     (HSSProblem, OneClassADMM)
         The problem holds the factor in force (a rebalanced beta replaces it there).
     """
-    backend = HSSBackend(kernel, approximation=approximation, start="admm",
-                         hss_options=hss_options, beta=beta, adaptive_beta=adaptive_beta,
-                         refine=False, memory_budget=memory_budget, log=log)
+    backend = HSSBackend.of_compression(kernel, hss_options, memory_budget=memory_budget,
+                                        log=log, approximation=approximation, beta=beta,
+                                        adaptive_beta=adaptive_beta, solve_exact=False)
     problem = backend.prepare(X)
     refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
     admm = OneClassADMM(problem.factor, problem.approximation, options, refactor=refactor,

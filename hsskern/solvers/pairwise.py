@@ -347,16 +347,15 @@ class PairwiseBackend:
             tasks = [(yp, prepared.rows[p], C, w, a)
                      for p, (yp, _, C, w, a) in zip(live, tasks)]
         inner = self.inner
-        budget = getattr(inner, "max_time", None)
+        settings = getattr(inner, "settings", None)  # what the estimator resolved
+        budget = getattr(settings, "max_time", None)
         if budget is not None and len(live) > 1:
             # a time budget is the whole fit's: each pair gets its share of the pool's time
             # left, counted from the pair's own start
-            started = getattr(inner, "started", None)
-            if started is not None:
-                budget = max(0.0, budget - (time.perf_counter() - started))
-                inner = replace(inner, started=None)
-            inner = replace(inner, max_time=budget * min(self._workers(), len(live))
-                            / len(live))
+            if settings.started is not None:
+                budget = max(0.0, budget - (time.perf_counter() - settings.started))
+            share = budget * min(self._workers(), len(live)) / len(live)
+            inner = replace(inner, settings=settings.replace(started=None, max_time=share))
         sizes = [prepared.rows[p].size for p in live]
         if prepared.deferred:
             solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(
