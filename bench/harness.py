@@ -72,6 +72,10 @@ def _raw(name):
     m = re.fullmatch(r"gmm8_(\d+)", name)
     if m:
         return _gmm8(int(m.group(1)))
+    if name == "digits":  # scikit-learn's load_digits, raw pixels: fitted and scored on all
+        from sklearn.datasets import load_digits
+        X, y = load_digits(return_X_y=True)
+        return X, y, X, y
     from hsskern.datasets import load
     try:  # bundled, the cache, ../shared/datasets, else downloaded from its public source
         return load(name)

@@ -40,6 +40,7 @@ SUITES = {
     "dask": "bench.suites.dask",
     "one_class": "bench.suites.one_class",
     "warm_start": "bench.suites.warm_start",
+    "calibration": "bench.suites.calibration",
 }
 
 

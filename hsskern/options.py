@@ -35,8 +35,8 @@ ENGINES = ("auto", "cached", "block")
 #: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
 ROW_DTYPES = ("auto", "float32", "float64")
 
-#: ``row_dtype="auto"`` caches float32 rows from this tolerance up (SVC's default tol)
-FLOAT32_MIN_TOL = 1e-3
+#: how :class:`SMOOptions` may compute the Gaussian rows' inner products (``cross_dtype``)
+CROSS_DTYPES = ("auto", "float32", "float64")
 
 
 class OptionsBase:
@@ -366,18 +366,36 @@ class SMOOptions(OptionsBase):
         are close.
     row_dtype : {"auto", "float32", "float64"}, default "auto"
         How the cached kernel rows are stored; "auto": float32 from ``tol`` =
-        :data:`FLOAT32_MIN_TOL` (SVC's default) up, float64 below it, where the rows'
+        ``float32_min_tol`` up, float64 below it, where the rows'
         rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
         tolerance. "float32" is LIBSVM's ``Qfloat``: each
-        entry computed in double and rounded to float when cached, the gradient and every
-        sum over the rows kept in double; the cache holds twice as many rows in the same
+        entry rounded to float when cached (computed in double, or from float32 inner
+        products: ``cross_dtype``), the gradient and every sum over the rows kept in double; the cache holds twice as many rows in the same
         bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
         solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
+    cross_dtype : {"auto", "float32", "float64"}, default "auto"
+        How a Gaussian row's expanded distances |a|^2 + |b|^2 - 2 a.b get their inner
+        products a.b: "float32" by sgemv on float32 coordinates (half the bytes a row
+        streams, twice the SIMD width; the norms, the sum and the exp stay in double), where
+        :func:`single_cross_terms`'s error bound admits it, else in double; "auto":
+        "float32" with float32 rows (``row_dtype``), "float64" with float64 rows. The
+        coordinates' float32 copy costs 4 l d bytes.
     double_certificate : bool, default False
-        With float32 rows, the final gradient is recomputed in double (one product over
+        With float32 rows or inner products, the final gradient is recomputed in double (one product over
         the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
         from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
-        double-precision figures. Costs one n x n_SV kernel product in double.
+        double-precision figures. Costs one n x n_SV kernel product in double. Without
+        it the gap in double may pass ``tol`` by the rows' rounding (fashion_mnist's
+        hardest pair, 12,000 points: 0.00100095 at tol = 1e-3, LIBSVM's own behaviour);
+        the model's decision values are double sums either way.
+    float32_min_tol : float, default 1e-3
+        The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
+        below it the rows' rounding would rival the tolerance.
+    float32_max_rel_error : float, default 1e-3
+        The largest accepted bound on an entry's relative error from float32 inner
+        products (:func:`single_cross_terms`); a point whose norm alone passes it is far.
+    float32_max_far_share : float, default 0.25
+        Past this share of far points the rows' inner products stay in double.
     """
 
     cache_bytes: float = 200 * 2 ** 20
@@ -391,6 +409,10 @@ class SMOOptions(OptionsBase):
     warm_max_ratio: float = 4.0
     row_dtype: str = "auto"
     double_certificate: bool = False
+    float32_min_tol: float = 1e-3
+    cross_dtype: str = "auto"
+    float32_max_rel_error: float = 1e-3
+    float32_max_far_share: float = 0.25
 
     def _check(self):
         check_number("cache_bytes", self.cache_bytes)
@@ -403,16 +425,27 @@ class SMOOptions(OptionsBase):
         check_number("expand_min_features", self.expand_min_features, integer=True)
         if self.warm_max_ratio is not False:  # False: every C of a path from zero
             check_number("warm_max_ratio", self.warm_max_ratio, low=1)
-        if self.row_dtype not in ROW_DTYPES:
-            raise ValueError(f"row_dtype must be one of {ROW_DTYPES}, got "
-                             f"{self.row_dtype!r}")
+        for name, kinds in (("row_dtype", ROW_DTYPES), ("cross_dtype", CROSS_DTYPES)):
+            if getattr(self, name) not in kinds:
+                raise ValueError(f"{name} must be one of {kinds}, got {getattr(self, name)!r}")
         check_bool(self.double_certificate, "double_certificate")
+        check_number("float32_min_tol", self.float32_min_tol)
+        check_number("float32_max_rel_error", self.float32_max_rel_error, open_low=True)
+        check_fraction("float32_max_far_share", self.float32_max_far_share)
+
+    @property
+    def single_cross(self):
+        """Whether the rows' inner products are asked in float32 (``cross_dtype`` resolved;
+        :func:`single_cross_terms` still checks the error bound)."""
+        if self.cross_dtype == "auto":
+            return self.single_rows
+        return self.cross_dtype == "float32"
 
     @property
     def single_rows(self):
         """Whether the cached rows are float32 (``row_dtype`` resolved)."""
         if self.row_dtype == "auto":
-            return self.tol >= FLOAT32_MIN_TOL
+            return self.tol >= self.float32_min_tol
         return self.row_dtype == "float32"
 
     @property
@@ -992,9 +1025,9 @@ class PathSettings(OptionsBase):
         never).
     engine : {"auto", "cached", "block"}, default "auto"
         The exact engine of a problem solved from zero ("auto": the plan's).
-    exact_limit : float, default 1e10
+    exact_limit : float or None, default None
         ``solve_exact="auto"`` skips the exact solve of a column whose n x n_SV product
-        exceeds it.
+        exceeds it; None: the route's (``RouteOptions.exact_limit``).
     random_state : int, Generator or None
         The compression's seed.
     verbose : int, default 0
@@ -1014,7 +1047,7 @@ class PathSettings(OptionsBase):
     probe_C: float = None
     store_kernel: object = True
     engine: str = "auto"
-    exact_limit: float = 1e10
+    exact_limit: float = None
     random_state: object = None
     verbose: int = 0
     max_time: float = None
@@ -1028,7 +1061,7 @@ class PathSettings(OptionsBase):
         check_number("probe_C", self.probe_C, open_low=True, allow_none=True)
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
-        check_number("exact_limit", self.exact_limit)
+        check_number("exact_limit", self.exact_limit, allow_none=True)
         check_number("max_time", self.max_time, allow_none=True)
 
 

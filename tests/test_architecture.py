@@ -236,6 +236,7 @@ MAX_BACKEND_ARGUMENTS = 6
 #: (a comment naming "parameters"), to be cut by their owners: options groups and problem
 #: data in place of keywords. A function leaving this list must not come back.
 MANY_PARAMETERS_ALLOWED = {
+    "hsskern/solvers/cached_smo.py:solve_classifier",
     "hsskern/solvers/cached_smo.py:solve_dual",
     "hsskern/solvers/exact_path.py:ExactBackend._solve_column",
     "hsskern/solvers/exact_path.py:_ValidationTracker.__init__",
@@ -308,3 +309,82 @@ def test_backends_take_their_options_whole(module, name):
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
     fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign)]
     assert "options" in fields and len(fields) <= MAX_BACKEND_ARGUMENTS, fields
+
+
+#: Module-level UPPER_CASE numbers under hsskern/solvers that are not tunables: rounding
+#: noise, with why beside each.
+NUMBERS_NOT_TUNABLES = {
+    # recovered coefficients below 1e-9 of the largest are LIBLINEAR's rounding, not vectors
+    "hsskern.solvers.sparse_path._PRUNE_RTOL",
+    # Solver_NU's sentinel r (the midpoint of the engine's infinity): a value, not a knob
+    "hsskern.solvers.nu_path.NO_FREE",
+    # counts of the n-vectors a solver allocates, for its memory estimate
+    "hsskern.solvers.exact_path._STAGE_VECTORS", "hsskern.solvers.ridge_path._CG_VECTORS",
+}
+
+#: Private UPPER_CASE thresholds still waiting for their options group (their owners move
+#: them); an entry leaving the code must leave this list (the test fails on a stale one).
+PRIVATE_TUNABLES_TO_MOVE = {
+    "hsskern.solvers.exact_path._STAGE_SUB_TOL", "hsskern.solvers.exact_path._STAGE_TIME_SHARE",
+    "hsskern.solvers.exact_path._MIN_STAGE_GROWTH",
+    "hsskern.solvers.exact_path._RATE_MIN_ENTRIES",
+    "hsskern.solvers.exact_path._MIN_SUBSAMPLE", "hsskern.solvers.exact_path._PROBE",
+    "hsskern.solvers.ridge_path._RELIABLE_DROP", "hsskern.solvers.ridge_path._CLOSE_ENOUGH",
+}
+
+
+def _is_number(node):
+    """A literal number, a signed or computed one (``24 * 2 ** 20``), or a tuple, list or
+    dict holding one: what a tunable threshold looks like at module level."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _is_number(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_number(node.left) and _is_number(node.right)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_is_number(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(_is_number(v) for v in node.values)
+    return False
+
+
+def _upper_case_numbers(prefix):
+    """{module.NAME} of every module-level UPPER_CASE (public or private) name bound to a
+    number under ``prefix``."""
+    found = set()
+    for module, path in MODULES.items():
+        if not module.startswith(prefix):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AnnAssign) else [])
+            value = getattr(node, "value", None)
+            for t in targets:
+                if (isinstance(t, ast.Name) and t.id.lstrip("_").isupper()
+                        and value is not None and _is_number(value)):
+                    found.add(f"{module}.{t.id}")
+    return found
+
+
+def test_no_upper_case_tunable_under_the_solvers():
+    """Thresholds are fields of an options group (RouteOptions, SMOOptions, GPOptions, ...),
+    their measurements cited once in the design notes; an UPPER_CASE module number is a knob
+    no estimator can reach."""
+    found = _upper_case_numbers("hsskern.solvers")
+    public = {f for f in found - NUMBERS_NOT_TUNABLES if not f.rsplit(".", 1)[1].startswith("_")}
+    assert not public, f"make these options fields (or name why they are not tunables): {public}"
+    new = found - NUMBERS_NOT_TUNABLES - PRIVATE_TUNABLES_TO_MOVE
+    assert not new, f"make these options fields: {sorted(new)}"
+    stale = (NUMBERS_NOT_TUNABLES | PRIVATE_TUNABLES_TO_MOVE) - found
+    assert not stale, f"gone from the code, remove from the lists: {sorted(stale)}"
+
+
+def test_the_tunable_detector_sees_numbers_and_not_names():
+    parse = lambda src: ast.parse(src).body[0].value  # noqa: E731
+    for src in ("A = 1e10", "A = -3", "A = 24 * 2 ** 20", "A = {'max_ws': 1000, 'x': True}",
+                "A = (256, 4096)"):
+        assert _is_number(parse(src)), src
+    for src in ("A = ('auto', 'block')", "A = 'a message'", "A = True", "A = f(3)",
+                "A = {'k': 'v'}"):
+        assert not _is_number(parse(src)), src

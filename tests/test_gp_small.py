@@ -1,6 +1,6 @@
 """The GP's dense route (small n): exact against scikit-learn, and the route switch.
 
-Below :data:`hsskern.solvers.gp.DENSE_MAX_N` points ``approximation="auto"`` fits on the dense
+Below ``GPOptions.dense_max_n`` points ``approximation="auto"`` fits on the dense
 kernel (:mod:`hsskern.solvers.gp_dense`): the exact likelihood, so at fixed hyperparameters
 its predictions and log marginal likelihood are scikit-learn's to rounding; its analytic
 gradient is the likelihood's; and forcing the HSS route on the same problem changes no
@@ -16,7 +16,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 
 from hsskern import HSSGaussianProcessRegressor, GPOptions
-from hsskern.solvers.gp import DENSE_MAX_N, resolve_approximation
+from hsskern.solvers.gp import resolve_approximation
 from hsskern.solvers.gp_dense import DenseLikelihood
 
 
@@ -42,7 +42,7 @@ def test_dense_route_equals_sklearn_at_fixed_hyperparameters(seed, n, d, log_h, 
     h, beta, s2 = 10.0 ** log_h, 10.0 ** log_beta, 10.0 ** log_s2
     model = HSSGaussianProcessRegressor(kernel, h=h, noise_ratio=beta, optimizer=None,
                                         amplitude=s2 if fixed_amplitude else None).fit(X, y)
-    assert model.hss_["approximation"] == "exact"  # n <= DENSE_MAX_N: the dense route
+    assert model.hss_["approximation"] == "exact"  # n <= GPOptions().dense_max_n: the dense route
     s2 = model.amplitude_
     if not fixed_amplitude:  # the closed form: tr(y^T G^-1 y) / n
         G = _sk(1.0, h, beta, kernel)(X)
@@ -116,8 +116,8 @@ def test_the_route_switch_changes_no_answer_beyond_tolerance(optimizer):
 
 
 def test_auto_takes_the_dense_route_up_to_the_switch_size():
-    assert resolve_approximation("auto", DENSE_MAX_N) == "exact"
-    assert resolve_approximation("auto", DENSE_MAX_N + 1) == "hss"
+    assert resolve_approximation("auto", GPOptions().dense_max_n) == "exact"
+    assert resolve_approximation("auto", GPOptions().dense_max_n + 1) == "hss"
     assert resolve_approximation("hss", 10) == "hss"
     assert resolve_approximation("nystrom", 10) == "nystrom"
     # the dense arrays (4 n^2 floats) beyond the budget: the HSS route, which fits in less
@@ -163,7 +163,8 @@ def test_a_large_fit_under_a_small_budget_takes_the_hss_route_or_refuses_at_once
 
 def test_the_switch_size_is_an_options_field():
     # docs/design_notes.md has its measurement
-    assert GPOptions().dense_max_n == DENSE_MAX_N
+    # the solver's default is the options' field, not a copy of it
+    assert resolve_approximation.__defaults__[0] is GPOptions.dense_max_n == 10000
     assert resolve_approximation("auto", 3000, 2500) == "hss"
     Xs, ys, _ = _problem(0, 300, 2)
     m = HSSGaussianProcessRegressor(h_bounds="fixed", noise_ratio_bounds="fixed",

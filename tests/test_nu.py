@@ -188,8 +188,13 @@ def test_nusvc_ovr_predict_and_weights_equal_sklearn(seed, n, d, k):
     X, y = class_clusters(seed, n, d, k, 3.0)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, n)
     nu = 0.5 * _max_nu(y, w)
-    ours = NuSVC(nu=nu, tol=TOL, max_iter=MAX_ITER).fit(X, y, sample_weight=w)
     ref = SkNuSVC(nu=nu, tol=TOL, max_iter=MAX_ITER).fit(X, y, sample_weight=w)
+    try:
+        ours = NuSVC(nu=nu, tol=TOL, max_iter=MAX_ITER).fit(X, y, sample_weight=w)
+    except ValueError as e:  # w = 0 at this nu (seed=48, n=48, d=1, k=3): as above
+        assert "is below the range" in str(e)
+        assert any(abs(_r(ref, nu, i, j, y, w)) < 1e-6 for i, j in _pairs(k))
+        return
     if _degenerate([ours, ref], nu, y, w):
         return
     bounds, ref_ovo = _check_against_sklearn(ours, ref, X, y, nu, _gram(X, "scale"), w)

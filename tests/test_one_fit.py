@@ -98,24 +98,23 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     """"auto" grows stages while n^2 x share is within stage_limit, solve_exact=True at any
     share; an unmeasured share, an explicit start or no exact step keep the HSS start."""
     kern = make_kernel("gaussian", gamma=0.5)
-    n, limit, small = 1000, 1e5, RouteOptions(small_n=500)
+    n, limit, small = 1000, 1e5, RouteOptions(small_n=500, stage_limit=1e6)
     fit = OneFitBackend(HSSBackend(kern,
                                    HSSSVCOptions(start="auto", solve_exact="auto"),
                                    PathSettings(exact_limit=limit, probe_C=1.0),
-                                   route=small), ExactBackend(kern),
-                        stage_limit=1e6)
+                                   route=small), ExactBackend(kern))
     assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past refine, within stages
     assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
     assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
     assert fit.resolve_start(n, 3, None) == "admm"
-    many = replace(fit, stage_min=4e4)  # from zero by the HSS rule, but n^2 x share >= 4e4
+    # from zero by the HSS rule, but n^2 x share >= 4e4
+    many = replace(fit, hss=replace(fit.hss, route=replace(small, stage_min=4e4)))
     assert many.resolve_start(n, 3, 0.05) == "staged"
     assert many.resolve_start(n, 3, 0.03) == "decomposition"
     exact = OneFitBackend(HSSBackend(kern,
                                      HSSSVCOptions(start="auto", solve_exact=True),
                                      PathSettings(probe_C=1.0, exact_limit=limit),
-                                     route=small), ExactBackend(kern),
-                          stage_limit=1e6)
+                                     route=small), ExactBackend(kern))
     assert exact.resolve_start(n, 3, 2.0) == "staged"
     for hss in (HSSBackend(kern,
                            HSSSVCOptions(start="admm", solve_exact="auto"),
@@ -131,13 +130,15 @@ def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(m
     SVM in stages from a quarter of the points when n^2 x share does; SVC's SVM either way."""
     X, y = _data(1600, 7)
     gamma = 1.0 / (X.shape[1] * X.var())
-    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, route=RouteOptions(probe_points=300)))  # fewer than n
+
+    def route(stage_min):  # a probe of fewer points than n
+        monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
+            HSSBackend, route=RouteOptions(probe_points=300, stage_min=stage_min)))
+
     ref = SVC(gamma=gamma).fit(X, y)
     starts = {}
     for stage_min in (1e5, 1e12):
-        monkeypatch.setattr(hss_svc, "OneFitBackend",
-                            functools.partial(OneFitBackend, stage_min=stage_min))
+        route(stage_min)
         est = HSSSVC(gamma=gamma, random_state=0).fit(X, y)
         starts[stage_min] = est.hss_["start"]
         assert np.mean(est.predict(X) == ref.predict(X)) >= 0.99
@@ -145,6 +146,5 @@ def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(m
                                    atol=5e-2)
     assert starts == {1e5: "staged", 1e12: "decomposition"}
     assert est.hss_.get("stages") is None
-    monkeypatch.setattr(hss_svc, "OneFitBackend",
-                        functools.partial(OneFitBackend, stage_min=1e5))
+    route(1e5)
     assert HSSSVC(gamma=gamma).fit(X, y).hss_["stages"] == (400, 800, 1600)

@@ -9,10 +9,15 @@ from hypothesis import given, settings, strategies as st
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
-from hsskern import HSSSVC
+from hsskern import HSSSVC, HSSSVCOptions
+from hsskern.kernels import make_kernel
 from hsskern.solvers.cached_smo import SMOOptions, engine_cache
-from hsskern.solvers.plan import (FitPlan, RouteOptions, expected_share, other_runnable, plan_fit,
-                                  threads_for_plan)
+from hsskern.solvers.exact_path import ExactBackend
+from hsskern.solvers.hss_path import HSSBackend
+from hsskern.solvers.one_fit import OneFitBackend
+from hsskern.solvers.plan import (FitPlan, RouteOptions, engine_for, expected_share,
+                                  other_runnable, plan_fit, plan_one_class_start,
+                                  plan_start, threads_for_plan)
 
 ROUTE = RouteOptions()
 CACHE = SMOOptions().cache_bytes  # 200 MiB
@@ -68,6 +73,97 @@ def test_the_plan_of_each_shape(case, expected):
     assert (plan.engine, plan.store) == expected
     assert plan.threads == (1 if n <= ROUTE.serial_n else 0)
     assert plan.max_chunk == 4000 and plan.measured_share == share
+    assert FitPlan(**plan.as_dict()) == plan
+
+
+# (n, kernel, share measured at the fit's C, solve_exact, one fit) -> start, at the default
+# route: 10^5 points from zero, 10^10 entries n^2 x share for the exact step, stages from
+# 2*10^9 to 10^12 entries
+START_TABLE = [
+    # small problems start from zero, measured or not
+    ((3000, "gaussian", None, "auto", True), "decomposition"),
+    ((100000, "gaussian", None, "auto", True), "decomposition"),
+    ((100000, "laplacian", None, True, False), "decomposition"),
+    # past 10^5 points unmeasured (a path, sparse rows): the ADMM route
+    ((100001, "gaussian", None, "auto", True), "admm"),
+    ((500000, "gaussian", None, True, False), "admm"),
+    # skin_nonskin(171,539 x 3), 1.3 % support vectors: 3.8*10^8 entries, from zero
+    ((171539, "gaussian", 0.013, "auto", True), "decomposition"),
+    # gmm8(2*10^5), a third support vectors: 1.3*10^10 entries, grown in stages
+    ((200000, "gaussian", 0.33, "auto", True), "staged"),
+    # ... which a path (not one fit) takes by the ADMM
+    ((200000, "gaussian", 0.33, "auto", False), "admm"),
+    # gmm8(5*10^4): 1.15*10^9 entries, from zero; at 10^5, 3.3*10^9: stages
+    ((50000, "gaussian", 0.46, "auto", True), "decomposition"),
+    ((100000, "gaussian", 0.33, "auto", True), "staged"),
+    # a9a-sized (32,561), 41 %: 4.3*10^8 entries, from zero
+    ((32561, "gaussian", 0.41, "auto", True), "decomposition"),
+    # past the stages' hour (10^12 entries): the ADMM's answer, unless solve_exact=True
+    ((2000000, "gaussian", 0.5, "auto", True), "admm"),
+    ((2000000, "gaussian", 0.5, True, True), "staged"),
+    # solve_exact=False keeps the ADMM at any n
+    ((3000, "gaussian", 0.01, False, True), "admm"),
+    # a dot-product kernel has no compression: from zero at any n
+    ((10 ** 6, "polynomial", None, "auto", True), "decomposition"),
+    ((10 ** 6, "sigmoid", 0.5, "auto", True), "decomposition"),
+]
+
+
+@pytest.mark.parametrize("case, expected", START_TABLE)
+def test_the_start_of_each_shape(case, expected):
+    n, kernel, share, exact, one_fit = case
+    start, reason = plan_start(n, route=ROUTE, exact=exact, kernel=kernel, sv_share=share,
+                               staged=one_fit)
+    assert start == expected and reason
+    # the HSS backend's start and OneFitBackend's are the plan's
+    kern = make_kernel(kernel, **({} if kernel in ("gaussian", "laplacian") else {"gamma": 1.0}))
+    hss = HSSBackend(kern, HSSSVCOptions(start="auto", solve_exact=exact))
+    backend = OneFitBackend(hss, ExactBackend(kern)) if one_fit else hss
+    assert backend.resolve_start(n, 10, share) == expected
+
+
+@pytest.mark.parametrize("asked", ["admm", "decomposition"])
+def test_a_start_asked_for_is_taken(asked):
+    for n, share in ((100, None), (10 ** 6, 0.5), (10 ** 6, None)):
+        assert plan_start(n, route=ROUTE, start=asked, sv_share=share, staged=True) == (
+            asked, "asked for")
+    with pytest.raises(ValueError, match="start must be one of"):
+        plan_start(10, route=ROUTE, start="zero")
+    with pytest.raises(ValueError, match="exact decomposition only"):
+        plan_start(10, route=ROUTE, start="admm", kernel="polynomial")
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 10 ** 7), share=st.one_of(st.none(), st.floats(0.0, 1.0)),
+       exact=st.sampled_from(["auto", True]), staged=st.booleans())
+def test_the_start_moves_with_the_entries_it_implies(n, share, exact, staged):
+    """Without a measured share the start is "decomposition" exactly up to small_n points (and
+    10^10 entries n^2 with "auto"); with one, n^2 x share within exact_limit always starts from
+    zero unless stages pay, and "staged" only for one fit between stage_min and (with "auto")
+    stage_limit entries."""
+    start, _ = plan_start(n, route=ROUTE, exact=exact, sv_share=share, staged=staged)
+    n2 = float(n) * n
+    if share is None:
+        small = n <= ROUTE.small_n and (exact is True or n2 <= ROUTE.exact_limit)
+        assert start == ("decomposition" if small else "admm")
+        return
+    entries = n2 * share
+    if start == "staged":
+        assert staged and (entries >= ROUTE.stage_min or entries > ROUTE.exact_limit)
+        assert exact is True or entries <= ROUTE.stage_limit
+    elif start == "decomposition":
+        assert entries <= ROUTE.exact_limit or n <= ROUTE.small_n
+        assert not staged or entries < ROUTE.stage_min
+    else:
+        assert entries > ROUTE.exact_limit
+        assert not staged or (exact == "auto" and entries > ROUTE.stage_limit)
+
+
+def test_the_plan_of_another_start_records_it():
+    plan = FitPlan.of_route("staged", "why", 24000, 0.3, 2000)
+    assert (plan.start, plan.start_reason, plan.engine, plan.max_chunk) == (
+        "staged", "why", "block", 24000)
+    assert plan.measured_share == 0.3 and plan.probe_points == 2000
     assert FitPlan(**plan.as_dict()) == plan
 
 
@@ -154,7 +250,10 @@ def test_a_busy_core_is_seen_at_once_and_a_finished_process_not():
 @pytest.mark.parametrize("bad", [dict(sv_share=1.5), dict(share_decay=-0.1),
                                  dict(probe_points=-1), dict(cache_overcommit=0),
                                  dict(direct_overcommit=-1.0),
-                                 dict(serial_n=1.5), dict(busy_load="x")])
+                                 dict(serial_n=1.5), dict(busy_load="x"),
+                                 dict(exact_limit=0), dict(stage_min=-1.0),
+                                 dict(stage_limit="x"), dict(warm_max_ws=1),
+                                 dict(min_chunk=0)])
 def test_route_options_are_checked(bad):
     with pytest.raises(InvalidParameterError):
         RouteOptions(**bad)
@@ -169,6 +268,57 @@ def test_the_fitted_estimator_records_its_plan():
     est = HSSSVC(C=1.0, gamma=0.5).fit(X, y)
     plan = est.hss_["plan"]
     assert plan["engine"] == "cached" and not plan["store"] and plan["threads"] == 1
+    assert plan["start"] == "decomposition" == est.hss_["start"] and plan["start_reason"]
+    admm = HSSSVC(C=1.0, gamma=0.5, options=HSSSVCOptions(start="admm")).fit(X, y)
+    assert admm.hss_["plan"]["start"] == "admm" == admm.hss_["start"]
     assert engine_cache(600, 4, SMOOptions(), None) == CACHE
     ref = SVC(C=1.0, gamma=0.5).fit(X, y)
     assert np.mean(est.predict(X) == ref.predict(X)) >= 0.999
+
+
+def test_the_thresholds_moved_from_module_constants_are_read_from_their_options():
+    from hsskern.solvers.warm import near_options
+    assert near_options() == {"max_ws": ROUTE.warm_max_ws, "sub_tol": 0.0, "shrinking": True}
+    assert near_options(300)["max_ws"] == 300
+    assert near_options(5000, replace(ROUTE, warm_max_ws=2000))["max_ws"] == 2000
+    # float32 rows from SMOOptions.float32_min_tol up
+    assert SMOOptions(tol=1e-3).single_rows and not SMOOptions(tol=1e-4).single_rows
+    assert not SMOOptions(tol=1e-3, float32_min_tol=1e-2).single_rows
+
+
+def test_the_rule_sizes_rows_at_the_engines_row_bytes():
+    """float32 rows (4 bytes, ``SMOOptions.row_bytes``) hold twice the rows in one cache:
+    the support vectors' rows are measured in them, so where float64 rows overflow the
+    cache past ``cache_overcommit`` and float32 ones do not, the engines differ; the rule's
+    default is 8 bytes, and the plan passes the bytes it is given to the rule."""
+    n, d = 60000, 20
+    share = 1.5 * ROUTE.cache_overcommit * CACHE / (8.0 * n * n)  # 1.5 x the limit at 8
+    assert engine_for(n, d, ROUTE, CACHE, share)[0] == "block"
+    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=8)[0] == "block"
+    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=4)[0] == "cached"
+    assert engine_for(n, d, ROUTE, CACHE, 2.2 * share, row_bytes=4)[0] == "block"
+    at = {b: plan_fit(n, d, route=replace(ROUTE, sv_share=share, probe_points=0),
+                      cache_bytes=CACHE, max_chunk=4000, row_bytes=b, **QUIET).engine
+          for b in (4, 8)}
+    assert at == {4: "cached", 8: "block"}
+    assert SMOOptions().row_bytes == 4 and SMOOptions(row_dtype="float64").row_bytes == 8
+
+
+@pytest.mark.parametrize("n, nu, start, kernel, weighted, expected", [
+    (10_000, 0.5, "auto", "gaussian", False, "admm"),          # nu n past admm_min_sv
+    (10_000, 0.01, "auto", "gaussian", False, "decomposition"),  # few support vectors
+    (10_000, 0.5, "auto", "poly", False, "decomposition"),     # no compression for poly
+    (10_000, 0.5, "auto", "gaussian", True, "decomposition"),  # weights: LIBSVM's start
+    (100, 0.5, "admm", "laplacian", False, "admm"),            # asked for
+    (100, 0.5, "admm", "gaussian", True, "decomposition"),     # weights win over asking
+    (10 ** 6, 0.5, "decomposition", "gaussian", False, "decomposition"),
+])
+def test_one_class_start_table(n, nu, start, kernel, weighted, expected):
+    got, reason = plan_one_class_start(n, nu, start=start, kernel=kernel, admm_min_sv=2000,
+                                       weighted=weighted)
+    assert got == expected and reason
+
+
+def test_one_class_admm_start_refuses_a_kernel_without_compression():
+    with pytest.raises(ValueError, match="HSS compression"):
+        plan_one_class_start(100, 0.5, start="admm", kernel="poly", admm_min_sv=2000)

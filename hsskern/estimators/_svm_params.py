@@ -10,9 +10,11 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Hidden, Interval, Options, StrOptions
 
-from ..solvers.cached_smo import SMOOptions
+from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory
+from ..utils._memory import check_memory, resolve_budget
 
-__all__ = ["LIBSVM_CONSTRAINTS", "PROBABILITY_CONSTRAINT", "smo_options", "smo_max_iter",
+__all__ = ["LIBSVM_CONSTRAINTS", "PROBABILITY_CONSTRAINT", "smo_options", "engine_options",
+           "smo_max_iter",
            "probability_on", "warn_probability", "check_break_ties", "deprecated_sigmoid"]
 
 #: scikit-learn's ``probability``: a bool, or the hidden default "deprecated" (off)
@@ -45,6 +47,17 @@ def smo_options(est, tol):
     return base.replace(cache_bytes=float(est.cache_size) * 2 ** 20,
                         shrinking=bool(est.shrinking), max_iter=smo_max_iter(est.max_iter),
                         tol=float(tol))
+
+
+def engine_options(est, n, d, l=None):
+    """The single-fit engine's options for ``est`` on n points of d features and l variables
+    (default n), its row cache within ``memory_budget``; a MemoryBudgetError first where the
+    points, the engine's vectors and two rows do not fit (before any work)."""
+    l = n if l is None else l
+    need = 8 * n * d + engine_memory(n, d, l) + 16 * l  # points, vectors, two rows
+    check_memory(need, f"{type(est).__name__} on {n} points x {d} features",
+                 est.memory_budget, hint="raise memory_budget or subsample")
+    return bounded_options(smo_options(est, est.tol), n, d, resolve_budget(est.memory_budget))
 
 
 def probability_on(est):

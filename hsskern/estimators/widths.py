@@ -17,8 +17,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import make_kernel
 from ..kernels.callable import lookup_gram, precomputed_points
-from ..options import CompressionOptions, HSSOptions, HSSSVCOptions
-from ..solvers.hss_path import HSSBackend
+from ..options import CompressionOptions, HSSOptions
+from ..solvers.plan import RouteOptions, plan_start
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS", "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS",
@@ -218,8 +218,9 @@ def starts_from_zero(est, shape, refine=None):
     refine = o.solve_exact if refine is None else refine
     if exact_only(est):
         return True
-    options = HSSSVCOptions(approximation=o.approximation, start=o.start, solve_exact=refine)
-    return HSSBackend(None, options).resolve_start(*shape) == "decomposition"
+    start, _ = plan_start(shape[0], route=RouteOptions(), start=o.start, exact=refine,
+                          approximation=o.approximation)
+    return start == "decomposition"
 
 
 def options_of(est):

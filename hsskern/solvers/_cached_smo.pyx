@@ -23,7 +23,8 @@ cimport openmp
 from cython.parallel cimport prange
 from libc.math cimport sqrt, exp, pow
 from libc.stdlib cimport realloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
+from scipy.linalg.cython_blas cimport sgemv
 
 import numpy as np
 
@@ -144,16 +145,38 @@ cdef inline void _dot_columns(const double* a, const double* xt, Py_ssize_t ldx,
         k += 1
 
 
+cdef void _single_dots(const float* xt32, Py_ssize_t ldx, Py_ssize_t d, Py_ssize_t i,
+                       Py_ssize_t j0, Py_ssize_t j1, float* dots) noexcept nogil:
+    """dots[j] = x_i.x_j for j0 <= j < j1 in float32 (sgemv on the float32 coordinates
+    xt32, d x ldx): the columns are the matrix (column-major, by d, leading dimension ldx)
+    and x_i its column i read with stride ldx. Half the bytes streamed of the double loop,
+    twice the SIMD width; the caller bounds the rounding (cached_smo.py). One sgemv per
+    _CHUNK columns from j0: a row split between threads (at chunk ends) makes the same
+    calls as one thread, so no entry depends on the team (BLAS may order a longer call's
+    sums by its length)."""
+    cdef int m, n = <int> d, lda = <int> ldx, inc = <int> ldx, one = 1
+    cdef float alpha = 1.0, zero = 0.0
+    cdef Py_ssize_t c0 = j0
+    while c0 < j1:
+        m = <int> (_CHUNK if c0 + _CHUNK <= j1 else j1 - c0)
+        sgemv("N", &m, &n, &alpha, <float*> xt32 + c0, &lda, <float*> xt32 + i, &inc, &zero,
+              dots + c0, &one)
+        c0 += _CHUNK
+
+
 cdef void _kernel_columns(int kind, const double* prm, const double* a, const double* xt,
                           Py_ssize_t ldx, Py_ssize_t d, const double* y, double yi,
                           Py_ssize_t j0, Py_ssize_t j1, const double* xn, double an,
-                          const unsigned char* far, double* out) noexcept nogil:
+                          const unsigned char* far, double* out,
+                          const float* dots=NULL) noexcept nogil:
     """out[j] = yi y[j] k(a, x_j) for j0 <= j < j1, x_j column j of xt (d x ldx). With
     ``xn`` (the columns' squared norms, ``an`` a's; Gaussian only) the squared distances are
     an + xn[j] - 2 a.x_j: one multiply-add an entry and feature instead of a subtraction
     too (the caller checks that the expansion's rounding is negligible), except to the
     columns flagged in ``far`` (given for a far row a only: the kernel operator's rule),
-    summed directly."""
+    summed directly. ``dots`` (with ``xn`` only): the inner products a.x_j computed
+    already in float32 (:func:`_single_dots`); the norms, the expansion and the far
+    columns' direct sums stay in double."""
     cdef Py_ssize_t c0, c1, j, k, w
     cdef double ak, t, r
     cdef const double* bk
@@ -167,7 +190,11 @@ cdef void _kernel_columns(int kind, const double* prm, const double* a, const do
             of_dot(kind, prm, out + c0, w)
         else:
             if xn != NULL:
-                _dot_columns(a, xt, ldx, d, c0, c1, out)
+                if dots != NULL:
+                    for j in range(c0, c1):
+                        out[j] = dots[j]
+                else:
+                    _dot_columns(a, xt, ldx, d, c0, c1, out)
                 for j in range(c0, c1):
                     t = an + xn[j] - 2.0 * out[j]
                     out[j] = t if t > 0.0 else 0.0
@@ -218,6 +245,8 @@ cdef class Engine:
     cdef double* G_bar
     cdef double* QD
     cdef double* xt
+    cdef float* xt32  # the coordinates in float32 (inner products by sgemv), or NULL
+    cdef float* d_buf  # a row's float32 inner products (with xt32)
     cdef double* prm
     cdef double* a_buf
     cdef double* o_buf  # the selection's second-order gains, one per active variable
@@ -248,9 +277,11 @@ cdef class Engine:
                  double[::1] G_bar, double[::1] QD, double cache_entries, double tol,
                  bint shrinking, long interval, long max_iter, int n_threads,
                  double par_work, double[::1] xn=None, bint nu=False,
-                 unsigned char[::1] far=None, bint single=False):
+                 unsigned char[::1] far=None, bint single=False, float[:, ::1] xt32=None):
         """``cache_entries`` (the 11th argument) counts row entries: bytes / 4 with
-        ``single`` (rows cached as float), / 8 without."""
+        ``single`` (rows cached as float), / 8 without. ``xt32`` (with ``xn`` only): ``xt``
+        rounded to float32, whose inner products (sgemv) give the expanded distances' cross
+        term; the engine swaps it with ``xt``."""
         cdef Py_ssize_t t, l = y.shape[0]
         self.l, self.d, self.kind = l, xt.shape[0], kind
         self.keep = (params, xt, y, p, C, alpha, G, G_bar, QD)
@@ -262,7 +293,14 @@ cdef class Engine:
         abuf = np.empty(max(self.d, 1))
         obuf = np.empty(max(l, 1))
         rbuf = np.empty(max(l, 1) if single else 1)
-        self.keep = self.keep + (st, abuf, obuf, xn, far, rbuf)
+        use32 = xt32 is not None and xn is not None
+        if use32 and (xt32.shape[0] != self.d or xt32.shape[1] != l):
+            raise ValueError(f"xt32 must have xt's shape ({self.d}, {l})")
+        dbuf = np.empty(max(l, 1) if use32 else 1, dtype=np.float32)
+        self.keep = self.keep + (st, abuf, obuf, xn, far, rbuf, xt32, dbuf)
+        self.xt32 = &xt32[0, 0] if use32 and l > 0 and self.d > 0 else NULL
+        cdef float[::1] dbv = dbuf
+        self.d_buf = &dbv[0]
         self.single = single
         self.isz = sizeof(float) if single else sizeof(double)
         self.xn = &xn[0] if xn is not None else NULL
@@ -374,11 +412,17 @@ cdef class Engine:
                 hi = j0 + _CHUNK * (nch * (part + 1) // nt)
                 if hi > j1:
                     hi = j1
+                if self.xt32 != NULL:
+                    _single_dots(self.xt32, l, d, i, lo, hi, self.d_buf)
                 _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
-                                self.y[i], lo, hi, self.xn, an, far, out)
+                                self.y[i], lo, hi, self.xn, an, far, out,
+                                self.d_buf if self.xt32 != NULL else NULL)
         else:
+            if self.xt32 != NULL:
+                _single_dots(self.xt32, l, d, i, j0, j1, self.d_buf)
             _kernel_columns(self.kind, self.prm, self.a_buf, self.xt, l, d, self.y,
-                            self.y[i], j0, j1, self.xn, an, far, out)
+                            self.y[i], j0, j1, self.xn, an, far, out,
+                            self.d_buf if self.xt32 != NULL else NULL)
         if self.single:
             _store(out, dest, j0, j1, True)
         if timed:
@@ -407,6 +451,7 @@ cdef class Engine:
         """Variables i and j trade places everywhere, cached rows included."""
         cdef Py_ssize_t k, t, l = self.l
         cdef double tmp
+        cdef float tmp32
         cdef char c
         cdef void* dp
         cdef Row* h
@@ -431,6 +476,11 @@ cdef class Engine:
             tmp = self.xt[k * l + i]
             self.xt[k * l + i] = self.xt[k * l + j]
             self.xt[k * l + j] = tmp
+        if self.xt32 != NULL:
+            for k in range(self.d):
+                tmp32 = self.xt32[k * l + i]
+                self.xt32[k * l + i] = self.xt32[k * l + j]
+                self.xt32[k * l + j] = tmp32
         # the rows themselves
         if self.rows[i].length:
             self._lru_delete(i)
@@ -853,6 +903,42 @@ cdef class Engine:
     def order(self):
         """The original index of the variable at each position."""
         return np.array(self.act, copy=True)
+
+    def preload(self, Q):
+        """Every row of Q cached whole before the first run, from the caller's l x l matrix
+        Q_st = y_s y_t k(x_s, x_t) in the variables' original order (C-contiguous, float32
+        with single rows, float64 without): the engine then computes no row (a kernel
+        matrix whose blocks several problems share, :mod:`hsskern.solvers.pairwise`). The
+        rows take l^2 of the cache's entries (a ValueError when it holds fewer)."""
+        cdef Py_ssize_t t, l = self.l
+        cdef float[:, ::1] q32
+        cdef double[:, ::1] q64
+        cdef const void* src
+        cdef void* buf
+        if self.row_requests:
+            raise ValueError("preload comes before the first run (the rows' original order)")
+        if tuple(Q.shape) != (l, l):
+            raise ValueError(f"preload takes a {l} x {l} matrix, got {tuple(Q.shape)}")
+        if self.single:
+            q32 = Q
+        else:
+            q64 = Q
+        if self.left < l * l:
+            raise ValueError(f"the row cache holds {self.left} entries, not the {l * l} of "
+                             "every row")
+        for t in range(l):
+            if self.rows[t].length:
+                self._lru_delete(t)
+                self._drop(t)
+            buf = realloc(NULL, l * self.isz)
+            if buf == NULL:
+                raise MemoryError(f"a kernel row of {l} entries")
+            src = <const void*> &q32[t, 0] if self.single else <const void*> &q64[t, 0]
+            memcpy(buf, src, l * self.isz)
+            self.rows[t].data = buf
+            self.rows[t].length = l
+            self.left -= l
+            self._lru_insert(t)
 
     def reset(self, double[::1] C, double[::1] alpha, double[::1] G, double[::1] G_bar,
               double tol, long max_iter):

@@ -165,17 +165,19 @@ def dual_objective(KYa, Ya, alpha):
     return 0.5 * np.einsum("ij,ij->j", Ya, KYa) - alpha.sum(axis=0)
 
 
-BOUND_EPS = 1e-12  # an alpha within BOUND_EPS * C of a bound counts as at the bound
+# an alpha within bound_eps * C of a bound counts as at the bound: float64 round-off of
+# C-scaled sums, not a tunable
+bound_eps = 1e-12
 
 
 def kkt_sets(y, alpha, C):
     """LIBSVM's index sets I_up (y alpha may grow) and I_low (it may shrink), as masks.
 
     ``C`` is the upper bound: a scalar, or one per point (broadcasting against ``alpha``).
-    An alpha within ``BOUND_EPS * C`` of a bound counts as at the bound; the free points
+    An alpha within ``bound_eps * C`` of a bound counts as at the bound; the free points
     (strictly inside the box) are ``up & low``. A point whose bound is 0 is in neither set.
     """
-    eps = BOUND_EPS * C
+    eps = bound_eps * C
     up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
     low = ((y > 0) & (alpha > eps)) | ((y < 0) & (alpha < C - eps))
     return up, low

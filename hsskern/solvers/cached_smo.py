@@ -21,6 +21,7 @@ import numpy as np
 from ..kernels import gaussian_expansion, kernel_operator
 from ..options import SMOOptions
 from ..utils._cpu import load
+from ..utils._threads import one_blas_thread
 from .path import check_weights
 from .refine import RefineResult, feasible_start
 
@@ -32,8 +33,9 @@ Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine", "engine_cache",
-           "expands_distances", "probe_sv_share", "bounded_options", "engine_memory"]
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
+           "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
+           "bounded_options", "engine_memory", "single_cross_terms"]
 
 
 @dataclass
@@ -72,6 +74,43 @@ def _expansion(kernel, pts, options):
     return gaussian_expansion(kernel, pts)
 
 
+def single_cross_terms(kernel, xn, far, d, options=None):
+    """The far flags of the float32 inner products on centered points of squared norms
+    ``xn`` (``far``: the double expansion's flags, kept), or None where more than
+    ``options.float32_max_far_share`` (:class:`SMOOptions`, None: the defaults) of the
+    points would be far for the float32 cross term to pay.
+
+    The bound. With a_32 = fl32(a), b_32 = fl32(b) and their inner product summed in float32
+    (u = 2^-24, d features), |fl(a_32.b_32) - a.b| <= (d + 2) u sum_k |a_k b_k|
+    <= (d + 2) u (|a|^2 + |b|^2) / 2 to first order (the inputs' rounding 2u, the sum's
+    d u: Higham, Accuracy and Stability, (3.5)). The norms and the sum |a|^2 + |b|^2 - 2 a.b
+    are double, so the squared distance's error is (d + 2) u (|a|^2 + |b|^2) and the
+    Gaussian's relative entry error gamma (d + 2) u (|a|^2 + |b|^2). LIBSVM's Qfloat loses
+    u relative (one rounding of the entry); the bound is 2 (d + 2) gamma |a|^2 times that,
+    which is more than 1 for every dense set of a dozen features or more at gamma="scale"
+    (gamma |a|^2 is about 1 on average for centered points): no worst-case bound puts the
+    float32 cross term within Qfloat's loss. It is accepted at ``options.float32_max_rel_error``
+    relative (the SMO's stopping rule tolerates 1e-3 in the gradient, and a gradient entry
+    sums alpha_j |k_ij| times the entry's error). Measured on fashion_mnist (standardized,
+    gamma="scale"): largest entry error 8.3e-6 where the bound says 4e-3, mean 2.1e-8
+    against Qfloat's 4.6e-9 (docs/design_notes.md). A point whose norm alone passes the
+    bound is far: its distances to other far points are summed directly in double (as the
+    kernel operator's rule, :func:`~hsskern.kernels.operator._gemm_route`, does for the
+    double expansion), and its distances to near points keep the expansion, where the
+    Gaussian is small. The caller keeps the certificate and the decision values in double.
+    """
+    options = SMOOptions() if options is None else options
+    if not xn.size:
+        return None
+    limit = options.float32_max_rel_error / (kernel.gamma * 2.0 * (d + 2) * 2.0 ** -24)
+    far32 = xn > limit
+    if far is not None and far.size:
+        far32 |= far.astype(bool)
+    if far32.mean() > options.float32_max_far_share:
+        return None
+    return far32.view(np.uint8) if far32.any() else np.empty(0, dtype=np.uint8)
+
+
 def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
     """(G, G_bar) of a feasible alpha: one blocked product for both (G given: G_bar's)."""
     l = y.size
@@ -102,7 +141,7 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
 
 
 def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
-               options=SMOOptions(), session=None):
+               options=SMOOptions(), session=None, kernel_matrix=None):
     """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
 
     Parameters
@@ -130,6 +169,11 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
         Kept by the caller across the solves of a path whose problems differ only in
         ``upper`` and the start (the same X, kernel, y, p, index, nu and options): the first
         call leaves its engine there, the next reuse it and its cached kernel rows.
+    kernel_matrix : ndarray of shape (l, l) or None
+        K of the variables' points, computed by the caller (``index`` None): every row is
+        cached from it before the run (``Engine.preload``) and none is computed. C-ordered,
+        float32 with single rows (:attr:`SMOOptions.single_rows`), float64 without; signed
+        in place (it becomes Q). The cache must hold its l^2 entries.
 
     Returns
     -------
@@ -156,13 +200,19 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
     G, G_bar = _start_gradient(X, kernel, y, p, upper, alpha, index, G)
     G = np.array(G, dtype=np.float64)
     pts = X if index is None else X[index]
-    xn = far = None
+    xn = far = xt32 = None
     expansion = _expansion(kernel, pts, options)
     if expansion is not None:  # distances as |a|^2 + |b|^2 - 2 a.b, centered
         pts, xn, far = expansion
+        far32 = (single_cross_terms(kernel, xn, far, pts.shape[1], options)
+                 if options.single_cross else None)
+        if far32 is not None:  # the inner products in float32, far pairs summed in double
+            far = far32
         far = np.array(far)  # the engine swaps it with the variables
     xt = np.array(pts.T, order="C")  # a copy always (swapped in place; pts.T of d = 1 is
     # already contiguous, and a view would permute the caller's points)
+    if expansion is not None and far32 is not None:
+        xt32 = xt.astype(np.float32)
     QD = np.ascontiguousarray(kernel.diag(pts), dtype=np.float64)
     threads = options.threads or min(2, max_threads())
     max_iter = options.max_iter
@@ -175,7 +225,11 @@ def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, n
                  alpha, G, G_bar, QD, options.cache_bytes / options.row_bytes,
                  float(options.tol), bool(options.shrinking), int(options.shrink_interval),
                  int(max_iter), int(threads), float(options.parallel_work), xn, bool(nu), far,
-                 options.single_rows)
+                 options.single_rows, xt32)
+    if kernel_matrix is not None:  # Q = y y' o K, in place: the caller's copy
+        kernel_matrix *= y[:, None]
+        kernel_matrix *= y[None, :]
+        eng.preload(kernel_matrix)
     if session is not None:
         session.update(engine=eng, **problem)
     return _run(eng, alpha, G, nu, options, t0, l, problem=problem, upper=upper_orig)
@@ -197,7 +251,8 @@ def _certify(eng, alpha, problem, upper, options):
         eng.reset(np.ascontiguousarray(upper[order]), alpha, G,
                   np.ascontiguousarray(G_bar[order]), float(options.tol),
                   int(problem["max_iter"]))
-        it, gap = eng.run()
+        with one_blas_thread():
+            it, gap = eng.run()
         steps += it
         if it == 0:  # the double gradient's gap is within tol: certified as it stands
             break
@@ -209,8 +264,10 @@ def _run(eng, alpha, G, nu, options, t0, l, counted=(0, 0, 0), problem=None, upp
     positions' order; ``counted``: its counters before this solve; ``problem`` (the
     original-order inputs) and ``upper`` (the bounds, original order) for the double
     certificate."""
-    n_iter, gap = eng.run()
-    if options.double_certificate and options.single_rows and problem is not None:
+    with one_blas_thread():  # sgemv inside the engine's own threads
+        n_iter, gap = eng.run()
+    if (options.double_certificate and (options.single_rows or options.single_cross)
+            and problem is not None):
         more, gap, alpha, G = _certify(eng, alpha, problem, upper, options)
         n_iter += more
     r = None
@@ -257,8 +314,16 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
     K, y and weights across its calls).
     """
+    return solve_classifier(K.points, K.kernel, y, C, alpha, weights=weights, f=f, tol=tol,
+                            options=options, session=session)
+
+
+def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+                     options=SMOOptions(), session=None, kernel_matrix=None):
+    """:func:`cached_refine` on the dense points ``X`` and their ``kernel`` (no operator
+    built: one-vs-one pairs solved together, :mod:`hsskern.solvers.pairwise`);
+    ``kernel_matrix``: :func:`solve_dual`'s."""
     t0 = time.perf_counter()
-    X, kernel = K.points, K.kernel
     y = np.asarray(y, dtype=np.float64)
     n = y.size
     weights = check_weights(weights, n)
@@ -266,7 +331,8 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
     alpha = None if alpha is None else feasible_start(alpha, y, ub)
     G = None if f is None else y * np.asarray(f, dtype=np.float64) - 1.0
     opts = options if options.tol == tol else replace(options, tol=float(tol))
-    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts, session=session)
+    res = solve_dual(X, kernel, y, ub, None, alpha, G=G, options=opts, session=session,
+                     kernel_matrix=kernel_matrix)
     bias = -res.rho
     decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
     return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
@@ -278,11 +344,13 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
 
 
 
-def engine_memory(n, d, l=None):
+def engine_memory(n, d, l=None, single_cross=True):
     """Bytes :func:`solve_dual` takes on n points of d features for l variables (default n),
-    besides its row cache: the variables' copy of the coordinates and a dozen vectors."""
+    besides its row cache: the variables' copy of the coordinates, its float32 copy with
+    ``single_cross`` (``SMOOptions.single_cross``; counted by default: an upper bound) and a
+    dozen vectors."""
     l = n if l is None else l
-    return 8 * l * d + 8 * 12 * l
+    return (12 if single_cross else 8) * l * d + 8 * 12 * l
 
 
 def bounded_options(options, n, d, budget):
@@ -290,7 +358,7 @@ def bounded_options(options, n, d, budget):
     beside the points (8 n d bytes) and :func:`engine_memory`; never below two rows."""
     if budget is None:
         return options
-    room = budget - 8 * n * d - engine_memory(n, d)
+    room = budget - 8 * n * d - engine_memory(n, d, single_cross=options.single_cross)
     cache = max(16.0 * n, min(float(options.cache_bytes), room))
     return options if cache == options.cache_bytes else replace(options, cache_bytes=cache)
 
@@ -299,7 +367,8 @@ def engine_cache(n, d, options, budget):
     """The row cache the engine gets on n points of d features within ``budget`` (bytes, None:
     no bound; :func:`bounded_options`), or None where the budget does not hold its copy of
     the points and two rows."""
-    if budget is not None and budget < 8 * n * d + engine_memory(n, d) + 16 * n:
+    if budget is not None and budget < (8 * n * d + 16 * n
+                                        + engine_memory(n, d, single_cross=options.single_cross)):
         return None
     return bounded_options(options, n, d, budget).cache_bytes
 

@@ -65,7 +65,7 @@ from ..options import DecompositionOptions
 from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
-from .admm import BOUND_EPS, _bias, kkt_sets
+from .admm import bound_eps, _bias, kkt_sets
 from .path import check_weights
 
 __all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState",
@@ -261,7 +261,7 @@ def _newton_face(fac, F, KW, yW, aW, vW, C, max_fixed):
     hi = np.where(yF > 0, CF - aF, aF)
     # Z = A^-1 [v, 1, E_B], one column more per fixed point
     Z = cho_solve(fac, np.column_stack([vF, np.ones(F.size)]), check_finite=False)
-    slack = BOUND_EPS * CF  # leaving the box by less is at the bound, as in kkt_sets
+    slack = bound_eps * CF  # leaving the box by less is at the bound, as in kkt_sets
     B = np.empty(0, dtype=np.intp)  # fixed points (positions in F)
     cB = np.empty(0)
     e0 = face = None
@@ -393,14 +393,15 @@ class LocalProducts:
 
     def __init__(self, points, kernel, operator=None):
         self.points, self.kernel = points, kernel
-        rep = distinct_rows(points)
+        own = isinstance(operator, KernelOperator) and operator.points is points
+        rep = operator.distinct_rows() if own else distinct_rows(points)  # computed once
         self._unique = None if rep is None else (points[rep[0]], rep[1])
         # dense points: one operator whose dgemm route (centred points, norms) serves every
         # product, where a cross operator per call would centre all points again; the
         # caller's ``operator`` on these points when it has one. Sparse rows and callable
         # kernels keep a cross operator per call (none is built for them here)
         U = points if rep is None else self._unique[0]
-        if isinstance(operator, KernelOperator) and rep is None and operator.points is points:
+        if own and rep is None:
             self._op = operator
         elif sp.issparse(U) or kernel.name == "callable":
             self._op = None
@@ -1043,4 +1044,4 @@ class Decomposition:
         y, ub = self.y, self.ub
         fb = self.f if self.p is None and self.index is None else y - self.v
         return float(_bias(fb[:, None], y[:, None], self.alpha[:, None],
-                           ub if self.weights is None else ub[:, None], BOUND_EPS)[0][0])
+                           ub if self.weights is None else ub[:, None], bound_eps)[0][0])

@@ -33,7 +33,7 @@ the likelihood of the low-rank model minus the residual's trace over the noise: 
 ranks that capture K where the noise is small, never exceeds the exact likelihood, and equals
 it when F F^T = K. The amplitude keeps its closed form (the trace term is s^2-free).
 
-Below :data:`DENSE_MAX_N` points (``approximation="auto"``) or with "exact" the search runs on
+Below ``GPOptions.dense_max_n`` points (``approximation="auto"``) or with "exact" the search runs on
 the dense kernel instead (:mod:`hsskern.solvers.gp_dense`): the same profile likelihood, exact,
 with its analytic gradient from one Cholesky factor and its inverse, maximised jointly over
 (log h, log beta) by L-BFGS-B, where a compression per width and a factorization per noise
@@ -51,6 +51,7 @@ from scipy.optimize import minimize_scalar
 from ..exceptions import NotPositiveDefiniteError
 from ..kernels import kernel_operator, make_kernel
 from ..lowrank import rp_cholesky
+from ..options import GPOptions
 from ..utils._memory import check_memory, resolve_budget
 from .gp_dense import DenseLikelihood, dense_memory, dense_search
 from .hss_path import HSSBackend, prepare_hss
@@ -59,21 +60,15 @@ from .ridge_path import NystromProblem, prepare_nystrom
 __all__ = ["profile_log_marginal_likelihood", "log_marginal_likelihood", "noise_search",
            "prepare_gp_problem", "variational_residual", "inducing_pivots",
            "gp_hyperparameter_search", "NoiseSearchResult", "GPSearchResult",
-           "resolve_approximation", "check_gp_memory", "DENSE_MAX_N"]
+           "resolve_approximation", "check_gp_memory"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
-#: ``approximation="auto"`` takes the dense route up to this many points, the HSS one above
-#: (``GPOptions.dense_max_n``). Measured whole fits at d = 3 (bench/gp_small.py; the numbers
-#: and the reasoning in docs/design_notes.md, "The Gaussian process's dense-to-HSS
-#: crossover"): the dense route is 4x faster at 1,000 points and 8-10x at 2,000 (29.7 s
-#: against 316 s, one thread, load ~15), the HSS search's compressions at the small widths it
-#: tries cost more than n^3 factorizations this small; on a quiet machine the HSS route took
-#: more than 420 s at 8,000 points where the dense one's n^3 gives about 160 s.
-DENSE_MAX_N = 10000
+# ``approximation="auto"`` takes the dense route up to GPOptions.dense_max_n points (its
+# measurement: docs/design_notes.md, "The Gaussian process's dense-to-HSS crossover")
 
 
-def resolve_approximation(approximation, n, dense_max_n=DENSE_MAX_N, *, d=1, k=1,
+def resolve_approximation(approximation, n, dense_max_n=GPOptions.dense_max_n, *, d=1, k=1,
                           memory_budget=None):
     """The route of a GP fit on n points of d features (k targets): "auto" is "exact"
     (dense) up to ``dense_max_n`` points when its arrays fit ``memory_budget``, else "hss";
@@ -406,7 +401,7 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
                              amplitude=None, approximation="hss", hss_options=None,
                              n_components=None, n_restarts=0, random_state=None, xatol=1e-2,
                              noise0=None, memory_budget=None, log=None,
-                             dense_max_n=DENSE_MAX_N):
+                             dense_max_n=GPOptions.dense_max_n):
     """Maximise the profile log marginal likelihood over the width h and the noise ratio.
 
     For each width evaluated: one preparation (compression + first factor at the lower noise
@@ -448,7 +443,7 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     memory_budget : float or None
         Checked before any work (:func:`check_gp_memory`).
     log : callable or None
-    dense_max_n : int, default DENSE_MAX_N
+    dense_max_n : int, default GPOptions.dense_max_n (10000)
         "auto"'s crossover (:func:`resolve_approximation`).
 
     Returns

@@ -37,7 +37,6 @@ from sklearn.exceptions import ConvergenceWarning
 from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
-from ..kernels.functions import EXACT_ONLY_KERNELS
 from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
 from ..options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
 from ..utils._memory import check_memory, format_bytes, resolve_budget
@@ -48,24 +47,15 @@ from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, che
 from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)
-from .plan import ENGINES, RouteOptions, decomposition_memory, plan_fit
 from .engines import BlockEngine, CachedEngine, DualProblem, DualStart
+from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
+                   plan_start)
 from .refine import RefineResult, continuation_start
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
-           "decomposition_chunk", "hss_svm_path", "threads_for",
+           "decomposition_chunk", "hss_svm_path", "threads_for", "with_plan",
            "exact_info", "check_dual_start"]
-
-#: ``refine="auto"`` skips the exact decomposition of a label column when the n x n_SV kernel
-#: product that starts it (and is partly repeated every round) exceeds this many entries.
-DEFAULT_REFINE_LIMIT = 1e10
-
-#: The smallest working set ``start="decomposition"`` runs with when the memory budget caps it:
-#: below it every round is a kernel product over all n points for a handful of pair steps.
-_MIN_DECOMPOSITION_CHUNK = 256
-
-_STARTS = ("auto", "admm", "decomposition")
 
 #: What a MemoryBudgetError on densifying sparse rows for the compression suggests: the routes
 #: that take the rows as they are
@@ -248,7 +238,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     Raises
     ------
     MemoryBudgetError
-        When the budget does not hold working sets of min(n, 256) points.
+        When the budget does not hold working sets of min(n, ``route.min_chunk``) points.
     """
     n, d = X.shape
     log = log or (lambda level, msg: None)
@@ -257,7 +247,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     K = kernel_operator(X, kernel)  # sparse X: kernel entries from its sparse rows
     pb = rows_nbytes(K.points)
     budget = resolve_budget(memory_budget)
-    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log)
+    q = _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route)
     peak = decomposition_memory(n, d, q, n_rhs, pb)
     smo_options = SMOOptions() if smo_options is None else smo_options
     dense = not sp.issparse(K.points)
@@ -272,7 +262,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                         (d >= route.store_min_features and store_kernel)
                         or K.code_origin() is not None),
                     store_room=budget is not None and peak + K.stored_bytes() <= budget,
-                    measured_share=sv_share, probe=probe)
+                    measured_share=sv_share, probe=probe, row_bytes=smo_options.row_bytes)
     if plan.measured_share is not None:
         log(1, f"support vectors measured on {plan.probe_points} points: "
                f"{100 * plan.measured_share:.2g} %, expected at {n}: {100 * plan.sv_share:.2g} %")
@@ -301,20 +291,26 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                       points=None if shifted is None else X)
 
 
-def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log):
+def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, route):
     """The largest q <= min(n, max_chunk) whose decomposition memory fits ``budget``; a
-    MemoryBudgetError when not even min(n, 256) does."""
+    MemoryBudgetError when not even min(n, ``route.min_chunk``) does."""
     q = min(n, int(max_chunk))
     if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
         room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
         q = int(np.sqrt(max(room, 0.0)))
-        q_min = min(n, _MIN_DECOMPOSITION_CHUNK)
+        q_min = min(n, route.min_chunk)
         check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs, pb),
                      f'start="decomposition" on {n} points x {d} features (working sets of '
                      f'{q_min} points)', memory_budget,
                      hint="raise memory_budget")
         log(1, f"working sets capped at {q} points by memory_budget={format_bytes(budget)}")
     return q
+
+
+def with_plan(problem, **fields):
+    """``problem`` with these fields in its plan (``stats["plan"]``, :class:`FitPlan`'s)."""
+    plan = {**problem.stats.get("plan", {}), **fields}
+    return replace(problem, stats={**problem.stats, "plan": plan})
 
 
 def decomposition_chunk(problem, refine, max_chunk):
@@ -410,6 +406,14 @@ def _exact_starts(prev, C, r, dual_start, start_decision, cold_ratio):
     return [continuation_start(pr, C / prev[0], ray=False)[1:] for pr in prev[1]]
 
 
+def exact_limit(settings, route=None):
+    """``settings.exact_limit``, or where it is None the route's (``route``: default
+    :class:`~hsskern.solvers.plan.RouteOptions`)."""
+    if settings.exact_limit is not None:
+        return settings.exact_limit
+    return (RouteOptions() if route is None else route).exact_limit
+
+
 def _exact_columns(engine, K, Y, C, coef, options, settings, log, weights):
     """The exact decomposition of every label column from the ADMM's dual coefficients
     (``options``: the path's options, its ``decomposition`` capped at the path's working
@@ -419,7 +423,7 @@ def _exact_columns(engine, K, Y, C, coef, options, settings, log, weights):
     for j in range(r):
         alpha = Y[:, j] * coef[:, j]
         n_sv = np.count_nonzero(alpha)
-        limit = settings.exact_limit
+        limit = exact_limit(settings)
         if options.solve_exact == "auto" and n * n_sv > limit:
             out.append(RefineResult(alpha=alpha, dual_coef=coef[:, j].copy(), bias=np.nan,
                                     decision=None, converged=False,
@@ -547,11 +551,12 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
-                near = o.decomposition.replace(**WARM_OPTIONS) \
-                    if prev is None and dual_start is not None else None
+                near = prev is None and dual_start is not None
                 with threads_for(problem):
                     out = [block.solve(duals[j], C, DualStart(a, f), tol=settings.tol,
-                                       options=near, log=_refine_log(log, C, j))
+                                       options=o.decomposition.replace(**near_options(
+                                           start=a, C=C, weights=weights)) if near else None,
+                                       log=_refine_log(log, C, j))
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")
@@ -749,7 +754,7 @@ class HSSBackend:
 
     @property
     def refine_limit(self):
-        return self.settings.exact_limit
+        return exact_limit(self.settings, self.route)
 
     @property
     def probe_C(self):
@@ -782,39 +787,20 @@ class HSSBackend:
                                refine=bool(self.refine), max_chunk=self.options.max_chunk)
 
     def resolve_start(self, n, d, sv_share=None):
-        """The start ``prepare`` takes on n points of d features: "admm" or "decomposition".
+        """The start ``prepare`` takes on n points of d features: "admm" or "decomposition"
+        (:func:`~hsskern.solvers.plan.plan_start`, the one rule, at ``route``'s thresholds,
+        with ``refine_limit`` the exact step's reach). ``sv_share``: the support vectors'
+        share measured on a subsample at the fit's C
+        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`)."""
+        return self.plan_start(n, sv_share)[0]
 
-        "auto" takes "decomposition" when the exact decomposition refines (``refine`` true),
-        the approximation would be the HSS one (``approximation="exact"`` asks for the dense
-        ADMM by name), n <= ``route.small_n``, and (with ``refine="auto"``) n^2 is within
-        ``refine_limit``, so the ADMM route would have refined every column too. Both
-        routes then pay about n x n_SV kernel entries for the first C (the decomposition
-        from zero over more rounds: measured between 0.8x and 1.2x the ADMM route's entries),
-        but this one skips the compression, the factor and the ADMM, and was faster on every
-        set measured, from 3*10^3 points to 10^5 (docs/design_notes.md). d does not move
-        the choice (kernel entries and the compression's samples both cost ~d each). The
-        memory budget does not either: the route takes less memory than the ADMM route (no
-        HSS, no factor, the same working-set block), and ``prepare`` caps its working sets
-        to what the budget holds.
-
-        Past ``route.small_n`` points a measured share of support vectors ``sv_share``
-        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) takes "decomposition" too while
-        n x n_SV is within ``refine_limit``: the bound the rule above keeps by n^2, met by
-        the support vectors the first C has, not by the most it could have.
-        """
-        if self.start not in _STARTS:
-            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
-        if self.kernel is not None and self.kernel.name in EXACT_ONLY_KERNELS:
-            return self._dot_kernel_start()
-        if self.start != "auto":
-            return self.start
-        if not (self.refine and self.approximation == "hss"):
-            return "admm"
-        if sv_share is not None and float(n) * n * sv_share <= self.refine_limit:
-            return "decomposition"
-        small = n <= self.route.small_n and (self.refine != "auto"
-                                             or float(n) * n <= self.refine_limit)
-        return "decomposition" if small else "admm"
+    def plan_start(self, n, sv_share=None, staged=False):
+        """:func:`~hsskern.solvers.plan.plan_start` with these options: (start, reason)."""
+        return plan_start(n, route=self.route, start=self.start, exact=self.refine,
+                          approximation=self.approximation,
+                          kernel=None if self.kernel is None else self.kernel.name,
+                          sv_share=sv_share, exact_limit=self.refine_limit, staged=staged,
+                          probe_points=self.route.probe_points)
 
     def probe_share(self, X, Y, min_points=None):
         """The support vectors' share at ``probe_C`` on a subsample, where it can move the
@@ -836,16 +822,6 @@ class HSSBackend:
                         f"{100 * share:.2g} % ({time.perf_counter() - t0:.2f} s)")
         return share
 
-    def _dot_kernel_start(self):
-        # the compression's tree, neighbours and tolerances are those of a distance kernel,
-        # and the sigmoid has no factor: a dot-product kernel takes the exact decomposition
-        if self.start == "admm" or not self.refine:
-            raise ValueError(
-                f"the {self.kernel.name} kernel is solved by the exact decomposition only "
-                f"(start='auto' or 'decomposition', solve_exact=True or 'auto'); HSS compression "
-                f"and the ADMM serve the Gaussian and Laplacian kernels")
-        return "decomposition"
-
     def prepare(self, X, Y=None, *, sv_share=None):
         """The problem of the points X (the labels Y are not needed: one factor serves
         every class; their count sizes the memory estimate). ``sv_share``: the share
@@ -865,20 +841,24 @@ class HSSBackend:
         n, d = X.shape
         n_rhs = 1 if Y is None else np.shape(Y)[-1]
         share = self.probe_share(X, Y) if sv_share is None else sv_share
-        if self.resolve_start(n, d, share) == "decomposition":
+        start, reason = self.plan_start(n, share)
+        if start == "decomposition":
             if not self.refine:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
                                  'solve_exact=True or "auto" (the backend\'s refine; '
                                  'solve_exact=False needs start="admm")')
             if self.log is not None:
                 self.log(1, f"start: the exact solve from zero on {n} points")
-            return prepare_decomposition(X, self.kernel, max_chunk=self.options.max_chunk,
-                                         engine=self.settings.engine,
-                                         smo_options=self.smo_options,
-                                         y=_first_labels(Y, n), sv_share=share,
-                                         n_rhs=n_rhs, memory_budget=self.memory_budget,
-                                         log=self.log, store_kernel=self.settings.store_kernel,
-                                         route=self.route)
+            # the engine's options at the tol it will solve at: its rows' bytes with them
+            smo = replace(self.smo_options, tol=float(self.settings.tol))
+            problem = prepare_decomposition(X, self.kernel, max_chunk=self.options.max_chunk,
+                                            engine=self.settings.engine, smo_options=smo,
+                                            y=_first_labels(Y, n), sv_share=share,
+                                            n_rhs=n_rhs, memory_budget=self.memory_budget,
+                                            log=self.log,
+                                            store_kernel=self.settings.store_kernel,
+                                            route=self.route)
+            return with_plan(problem, start_reason=reason)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options
@@ -903,6 +883,9 @@ class HSSBackend:
         problem = prepare_hss(X, self.kernel, approximation=self.approximation,
                               hss_options=self.hss_options, beta=self.options.beta,
                               memory_budget=self.memory_budget, log=self.log)
+        plan = FitPlan.of_route("admm", reason, self.options.max_chunk, share,
+                                self.route.probe_points)
+        problem = with_plan(problem, **plan.as_dict())
         if est is None:
             return problem
         return replace(problem, stats={**problem.stats, "memory_estimate": est,
@@ -934,8 +917,9 @@ class HSSBackend:
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
         the protocol in :mod:`hsskern.solvers.path`; ``dual_start`` and its
         ``start_decision``: the first C's start, see :meth:`warm_backend`)."""
-        return hss_svm_path(prepared, Y, Cs, weights, options=self.options,
-                            settings=self.settings, log=self.log, dual_start=dual_start,
+        settings = self.settings.replace(exact_limit=self.refine_limit)  # the route's
+        return hss_svm_path(prepared, Y, Cs, weights, options=self.options, settings=settings,
+                            log=self.log, dual_start=dual_start,
                             start_decision=start_decision)
 
     def model(self, prepared, solutions):

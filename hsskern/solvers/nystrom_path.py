@@ -20,7 +20,7 @@ from ..utils._memory import check_memory, format_bytes, resolve_budget
 from .liblinear import l1svm_liblinear
 from .path import (FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
-from .ssn import AUTO_CHOLESKY_MAX_FEATURES, l2svm_newton_path
+from .ssn import auto_cholesky, l2svm_newton_path
 
 __all__ = ["NystromProblem", "NystromBackend", "prepare_nystrom", "nystrom_svm_path",
            "nystrom_memory"]
@@ -48,7 +48,7 @@ def nystrom_memory(n, n_components, *, loss="squared_hinge", newton_solver="auto
     if loss == "hinge":
         solver = 16.0 * n * (k + 2)
     else:
-        direct = (k + 1 <= AUTO_CHOLESKY_MAX_FEATURES) if newton_solver == "auto" else (
+        direct = auto_cholesky(k) if newton_solver == "auto" else (
             np.full(k.shape, newton_solver == "cholesky"))
         solver = 8.0 * n * k + np.where(direct, 3 * 8.0 * (k + 1) ** 2, 0.0)
     features = 8.0 * n * k

@@ -3,37 +3,28 @@ step, the exact SVM grown in stages from a subsample's.
 
 :class:`~hsskern.solvers.hss_path.HSSBackend`'s "auto" start solves one fit by the exact
 decomposition from zero while n x n_SV (the support vectors a subsample measures at its C)
-stays within ``refine_limit``. Past it the ADMM route skips the exact step, and the ADMM's
-approximate solution stands in for SVC's. There the decomposition from zero is slow too: on
-all points at once its working sets hold the worst violators of a point far from the answer,
-and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
+stays within ``refine_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips
+the exact step, and the ADMM's approximate solution stands in for SVC's. There the
+decomposition from zero is slow too: on all points at once its working sets hold the worst
+violators of a point far from the answer, and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
 starts the decomposition on twice as many points, and so on to all of them
 (:class:`~hsskern.solvers.exact_path.ExactBackend` with no validation points and no time
 budget): every stage starts near its answer, and the last is the exact SVM of all points.
 Short of that bound the same holds once n x n_SV is large (``stage_min``): many support
-vectors, a from-zero start far from them.
+vectors, a from-zero start far from them. Both bounds are the route's
+(:class:`~hsskern.solvers.plan.RouteOptions` ``stage_limit`` and ``stage_min``, read from
+``hss.route``), the rule :func:`~hsskern.solvers.plan.plan_start`'s.
 """
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..kernels.functions import EXACT_ONLY_KERNELS
 from .exact_path import ExactBackend
 from .hss_path import HSSBackend, HSSProblem, exact_info, warn_unsolved
 from .path import check_labels
+from .plan import FitPlan
 
-__all__ = ["OneFitBackend", "DEFAULT_STAGE_LIMIT", "DEFAULT_STAGE_MIN"]
-
-#: ``solve_exact="auto"`` grows one fit in stages up to this many kernel entries n x n_SV (by
-#: the measured share, which overstates the true one): of the order of an hour on two cores
-#: (docs/benchmarks.md); past it the ADMM's solution, whose warning names ExactSVC (which takes
-#: a time budget)
-DEFAULT_STAGE_LIMIT = 1e12
-
-#: From this many entries n x n_SV (measured share) a fit the HSS rule starts from zero is
-#: grown in stages too: measured faster from ~10^9 on many support vectors, slower below
-#: (docs/design_notes.md)
-DEFAULT_STAGE_MIN = 2e9
+__all__ = ["OneFitBackend"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +39,6 @@ class OneFitBackend:
 
     hss: HSSBackend
     staged: ExactBackend
-    stage_limit: float = DEFAULT_STAGE_LIMIT
-    stage_min: float = DEFAULT_STAGE_MIN
     stage_fraction: float = 0.25
 
     @property
@@ -58,32 +47,24 @@ class OneFitBackend:
 
     def resolve_start(self, n, d, sv_share):
         """``hss``'s start on n points of d features at the measured share ``sv_share``, or
-        "staged": where that start is the ADMM route although "auto" and the exact step
-        asked for (with ``solve_exact=True`` always, with "auto" while n x n_SV, n^2
-        ``sv_share``, is within ``stage_limit``), and where it is the decomposition from zero
-        of a distance kernel with n x n_SV from ``stage_min`` on. An unmeasured share (None:
-        sparse rows, a kernel the probe does not solve) keeps the HSS start."""
-        hss = self.hss
-        start = hss.resolve_start(n, d, sv_share)
-        if (hss.start != "auto" or sv_share is None or hss.approximation != "hss"
-                or not hss.refine or hss.kernel.name in EXACT_ONLY_KERNELS):
-            return start
-        entries = float(n) * n * sv_share
-        if start == "decomposition":
-            return "staged" if entries >= self.stage_min else start
-        if hss.refine == "auto" and entries > self.stage_limit:
-            return start
-        return "staged"
+        "staged" (:func:`~hsskern.solvers.plan.plan_start` with ``staged``): where that
+        start is the ADMM route although "auto" and the exact step asked for (with
+        ``solve_exact=True`` always, with "auto" while n x n_SV, n^2 ``sv_share``, is within
+        ``route.stage_limit``), and where it is the decomposition from zero of a distance
+        kernel with n x n_SV from ``route.stage_min`` on. An unmeasured share (None: sparse
+        rows, a kernel the probe does not solve) keeps the HSS start."""
+        return self.hss.plan_start(n, sv_share, staged=True)[0]
 
     def prepare(self, X, Y=None):
         n, d = X.shape
+        route = self.hss.route
         # one probe: past route.small_n the HSS start's own, short of it from n^2 >= stage_min
         # (that share is not passed on: the from-zero route's engine rule stays its own)
-        least = 0 if float(n) * n >= self.stage_min else None
+        least = 0 if float(n) * n >= route.stage_min else None
         measured = self.hss.probe_share(X, Y, min_points=least)
-        if self.resolve_start(n, d, measured) != "staged":
-            return self.hss.prepare(X, Y,
-                                    sv_share=measured if n > self.hss.route.small_n else None)
+        start, reason = self.hss.plan_start(n, measured, staged=True)
+        if start != "staged":
+            return self.hss.prepare(X, Y, sv_share=measured if n > route.small_n else None)
         m = int(np.ceil(self.stage_fraction * n))
         staged = self.staged
         if m < staged.options.subsample:
@@ -91,15 +72,17 @@ class OneFitBackend:
         problem = staged.prepare(X, Y)
         if self.hss.log is not None:
             self.hss.log(1, f"start: the exact SVM in stages {problem.stages} from a "
-                            f"subsample's (n x n_SV ~ {float(n) * n * measured:.2g} entries)")
+                            f"subsample's ({reason})")
+        plan = FitPlan.of_route("staged", reason, staged.options.max_chunk, measured,
+                                route.probe_points)
         return replace(problem, stats={**problem.stats, "start": "staged",
-                                       "sv_share": measured})
+                                       "sv_share": measured, "plan": plan.as_dict()})
 
     def warm_backend(self, entries=None):
         """The backend of a path from a given start: ``hss``'s
         (:meth:`HSSBackend.warm_backend`), which solves it exactly where this one would
-        (with ``solve_exact="auto"`` up to ``stage_limit`` entries n x n_SV)."""
-        return self.hss.warm_backend(entries, limit=self.stage_limit)
+        (with ``solve_exact="auto"`` up to ``route.stage_limit`` entries n x n_SV)."""
+        return self.hss.warm_backend(entries, limit=self.hss.route.stage_limit)
 
     def path(self, prepared, Y, Cs, weights=None):
         if isinstance(prepared, HSSProblem):

@@ -13,6 +13,14 @@ The pairs are independent, so they run on a pool of threads, each pair's own Ope
 regions capped to one thread (the kernel and SMO code release the GIL): P pairs at once on
 P cores rather than one pair at a time on all of them, which small problems use poorly.
 
+Small pairs cost less to solve than to set up: on 10 classes of 1,800 points each pair's
+SMO takes about 0.5 ms, its preparation, plan, path and pool task about 3 ms more. Where the
+wrapped backend's own preparation of the largest and the smallest pair says it would solve
+them by the cached SMO alone (from zero, no probe, no stored K: :class:`CachedPairs`), every
+pair is solved by that engine directly (:func:`~hsskern.solvers.cached_smo.solve_classifier`,
+with the options the wrapped path would give it), one pool task per worker taking the pairs
+one at a time: the same calls on the same inputs, so the same solutions bit for bit.
+
 ``Y`` is what the estimators pass every backend: one-vs-rest columns in {-1, +1} (one per
 class). A single column (two classes) is passed through to the wrapped backend unchanged, so
 a binary problem is solved and decided exactly as without the wrapper. A class with no point
@@ -22,15 +30,20 @@ internal cross-validation.
 """
 import time
 from dataclasses import dataclass, field, replace
+from threading import Lock
 from types import MappingProxyType
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils._threads import thread_map, usable_cores
-from .path import KernelExpansion, PathSolution, PreparedProblem, check_labels
+from .cached_smo import bounded_options, solve_classifier
+from .hss_path import exact_info, warn_unsolved
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
+from .plan import RouteOptions, shares_pair_blocks
 
-__all__ = ["PairwiseBackend", "PairwiseProblem", "class_pairs", "vote", "ovr_scores",
-           "pairwise_coupling"]
+__all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "ClassBlocks", "class_pairs",
+           "vote", "ovr_scores", "pairwise_coupling"]
 
 
 def class_pairs(n_classes):
@@ -159,6 +172,9 @@ class PairwiseProblem(PreparedProblem):
     deferred : bool
         The pairs are prepared by ``path``, each on its worker when it is solved, and
         dropped after (:class:`PairwiseBackend`'s ``release``).
+    cached : CachedPairs or None
+        Every pair goes to the cached SMO directly; a path that does not (several C, a
+        start) prepares the pairs as a deferred problem's.
     """
 
     points: object
@@ -170,11 +186,12 @@ class PairwiseProblem(PreparedProblem):
     stats: object = field(default_factory=dict)
     timings: object = field(default_factory=dict)
     deferred: bool = False
+    cached: object = None
 
     def live(self):
         """The pairs with two classes (the trained ones)."""
-        if self.deferred:
-            return [p for p, yp in enumerate(self.labels) if np.unique(yp).size == 2]
+        if self.deferred or self.cached is not None:  # labels +-1: two classes, two values
+            return [p for p, yp in enumerate(self.labels) if yp.size and yp.min() != yp.max()]
         return [p for p, pr in enumerate(self.problems) if pr is not None]
 
 
@@ -239,6 +256,153 @@ def _merge_info(infos):
 
 
 @dataclass(frozen=True)
+class CachedPairs:
+    """How every pair of a problem goes to the cached SMO engine directly: what the wrapped
+    backend's path would pass it (:func:`~hsskern.solvers.hss_path.hss_svm_path` on a
+    problem whose plan is the cached engine), read once for all pairs.
+
+    Attributes
+    ----------
+    kernel : Kernel
+    options : SMOOptions
+        The wrapped backend's, bounded per pair by ``budget``
+        (:func:`~hsskern.solvers.cached_smo.bounded_options`).
+    tol : float
+        The SMO's stopping gap (the wrapped backend's ``refine_tol``).
+    budget : float or None
+        The memory budget its preparations resolved.
+    one_thread : bool
+        Its plan ran the engine on one thread.
+    warn : tuple
+        ``(tol, max_iter)`` of its :func:`~hsskern.solvers.hss_path.warn_unsolved`.
+    stats : mapping
+        The largest pair's preparation statistics (each pair's, with its own ``n``).
+    timings : mapping
+        The two pairs' preparations' seconds per phase.
+    log : callable or None
+        The wrapped backend's ``log(level, line)``: a line per pair, as its path's.
+    classes : ndarray of int or None
+        Each point's class (the label column of its +1), with ``share_blocks``.
+    share_blocks : bool
+        The plan's :func:`~hsskern.solvers.plan.shares_pair_blocks`: the pairs' kernel
+        matrices are assembled from class blocks, each class's own block computed once for
+        its k - 1 pairs (:class:`ClassBlocks`), and cached whole in the engine.
+    """
+
+    kernel: object
+    options: object
+    tol: float
+    budget: float
+    one_thread: bool
+    warn: tuple
+    stats: object
+    timings: object
+    log: object = None
+    classes: object = None
+    share_blocks: bool = False
+
+
+#: the wrapped backend's attributes :class:`CachedPairs` reads (HSSBackend's; OneFitBackend
+#: holds one as ``hss``)
+_CACHED_FIELDS = ("kernel", "smo_options", "options", "settings")
+
+
+def _plain_cached(prepared):
+    """Whether a pair's preparation by the wrapped backend leaves it to the cached SMO
+    alone: from zero, that engine by its plan, no support vectors measured, no stored or
+    shifted K, one thread."""
+    stats = getattr(prepared, "stats", None) or {}
+    plan = stats.get("plan") or {}
+    return (stats.get("start") == "decomposition" and plan.get("engine") == "cached"
+            and plan.get("measured_share") is None and plan.get("threads") == 1
+            and not stats.get("stored_kernel") and not stats.get("shifted_rows")
+            and getattr(prepared, "points", None) is None)
+
+
+def _solve_on_blocks(blocks, pair, r, X, C, w, cfg, opts):
+    """Pair (i, j) on its kernel matrix from ``blocks`` (every row cached before the SMO
+    runs), its points in class order; the result in the order of its rows ``r``."""
+    i, j = pair
+    order, K = blocks.pair(i, j)
+    ys = np.concatenate([np.ones(blocks.members[i].size), -np.ones(blocks.members[j].size)])
+    rr = solve_classifier(X[order], cfg.kernel, ys, C, weights=None if w is None else w[order],
+                          tol=cfg.tol, options=opts, kernel_matrix=K)
+    at = np.searchsorted(r, order)  # each solved point's place among the pair's rows
+
+    def back(v):
+        out = np.empty_like(v)
+        out[at] = v
+        return out
+    return replace(rr, alpha=back(rr.alpha), dual_coef=back(rr.dual_coef),
+                   decision=back(rr.decision))
+
+
+class ClassBlocks:
+    """The Gaussian kernel's blocks K(X_a, X_b) between classes, for one-vs-one pairs solved
+    on whole kernel matrices: each class's own block is computed once, by one BLAS product,
+    for the k - 1 pairs it enters; a pair's cross block by the pair's worker. A pair's
+    matrix is [[K_ii, K_ij], [K_ji, K_jj]] over its points in class order.
+
+    The squared distances are |a|^2 + |b|^2 - 2 a.b on points centered on their mean
+    (clipped at 0, the diagonal exactly 1): the engine's own rows' entries to rounding, not
+    bit for bit, so a pair solved on them reaches the same solution to the solver's
+    tolerance.
+    """
+
+    def __init__(self, X, classes, n_classes, kernel, dtype):
+        self.gamma, self.dtype = float(kernel.gamma), dtype
+        X = np.asarray(X, dtype=np.float64)
+        mu = X.mean(axis=0)
+        self.members = [np.flatnonzero(classes == c) for c in range(n_classes)]
+        self.points = [np.ascontiguousarray(X[m] - mu) for m in self.members]
+        self.norms = [np.einsum("ij,ij->i", P, P) for P in self.points]
+        self.own = [self.block(c, c) if m.size else None for c, m in enumerate(self.members)]
+
+    def block(self, a, b):
+        """K(X_a, X_b) in ``dtype``."""
+        A, B = self.points[a], self.points[b]
+        D = A @ B.T
+        D *= -2.0
+        D += self.norms[a][:, None]
+        D += self.norms[b][None, :]
+        np.maximum(D, 0.0, out=D)
+        D *= -self.gamma
+        np.exp(D, out=D)
+        if a == b:
+            np.fill_diagonal(D, 1.0)
+        return D.astype(self.dtype, copy=False)
+
+    def pair(self, i, j):
+        """(the pair's points: class i's then class j's, their kernel matrix, C-ordered)."""
+        Kij = self.block(i, j)
+        K = np.block([[self.own[i], Kij], [Kij.T, self.own[j]]])
+        return np.concatenate([self.members[i], self.members[j]]), K
+
+    @staticmethod
+    def bytes_needed(sizes, pair_sizes, row_bytes, workers):
+        """The classes' own blocks, and per worker a pair's cross block, its matrix and the
+        engine's copy of it."""
+        largest = max(pair_sizes, default=0)
+        return row_bytes * (sum(float(m) ** 2 for m in sizes) + 3.0 * workers * largest ** 2)
+
+
+class _PairSolution:
+    """One pair's solution in the shape :meth:`PairwiseBackend._merge` reads (a
+    PathSolution's fields without its checks: the engine's result is trusted)."""
+
+    __slots__ = ("C", "dual_coef", "intercept", "n_iter", "converged", "gap", "timings",
+                 "info")
+
+    def __init__(self, C, yp, rr):
+        self.C, self.dual_coef = C, rr.dual_coef[:, None]
+        self.intercept, self.n_iter = (rr.bias,), (int(rr.rounds),)
+        self.converged, self.gap = (bool(rr.converged),), (float(rr.gap),)
+        self.timings = {"smo": rr.time}
+        # what hss_svm_path's exact solution records (no ADMM ran)
+        self.info = {**exact_info(yp, self.dual_coef, [rr]), "route": "cached SMO"}
+
+
+@dataclass(frozen=True)
 class PairwiseBackend:
     """One-vs-one through the path protocol, around a binary dual backend ``inner``.
 
@@ -263,11 +427,18 @@ class PairwiseBackend:
         on its worker, solves it and drops the preparation: at most one pair's per worker
         is held at a time. For a preparation solved by one ``path`` call (a fit): a second
         call prepares the pairs again, and the preparations are not kept for a caller.
+    small_pairs : bool, default True
+        Where the wrapped backend would solve the largest and the smallest pair by the
+        cached SMO alone (:class:`CachedPairs`), a path of one C from zero calls that engine
+        on every pair directly, one pool task per worker: no preparation, plan or task per
+        pair, the same solutions (any other path prepares the pairs as ``release`` does).
+        False: every pair through the wrapped backend.
     """
 
     inner: object
     n_jobs: int = None
     release: bool = False
+    small_pairs: bool = True
 
     #: what the estimators and the fold scorer read: decisions are pairwise, labels by vote
     one_vs_one = True
@@ -301,6 +472,15 @@ class PairwiseBackend:
             rows.append(r)
             labels.append(np.where(label[r] == i, 1.0, -1.0)[:, None])
         live = [p for p, yp in enumerate(labels) if np.unique(yp).size == 2]
+        cached = self._cached_pairs(X, rows, labels, live, Y)
+        if cached is not None:  # every pair straight to the cached SMO (see CachedPairs)
+            stats = tuple({**cached.stats, "n": int(rows[p].size)} if p in live else None
+                          for p in range(len(pairs)))
+            return PairwiseProblem(points=X, n_classes=k, pairs=tuple(pairs),
+                                   rows=tuple(rows), labels=tuple(labels),
+                                   problems=(None,) * len(pairs), stats={"pairs": stats},
+                                   timings=cached.timings, deferred=self.release,
+                                   cached=cached)
         if self.release:  # prepared by path, a pair at a time per worker
             return PairwiseProblem(points=X, n_classes=k, pairs=tuple(pairs),
                                    rows=tuple(rows), labels=tuple(labels),
@@ -320,6 +500,90 @@ class PairwiseBackend:
                                labels=tuple(labels), problems=tuple(problems), stats=stats,
                                timings=timings)
 
+    def _cached_pairs(self, X, rows, labels, live, labels_matrix):
+        """A :class:`CachedPairs` where the wrapped backend's preparations of the largest and
+        the smallest pair both leave them to the cached SMO alone (its plan's rules are
+        monotone in n, so the pairs between do too); else None."""
+        inner = getattr(self.inner, "hss", self.inner)  # OneFitBackend's HSSBackend
+        if (not self.small_pairs or len(live) < 2 or sp.issparse(X)
+                or not all(hasattr(inner, a) for a in _CACHED_FIELDS)
+                or getattr(getattr(self.inner, "settings", None), "max_time", None) is not None):
+            return None
+        sizes = [rows[p].size for p in live]
+        ends = dict.fromkeys((live[int(np.argmax(sizes))], live[int(np.argmin(sizes))]))
+        preps = [self.inner.prepare(X[rows[p]], labels[p]) for p in ends]
+        if not all(_plain_cached(pr) for pr in preps):
+            return None
+        stats = dict(preps[0].stats)
+        budget = stats.get("memory_budget")
+        n, d = X.shape
+        sizes = np.bincount(np.argmax(labels_matrix, axis=1), minlength=labels_matrix.shape[1])
+        cache = bounded_options(inner.smo_options, n, d, budget)
+        need = ClassBlocks.bytes_needed(sizes, [rows[p].size for p in live],
+                                        cache.row_bytes, min(self._workers(), len(live)))
+        share = shares_pair_blocks(d, getattr(inner.kernel, "name", None), need,
+                                   cache.cache_bytes, getattr(inner, "route", RouteOptions()))
+        return CachedPairs(kernel=inner.kernel, options=inner.smo_options,
+                           tol=inner.settings.tol, budget=budget, one_thread=True,
+                           warn=(inner.settings.admm_tol, inner.options.admm_max_iter),
+                           stats=stats,
+                           timings=_sum_timings(pr.timings for pr in preps),
+                           log=getattr(inner, "log", None),
+                           classes=np.argmax(labels_matrix, axis=1) if share else None,
+                           share_blocks=share)
+
+    def _cached_path(self, prepared, Cs, weights):
+        """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
+        the call :func:`~hsskern.solvers.hss_path.hss_svm_path` makes on a cached-engine
+        problem, one pool task per worker taking the pairs one at a time."""
+        cfg, X, live = prepared.cached, prepared.points, prepared.live()
+        C = float(check_Cs(Cs)[0])
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)
+
+        blocks = None
+        if cfg.share_blocks:  # the classes' own blocks, on every core
+            single = replace(cfg.options, tol=cfg.tol).single_rows
+            blocks = ClassBlocks(X, cfg.classes, prepared.n_classes, cfg.kernel,
+                                 np.float32 if single else np.float64)
+
+        # the pairs handed out one at a time, largest first, to one task per worker: a
+        # worker whose core another process holds takes fewer (no static split)
+        queue, lock = iter(sorted(live, key=lambda p: -prepared.rows[p].size)), Lock()
+
+        def solve():
+            out = []
+            while True:
+                with lock:
+                    p = next(queue, None)
+                if p is None:
+                    return out
+                r, yp = prepared.rows[p], prepared.labels[p]
+                opts = bounded_options(cfg.options, r.size, X.shape[1], cfg.budget)
+                if cfg.one_thread and opts.threads == 0:
+                    opts = replace(opts, threads=1)
+                if blocks is not None and float(r.size) ** 2 * opts.row_bytes <= \
+                        opts.cache_bytes:
+                    rr = _solve_on_blocks(blocks, prepared.pairs[p], r, X, C, w, cfg, opts)
+                else:
+                    rr = solve_classifier(X[r], cfg.kernel, yp[:, 0], C,
+                                          weights=None if w is None else w[r], tol=cfg.tol,
+                                          options=opts)
+                out.append((p, _PairSolution(C, yp, rr)))
+                if cfg.log is not None:  # the wrapped path's line
+                    cfg.log(1, f"C={C:g}: {rr.rounds} SMO steps of the cached SMO, gap "
+                               f"{rr.gap:.3g}, {np.count_nonzero(rr.dual_coef)} support "
+                               f"vectors, {rr.time:.3g} s")
+            return out
+
+        workers = min(self._workers(), len(live))
+        per_pair = [None] * len(prepared.pairs)
+        for solved in thread_map(solve, [()] * workers, workers):
+            for p, sol in solved:
+                per_pair[p] = (sol,)
+        out = (self._merge(prepared, per_pair, 0, C),)
+        warn_unsolved(out, *cfg.warn, step_cap=cfg.options.max_iter)
+        return out
+
     def warm_backend(self, entries=None):
         """This backend around the wrapped one's :meth:`warm_backend` (None where that has
         none): each pair's path then starts from its column of ``dual_start``."""
@@ -335,6 +599,8 @@ class PairwiseBackend:
         start = None if dual_start is None else (dual_start, start_decision)
         if not isinstance(prepared, PairwiseProblem):
             return self._inner_path(prepared, Y, Cs, weights, start)
+        if self.small_pairs and prepared.cached is not None and len(Cs) == 1 and start is None:
+            return self._cached_path(prepared, Cs, weights)
         live = prepared.live()
         shape = (prepared.points.shape[0], len(prepared.pairs))
         if dual_start is not None and np.shape(dual_start) != shape:
@@ -343,7 +609,8 @@ class PairwiseBackend:
         tasks = [(prepared.labels[p], prepared.problems[p], Cs,
                   None if weights is None else weights[prepared.rows[p]],
                   _pair_start(start, prepared.rows[p], p)) for p in live]
-        if prepared.deferred:  # the rows, not a preparation: prepared on the worker
+        on_worker = prepared.deferred or prepared.cached is not None
+        if on_worker:  # the rows, not a preparation: prepared on the worker
             tasks = [(yp, prepared.rows[p], C, w, a)
                      for p, (yp, _, C, w, a) in zip(live, tasks)]
         inner = self.inner
@@ -357,7 +624,7 @@ class PairwiseBackend:
             share = budget * min(self._workers(), len(live)) / len(live)
             inner = replace(inner, settings=settings.replace(started=None, max_time=share))
         sizes = [prepared.rows[p].size for p in live]
-        if prepared.deferred:
+        if on_worker:
             solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(
                 inner, prepared.points, r, yp, C, w, a), tasks, sizes)
             _record_deferred(prepared, live, solved)

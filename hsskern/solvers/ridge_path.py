@@ -63,7 +63,7 @@ from ..exceptions import NotPositiveDefiniteError
 from ..factors import LowRankShiftFactor
 from ..kernels import kernel_operator
 from ..lowrank import nystrom_on_pivots, rp_cholesky
-from ..options import HSSOptions
+from ..options import HSSOptions, RidgeOptions
 from ..utils._memory import check_memory, format_bytes
 from .hss_path import HSSBackend, prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
@@ -75,15 +75,9 @@ from .ridge_dense import dense_fits, dense_memory, dense_ridge
 _RELIABLE_DROP = 0.03
 
 __all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "check_alphas",
-           "check_targets", "loo_residuals", "per_target", "DENSE_MAX_N", "DIRECT_REFUSES"]
+           "check_targets", "loo_residuals", "per_target", "DIRECT_REFUSES"]
 
 _SOLVERS = ("direct", "exact")
-#: The exact solver's dense route (:mod:`~hsskern.solvers.ridge_dense`) takes n up to this
-#: by default: a Cholesky factor at 4,000 points is ~1 s and 4 x 128 MB
-#: (``RidgeOptions.dense_max_n``).
-DENSE_MAX_N = 4000
-#: Rows of the direct solver's sampled residual check (:func:`sampled_residual`).
-SAMPLED_ROWS = 256
 #: Where the dense route is closed, an exact solve that stops short of ``tol`` but within
 #: this relative residual is returned with a ConvergenceWarning; beyond it, a refusal.
 _CLOSE_ENOUGH = 1e-6
@@ -315,7 +309,7 @@ def _skipped(alpha, n, k, exc, seconds):
 
 def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                leave_one_out=False, indefinite="raise", warn=True, log=None, weights=None,
-               dense_max_n=DENSE_MAX_N, memory_budget=None, residual_warning=0.05):
+               dense_max_n=RidgeOptions.dense_max_n, memory_budget=None, residual_warning=0.05):
     """Kernel ridge regression for every alpha of an ascending grid on one prepared problem.
 
     Parameters
@@ -349,7 +343,7 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
         Per-point weights of the squared loss (``KernelRidge``'s ``sample_weight``): either
         solver solves the weighted system exactly by the dense route
         (:mod:`~hsskern.solvers.ridge_dense`; the HSS factor has one scalar shift).
-    dense_max_n : int, default DENSE_MAX_N
+    dense_max_n : int, default RidgeOptions.dense_max_n (4000)
         The largest n the dense route takes (within ``memory_budget``): for weights,
         ``"exact"`` at alpha = 0, and wherever its CG stops short of ``tol``. Above it such a fit
         raises a ``ValueError`` naming the residual and the conditioning.
@@ -406,12 +400,12 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
 
 def _warn_sampled(solutions, limit):
     """Say so where the direct solve's sampled residual shows the compression's error."""
-    bad = [(s.C, s.info["sampled_residual"]) for s in solutions
+    bad = [(s.C, s.info["sampled_residual"], s.info["sampled_rows"]) for s in solutions
            if s.info.get("sampled_residual", 0.0) > limit]
     if bad:
-        alpha, r = max(bad, key=lambda b: b[1])
+        alpha, r, rows = max(bad, key=lambda b: b[1])
         warnings.warn(f"the direct (HSS) solve's relative residual on the exact system, "
-                      f"measured on {SAMPLED_ROWS} rows, is {r:.3g} at alpha={alpha:g} (above "
+                      f"measured on {rows} rows, is {r:.3g} at alpha={alpha:g} (above "
                       f"options.residual_warning={limit:g}): predictions at the training "
                       f"points may be off KernelRidge's by about that fraction (the HSS "
                       f"compression's error over alpha: duplicated rows, small alpha or few "
@@ -460,7 +454,8 @@ def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_
     gap = np.full(k, np.nan)
     if solver == "direct" and not leave_one_out:
         t0 = time.perf_counter()
-        info["sampled_residual"] = sampled_residual(problem.K, alpha, coef, Y)
+        info["sampled_residual"], info["sampled_rows"] = sampled_residual(problem.K, alpha,
+                                                                           coef, Y)
         timings["residual"] = time.perf_counter() - t0
     if solver == "exact":
         coef, n_iter, converged, gap = _exact_cg(problem.K, alpha, factor, Y, coef, tol,
@@ -478,16 +473,17 @@ def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_
                         gap=gap, dual_coef=coef, timings=timings, info=info)
 
 
-def sampled_residual(K, alpha, coef, Y, rows=SAMPLED_ROWS):
+def sampled_residual(K, alpha, coef, Y, rows=256):
     """The relative residual ||(K + alpha I) c - y|| / ||y|| of the exact system on a fixed
-    random sample of ``rows`` rows (all of them for small n), the largest over the columns:
-    O(rows n d), and an unbiased estimate of the full one. It bounds the error of the
+    random sample of ``rows`` rows (all of them for small n), the largest over the columns,
+    and the rows it read: O(rows n d), and an unbiased estimate of the full one. It bounds the error of the
     in-sample predictions: K c - K c* = K (K + alpha I)^{-1} r, whose norm is at most ||r||."""
     n = Y.shape[0]
     pick = np.sort(np.random.default_rng(0).choice(n, min(n, rows), replace=False))
     R = K.cross(K.points[pick]) @ coef + alpha * coef[pick] - Y[pick]
     ynorm = np.linalg.norm(Y[pick], axis=0)
-    return float(np.max(np.linalg.norm(R, axis=0) / np.where(ynorm > 0, ynorm, 1.0)))
+    return (float(np.max(np.linalg.norm(R, axis=0) / np.where(ynorm > 0, ynorm, 1.0))),
+            len(pick))
 
 
 def _exact_cg(K, alpha, factor, Y, coef, tol, max_iter, timings):
@@ -575,7 +571,7 @@ class RidgeBackend:
     indefinite: str = "raise"
     memory_budget: float = None
     log: object = None
-    dense_max_n: int = DENSE_MAX_N
+    dense_max_n: int = RidgeOptions.dense_max_n
     residual_warning: float = 0.05
 
     def memory_estimate(self, n, d, n_rhs=1):

@@ -37,7 +37,7 @@ __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpan
 #: Recovered coefficients below this fraction of the largest are rounding noise (LIBLINEAR
 #: accumulates w by updates; the triangular solve amplifies by at most cond(L) <= beta^-1/2),
 #: not support vectors; dropping them changes a decision value by < 1e-9 * max|a| per neighbour.
-PRUNE_RTOL = 1e-9
+_PRUNE_RTOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,13 +229,13 @@ class CompactKernelExpansion:
     points : ndarray of shape (n, d)
     kernel : Kernel
     solutions : sequence of PathSolution with ``dual_coef``
-    prune_rtol : float, default PRUNE_RTOL
+    prune_rtol : float, default 1e-9
     scale : float, default 1.0
         Points and width are divided by it before any distance is formed (a power of two:
         exact; the problem's ``scale``).
     """
 
-    def __init__(self, points, kernel, solutions, prune_rtol=PRUNE_RTOL, scale=1.0):
+    def __init__(self, points, kernel, solutions, prune_rtol=_PRUNE_RTOL, scale=1.0):
         keep = np.zeros(points.shape[0], dtype=bool)
         for s in solutions:
             A = s.dual_coef

@@ -41,8 +41,6 @@ from ..utils.validation import check_positive
 from .path import check_weights
 
 LINE_SEARCHES = ("armijo", "exact")
-#: ``newton_solver="auto"`` factors I + 2C X_I^T X_I directly up to this many features.
-AUTO_CHOLESKY_MAX_FEATURES = 4096
 
 
 @dataclass(frozen=True)
@@ -509,11 +507,18 @@ def _check_line_search(line_search):
     return line_search
 
 
+def auto_cholesky(p, max_features=4096):
+    """Whether ``newton_solver="auto"`` factors I + 2C X_I^T X_I directly at p features (p may
+    be an array): while the (p + 1)^2 matrix has at most ``max_features``^2 entries (128 MiB),
+    else conjugate gradients."""
+    return np.asarray(p) + 1 <= max_features
+
+
 def _check_newton_solver(newton_solver, p):
     if newton_solver not in NEWTON_SOLVERS:
         raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got {newton_solver!r}")
     if newton_solver == "auto":
-        return "cholesky" if p + 1 <= AUTO_CHOLESKY_MAX_FEATURES else "cg"
+        return "cholesky" if auto_cholesky(p) else "cg"
     if newton_solver == "cholesky":
         check_memory(8 * (p + 1) ** 2, f"the ({p + 1} x {p + 1}) Newton matrix",
                      hint='use newton_solver="cg"')

@@ -37,11 +37,11 @@ from sklearn.exceptions import ConvergenceWarning
 from ..options import HSSSVROptions, PathSettings, options_with
 from ..utils.validation import check_positive
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
-from .hss_path import HSSBackend, decomposition_chunk, threads_for
-from .path import KernelExpansion, PathSolution, check_Cs
 from .engines import BlockEngine, DualProblem, DualStart
+from .hss_path import HSSBackend, decomposition_chunk, exact_limit, threads_for
+from .path import KernelExpansion, PathSolution, check_Cs
 from .refine import RefineResult, continuation_start
-from .warm import WARM_OPTIONS
+from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
            "svr_dual_admm", "svr_variables",
@@ -456,7 +456,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = _warm_options(block) if prev is None and first is not None else block
+            near = block.replace(**near_options(block.max_ws, start=first, C=C)) \
+                if prev is None and first is not None else block
             if prev is not None:
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
@@ -473,7 +474,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
             if refine:
                 a = _split(admm.dual_coef)
                 n_sv = int(np.count_nonzero(admm.dual_coef))
-                limit = settings.exact_limit
+                limit = exact_limit(settings)
                 if refine == "auto" and n * n_sv > limit:
                     rr = RefineResult(alpha=a, dual_coef=admm.dual_coef.copy(), bias=np.nan,
                                       decision=None, converged=False,
@@ -503,14 +504,6 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         _warn_unsolved(solutions, refine_tol if refine else settings.admm_tol,
                        o.admm_max_iter)
     return tuple(solutions)
-
-
-def _warm_options(block):
-    """The block decomposition's options from a given start (:data:`~.warm.WARM_OPTIONS`),
-    its working sets at most the path's."""
-    ws = WARM_OPTIONS["max_ws"] if block.max_ws is None else min(block.max_ws,
-                                                                  WARM_OPTIONS["max_ws"])
-    return block.replace(**{**WARM_OPTIONS, "max_ws": ws})
 
 
 def _warn_unsolved(solutions, tol, max_iter):
@@ -583,7 +576,7 @@ class SVRBackend:
         prepared for the exact decomposition alone)."""
         refine = self.options.solve_exact
         if not refine or (refine == "auto" and entries is not None
-                          and entries > self.settings.exact_limit):
+                          and entries > exact_limit(self.settings)):
             return None
         # no stored K: a start near the answer reads a few columns of it
         return replace(self, options=self.options.replace(start="decomposition"),

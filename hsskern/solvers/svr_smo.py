@@ -18,9 +18,22 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..utils._memory import check_memory, resolve_budget
 from .cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
-from .path import KernelExpansion, PathSolution, check_Cs, check_weights
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_weights
 
-__all__ = ["CachedSVRBackend"]
+__all__ = ["CachedSVRBackend", "CachedSVRProblem"]
+
+
+@dataclass(frozen=True, eq=False)
+class CachedSVRProblem(PreparedProblem):
+    """What :meth:`CachedSVRBackend.prepare` builds: the points (``K.points``), the engine's
+    options bounded by the budget, read-only ``stats``/``timings``, and ``session``: the
+    engine's kept rows along one path (filled by ``path``)."""
+
+    K: object
+    options: object
+    stats: object = field(default_factory=dict)
+    timings: object = field(default_factory=dict)
+    session: object = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,8 +59,8 @@ class CachedSVRBackend:
         check_memory(need, f"epsilon-SVR on {n} points x {d} features", self.memory_budget,
                      hint="raise memory_budget or subsample")
         options = bounded_options(self.smo_options, n, d, resolve_budget(self.memory_budget))
-        return SimpleNamespace(K=SimpleNamespace(points=X), options=options, timings={},
-                               stats={"start": "smo", "n": n}, session={})
+        return CachedSVRProblem(K=SimpleNamespace(points=X), options=options,
+                                stats={"start": "smo", "n": n})
 
     def path(self, prepared, Y, Cs, weights=None):
         X = prepared.K.points

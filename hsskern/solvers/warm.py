@@ -22,65 +22,50 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import kernel_operator
+from ..utils._rowhash import SEEDS, dense_row_hashes, entry_hashes, float_bits, mix
+from .plan import RouteOptions
 
-__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "WARM_OPTIONS"]
-
-#: The exact decomposition from a carried start: working sets of at most this many points
-#: (the size ``ws_per_change`` shrinks later rounds to), each solved to ``tol``
-#: (``sub_tol=0``), with shrinking at any n. Such a start moves a few hundred points: a set
-#: of thousands costs its block's entries (the dearest a round computes) for nothing, a loose
-#: sub-solve takes another round, and each round's update is a product over all n points,
-#: which shrinking defers for the points far from the margin to one sync of the points
-#: changed since (on ijcnn1 + 5 % rows: 3 rounds, 3.0e7 entries, against 4 rounds and 5.9e7
-#: at the defaults).
-WARM_OPTIONS = {"max_ws": 1000, "sub_tol": 0.0, "shrinking": True}
-
-_SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+__all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "near_options"]
 
 
-def _mix(h):
-    """splitmix64's finalizer on a uint64 array (wrapping arithmetic)."""
-    h = (h ^ (h >> _S30)) * _M1
-    h = (h ^ (h >> _S27)) * _M2
-    return h ^ (h >> _S31)
+def near_options(max_ws=None, route=None, start=None, C=None, weights=None):
+    """The exact decomposition's options from a carried start (a refit's, near its answer):
+    working sets of at most ``route.warm_max_ws`` points, or ``route.warm_free_factor``
+    times the free points of ``start`` (one label column's alphas in the box [0, C w]) when
+    that is more (and at most ``max_ws``), each solved to ``tol`` (``sub_tol=0``), with
+    shrinking at any n (``route``: default RouteOptions())."""
+    route = RouteOptions() if route is None else route
+    cap = route.warm_max_ws
+    if start is not None:
+        a = np.asarray(start, dtype=np.float64)
+        ub = C if weights is None else C * np.asarray(weights, dtype=np.float64)
+        free = int(np.count_nonzero((a > 1e-12 * ub) & (a < ub * (1 - 1e-12))))
+        cap = max(cap, int(route.warm_free_factor * free))
+    return {"max_ws": cap if max_ws is None else min(max_ws, cap), "sub_tol": 0.0,
+            "shrinking": True}
 
 
-def _bits(v):
-    """The float64 values' bits as uint64 (-0.0 read as 0.0)."""
-    return (np.asarray(v, dtype=np.float64) + 0.0).view(np.uint64)  # a contiguous copy
-
-
-def row_keys(X, labels=None, chunk=65536):
-    """A 128-bit key per row, shape (n, 2) uint64: the sum of a hash of each nonzero entry
-    (column, value), mixed with the row's label when given. Equal rows (dense or sparse)
-    with equal labels get equal keys; two different ones collide with probability ~2^-128.
-    Dense rows are hashed ``chunk`` rows at a time (temporaries of chunk x d entries)."""
+def row_keys(X, labels=None, chunk=None):
+    """A 128-bit key per row, shape (n, 2) uint64: the sums of two hashes of each nonzero
+    entry (column, value; :mod:`hsskern.utils._rowhash`), mixed with the row's label when
+    given. Equal rows (dense or sparse) with equal labels get equal keys; two different ones
+    collide with probability ~2^-128. Dense rows are hashed ``chunk`` rows at a time
+    (:func:`~hsskern.utils._rowhash.dense_row_hashes`)."""
     n = X.shape[0]
-    out = np.zeros((n, 2), dtype=np.uint64)
     if sp.issparse(X):
+        out = np.zeros((n, 2), dtype=np.uint64)
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()
         X.eliminate_zeros()
         nonempty = np.diff(X.indptr) > 0
-        for s, seed in enumerate(_SEEDS):
-            e = _mix(_mix(X.indices.astype(np.uint64) ^ seed) ^ _bits(X.data))
-            if e.size:
+        if X.nnz:
+            for s, e in enumerate(entry_hashes(X.indices, float_bits(X.data))):
                 out[nonempty, s] = np.add.reduceat(e, X.indptr[:-1][nonempty])
     else:
-        X = np.asarray(X, dtype=np.float64)
-        cols = np.arange(X.shape[1], dtype=np.uint64)
-        for lo in range(0, n, chunk):
-            B = X[lo:lo + chunk]
-            bits, zero = _bits(B), B == 0
-            for s, seed in enumerate(_SEEDS):
-                e = _mix(_mix(cols ^ seed) ^ bits)
-                e[zero] = 0
-                out[lo:lo + chunk, s] = e.sum(axis=1, dtype=np.uint64)  # modulo 2^64
+        out = dense_row_hashes(X, chunk=chunk)
     lab = np.zeros(n, np.uint64) if labels is None else np.asarray(labels).astype(np.uint64)
-    for s, seed in enumerate(_SEEDS):
-        out[:, s] = _mix(out[:, s] ^ _mix(lab + seed))
+    for s, seed in enumerate(SEEDS):
+        out[:, s] = mix(out[:, s] ^ mix(lab + seed))
     return out
 
 
@@ -88,28 +73,44 @@ def match_keys(old, new):
     """Pairs (i, j) with ``old[i] == new[j]`` (keys of :func:`row_keys`), each row in one pair
     at most: the k-th copy of a repeated key matches its k-th copy.
 
+    The nightly retrain's rows (the old rows first, in their order, the new ones after)
+    match as a prefix, checked in one comparison; otherwise one sort of both sets' keys.
+
     Returns
     -------
     (ndarray, ndarray) of int: the matched indices into ``old`` and into ``new``.
     """
+    m = old.shape[0]
+    if m <= new.shape[0] and np.array_equal(old, new[:m]):
+        # each old row is its own new row; an appended copy of an old key is a later copy
+        # among the new rows, so the k-th copy still pairs with the k-th copy
+        return np.arange(m), np.arange(m)
     both = np.concatenate([old, new])
-    order = np.lexsort((both[:, 1], both[:, 0]))  # stable: old rows first among equal keys
+    order = _key_order(both)  # stable: the old rows first among equal keys
     s = both[order]
     first = np.r_[True, np.any(s[1:] != s[:-1], axis=1)]
+    starts = np.flatnonzero(first)
     group = np.cumsum(first) - 1  # equal keys, one group
-    is_new = order >= old.shape[0]
-    # each entry's rank among the old (new) entries of its group
-    rank = np.empty(order.size, dtype=np.int64)
-    for side in (False, True):
-        at = np.flatnonzero(is_new == side)
-        g = group[at]
-        starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
-        rank[at] = np.arange(at.size) - np.repeat(starts, np.diff(np.r_[starts, at.size]))
-    big = order.size + 1
-    key = group * big + rank
-    _, a, b = np.intersect1d(key[~is_new], key[is_new], assume_unique=True,
-                             return_indices=True)
-    return order[~is_new][a], order[is_new][b] - old.shape[0]
+    is_new = order >= m
+    n_old = np.bincount(group[~is_new], minlength=starts.size)  # old copies per group
+    # a new entry's rank among its group's new copies; its partner is the old copy of the
+    # same rank, which sits at the group's start plus that rank
+    pos = np.flatnonzero(is_new)
+    g = group[pos]
+    rank = pos - starts[g] - n_old[g]
+    hit = rank < n_old[g]
+    return order[starts[g[hit]] + rank[hit]], order[pos[hit]] - m
+
+
+def _key_order(keys):
+    """A stable order of (n, 2) keys sorting equal keys together: by the first lane alone
+    (one sort of 64-bit integers, not two), unless two different keys share it."""
+    order = np.argsort(keys[:, 0], kind="stable")
+    s = keys[order]
+    tie = s[1:, 0] == s[:-1, 0]
+    if np.any(s[1:, 1][tie] != s[:-1, 1][tie]):
+        order = np.lexsort((keys[:, 1], keys[:, 0]))
+    return order
 
 
 def balance_coef(c, ub):
@@ -172,8 +173,11 @@ def carry_start(X, kernel, member, ub, sv_rows, sv_coef, sv_at, decision=None, r
     -------
     coef : ndarray of shape (n, r)
         The start (y alpha; the SVR's b), feasible: in the box, summing to 0 per column.
-    f : ndarray of shape (n, r)
-        K c of the start, exact on every member row.
+    f : ndarray of shape (n, r) or None
+        K c of the start, exact on every member row; None for one column without any
+        ``decision`` (another kernel: ``gamma="scale"`` on new rows), where the
+        decomposition's own product over all rows (its operator's centred dgemm route, a
+        quarter faster per entry than a product from the support vectors' side) computes it.
     """
     n, r = member.shape
     carried = ratio * np.asarray(sv_coef, dtype=np.float64)
@@ -182,6 +186,8 @@ def carry_start(X, kernel, member, ub, sv_rows, sv_coef, sv_at, decision=None, r
     coef[sv_at[kept]] = carried[kept]
     for j in range(r):
         coef[member[:, j], j] = balance_coef(coef[member[:, j], j], ub[member[:, j]])
+    if decision is None and r == 1:  # several columns share one product here instead
+        return coef, None
     f = np.full((n, r), np.nan) if decision is None else np.array(decision, dtype=np.float64)
     miss = np.flatnonzero(np.any(member & np.isnan(f), axis=1))
     if miss.size:  # rows the previous fit did not have: their products with its vectors
