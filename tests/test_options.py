@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
 import hsskern
-from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVROptions
+from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions
 from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions, OptionsBase
 
 SVC_PARAMS = set(inspect.signature(SVC).parameters)
