@@ -6,26 +6,25 @@
     python bench/decomposition_ab.py run --tag study --option small_max_ws=2000
 
 ``run`` fits, on a stratified subsample of ijcnn1, a9a and magic04 (``--n`` points, X
-standardized, h = 1 as in bench/c_grid.py):
+standardized, h = 1 as in bench/c_grid.py), through the estimator and its options only:
 
-* ``det``: the decomposition route's C path by ``refine_exact`` (each C from the previous
-  solution scaled, as ``HSSSVC(options=HSSSVCOptions(start="decomposition"))`` runs it), and
-  one solve with shrinking forced on (by default only from 10^5 points), both with the
-  Newton step's SMO budget at 0 (``smo_before_newton=0``): before 00d9e7a that budget was a
-  measured time, so runs that took Newton steps differed with the machine's load; at 0 they
-  are a function of the data on any checkout, and two checkouts must agree to the last bit
-  (since 00d9e7a the default budget is a cost model, a function of the data too);
+* ``det``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", engine="block",
+  decomposition=DecompositionOptions(smo_before_newton=0, ...))).fit_path``, the block
+  decomposition's C path (each C from the previous solution scaled), and one ``fit`` at
+  C = 10 with shrinking forced on (by default only from 10^5 points), both with the Newton
+  step's SMO budget at 0: the run is then a function of the data alone, and two checkouts
+  must agree to the last bit;
 * ``path``: ``HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=True)).fit_path`` as
-  users run it, for the times (its iterates are equal only where no Newton step was taken).
+  users run it (the engine the plan chooses), for the times.
 
 It writes ``bench/results/decomposition_ab_<tag>.json`` (rounds, SMO steps, Newton steps,
 times per fit) and ``.npz`` (alpha, decision values). ``compare`` reports, per fit, whether
 alpha and the decision values are equal to the last bit (else the largest difference),
 whether the iteration counts agree, and the times.
 
-``--option name=value`` sets a field of ``DecompositionOptions`` for the ``det`` runs (on the
-reference checkout, which has module constants instead, only ``smo_before_newton`` is set,
-as its constant).
+``--option name=value`` sets a field of ``DecompositionOptions`` for the ``det`` runs, as
+``options__decomposition__<name>`` would. Both checkouts need the options tree (the
+estimator's ``decomposition`` group and ``engine``).
 """
 import argparse
 import ast
@@ -69,20 +68,18 @@ def _load(name, n):
 
 
 def _options(pairs, deterministic):
-    """refine_exact's ``options=`` (none on a checkout without DecompositionOptions)."""
+    """The ``det`` runs' HSSSVCOptions: the block decomposition from zero, its options'
+    ``pairs`` (name=value) and, ``deterministic``, no measured time in Newton's budget."""
+    from hsskern import HSSSVCOptions
+    if "decomposition" not in HSSSVCOptions.field_names():
+        raise SystemExit("this checkout's estimator options do not reach the decomposition")
+    from hsskern.options import DecompositionOptions
     fields = {"smo_before_newton": 0.0} if deterministic else {}
     for pair in pairs:
         name, value = pair.split("=", 1)
         fields[name] = ast.literal_eval(value)
-    try:
-        from hsskern.solvers.decomposition import DecompositionOptions
-    except ImportError:  # the reference checkout: the same setting as its module constant
-        import hsskern.solvers.refine as R
-        if set(fields) - {"smo_before_newton"}:
-            raise SystemExit("--option needs a checkout with DecompositionOptions")
-        R._SMO_BEFORE_NEWTON = fields.get("smo_before_newton", R._SMO_BEFORE_NEWTON)
-        return {}
-    return {"options": DecompositionOptions(**fields)}
+    return HSSSVCOptions(start="decomposition", solve_exact=True, engine="block",
+                         decomposition=DecompositionOptions(**fields))
 
 
 def _record(summary, arrays, key, rr, seconds, decision=None):
@@ -93,26 +90,12 @@ def _record(summary, arrays, key, rr, seconds, decision=None):
     arrays[key + "/decision"] = rr.decision if decision is None else decision
 
 
-def _direct_path(K, y, Cs, opts):
-    """The decomposition route's C path (as hss_path runs it: each C from the previous
-    exact solution scaled by C / C_prev, one block buffer for all), by refine_exact."""
-    from types import SimpleNamespace
-
-    from hsskern.solvers.hss_path import threads_for
-    from hsskern.solvers.plan import RouteOptions, threads_for_plan
-    from hsskern.solvers.refine import continuation_start, refine_exact
-    out, prev, workspace = [], None, {}
-    # the route's threads (the plan's: one up to its serial size, or on a busy machine)
-    threads = threads_for_plan(len(y), RouteOptions())
-    route = SimpleNamespace(start="decomposition", stats={"plan": {"threads": threads}})
-    for C in sorted(Cs):
-        a, f = (None, None) if prev is None else continuation_start(prev[1], C / prev[0],
-                                                                     ray=False)[1:]
-        t0 = time.perf_counter()
-        with threads_for(route):
-            rr = refine_exact(K, y, C, a, f=f, tol=1e-3, workspace=workspace, **opts)
-        out.append((C, rr, time.perf_counter() - t0))
-        prev = (C, rr)
+def _fits(est, X, y, Cs):
+    """(C, the exact solution, seconds, decision values) of ``est``'s path over ``Cs``."""
+    out = []
+    for C, m in zip(sorted(Cs), est.fit_path(X, y, Cs)):
+        [rr] = m.admm_["refinement"]
+        out.append((C, rr, rr.time, m.decision_function(X)))
     return out
 
 
@@ -120,39 +103,31 @@ def run(args):
     sys.path.insert(0, str(Path(args.repo).resolve()))  # its hsskern
     import hsskern
     from hsskern import HSSSVC, HSSSVCOptions
-    from hsskern.kernels import kernel_operator
-    from hsskern.solvers.refine import refine_exact
     det = _options(args.option, deterministic=True)
     summary = {"repo": str(Path(hsskern.__file__).resolve().parents[1]), "n": args.n,
                "Cs": args.C, "options": args.option, "fits": {}}
     arrays = {}
     for name in args.sets:
         X, y = _load(name, args.n)
-        K = kernel_operator(X, "gaussian", h=1.0)
         if "det" in args.modes:
-            # Newton's SMO budget is a measured time by default; at 0 the run is a function
-            # of the data alone, so both checkouts must agree to the last bit
             t0 = time.perf_counter()
-            for C, rr, seconds in _direct_path(K, y, args.C, det):
-                _record(summary, arrays, f"{name}/det/C={C:g}", rr, seconds)
+            for C, rr, seconds, f in _fits(HSSSVC(options=det, h=1.0), X, y, args.C):
+                _record(summary, arrays, f"{name}/det/C={C:g}", rr, seconds, f)
             summary["fits"][f"{name}/det"] = {"time": time.perf_counter() - t0}
             # shrinking at this n (by default only from 10^5 points on)
-            t0 = time.perf_counter()
-            rr = refine_exact(K, y, 10.0, tol=1e-3, shrinking=True, **det)
-            _record(summary, arrays, f"{name}/shrink/C=10", rr, time.perf_counter() - t0)
+            shrink = HSSSVC(C=10.0, h=1.0, options=det).set_params(
+                options__decomposition__shrinking=True).fit(X, y)
+            [rr] = shrink.admm_["refinement"]
+            _record(summary, arrays, f"{name}/shrink/C=10", rr, rr.time,
+                    shrink.decision_function(X))
         if "path" in args.modes:
-            # the estimator as users run it (Newton's budgets from measured times: the
-            # iterates may differ between runs where a Newton step is taken)
+            # the estimator as users run it (the plan's engine)
             t0 = time.perf_counter()
-            # the exact solve's field, by its name on either checkout (refine before the rename)
-            exact = "solve_exact" if "solve_exact" in HSSSVCOptions.field_names() else "refine"
-            opts = HSSSVCOptions(start="decomposition", **{exact: True})
-            models = HSSSVC(options=opts, h=1.0).fit_path(X, y, args.C)
+            est = HSSSVC(options=HSSSVCOptions(start="decomposition", solve_exact=True), h=1.0)
+            fits = _fits(est, X, y, args.C)
             t_path = time.perf_counter() - t0
-            for C, m in zip(sorted(args.C), models):
-                [rr] = m.admm_["refinement"]
-                _record(summary, arrays, f"{name}/path/C={C:g}", rr, rr.time,
-                        m.decision_function(X))
+            for C, rr, seconds, f in fits:
+                _record(summary, arrays, f"{name}/path/C={C:g}", rr, seconds, f)
             summary["fits"][f"{name}/path"] = {"time": t_path}
         print(f"{name} done", flush=True)
     out = HERE / "bench" / "results" / f"decomposition_ab_{args.tag}"

@@ -46,8 +46,9 @@ if route == "sklearn":
     theta = np.exp(m.kernel_.theta).tolist()
     extra = {}
 else:
-    from hsskern import HSSGaussianProcessRegressor
-    m = HSSGaussianProcessRegressor(h=1.0, noise_ratio=1e-2, approximation=route,
+    from hsskern import GPOptions, HSSGaussianProcessRegressor
+    m = HSSGaussianProcessRegressor(h=1.0, noise_ratio=1e-2,
+                                    options=GPOptions(approximation=route),
                                     random_state=0).fit(X, y)
     lml = float(m.log_marginal_likelihood_value_)
     theta = [m.amplitude_, m.h_, m.noise_level_]

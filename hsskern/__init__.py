@@ -22,10 +22,9 @@ from .exceptions import (HsskernError, MemoryBudgetError, NotPositiveDefiniteErr
                          TimeBudgetError)
 from .factors import DenseCholeskyFactor
 from .kernels import Kernel, KernelOperator, kernel_operator, make_kernel
-from .estimators.nystrom import NystromSVCOptions
 from .lowrank import NystromFeatures
 from .options import (ExactSVCOptions, GPOptions, HSSOptions, HSSSVCOptions, HSSSVROptions,
-                      OneClassSVMOptions, RidgeOptions)
+                      NystromSVCOptions, OneClassSVMOptions, RidgeOptions)
 from .sparse import SparseCholeskyFactor
 from ._version import __version__
 

@@ -132,8 +132,7 @@ def _refit(X, y, fit, held, model, h):
     of the larger dual), and once from zero for comparison: the seconds and pair steps of
     both, and the warm-started solution's decision function."""
     from .kernels import kernel_operator, make_kernel
-    from .solvers.cached_smo import cached_refine
-    from .solvers.refine import refine_exact
+    from .solvers.engines import BlockEngine, CachedEngine, DualProblem, DualStart
     order = np.concatenate([fit, held])
     Xa = X[order]
     ya = np.where(y[order] == model.classes_[1], 1.0, -1.0)
@@ -143,11 +142,11 @@ def _refit(X, y, fit, held, model, h):
     K = kernel_operator(Xa, kernel)
     engine = _engine(model.hss_) if model.hss_.get("start") == "decomposition" \
         else "block"
-    solve = cached_refine if engine == "cached" else refine_exact
     runs = {}
     for name, start in (("warm", alpha), ("cold", None)):
         t0 = time.perf_counter()
-        res = solve(K, ya, model.C, start, tol=1e-3)
+        solver = CachedEngine() if engine == "cached" else BlockEngine()
+        res = solver.solve(DualProblem(K, ya), model.C, DualStart(start), tol=1e-3)
         runs[name] = (time.perf_counter() - t0, int(np.sum(res.smo_iters)), res)
     res = runs["warm"][2]
     sv = np.flatnonzero(res.alpha)

@@ -8,37 +8,44 @@ the fields as ``options__<field>`` and ``set_params(options__max_rank=100)`` (so
 ``GridSearchCV``) builds a new object with :func:`dataclasses.replace`; an options object
 is never changed in place.
 """
-import functools
-import warnings
-from dataclasses import MISSING, dataclass, fields, replace
+import inspect
+from dataclasses import MISSING, dataclass, field, fields, replace
 
+import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError
 
-from .utils._deprecation import caller_stacklevel
+from .lowrank.landmarks import LANDMARK_METHODS
+from .lowrank.nystrom import NystromFeatures
 from .utils.validation import check_positive
 
-__all__ = ["OptionsBase", "CompressionOptions", "HSSOptions", "ADMMOptions",
+__all__ = ["OptionsBase", "DecompositionOptions", "SMOOptions", "CompressionOptions", "HSSOptions", "ADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
-           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions"]
+           "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions",
+           "NystromSVCOptions", "PathSettings", "compression_of", "check_group", "check_number", "check_fraction", "check_bool", "options_with"]
 
 _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
 _APPROXIMATIONS = ("hss", "exact")
 _STARTS = ("auto", "admm", "decomposition")
+#: the semismooth Newton's linear solvers (:func:`hsskern.solvers.ssn.l2svm_newton`)
+NEWTON_SOLVERS = ("cg", "cholesky", "auto")
+#: the exact engines of a problem solved from zero (``HSSSVCOptions.engine``)
+ENGINES = ("auto", "cached", "block")
+
+#: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
+ROW_DTYPES = ("auto", "float32", "float64")
+
+#: how :class:`SMOOptions` may compute the Gaussian rows' inner products (``cross_dtype``)
+CROSS_DTYPES = ("auto", "float32", "float64")
 
 
 class OptionsBase:
     """What every options dataclass shares: scikit-learn's ``get_params`` (so an estimator's
-    ``get_params(deep=True)`` lists the fields), an immutable ``replace``, a repr of the
-    fields that differ from their defaults, and validation by every group in the MRO (each
-    group's ``_check``).
-
-    A group's ``_renamed`` maps old field names to new ones: the old spelling is taken for
-    one release, by the constructor, :meth:`replace` and the estimators' ``set_params``,
-    with a ``FutureWarning`` naming the new one.
+    ``get_params(deep=True)`` lists the fields, and a nested group's as
+    ``<group>__<field>``), an immutable ``replace``, a repr of the fields that differ from
+    their defaults, and validation by every group in the MRO (each group's ``_check``, run
+    once, when the object is built).
     """
-
-    _renamed = {}
 
     def __post_init__(self):
         for cls in reversed(type(self).__mro__):
@@ -55,43 +62,35 @@ class OptionsBase:
     def field_names(cls):
         return tuple(f.name for f in fields(cls))
 
-    @classmethod
-    def renamed_fields(cls):
-        """Old field name -> new, over every group of the class."""
+    def get_params(self, deep=True):
+        """The fields as a dict; with ``deep``, a nested group's fields too, as
+        ``<group>__<field>`` (scikit-learn's convention)."""
         out = {}
-        for klass in reversed(cls.__mro__):
-            out.update(klass.__dict__.get("_renamed", {}))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value
+            if deep and isinstance(value, OptionsBase):
+                out.update((f"{f.name}__{k}", v) for k, v in value.get_params().items())
         return out
 
-    @classmethod
-    def translate(cls, changes):
-        """``changes`` (field -> value) with the old names spelled new, and a FutureWarning
-        for each old one; both spellings of one field is a TypeError."""
-        renamed = cls.renamed_fields()
-        old = sorted(set(changes) & set(renamed))
-        if not old:
-            return changes
-        for name in old:
-            if renamed[name] in changes:
-                raise TypeError(f"{cls.__name__}: {name!r} and {renamed[name]!r} are one "
-                                f"field; give {renamed[name]!r} only")
-        warnings.warn(f"{cls.__name__}: " + "; ".join(
-            f"the field {n!r} is renamed {renamed[n]!r} (the old name is taken until the "
-            f"next release)" for n in old), FutureWarning, stacklevel=caller_stacklevel())
-        return {renamed.get(k, k): v for k, v in changes.items()}
-
-    def get_params(self, deep=True):
-        """The fields as a dict (``deep`` is scikit-learn's signature; there is no nesting)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     def replace(self, **changes):
-        """A copy with ``changes``; an unknown name is a ValueError listing the valid ones."""
-        changes = self.translate(changes)
-        unknown = sorted(set(changes) - set(self.field_names()))
+        """A copy with ``changes`` (a nested group's field as ``<group>__<field>``); an
+        unknown name is a ValueError listing the valid ones."""
+        names = self.field_names()
+        flat = {k: v for k, v in changes.items() if "__" not in k}
+        nested = {}
+        for key in set(changes) - set(flat):
+            head, rest = key.split("__", 1)
+            nested.setdefault(head, {})[rest] = changes[key]
+        unknown = sorted((set(flat) | set(nested)) - set(names))
+        unknown += sorted(h for h in nested if h in names
+                          and not isinstance(flat.get(h, getattr(self, h)), OptionsBase))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no field {unknown[0]!r}; its fields "
-                             f"are {list(self.field_names())}")
-        return replace(self, **changes)
+                             f"are {list(names)}")
+        for head, sub in nested.items():
+            flat[head] = flat.get(head, getattr(self, head)).replace(**sub)
+        return replace(self, **flat)
 
     def set_params(self, **params):
         raise TypeError(f"{type(self).__name__} is immutable: use .replace(**changes), or the "
@@ -103,23 +102,12 @@ class OptionsBase:
     def __repr__(self):
         changed = []
         for f in fields(self):
-            default = f.default if f.default is not MISSING else MISSING
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
             value = getattr(self, f.name)
             if default is MISSING or not _same(value, default):
                 changed.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
-
-
-def _takes_renamed(cls):
-    """``cls``'s constructor also takes the old field names (``OptionsBase.translate``)."""
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **type(self).translate(kwargs))
-
-    cls.__init__ = __init__
-    return cls
 
 
 def _same(a, b):
@@ -127,6 +115,343 @@ def _same(a, b):
         return type(a) is type(b) and bool(a == b)
     except (TypeError, ValueError):
         return a is b
+
+def check_number(name, value, *, low=0.0, integer=False, allow_none=False, open_low=False):
+    """One numeric field checked (the solvers' groups' ``_check``): a finite number >= low
+    (> low with ``open_low``), an integer with ``integer``, None with ``allow_none``."""
+    if value is None and allow_none:
+        return
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    ok = isinstance(value, kinds) and not isinstance(value, (bool, np.bool_)) \
+        and np.isfinite(value) and (value > low if open_low else value >= low)
+    if not ok:
+        what = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {what} {'>' if open_low else '>='} {low:g}"
+                         f"{' or None' if allow_none else ''}, got {value!r}")
+
+
+def check_group(value, cls, name):
+    """A nested group's field holds an instance of its group."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {value!r}")
+
+
+def check_fraction(name, value):
+    """A field that is a share: a number in [0, 1]."""
+    if not (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+            and 0 <= value <= 1):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+
+
+def options_with(cls, options, given):
+    """``options`` (``cls()`` when None) with a one-call function's arguments that differ
+    from their defaults: an argument left at its default leaves the field alone."""
+    if options is None:
+        return cls(**given)
+    if not isinstance(options, cls):
+        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
+    defaults = cls()
+    changed = {k: v for k, v in given.items() if not _same(v, getattr(defaults, k))}
+    return replace(options, **changed) if changed else options
+
+
+
+@dataclass(frozen=True, repr=False)
+class DecompositionOptions(OptionsBase):
+    """The tunables of :class:`Decomposition`, one set of defaults: the working sets', the
+    Newton step's on the free face, and shrinking's.
+
+    Parameters
+    ----------
+    max_ws : int or None, default None
+        Working-set size while the free set is smaller than it. None: ``small_max_ws`` below
+        ``shrink_min_points`` points when the rounds' products evaluate their kernel entries,
+        else ``large_max_ws``.
+    max_chunk : int, default 16000
+        Largest working set (K[W, W] takes 8 |W|^2 bytes: 2 GB at 16,000); it grows past
+        ``max_ws`` only to keep the whole free set in. Lowered to what half the available
+        memory holds.
+    small_max_ws : int, default 4000
+        ``max_ws=None``'s size below ``shrink_min_points`` points with an evaluated kernel:
+        there the blocks and SMO steps a smaller set saves cost more than the rounds it adds.
+    large_max_ws : int, default 8000
+        ``max_ws=None``'s size otherwise.
+    stored_max_chunk : int, default 6000
+        The working-set cap with a stored kernel (rows read, not evaluated: a round's update
+        is cheap, and smaller sets save more in their blocks and SMO steps than the extra
+        rounds cost), for its first ``stored_cap_rounds`` rounds.
+    stored_cap_rounds : int, default 100
+        Rounds after which the stored kernel's cap is lifted (a problem with many more free
+        points than the cap may need many rounds in small sets).
+    max_rounds : int or None, default None
+        A cap on the rounds; None: none, as LIBSVM's solver has none: the rounds end at
+        ``tol``, or at a round that changes nothing (a fixed cap stops large problems short
+        of SVC's solution; see the design notes).
+    sub_tol : float, default 0.1
+        Each working set is solved to a gap of ``max(tol, sub_tol * gap)``, ``gap`` the
+        current one over all points (0: every working set to ``tol``): while violators
+        outside W remain, a tight solve of W is undone by the next round.
+    max_smo_iter : int or None, default None
+        Pair updates per round; None: ``max(10**7, 100 |W|)`` as LIBSVM.
+    block_reuse : bool, default True
+        Take the entries of the new working set's block that the last round's block already
+        holds, and evaluate only the new points' rows. False evaluates every block afresh
+        (the same solution up to SMO's tie-breaking).
+    reuse_new_fraction : float, default 1/3
+        Above this share of new points the block is computed afresh; it also bounds the
+        new x new temporary to |W|^2 / 9 entries.
+    band_bytes : int, default 64 MiB
+        Temporaries of the new points' kernel rows, per band.
+    block_headroom : float, default 1.25
+        The block's buffer has rows of this many times |W| entries, so later rounds' larger
+        working sets keep it; a W past it takes a fresh buffer. Not room for ``max_chunk``
+        at once: NumPy asks the kernel for huge pages, and rows of a wide stride page in
+        every 2 MB of the span between them (4,000-point blocks at a 16,000 stride: 0.7-1 s
+        of a 2-4 s fit).
+    newton : bool, default True
+        When SMO on a working set that is (nearly) all free has not finished in the time a
+        Newton step on its free face (one Cholesky of ``K_FF``) is estimated to take, take
+        that step and let SMO finish from there.
+    newton_free_fraction : float, default 0.9
+        Newton only once this share of the working set is free.
+    newton_min_free : int, default 500
+        Below this many free points SMO's steps are too cheap to replace.
+    newton_rate : float, default 1e-11
+        Seconds per |F|^3 of a Newton step (~30 GFlop/s for |F|^3 / 3), in the cost model
+        that says when SMO gives way to it. A model, not a measurement: measured times would
+        make the steps, so the answer within ``tol``, depend on the machine's load, and the
+        same fit would not reproduce.
+    smo_step_rate : float, default 4e-9
+        Seconds per |W| of an SMO step, in the same model.
+    smo_shrink_share : float, default 0.5
+        SMO's first shrink inside a working set is made only if it leaves at most this share
+        of the set active (``smo_block``'s ``shrink_share``): the passes over a subset read
+        every vector through an index list and cost more per variable than the contiguous
+        passes over the whole block.
+    smo_before_newton : float, default 1.0
+        SMO's pair steps before a Newton step, in units of the step's modelled cost.
+    newton_ridge : float, default 1e-8
+        Times K_FF's mean diagonal: factorable at duplicate points.
+    newton_per_round : int, default 4
+        Newton steps a round may take, each after SMO's budget.
+    newton_max_fixed : int, default 1000
+        Points the face step's active-set loop may fix at their bounds before it gives up.
+    shrinking : bool or "auto", default "auto"
+        LIBSVM's shrinking at the level of the rounds ("auto": from ``shrink_min_points``
+        points on, where the rounds' updates dominate). Not with ``index``, nor with a stored
+        kernel's products (which read whole rows either way).
+    shrink_margin : float, default 0.25
+        A bounded point this far (in -yG) past the bias on its own side leaves the rounds
+        until the next sync.
+    sync_rounds : int, default 10
+        Rounds between syncs of the shrunk points' decision values.
+    shrink_min_points : int, default 100000
+        Where ``shrinking="auto"`` starts, and where ``max_ws=None`` turns to
+        ``large_max_ws``.
+    timed_first_ws : int, default 2000
+        Under ``max_time``, the first round's working-set cap: a round cannot be stopped once
+        started, so its size waits for a measured one.
+    timed_round_share : float, default 0.5
+        Under ``max_time``, each later round is sized (by the last round's measured cost per
+        block entry and per update entry) to take at most this share of the time left.
+    timed_min_ws : int, default 64
+        Under ``max_time``, the rounds stop once the time left holds no working set this large.
+    timed_growth : float, default 2
+        Under ``max_time``, a round's working set is at most this many times the last one's:
+        a larger block costs more per entry than the last one measured (its first touch of
+        memory, its cache misses), so the estimate is trusted one step at a time.
+    ws_per_change : float, default 16
+        A round's working set is at most this many times the points the last round changed
+        (the free set is always in it), at least ``ws_floor``: where a block of thousands
+        moves a few hundred points, a smaller block moves as many for a fraction of its
+        |W|^2 entries (see the design notes). 0: every round at ``max_ws``. A round that
+        changes nothing on a smaller set is followed by one at ``max_ws`` before the rounds
+        stop.
+    ws_floor : int, default 1000
+        The smallest working set ``ws_per_change`` shrinks to.
+    """
+
+    max_ws: object = None
+    max_chunk: int = 16000
+    small_max_ws: int = 4000
+    large_max_ws: int = 8000
+    stored_max_chunk: int = 6000
+    stored_cap_rounds: int = 100
+    max_rounds: object = None
+    sub_tol: float = 0.1
+    max_smo_iter: object = None
+    block_reuse: bool = True
+    reuse_new_fraction: float = 1 / 3
+    band_bytes: int = 64 * 2 ** 20
+    block_headroom: float = 1.25
+    newton: bool = True
+    newton_free_fraction: float = 0.9
+    newton_min_free: int = 500
+    newton_rate: float = 1e-11
+    smo_step_rate: float = 4e-9
+    smo_shrink_share: float = 0.5
+    smo_before_newton: float = 1.0
+    newton_ridge: float = 1e-8
+    newton_per_round: int = 4
+    newton_max_fixed: int = 1000
+    shrinking: object = "auto"
+    shrink_margin: float = 0.25
+    sync_rounds: int = 10
+    shrink_min_points: int = 100_000
+    timed_first_ws: int = 2000
+    timed_round_share: float = 0.5
+    timed_min_ws: int = 64
+    timed_growth: float = 2.0
+    ws_per_change: float = 16.0
+    ws_floor: int = 1000
+
+    def _check(self):
+        at_least = {"timed_first_ws": 2, "timed_min_ws": 2,
+                    "max_chunk": 1, "small_max_ws": 1, "large_max_ws": 1,
+                    "stored_max_chunk": 1, "stored_cap_rounds": 0,
+                    "band_bytes": 1, "newton_min_free": 0, "newton_per_round": 0,
+                    "newton_max_fixed": 0, "sync_rounds": 1, "shrink_min_points": 0,
+                    "ws_floor": 2}
+        for name, low in at_least.items():
+            check_number(name, getattr(self, name), low=low, integer=True)
+        for name in ("timed_growth", "block_headroom"):
+            check_number(name, getattr(self, name), low=1)
+        for name, low in (("max_ws", 1), ("max_smo_iter", 1), ("max_rounds", 0)):
+            check_number(name, getattr(self, name), low=low, integer=True, allow_none=True)
+        # smo_step_rate divides the Newton budget: > 0; the others >= 0
+        for name in ("sub_tol", "newton_rate", "smo_step_rate", "smo_before_newton",
+                     "newton_ridge", "shrink_margin", "ws_per_change"):
+            check_number(name, getattr(self, name), open_low=name == "smo_step_rate")
+        for name in ("reuse_new_fraction", "newton_free_fraction", "timed_round_share",
+                     "smo_shrink_share"):
+            check_fraction(name, getattr(self, name))
+        check_bool(self.block_reuse, "block_reuse")
+        check_bool(self.newton, "newton")
+        if self.shrinking != "auto":
+            check_bool(self.shrinking, "shrinking", also='"auto"')
+
+
+@dataclass(frozen=True, repr=False)
+class SMOOptions(OptionsBase):
+    """How :func:`solve_dual` runs.
+
+    Parameters
+    ----------
+    cache_bytes : float, default 200 MiB
+        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
+        are always kept.
+    shrinking : bool, default True
+        LIBSVM's shrinking.
+    shrink_interval : int, default 1000
+        Steps between shrinkings (LIBSVM: min(l, 1000)).
+    max_iter : int or None
+        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
+    tol : float, default 1e-3
+        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
+    threads : int, default 0
+        Threads a long row is split between; 0: OpenMP's count, at most 2.
+    parallel_work : float, default 2e5
+        A row is split between threads from this many entries x (d + 8): below it the
+        fork/join costs more than half the row.
+    expand_min_features : int, default 12
+        From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
+        on centered points (one multiply-add an entry and feature, not two operations),
+        by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
+        rounding bound checked point by point, far points' mutual distances summed
+        directly).
+    warm_max_ratio : float, default 4
+        Along a C path, the next C starts from the last one's solution scaled when it is at
+        most this many times larger, else from zero (on the rows the path's engine keeps):
+        a scaled start costs one product over its support vectors, which pays when the C
+        are close.
+    row_dtype : {"auto", "float32", "float64"}, default "auto"
+        How the cached kernel rows are stored; "auto": float32 from ``tol`` =
+        ``float32_min_tol`` up, float64 below it, where the rows'
+        rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
+        tolerance. "float32" is LIBSVM's ``Qfloat``: each
+        entry rounded to float when cached (computed in double, or from float32 inner
+        products: ``cross_dtype``), the gradient and every sum over the rows kept in double; the cache holds twice as many rows in the same
+        bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
+        solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
+    cross_dtype : {"auto", "float32", "float64"}, default "auto"
+        How a Gaussian row's expanded distances |a|^2 + |b|^2 - 2 a.b get their inner
+        products a.b: "float32" by sgemv on float32 coordinates (half the bytes a row
+        streams, twice the SIMD width; the norms, the sum and the exp stay in double), where
+        :func:`single_cross_terms`'s error bound admits it, else in double; "auto":
+        "float32" with float32 rows (``row_dtype``), "float64" with float64 rows. The
+        coordinates' float32 copy costs 4 l d bytes.
+    double_certificate : bool, default False
+        With float32 rows or inner products, the final gradient is recomputed in double (one product over
+        the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
+        from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
+        double-precision figures. Costs one n x n_SV kernel product in double. Without
+        it the gap in double may pass ``tol`` by the rows' rounding (fashion_mnist's
+        hardest pair, 12,000 points: 0.00100095 at tol = 1e-3, LIBSVM's own behaviour);
+        the model's decision values are double sums either way.
+    float32_min_tol : float, default 1e-3
+        The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
+        below it the rows' rounding would rival the tolerance.
+    float32_max_rel_error : float, default 1e-3
+        The largest accepted bound on an entry's relative error from float32 inner
+        products (:func:`single_cross_terms`); a point whose norm alone passes it is far.
+    float32_max_far_share : float, default 0.25
+        Past this share of far points the rows' inner products stay in double.
+    """
+
+    cache_bytes: float = 200 * 2 ** 20
+    shrinking: bool = True
+    shrink_interval: int = 1000
+    max_iter: int = None
+    tol: float = 1e-3
+    threads: int = 0
+    parallel_work: float = 2e5
+    expand_min_features: int = 12
+    warm_max_ratio: float = 4.0
+    row_dtype: str = "auto"
+    double_certificate: bool = False
+    float32_min_tol: float = 1e-3
+    cross_dtype: str = "auto"
+    float32_max_rel_error: float = 1e-3
+    float32_max_far_share: float = 0.25
+
+    def _check(self):
+        check_number("cache_bytes", self.cache_bytes)
+        check_bool(self.shrinking, "shrinking")
+        check_number("shrink_interval", self.shrink_interval, low=1, integer=True)
+        check_number("max_iter", self.max_iter, integer=True, allow_none=True)
+        check_number("tol", self.tol)
+        check_number("threads", self.threads, integer=True)
+        check_number("parallel_work", self.parallel_work)
+        check_number("expand_min_features", self.expand_min_features, integer=True)
+        if self.warm_max_ratio is not False:  # False: every C of a path from zero
+            check_number("warm_max_ratio", self.warm_max_ratio, low=1)
+        for name, kinds in (("row_dtype", ROW_DTYPES), ("cross_dtype", CROSS_DTYPES)):
+            if getattr(self, name) not in kinds:
+                raise ValueError(f"{name} must be one of {kinds}, got {getattr(self, name)!r}")
+        check_bool(self.double_certificate, "double_certificate")
+        check_number("float32_min_tol", self.float32_min_tol)
+        check_number("float32_max_rel_error", self.float32_max_rel_error, open_low=True)
+        check_fraction("float32_max_far_share", self.float32_max_far_share)
+
+    @property
+    def single_cross(self):
+        """Whether the rows' inner products are asked in float32 (``cross_dtype`` resolved;
+        :func:`single_cross_terms` still checks the error bound)."""
+        if self.cross_dtype == "auto":
+            return self.single_rows
+        return self.cross_dtype == "float32"
+
+    @property
+    def single_rows(self):
+        """Whether the cached rows are float32 (``row_dtype`` resolved)."""
+        if self.row_dtype == "auto":
+            return self.tol >= self.float32_min_tol
+        return self.row_dtype == "float32"
+
+    @property
+    def row_bytes(self):
+        """Bytes of one cached kernel row entry."""
+        return 4 if self.single_rows else 8
 
 
 @dataclass(frozen=True, repr=False)
@@ -276,11 +601,10 @@ class ADMMOptions(OptionsBase):
         check_positive(self.relaxation, "relaxation")
         if not self.relaxation < 2:
             raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
-        _check_bool(self.adaptive_beta, "adaptive_beta")
+        check_bool(self.adaptive_beta, "adaptive_beta")
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True)
 
 
-@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class ExactSolveOptions(OptionsBase):
     """Whether and how the exact-kernel SVM is solved after the ADMM (the decomposition of
@@ -300,27 +624,36 @@ class ExactSolveOptions(OptionsBase):
         Largest working set (its kernel block takes 8 max_chunk^2 bytes: 2 GB, twice that
         while a Newton step factors a nearly all-free block). Working sets are 4,000 points
         below 10^5 points with the kernel evaluated, else 8,000 (a stored kernel: 6,000 for
-        its first 100 rounds), more only to hold a larger free set.
+        its first 100 rounds), more only to hold a larger free set. It is the
+        ``decomposition``'s ``max_chunk`` (this field wins over that one).
+    decomposition : DecompositionOptions
+        The block decomposition's tunables (working sets, Newton steps, shrinking), as
+        ``options__decomposition__<field>`` in ``set_params`` and searches.
+    smo : SMOOptions
+        The cached SMO's tunables (threads, row precision, warm starts along a path). Its
+        ``cache_bytes``, ``shrinking``, ``max_iter`` and ``tol`` are the estimator's
+        ``cache_size``, ``shrinking``, ``max_iter`` and ``tol`` (scikit-learn's), which
+        replace these four fields when the estimator fits.
     """
 
     solve_exact: object = "auto"
     max_chunk: int = 16000
-
-    #: ``refine`` turned the exact solve on; it does not polish the ADMM's solution
-    _renamed = {"refine": "solve_exact"}
+    decomposition: DecompositionOptions = field(default_factory=DecompositionOptions)
+    smo: SMOOptions = field(default_factory=SMOOptions)
 
     def _check(self):
         if self.solve_exact != "auto":
-            _check_bool(self.solve_exact, "solve_exact", also='"auto"')
+            check_bool(self.solve_exact, "solve_exact", also='"auto"')
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+        check_group(self.decomposition, DecompositionOptions, "decomposition")
+        check_group(self.smo, SMOOptions, "smo")
 
-    @property
-    def refine(self):
-        """The old name of ``solve_exact`` (read for one release, with a FutureWarning)."""
-        warnings.warn(f"{type(self).__name__}.refine is renamed solve_exact (the old name "
-                      "is read until the next release)", FutureWarning,
-                      stacklevel=caller_stacklevel())
-        return self.solve_exact
+    def decomposition_options(self, max_chunk=None):
+        """``decomposition`` with this group's ``max_chunk`` (or ``max_chunk``, a path's
+        cap within the memory budget)."""
+        chunk = self.max_chunk if max_chunk is None else max_chunk
+        d = self.decomposition
+        return d if d.max_chunk == chunk else replace(d, max_chunk=chunk)
 
 
 @dataclass(frozen=True, repr=False)
@@ -346,14 +679,12 @@ class MulticlassOptions(OptionsBase):
             raise ValueError(f'multiclass must be "ovo" or "ovr", got {self.multiclass!r}')
 
 
-def _check_bool(value, name, also=None):
-    import numpy as np
+def check_bool(value, name, also=None):
     if not isinstance(value, (bool, np.bool_)):
         alt = f" or {also}" if also else ""
         raise TypeError(f"{name} must be a bool{alt}, got {value!r}")
 
 
-@_takes_renamed
 @dataclass(frozen=True, repr=False)
 class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, MulticlassOptions):
     """The expert knobs of :class:`~hsskern.HSSSVC` and :class:`~hsskern.HSSSVCCV`: the
@@ -365,8 +696,13 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     ----------
     multiclass
         See :class:`MulticlassOptions` (default "ovo", SVC's one-vs-one).
-    solve_exact, max_chunk
-        See :class:`ExactSolveOptions` (defaults "auto", 16000).
+    solve_exact, max_chunk, decomposition, smo
+        See :class:`ExactSolveOptions` (defaults "auto", 16000 and the groups' defaults).
+    engine : {"auto", "cached", "block"}, default "auto"
+        The exact engine of a fit solved from zero (``start="decomposition"``, or "auto"
+        resolving to it): the row-cached SMO (``smo``), the block decomposition
+        (``decomposition``), or "auto", the plan's choice by the support vectors' expected
+        share.
     approximation, start, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
@@ -381,10 +717,17 @@ class HSSSVCOptions(CompressionOptions, ADMMOptions, ExactSolveOptions, Multicla
     200
     >>> clf.set_params(options__max_rank=100).options.max_rank
     100
+    >>> clf.set_params(options__decomposition__max_ws=2000).options.decomposition.max_ws
+    2000
     """
 
+    engine: str = "auto"
 
-@_takes_renamed
+    def _check(self):
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+
+
 @dataclass(frozen=True, repr=False)
 class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
     """The expert knobs of :class:`~hsskern.HSSSVR` and :class:`~hsskern.HSSSVRCV`:
@@ -399,11 +742,18 @@ class HSSSVROptions(CompressionOptions, ADMMOptions, ExactSolveOptions):
         See :class:`ExactSolveOptions` (default 16000).
     approximation, start, beta, relaxation, adaptive_beta
         See :class:`ADMMOptions` (defaults "hss", "auto", None, 1.6, True).
+    decomposition : DecompositionOptions, default ``DecompositionOptions(max_ws=8000)``
+        The block decomposition's tunables; the SVR's 2n variables take working sets of
+        8,000 whatever n.
+    smo : SMOOptions
+        See :class:`ExactSolveOptions`.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
 
     solve_exact: object = True
+    decomposition: DecompositionOptions = field(
+        default_factory=lambda: DecompositionOptions(max_ws=8000))
 
 
 @dataclass(frozen=True, repr=False)
@@ -427,6 +777,16 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
         lowered to what half the available memory holds). At 10^6 points the free support
         vectors can pass 16,000, and the rounds need them and ~8,000 violators in the
         working set.
+    growth : float, default 2
+        Each stage has this many times the last one's points, up to all training points.
+    subsample_time_share : float in (0, 1], default 0.4
+        Under ``max_time``: the share of the time the subsample's solve (and its model's
+        certifying product over the other points) is sized to.
+    time_slack : float, default 0.25
+        Seconds added to that share (the subsample's solve is never given less).
+    decomposition : DecompositionOptions
+        The block decomposition's tunables, as ``options__decomposition__<field>`` (the
+        stages take ``max_chunk`` as their working sets' size and cap).
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         The subsample's compression, see :class:`CompressionOptions`.
     """
@@ -434,6 +794,10 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
     subsample: object = 50000
     validation_fraction: float = 0.02
     max_chunk: int = 24000
+    growth: float = 2.0
+    subsample_time_share: float = 0.4
+    time_slack: float = 0.25
+    decomposition: DecompositionOptions = field(default_factory=DecompositionOptions)
 
     def _check(self):
         import numbers
@@ -451,6 +815,13 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
             raise ValueError(f"validation_fraction must be in [0, 0.5), got "
                              f"{self.validation_fraction!r}")
         check_positive(self.max_chunk, "max_chunk", integer=True, minimum=2)
+        check_number("growth", self.growth, low=1, open_low=True)
+        check_number("subsample_time_share", self.subsample_time_share, open_low=True)
+        if not self.subsample_time_share <= 1:
+            raise ValueError(f"subsample_time_share must be in (0, 1], got "
+                             f"{self.subsample_time_share!r}")
+        check_number("time_slack", self.time_slack)
+        check_group(self.decomposition, DecompositionOptions, "decomposition")
 
 
 @dataclass(frozen=True, repr=False)
@@ -579,4 +950,122 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         if self.admm_min_sv is not None:
             check_positive(self.admm_min_sv, "admm_min_sv", integer=True, minimum=1)
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True, minimum=1)
-        _check_bool(self.admm_every_nu, "admm_every_nu")
+        check_bool(self.admm_every_nu, "admm_every_nu")
+
+
+#: the feature map's knobs: their defaults are the transformer's (one source)
+_MAP_DEFAULTS = {name: p.default for name, p in
+                 inspect.signature(NystromFeatures).parameters.items()}
+
+
+@dataclass(frozen=True, repr=False)
+class NystromSVCOptions(OptionsBase):
+    """The expert knobs of :class:`~hsskern.NystromSVC` and :class:`~hsskern.NystromSVCCV`:
+    the landmarks and the feature map (defaults :class:`~hsskern.NystromFeatures`'), and the
+    linear solver's.
+
+    Parameters
+    ----------
+    eig_cutoff : float in [0, 1), default 1e-6
+        Relative eigenvalue cutoff of K(Z, Z).
+    max_kmeans_samples : int, default 20000
+    kmeans_iter : int, default 5
+    intercept_scaling : float, default 1.0
+        The intercept is the weight of a constant feature of this value, so it is
+        regularized by (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
+    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
+        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
+        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
+        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
+        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
+        and along a C path the Gram matrix of the active rows is updated rather than
+        recomputed.
+    """
+
+    landmarks: str = _MAP_DEFAULTS["landmarks"]
+    eig_cutoff: float = _MAP_DEFAULTS["eig_cutoff"]
+    max_kmeans_samples: int = _MAP_DEFAULTS["max_kmeans_samples"]
+    kmeans_iter: int = _MAP_DEFAULTS["kmeans_iter"]
+    intercept_scaling: float = 1.0
+    newton_solver: str = "auto"
+
+    def _check(self):
+        if self.landmarks not in LANDMARK_METHODS:
+            raise ValueError(f"landmarks must be one of {tuple(LANDMARK_METHODS)}, got "
+                             f"{self.landmarks!r}")
+        check_positive(self.eig_cutoff, "eig_cutoff", minimum=0.0)
+        if not self.eig_cutoff < 1:
+            raise ValueError(f"eig_cutoff must be in [0, 1), got {self.eig_cutoff!r}")
+        check_positive(self.max_kmeans_samples, "max_kmeans_samples", integer=True, minimum=1)
+        check_positive(self.kmeans_iter, "kmeans_iter", integer=True, minimum=1)
+        check_positive(self.intercept_scaling, "intercept_scaling", minimum=0.0)
+        if self.newton_solver not in NEWTON_SOLVERS:
+            raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got "
+                             f"{self.newton_solver!r}")
+
+
+@dataclass(frozen=True, repr=False)
+class PathSettings(OptionsBase):
+    """What an estimator resolves for one fit or path from its own parameters and hands a
+    backend beside its options object (not an expert knob: the estimator sets every field).
+
+    Parameters
+    ----------
+    tol : float, default 1e-3
+        The exact solve's stopping gap (LIBSVM's ``tol``).
+    admm_tol : float or None, default 1e-2
+        The ADMM's stopping gap (LIBSVM's measure); None: ``admm_max_iter`` iterations.
+    n_decades : int, default 0
+        Reach the first C from C / 10^n_decades, one C per decade (the ADMM route).
+    probe_C : float or None, default None
+        One fit's C, at which ``start="auto"`` may measure the support vectors' share on a
+        subsample (None: a path).
+    store_kernel : bool or None, default True
+        Whether the exact route from zero may store K (False: only as one-byte codes; None:
+        never).
+    engine : {"auto", "cached", "block"}, default "auto"
+        The exact engine of a problem solved from zero ("auto": the plan's).
+    exact_limit : float or None, default None
+        ``solve_exact="auto"`` skips the exact solve of a column whose n x n_SV product
+        exceeds it; None: the route's (``RouteOptions.exact_limit``).
+    random_state : int, Generator or None
+        The compression's seed.
+    verbose : int, default 0
+        The compression's verbosity.
+    max_time : float or None
+        Seconds the staged exact solve may take (None: no limit).
+    products : object or None
+        The decision-value products of the exact decomposition (the Dask engine's); None:
+        computed here.
+    started : float or None
+        ``time.perf_counter()`` when the fit started (the time budget counts from it).
+    """
+
+    tol: float = 1e-3
+    admm_tol: float = 1e-2
+    n_decades: int = 0
+    probe_C: float = None
+    store_kernel: object = True
+    engine: str = "auto"
+    exact_limit: float = None
+    random_state: object = None
+    verbose: int = 0
+    max_time: float = None
+    products: object = None
+    started: float = None
+
+    def _check(self):
+        check_number("tol", self.tol)
+        check_number("admm_tol", self.admm_tol, allow_none=True)
+        check_number("n_decades", self.n_decades, integer=True)
+        check_number("probe_C", self.probe_C, open_low=True, allow_none=True)
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        check_number("exact_limit", self.exact_limit, allow_none=True)
+        check_number("max_time", self.max_time, allow_none=True)
+
+
+def compression_of(options):
+    """The :class:`CompressionOptions` fields of ``options`` (any group that has them, such
+    as an :class:`HSSOptions`), as keywords."""
+    return {name: getattr(options, name) for name in CompressionOptions.field_names()}

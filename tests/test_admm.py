@@ -5,8 +5,8 @@ from sklearn.svm import SVC
 
 from hsskern import kernel_operator
 from hsskern.factors import DenseCholeskyFactor
-from hsskern.solvers.admm import (default_beta, kkt_violation, svm_dual_admm,
-                                  svm_dual_admm_path)
+from hsskern.solvers.admm import (DualADMM, DualADMMOptions, default_beta, kkt_violation,
+                                  svm_dual_admm, svm_dual_admm_path)
 
 
 @pytest.fixture(autouse=True)
@@ -29,8 +29,9 @@ def _problem(n=300, d=2, seed=0, h=1.0):
     return K, y
 
 
-def _tight(F, K, y, C, **kw):
-    return svm_dual_admm(F, K, y, C, max_iter=20000, kkt_tol=1e-7, relaxation=1.6, **kw)
+def _tight(F, K, y, C, **fields):
+    return svm_dual_admm(F, K, y, C, options=DualADMMOptions(max_iter=20000, kkt_tol=1e-7,
+                                                             relaxation=1.6, **fields))
 
 
 @pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
@@ -57,8 +58,8 @@ def test_matches_libsvm_precomputed(C):
 def test_dual_feasibility(seed, logC, logb, iters, rel):
     K, y = _problem(n=120, seed=seed)
     C = 10.0 ** logC
-    res = svm_dual_admm(DenseCholeskyFactor(K, 10.0 ** logb), K, y, C, max_iter=iters,
-                        relaxation=rel)
+    res = svm_dual_admm(DenseCholeskyFactor(K, 10.0 ** logb), K, y, C,
+                        options=DualADMMOptions(max_iter=iters, relaxation=rel))
     a = res.alpha
     assert np.all(a >= 0) and np.all(a <= C)
     np.testing.assert_array_equal(res.dual_coef, y * a)
@@ -74,8 +75,8 @@ def test_equality_constraint_exact_in_x_step():
     K, y = _problem(n=80)
     F = DenseCholeskyFactor(K, 3.0)
     xs = []
-    svm_dual_admm(F, K, y, 1.0, max_iter=5, relaxation=1.0,
-                  callback=lambda k, z, rp, rd: xs.append(k))
+    DualADMM(F, K, y, 1.0, options=DualADMMOptions(max_iter=5, relaxation=1.0)).solve(
+        callback=lambda k, z, rp, rd: xs.append(k))
     w = F.solve(np.ones(80))
     q = 1.0 + np.random.default_rng(0).normal(size=80)
     u = F.solve(y * q)
@@ -106,9 +107,9 @@ def test_warm_path_equals_cold_starts():
     K, y = _problem(n=250, seed=3)
     Cs = [0.1, 1.0, 10.0]
     F = DenseCholeskyFactor(K, 1.0)
-    kw = dict(max_iter=20000, kkt_tol=1e-6, relaxation=1.6)
-    warm = svm_dual_admm_path(F, K, y, Cs, warm_start=True, **kw)
-    cold = [svm_dual_admm(F, K, y, C, **kw) for C in Cs]
+    options = DualADMMOptions(max_iter=20000, kkt_tol=1e-6, relaxation=1.6)
+    warm = svm_dual_admm_path(F, K, y, Cs, warm_start=True, options=options)
+    cold = [svm_dual_admm(F, K, y, C, options=options) for C in Cs]
     for w, c in zip(warm, cold):
         assert w.C == c.C and w.converged and c.converged
         np.testing.assert_allclose(K @ w.dual_coef + w.bias, K @ c.dual_coef + c.bias,
@@ -123,9 +124,9 @@ def test_block_labels_equal_separate_runs():
     y2 = np.where(rng.random(150) < 0.4, 1.0, -1.0)
     Y = np.column_stack([y, y2])
     F = DenseCholeskyFactor(K, 2.0)
-    both = svm_dual_admm(F, K, Y, 1.0, max_iter=40)
+    both = svm_dual_admm(F, K, Y, 1.0, options=DualADMMOptions(max_iter=40))
     for j, yy in enumerate((y, y2)):
-        one = svm_dual_admm(F, K, yy, 1.0, max_iter=40)
+        one = svm_dual_admm(F, K, yy, 1.0, options=DualADMMOptions(max_iter=40))
         np.testing.assert_allclose(both.alpha[:, j], one.alpha, atol=1e-12)
         assert both.bias[j] == pytest.approx(one.bias, abs=1e-10)
 
@@ -138,8 +139,8 @@ def test_residual_balancing_moves_beta_and_reaches_gap():
     def refactor(b):
         built.append(b)
         return DenseCholeskyFactor(K, b)
-    res = svm_dual_admm(DenseCholeskyFactor(K, 100.0), K, y, C, max_iter=3000, kkt_tol=1e-3,
-                        relaxation=1.6, refactor=refactor)
+    res = svm_dual_admm(DenseCholeskyFactor(K, 100.0), K, y, C, refactor=refactor,
+                        options=DualADMMOptions(max_iter=3000, kkt_tol=1e-3, relaxation=1.6))
     assert res.converged and built and res.beta < 100.0
     KYa = K @ res.dual_coef
     assert kkt_violation(KYa[:, None], y[:, None], res.alpha[:, None], C)[0] <= 1e-3
@@ -148,8 +149,8 @@ def test_residual_balancing_moves_beta_and_reaches_gap():
 def test_overrelaxation_and_kkt_gap_decrease():
     K, y = _problem(n=200)
     F = DenseCholeskyFactor(K, 1.0)
-    its = [svm_dual_admm(F, K, y, 1.0, max_iter=5000, kkt_tol=1e-4, kkt_every=1,
-                         relaxation=r).n_iter for r in (1.0, 1.6)]
+    its = [svm_dual_admm(F, K, y, 1.0, options=DualADMMOptions(
+        max_iter=5000, kkt_tol=1e-4, kkt_every=1, relaxation=r)).n_iter for r in (1.0, 1.6)]
     assert its[1] < its[0]
 
 
@@ -168,7 +169,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="-1, \\+1"):
         svm_dual_admm(F, K, (y > 0).astype(float), 1.0)
     with pytest.raises(ValueError, match="relaxation"):
-        svm_dual_admm(F, K, y, 1.0, relaxation=2.0)
+        svm_dual_admm(F, K, y, 1.0, options=DualADMMOptions(relaxation=2.0))
     with pytest.raises(ValueError, match="entries"):
         svm_dual_admm(F, K, y[:-1], 1.0)
 
@@ -176,7 +177,8 @@ def test_bad_input():
 def test_no_margin_vectors_bias_from_bounds():
     # with a tiny C every alpha sits at a bound: the bias comes from the feasible interval
     K, y = _problem(n=100)
-    res = svm_dual_admm(DenseCholeskyFactor(K, 1e3), K, y, 1e-4, max_iter=200)
+    res = svm_dual_admm(DenseCholeskyFactor(K, 1e3), K, y, 1e-4,
+                        options=DualADMMOptions(max_iter=200))
     assert np.isfinite(res.bias)
 
 
@@ -190,8 +192,8 @@ def test_needs_only_the_factor_protocol():
 
         def solve(self, b):
             return F.solve(b)
-    a = svm_dual_admm_path(Minimal(), K, y, [0.5, 5.0], max_iter=30)
-    b = svm_dual_admm_path(F, K, y, [0.5, 5.0], max_iter=30)
+    a = svm_dual_admm_path(Minimal(), K, y, [0.5, 5.0], options=DualADMMOptions(max_iter=30))
+    b = svm_dual_admm_path(F, K, y, [0.5, 5.0], options=DualADMMOptions(max_iter=30))
     for ra, rb in zip(a, b):
         np.testing.assert_array_equal(ra.alpha, rb.alpha)
 
@@ -204,9 +206,10 @@ def test_divergence_on_indefinite_approximation_is_caught():
     lam, V = np.linalg.eigh(K)
     lam[:20] = -0.5
     Ki = (V * lam) @ V.T
-    res, factor = svm_dual_admm(DenseCholeskyFactor(Ki, 0.8), Ki, y, 100.0, max_iter=400,
-                                kkt_tol=1e-9, relaxation=1.6, return_factor=True,
-                                refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    solver = DualADMM(DenseCholeskyFactor(Ki, 0.8), Ki, y, 100.0,
+                      refactor=lambda b: DenseCholeskyFactor(Ki, b),
+                      options=DualADMMOptions(max_iter=400, kkt_tol=1e-9, relaxation=1.6))
+    res, factor = solver.solve(), solver.factor
     assert factor.beta == res.beta  # the factor in force at the end comes back
     gaps = [g for _, g in res.kkt_history]
     assert np.all(np.isfinite(gaps)) and np.isfinite(res.bias)
@@ -214,9 +217,10 @@ def test_divergence_on_indefinite_approximation_is_caught():
     assert res.beta >= 8.0 and res.state["beta_floor"] >= 8.0
     assert np.all((res.alpha >= 0) & (res.alpha <= 100.0))
     # a path hands the floor on: the next C never rebalances below it
-    nxt = svm_dual_admm(factor, Ki, y, 1000.0, max_iter=50, kkt_tol=1e-9,
-                        warm_start=res.state, beta_floor=res.state["beta_floor"],
-                        refactor=lambda b: DenseCholeskyFactor(Ki, b))
+    nxt = svm_dual_admm(factor, Ki, y, 1000.0, warm_start=res.state,
+                        beta_floor=res.state["beta_floor"],
+                        refactor=lambda b: DenseCholeskyFactor(Ki, b),
+                        options=DualADMMOptions(max_iter=50, kkt_tol=1e-9))
     assert nxt.beta >= res.state["beta_floor"]
 
 
@@ -226,11 +230,12 @@ def test_warm_start_carries_its_beta_floor():
     K, y = _problem(n=200)
     F = DenseCholeskyFactor(K, 50.0)
     refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
-    free = svm_dual_admm(F, K, y, 100.0, max_iter=60, refactor=refactor)
+    free = svm_dual_admm(F, K, y, 100.0, refactor=refactor, options=DualADMMOptions(max_iter=60))
     assert free.beta < 40.0  # without a floor, balancing at C = 100 goes below it
-    first = svm_dual_admm(F, K, y, 0.1, max_iter=20)
+    first = svm_dual_admm(F, K, y, 0.1, options=DualADMMOptions(max_iter=20))
     state = {**first.state, "beta_floor": 40.0}
-    res = svm_dual_admm(F, K, y, 100.0, max_iter=60, warm_start=state, refactor=refactor)
+    res = svm_dual_admm(F, K, y, 100.0, warm_start=state, refactor=refactor,
+                        options=DualADMMOptions(max_iter=60))
     assert res.state["beta_floor"] >= 40.0 and res.beta >= 40.0
 
 
@@ -279,30 +284,25 @@ def _same_result(a, b):
 
 
 def test_the_class_and_its_options_are_the_one_call_form():
-    """DualADMM(...).solve() with DualADMMOptions is svm_dual_admm bit for bit; an argument
-    of the one-call form left at its default leaves the options' field alone, one given
-    sets it."""
+    """DualADMM(...).solve() with DualADMMOptions is svm_dual_admm bit for bit, and its path
+    form on one C after another the same runs; the one-call forms take the options only."""
     from hsskern.solvers.admm import DualADMM, DualADMMOptions
     K, y = _problem(n=150)
     refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
-    kw = dict(max_iter=80, kkt_tol=1e-4, relaxation=1.6, kkt_every=5)
-    ref = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor, **kw)
-    opts = DualADMMOptions(**kw)
+    opts = DualADMMOptions(max_iter=80, kkt_tol=1e-4, relaxation=1.6, kkt_every=5)
+    ref = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor, options=opts)
     solver = DualADMM(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor, options=opts)
     _same_result(solver.solve(), ref)
     assert solver.factor.beta == ref.beta
-    _same_result(svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, refactor=refactor,
-                               options=opts), ref)
-    # max_iter given: it wins over the options' field
-    short = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, max_iter=7, options=opts)
+    short = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 3.0, options=opts.replace(max_iter=7))
     assert short.n_iter == 7
     path = svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0, 3.0], options=opts,
                               refactor=refactor)
-    for a, b in zip(path, svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0, 3.0],
-                                             refactor=refactor, **kw)):
-        _same_result(a, b)
-    with pytest.raises(TypeError, match="unexpected"):
-        svm_dual_admm_path(DenseCholeskyFactor(K, 1.0), K, y, [1.0], return_factor=True)
+    first = svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 1.0, refactor=refactor,
+                          options=opts)
+    _same_result(path[0], first)
+    with pytest.raises(TypeError, match="unexpected"):  # the tunables are options' fields
+        svm_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 1.0, max_iter=7)
 
 
 @pytest.mark.parametrize("field, value", [("max_iter", -1), ("max_iter", 2.5),

@@ -432,7 +432,10 @@ def _spelled(case):
     """The case's parameters as ``set_params`` takes them: an expert knob (a field of the
     estimator's options object) by its nested name ``options__<field>``."""
     import hsskern
-    fields = getattr(getattr(hsskern, case["estimator"]), "_legacy_names", ())
+    cls = getattr(hsskern, case["estimator"])
+    options = getattr(cls, "_options_class", None)
+    flat = cls().get_params(deep=False)
+    fields = () if options is None else set(options.field_names()) - set(flat)
     return {(f"options__{k}" if k in fields else k): v for k, v in case["params"].items()}
 
 
@@ -516,10 +519,11 @@ def cases(draw, variant, benign):
         p["random_state"] = seed
         if name == "HSSSVC":
             approximation, _, refine = flavour.partition("-")
-            p.update(approximation=approximation, refine=refine == "refine", C=draw(_C(benign)))
+            p.update(approximation=approximation, solve_exact=refine == "refine",
+                     C=draw(_C(benign)))
         else:
             p["approximation"] = draw(st.sampled_from(["hss", "exact"]))
-            p["refine"] = draw(st.sampled_from([True, False, "auto"]))
+            p["solve_exact"] = draw(st.sampled_from([True, False, "auto"]))
             p["Cs"] = draw(st.one_of(st.integers(1, 4), _C_grid(benign)))
             widths = draw(st.lists(_width(spec, benign, names=("h",)), min_size=1, max_size=2))
             p["h"] = [w["h"] for w in widths]

@@ -229,6 +229,88 @@ def test_the_evaluators_input_rules_are_written_once(name):
     assert where == ["hsskern.kernels._surface"]
 
 
+MAX_PARAMETERS = 10
+MAX_BACKEND_ARGUMENTS = 6
+
+#: Solver-layer functions still over MAX_PARAMETERS without a comment above them saying why
+#: (a comment naming "parameters"), to be cut by their owners: options groups and problem
+#: data in place of keywords. A function leaving this list must not come back.
+MANY_PARAMETERS_ALLOWED = {
+    "hsskern/solvers/cached_smo.py:solve_classifier",
+    "hsskern/solvers/cached_smo.py:solve_dual",
+    "hsskern/solvers/exact_path.py:ExactBackend._solve_column",
+    "hsskern/solvers/exact_path.py:_ValidationTracker.__init__",
+    "hsskern/solvers/fpc_admm.py:fpc_admm",
+    "hsskern/solvers/gp.py:_dense_route",
+    "hsskern/solvers/gp.py:gp_hyperparameter_search",
+    "hsskern/solvers/hss_path.py:prepare_decomposition",
+    "hsskern/solvers/nystrom_path.py:nystrom_svm_path",
+    "hsskern/solvers/nystrom_path.py:prepare_nystrom",
+    "hsskern/solvers/ridge_path.py:_one_alpha",
+    "hsskern/solvers/ridge_path.py:ridge_path",
+    "hsskern/solvers/sparse_path.py:sparse_cholesky_svm_path",
+    "hsskern/solvers/ssn.py:_newton",
+    "hsskern/solvers/ssn.py:l2svm_newton",
+    "hsskern/solvers/ssn.py:l2svm_newton_path",
+}
+
+
+def _parameter_count(node):
+    a = node.args
+    names = [x.arg for x in a.posonlyargs + a.args]
+    n = len(names) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
+    return n - (1 if names and names[0] in ("self", "cls") else 0)
+
+
+def _solver_functions():
+    """{"path:qualname": (parameters, comment above)} of every function under solvers/."""
+    out = {}
+    for module, path in MODULES.items():
+        if not module.startswith("hsskern.solvers"):
+            continue
+        lines = path.read_text().splitlines()
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+
+        def visit(node, prefix):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    visit(child, prefix + child.name + ".")
+                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                above, k = [], first - 2
+                while k >= 0 and lines[k].lstrip().startswith("#"):
+                    above.append(lines[k])
+                    k -= 1
+                out[f"{rel}:{prefix}{child.name}"] = (_parameter_count(child), " ".join(above))
+                visit(child, prefix + child.name + ".")
+
+        visit(ast.parse("\n".join(lines)), "")
+    return out
+
+
+def test_solver_functions_take_few_parameters():
+    many = {k: n for k, (n, above) in _solver_functions().items()
+            if n > MAX_PARAMETERS and "parameters" not in above}
+    new = {k: v for k, v in many.items() if k not in MANY_PARAMETERS_ALLOWED}
+    assert not new, (f"solver functions over {MAX_PARAMETERS} parameters: {new}; pass an "
+                     "options group or the problem as data, or say above the def why")
+    stale = MANY_PARAMETERS_ALLOWED - set(many)
+    assert not stale, f"no longer over, remove from MANY_PARAMETERS_ALLOWED: {sorted(stale)}"
+
+
+@pytest.mark.parametrize("module, name", [("hsskern.solvers.hss_path", "HSSBackend"),
+                                          ("hsskern.solvers.svr_path", "SVRBackend"),
+                                          ("hsskern.solvers.exact_path", "ExactBackend")])
+def test_backends_take_their_options_whole(module, name):
+    # (kernel, options, settings, memory_budget, log, ...): the options object is handed
+    # down, never unpacked into fields of the backend
+    tree = ast.parse(MODULES[module].read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+    fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign)]
+    assert "options" in fields and len(fields) <= MAX_BACKEND_ARGUMENTS, fields
+
+
 #: Module-level UPPER_CASE numbers under hsskern/solvers that are not tunables: rounding
 #: noise, with why beside each.
 NUMBERS_NOT_TUNABLES = {

@@ -238,7 +238,7 @@ def test_default_budget_follows_an_address_space_limit():
     import sys
     code = (
         "import resource, numpy as np\n"
-        "from hsskern import MemoryBudgetError, HSSKernelRidge\n"
+        "from hsskern import MemoryBudgetError, HSSKernelRidge, RidgeOptions\n"
         "from hsskern.utils._memory import available_memory\n"
         "size = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status')\n"
         "            if l.startswith('VmSize:'))\n"
@@ -247,7 +247,7 @@ def test_default_budget_follows_an_address_space_limit():
         "assert 0 < left <= 2**28, left\n"
         "X = np.random.default_rng(0).normal(size=(20000, 5))\n"
         "try:\n"  # the dense K alone takes 3.2 GB
-        "    HSSKernelRidge(approximation='exact').fit(X, X[:, 0])\n"
+        "    HSSKernelRidge(options=RidgeOptions(approximation='exact')).fit(X, X[:, 0])\n"
         "except MemoryBudgetError as e:\n"
         "    print('refused:', e)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -24,6 +24,7 @@ from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refi
 from hsskern.solvers.hss_path import HSSBackend, resolve_engine
 from hsskern.solvers.plan import RouteOptions, engine_for, plan_fit
 from hsskern.solvers.refine import continuation_start
+from hsskern.options import HSSSVCOptions, PathSettings
 from svm_reference import gap_tol
 
 
@@ -202,8 +203,9 @@ def test_route_forced_each_way_is_svcs_svm(engine):
     X, y, rng = _problem(7, 300, 3)
     w = rng.uniform(0.5, 2.0, size=300)
     kern = make_kernel("gaussian", gamma=0.5)
-    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                         engine=engine)
+    backend = HSSBackend(kern,
+                         HSSSVCOptions(start="decomposition", solve_exact=True),
+                         PathSettings(tol=1e-8, engine=engine))
     prob = backend.prepare(X, y[:, None])
     assert resolve_engine(prob, engine) == engine
     sols = backend.path(prob, y[:, None], [1.0, 10.0], weights=w)
@@ -226,8 +228,10 @@ def _routes_are_svcs_svm(X, y, cases):
     ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
     probs = []
     for opts, rules, route in cases:
-        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                             smo_options=opts, route=rules)
+        backend = HSSBackend(kern,
+                             HSSSVCOptions(start="decomposition", solve_exact=True, smo=opts),
+                             PathSettings(tol=1e-8),
+                             route=rules)
         prob = backend.prepare(X, y[:, None])
         assert resolve_engine(prob, "auto") == route == prob.stats["plan"]["engine"]
         coef = backend.path(prob, y[:, None], [1.0])[0].dual_coef[:, 0]
@@ -312,7 +316,9 @@ def test_points_past_max_points_bytes_take_the_block_route_with_the_same_svm():
     K = kernel_operator(X, kern).to_dense()
     ref = SVC(C=2.0, gamma=0.2, tol=1e-8).fit(X, y)
     for o, route in ((opts, "cached"), (tight, "block")):
-        backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
+        backend = HSSBackend(kern,
+                             HSSSVCOptions(start="decomposition", solve_exact=True),
+                             PathSettings(tol=1e-8),
                              route=replace(o, probe_points=200))
         prob = backend.prepare(X, y[:, None])
         assert resolve_engine(prob, "auto") == route
@@ -414,7 +420,8 @@ def test_callable_kernel_takes_the_block_route():
     kern = make_kernel(lambda A, B: A @ B.T)
     with pytest.raises(ValueError, match="block"):
         solve_dual(X, kern, y, 1.0)
-    prob = HSSBackend(kern, start="decomposition", refine=True).prepare(X, y[:, None])
+    backend = HSSBackend(kern, HSSSVCOptions(start="decomposition", solve_exact=True))
+    prob = backend.prepare(X, y[:, None])
     assert resolve_engine(prob, "auto") == "block"
 
 
@@ -449,7 +456,9 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
     n, d, C = 900, 3, 2.0
     X, y, _ = _problem(23, n, d)
     kern = make_kernel("gaussian", gamma=0.3)
-    base = HSSBackend(kern, start="auto", refine=True, refine_tol=1e-8,
+    base = HSSBackend(kern,
+                      HSSSVCOptions(start="auto", solve_exact=True),
+                      PathSettings(tol=1e-8),
                       route=RouteOptions(probe_points=200, small_n=500))
     assert base.resolve_start(n, d) == "admm"
     assert base.resolve_start(n, d, sv_share=base.refine_limit / n ** 2) == "decomposition"
@@ -458,7 +467,8 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
     ref = SVC(C=C, gamma=0.3, tol=1e-8).fit(X, y)
     routes = {}
     for probe_C, limit in ((C, base.refine_limit), (None, base.refine_limit), (C, 1.0)):
-        backend = replace(base, probe_C=probe_C, refine_limit=limit)
+        backend = replace(base, settings=base.settings.replace(probe_C=probe_C,
+                                                               exact_limit=limit))
         prob = backend.prepare(X, y[:, None])
         routes[probe_C, limit] = prob.start
         if prob.start == "decomposition":  # the share measured, passed on to the engine rule

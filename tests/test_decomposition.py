@@ -9,6 +9,7 @@ from sklearn.datasets import make_classification
 from hsskern.kernels import kernel_operator
 from hsskern.solvers.decomposition import Decomposition, DecompositionOptions
 from hsskern.solvers.refine import refine_exact
+from hsskern.solvers.engines import BlockEngine, DualProblem
 
 
 def _problem(seed, n=200, d=4):
@@ -23,7 +24,7 @@ def _problem(seed, n=200, d=4):
     ("shrinking", "sometimes"), ("sync_rounds", 0), ("small_max_ws", 2.5),
     ("max_smo_iter", True)])
 def test_options_refuse_values_outside_their_range_by_name(field, value):
-    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+    with pytest.raises(ValueError, match=f"DecompositionOptions: {field} must be"):
         DecompositionOptions(**{field: value})
 
 
@@ -31,11 +32,12 @@ def test_options_are_frozen_and_have_the_documented_defaults():
     o = DecompositionOptions()
     with pytest.raises(dataclasses.FrozenInstanceError):
         o.newton = False
-    # the defaults refine_exact's keyword arguments have
-    kw = refine_exact.__kwdefaults__
-    for name in ("max_ws", "max_chunk", "max_rounds", "sub_tol", "max_smo_iter", "newton",
-                 "block_reuse", "shrinking"):
-        assert getattr(o, name) == kw[name]
+    # the defaults the class documents (and refine_exact's keywords had before they moved)
+    documented = dict(max_ws=None, max_chunk=16000, max_rounds=None, sub_tol=0.1,
+                      max_smo_iter=None, newton=True, block_reuse=True, shrinking="auto")
+    for name, value in documented.items():
+        assert getattr(o, name) == value
+        assert f"{name} : " in DecompositionOptions.__doc__
 
 
 @pytest.mark.parametrize("seed, C, weighted", [(0, 1.0, False), (1, 30.0, True)])
@@ -52,21 +54,19 @@ def test_refine_exact_is_the_object_solve_bit_for_bit(seed, C, weighted):
     assert a.converged and b.converged and a.newton_steps > 0
     assert a.rounds == b.rounds and a.smo_iters == b.smo_iters
     assert np.array_equal(a.alpha, b.alpha) and np.array_equal(a.decision, b.decision)
-    # the same arguments spelled as refine_exact's keywords: the same run
-    c = refine_exact(K, y, C, weights=w, tol=1e-6, max_ws=40, max_chunk=60,
-                     max_rounds=10_000, options=DecompositionOptions(
-                         newton_min_free=2, newton_free_fraction=0.0, smo_before_newton=0.0))
+    # the same problem through the engine interface: the same run
+    c = BlockEngine(opts).solve(DualProblem(K, y, weights=w), C, tol=1e-6)
     assert c.smo_iters == a.smo_iters and np.array_equal(c.alpha, a.alpha)
 
 
-def test_a_keyword_left_at_its_default_keeps_the_options_field():
+def test_the_first_working_set_is_as_large_as_the_options_allow():
     K, y = _problem(2)
     small = DecompositionOptions(max_ws=20, max_chunk=20)
     # from alpha = 0 every point violates: the first working set is as large as allowed
-    r = refine_exact(K, y, 1.0, max_rounds=1, options=small)  # max_ws, max_chunk: defaults
+    r = refine_exact(K, y, 1.0, options=small.replace(max_rounds=1))
     assert r.ws_sizes == [20]
-    r = refine_exact(K, y, 1.0, max_rounds=1, max_ws=30, max_chunk=30, options=small)
-    assert r.ws_sizes == [30]  # given: they win
+    r = refine_exact(K, y, 1.0, options=small.replace(max_rounds=1, max_ws=30, max_chunk=30))
+    assert r.ws_sizes == [30]
 
 
 def test_a_solve_can_be_repeated_on_one_object():
@@ -101,7 +101,7 @@ def test_a_round_under_max_time_is_sized_to_the_time_left():
 @pytest.mark.parametrize("field, value", [("timed_first_ws", 1), ("timed_min_ws", 0),
                                           ("timed_round_share", 1.5)])
 def test_timed_options_refuse_values_outside_their_range(field, value):
-    with pytest.raises(ValueError, match=f"DecompositionOptions.{field} must be"):
+    with pytest.raises(ValueError, match=f"DecompositionOptions: {field} must be"):
         DecompositionOptions(**{field: value})
 
 
@@ -112,5 +112,5 @@ def test_no_round_cap_by_default_so_a_long_solve_converges():
     small = DecompositionOptions(max_ws=4, max_chunk=4, newton=False)
     done = refine_exact(K, y, 1.0, tol=1e-3, options=small)
     assert done.converged and done.rounds > 200 and done.gap < 1e-3
-    capped = refine_exact(K, y, 1.0, tol=1e-3, max_rounds=200, options=small)
+    capped = refine_exact(K, y, 1.0, tol=1e-3, options=small.replace(max_rounds=200))
     assert not capped.converged and capped.rounds == 200 and capped.gap >= 1e-3

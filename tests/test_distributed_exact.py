@@ -19,6 +19,8 @@ from hsskern.distributed import DaskExactSVC, DaskProducts  # noqa: E402
 from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
 from hsskern.solvers.refine import LocalProducts, refine_exact  # noqa: E402
+from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
+from hsskern.options import DecompositionOptions
 from dask_cluster import two_worker_client  # noqa: E402
 
 # the crash plugin and the engine subclasses are defined here; workers cannot import this file
@@ -130,12 +132,12 @@ def test_decomposition_on_workers_equals_serial(client, seed, logC, n_blocks, st
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     alpha0 = np.random.default_rng(seed).uniform(0, C, y.size) if start else None
-    kw = dict(max_ws=40, max_chunk=40, max_rounds=10_000, shrinking=True)
+    options = DecompositionOptions(max_ws=40, max_chunk=40, max_rounds=10_000, shrinking=True)
     local = _Counting(X, KERNEL)
-    a = refine_exact(K, y, C, alpha0, products=local, **kw)
+    a = BlockEngine(options, products=local).solve(DualProblem(K, y), C, DualStart(alpha0))
     eng = DaskProducts(X, KERNEL, client=client, n_blocks=n_blocks)
     try:
-        b = refine_exact(K, y, C, alpha0, products=eng, **kw)
+        b = BlockEngine(options, products=eng).solve(DualProblem(K, y), C, DualStart(alpha0))
         # every task ran where its block is: no block was ever copied to another worker
         assert all(len(w) == 1 for w in eng.placement())
     finally:
@@ -167,8 +169,8 @@ def test_the_client_receives_vectors_never_a_block(client):
     eng = _KeepResults(X, KERNEL, client=client, n_blocks=4)
     eng.kept = []
     try:
-        res = refine_exact(K, y, C, alpha0, products=eng, max_ws=200, max_chunk=200,
-                           max_rounds=3)
+        res = BlockEngine(DecompositionOptions(max_ws=200, max_chunk=200, max_rounds=3),
+                          products=eng).solve(DualProblem(K, y), C, DualStart(alpha0))
         n = y.size
         assert eng.log[0]["cols"] == n
         for call in eng.log:
@@ -210,17 +212,17 @@ class CrashOnCall(WorkerPlugin):
 def _reference(seed=11, C=3.0):
     X, y = _problem(seed, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
-    kw = dict(max_ws=30, max_chunk=30, max_rounds=10_000)
-    return X, y, K, C, kw, refine_exact(K, y, C, **kw)
+    options = DecompositionOptions(max_ws=30, max_chunk=30, max_rounds=10_000)
+    return X, y, K, C, options, refine_exact(K, y, C, options=options)
 
 
 def test_worker_killed_during_a_round_changes_nothing(client, tmp_path):
-    X, y, K, C, kw, ref = _reference()
+    X, y, K, C, options, ref = _reference()
     marker = str(tmp_path / "crashed")
     client.register_plugin(CrashOnCall(marker, call=3))
     eng = DaskProducts(X, KERNEL, client=client)
     try:
-        res = refine_exact(K, y, C, products=eng, **kw)
+        res = BlockEngine(options, products=eng).solve(DualProblem(K, y), C)
     finally:
         client.unregister_worker_plugin(CrashOnCall.name)
         eng.close()
@@ -235,7 +237,7 @@ async def _die():
 
 
 def test_worker_killed_between_rounds_changes_nothing(client):
-    X, y, K, C, kw, ref = _reference()
+    X, y, K, C, options, ref = _reference()
     eng = DaskProducts(X, KERNEL, client=client)
     killed = []
 
@@ -246,7 +248,8 @@ def test_worker_killed_between_rounds_changes_nothing(client):
             killed.append(victim)
 
     try:
-        res = refine_exact(K, y, C, products=eng, callback=kill_after_round_4, **kw)
+        res = BlockEngine(options, products=eng).solve(DualProblem(K, y), C,
+                                                         callback=kill_after_round_4)
     finally:
         eng.close()
     assert killed and eng.replaced >= 1
@@ -296,10 +299,10 @@ def _stuck_engine(client, X, mode, **kw):
 
 
 def test_a_task_lost_without_notice_is_resubmitted_after_task_timeout(client):
-    X, y, K, C, kw, ref = _reference()
+    X, y, K, C, options, ref = _reference()
     eng = _stuck_engine(client, X, "lost")
     try:
-        res = refine_exact(K, y, C, products=eng, **kw)
+        res = BlockEngine(options, products=eng).solve(DualProblem(K, y), C)
     finally:
         client.cancel([eng.gate])
         eng.close()
@@ -310,14 +313,14 @@ def test_a_task_lost_without_notice_is_resubmitted_after_task_timeout(client):
 
 
 def test_a_task_that_does_not_finish_raises_a_timeout_naming_it(client, tmp_path):
-    X, y, K, C, kw, ref = _reference()
+    X, y, K, C, options, ref = _reference()
     release = str(tmp_path / "release")
     eng = _stuck_engine(client, X, "hung", max_retries=3)
     eng.release = release
     holder = eng.placement()[eng.block][0]
     try:
         with pytest.raises(TimeoutError, match="does not answer") as err:
-            refine_exact(K, y, C, products=eng, **kw)
+            BlockEngine(options, products=eng).solve(DualProblem(K, y), C)
         assert f"block {eng.block} on {holder}" in str(err.value)
         assert "block 0" not in str(err.value)
         assert eng.calls == 1 and eng.resubmitted == 0  # a running task is not lost

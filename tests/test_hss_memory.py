@@ -9,6 +9,8 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from hsskern.hss import estimate_memory
+from hsskern.options import HSSSVCOptions
+from hsskern.options import HSSSVROptions
 
 GEN_GMM = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_gmm.py"
 
@@ -114,8 +116,8 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     # a shift far from the balanced one: the ADMM rebalances beta at every C
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
                           hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64, random_state=0))
-    sols = hss_svm_path(problem, y[:, None], [0.1, 1.0, 10.0, 100.0], refine=False,
-                        max_iter=60, warn=False)
+    sols = hss_svm_path(problem, y[:, None], [0.1, 1.0, 10.0, 100.0],
+                        options=HSSSVCOptions(solve_exact=False, admm_max_iter=60), warn=False)
     assert len(builds) >= 3, builds  # the first factor and at least two refactors
     assert most[0] <= 2
     assert problem.factor.beta == sols[-1].info["beta"]  # the path's last factor is the problem's
@@ -124,6 +126,7 @@ def test_a_c_path_keeps_at_most_two_factors_alive(monkeypatch):
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), beta=1e-4,
                           hss_options=HSSOptions(rel_tol=1e-6, leaf_size=64, random_state=0))
     hss_svr_path(problem, X[:, 0] + 0.1 * rng.normal(size=600), [0.1, 1.0, 10.0, 100.0],
-                 epsilon=0.1, refine=False, max_iter=60, warn=False)
+                 epsilon=0.1, options=HSSSVROptions(solve_exact=False, admm_max_iter=60),
+                 warn=False)
     assert len(builds) >= 3, builds
     assert most[0] <= 2

@@ -14,6 +14,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern import HSSSVCOptions
 from hsskern.kernels import make_kernel
 from hsskern.solvers.hss_path import HSSBackend
+from hsskern.options import PathSettings
 
 
 @pytest.fixture(autouse=True)
@@ -222,8 +223,10 @@ def test_a_skipped_exact_step_is_named_in_the_warning():
     decomposition was skipped and what solves it exactly, not only "raise max_iter"."""
     X, y, _, _ = _data()
     y = np.where(y == 1, 1.0, -1.0)
-    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact", start="admm",
-                         refine="auto", refine_limit=1.0, max_iter=2)
+    backend = HSSBackend(make_kernel("gaussian", h=1.0),
+                         HSSSVCOptions(start="admm", approximation="exact", solve_exact="auto",
+                                       admm_max_iter=2),
+                         PathSettings(exact_limit=1.0))
     prob = backend.prepare(X, y[:, None])
     with pytest.warns(ConvergenceWarning, match="exact decomposition was skipped") as rec:
         sol = backend.path(prob, y[:, None], [10.0])[0]
@@ -318,8 +321,8 @@ def test_admm_refactors_that_fail_run_no_lanczos(monkeypatch):
         problem = prepare_hss(X, make_kernel("gaussian", h=0.3), hss_options=HSSOptions(
             rel_tol=1e-1, abs_tol=1e-2, max_rank=20, leaf_size=64, random_state=0))
     suggested.clear()
-    sols = hss_svm_path(problem, y[:, None], [1.0, 100.0, 1e4], refine=False, max_iter=100,
-                        warn=False)
+    sols = hss_svm_path(problem, y[:, None], [1.0, 100.0, 1e4],
+                        options=HSSSVCOptions(solve_exact=False, admm_max_iter=100), warn=False)
     assert failed  # the ADMM did try a shift that fails
     assert not suggested
     assert all(np.isfinite(s.dual_coef).all() for s in sols)

@@ -320,7 +320,7 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
     original = ExactBackend.path
 
     def recording(self, *args, **kwargs):
-        seen.append((self.max_time, self.started))
+        seen.append((self.settings.max_time, self.settings.started))
         return original(self, *args, **kwargs)
     monkeypatch.setattr(ExactBackend, "path", recording)
     X, y, _ = blobs(12, 4, 15)
@@ -330,12 +330,15 @@ def test_time_budget_is_shared_by_the_pairs(monkeypatch):
     Y[np.arange(y.size), y] = 1
     for n_jobs in (1, 2):
         seen.clear()
-        b = PairwiseBackend(replace(backend.inner, started=None), n_jobs=n_jobs)
+        inner = backend.inner
+        b = PairwiseBackend(replace(inner, settings=inner.settings.replace(started=None)),
+                            n_jobs=n_jobs)
         b.path(b.prepare(X, Y), Y, [1.0])
         assert seen == [(pytest.approx(60.0 * n_jobs / 6), None)] * 6
     # a budget counted from the fit's start: the pairs share what is left of it
     seen.clear()
-    b = PairwiseBackend(replace(backend.inner, started=time.perf_counter() - 30.0), n_jobs=2)
+    started = backend.inner.settings.replace(started=time.perf_counter() - 30.0)
+    b = PairwiseBackend(replace(backend.inner, settings=started), n_jobs=2)
     b.path(b.prepare(X, Y), Y, [1.0])
     assert all(t == pytest.approx(30.0 * 2 / 6, abs=0.5) and s is None for t, s in seen)
 

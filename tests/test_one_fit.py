@@ -23,15 +23,22 @@ from hsskern.solvers.exact_path import ExactBackend
 from hsskern.solvers.hss_path import HSSBackend
 from hsskern.solvers.one_fit import OneFitBackend
 from hsskern.solvers.plan import RouteOptions
+from hsskern.options import PathSettings
 
 
 @pytest.fixture
 def small_reach(monkeypatch):
     """The boundaries scaled to 500 points: past them, and past 10^4 entries, one fit probes
     300 points and grows its stages from 200."""
-    monkeypatch.setattr(hss_svc, "HSSBackend", functools.partial(
-        HSSBackend, refine_limit=1e4, route=RouteOptions(probe_points=300, small_n=500)))
-    monkeypatch.setattr(hss_svc, "ExactBackend", functools.partial(ExactBackend, subsample=200))
+    def backend(kernel, options, settings, **kw):
+        return HSSBackend(kernel, options, settings.replace(exact_limit=1e4),
+                          route=RouteOptions(probe_points=300, small_n=500), **kw)
+
+    def staged(kernel, options, settings, **kw):
+        return ExactBackend(kernel, options.replace(subsample=200), settings, **kw)
+
+    monkeypatch.setattr(hss_svc, "HSSBackend", backend)
+    monkeypatch.setattr(hss_svc, "ExactBackend", staged)
 
 
 def _data(n, seed, classes=2):
@@ -92,8 +99,10 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     share; an unmeasured share, an explicit start or no exact step keep the HSS start."""
     kern = make_kernel("gaussian", gamma=0.5)
     n, limit, small = 1000, 1e5, RouteOptions(small_n=500, stage_limit=1e6)
-    fit = OneFitBackend(HSSBackend(kern, start="auto", refine="auto", refine_limit=limit,
-                                   probe_C=1.0, route=small), ExactBackend(kern))
+    fit = OneFitBackend(HSSBackend(kern,
+                                   HSSSVCOptions(start="auto", solve_exact="auto"),
+                                   PathSettings(exact_limit=limit, probe_C=1.0),
+                                   route=small), ExactBackend(kern))
     assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past refine, within stages
     assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
     assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
@@ -102,11 +111,17 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
     many = replace(fit, hss=replace(fit.hss, route=replace(small, stage_min=4e4)))
     assert many.resolve_start(n, 3, 0.05) == "staged"
     assert many.resolve_start(n, 3, 0.03) == "decomposition"
-    exact = OneFitBackend(HSSBackend(kern, start="auto", refine=True, probe_C=1.0,
-                                     refine_limit=limit, route=small), ExactBackend(kern))
+    exact = OneFitBackend(HSSBackend(kern,
+                                     HSSSVCOptions(start="auto", solve_exact=True),
+                                     PathSettings(probe_C=1.0, exact_limit=limit),
+                                     route=small), ExactBackend(kern))
     assert exact.resolve_start(n, 3, 2.0) == "staged"
-    for hss in (HSSBackend(kern, start="admm", refine="auto", refine_limit=limit),
-                HSSBackend(kern, start="auto", refine=False, refine_limit=limit)):
+    for hss in (HSSBackend(kern,
+                           HSSSVCOptions(start="admm", solve_exact="auto"),
+                           PathSettings(exact_limit=limit)),
+                HSSBackend(kern,
+                           HSSSVCOptions(start="auto", solve_exact=False),
+                           PathSettings(exact_limit=limit))):
         assert OneFitBackend(hss, ExactBackend(kern)).resolve_start(n, 3, 0.5) == "admm"
 
 

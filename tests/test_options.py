@@ -1,6 +1,5 @@
 """One source of defaults: the estimators' expert knobs in one frozen options object, reached
-by nested names (``options__max_rank``) through get_params / set_params / GridSearchCV, and
-the old flat spellings still working for one release with a FutureWarning."""
+by nested names (``options__max_rank``) through get_params / set_params / GridSearchCV."""
 import dataclasses
 import inspect
 import pickle
@@ -13,8 +12,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
 import hsskern
-from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions, HSSSVROptions
-from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions
+from hsskern import HSSOptions, HSSSVC, HSSSVCCV, HSSSVCOptions
+from hsskern.options import ADMMOptions, CompressionOptions, ExactSolveOptions, OptionsBase
 
 SVC_PARAMS = set(inspect.signature(SVC).parameters)
 # hsskern's extras beyond SVC's 15 (issue 60: memory_budget, options, warm_start; HSSSVC's
@@ -148,44 +147,6 @@ def test_options_are_validated_when_built():
         HSSSVC(options=HSSOptions()).fit(X, y)  # the wrong options type
 
 
-def test_old_flat_spelling_warns_and_gives_the_identical_model():
-    X, y = _data()
-    old_kw = dict(rel_tol=1e-4, max_rank=40, leaf_size=32, start="admm", refine=False,
-                  beta=10.0, relaxation=1.5, adaptive_beta=False)
-    with pytest.warns(FutureWarning, match=r"options=HSSSVCOptions") as rec:
-        old = HSSSVC(h=1.0, C=2.0, random_state=0, **old_kw)
-    assert rec[0].filename == __file__  # points at the caller
-    new_kw = {("solve_exact" if k == "refine" else k): v for k, v in old_kw.items()}
-    new = HSSSVC(h=1.0, C=2.0, random_state=0, options=HSSSVCOptions(**new_kw))
-    assert old.get_params() == new.get_params()
-    np.testing.assert_array_equal(old.fit(X, y).decision_function(X),
-                                  new.fit(X, y).decision_function(X))
-    # set_params with an old name, and the kernel by position
-    with pytest.warns(FutureWarning, match="options__max_rank"):
-        est = HSSSVC().set_params(max_rank=40)
-    assert est.options == HSSSVCOptions(max_rank=40)
-    with pytest.warns(FutureWarning, match="kernel='laplacian'"):
-        assert HSSSVC("laplacian").kernel == "laplacian"
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        HSSSVC(no_such_parameter=1)
-
-
-def test_old_flat_spelling_of_the_cv_warns_and_gives_the_identical_model():
-    X, y = _data()
-    with pytest.warns(FutureWarning, match="multiclass"):
-        old = HSSSVCCV(h=[0.5, 1.0], Cs=[1.0, 10.0], random_state=0, approximation="exact",
-                       multiclass="ovr")
-    new = HSSSVCCV(h=[0.5, 1.0], Cs=[1.0, 10.0], random_state=0,
-                   options=HSSSVCOptions(approximation="exact", multiclass="ovr"))
-    assert old.get_params() == new.get_params()
-    old.fit(X, y)
-    new.fit(X, y)
-    assert old.best_params_ == new.best_params_
-    np.testing.assert_array_equal(old.cv_results_["mean_test_score"],
-                                  new.cv_results_["mean_test_score"])
-    np.testing.assert_array_equal(old.decision_function(X), new.decision_function(X))
-
-
 def test_options_classes_are_public():
     assert "HSSSVCOptions" in hsskern.__all__
     with warnings.catch_warnings():
@@ -200,13 +161,13 @@ def _regression_data(n=120, seed=0):
     return X, np.sin(X).sum(axis=1)
 
 
-# one case per estimator with an options object: its old flat spelling, the same knobs in its
-# options class, and data it fits in a second
-LEGACY_CASES = {
+# one case per estimator with an options object: its flat parameters, knobs of its options
+# class, and data it fits in a second
+CASES = {
     "HSSSVR": (hsskern.HSSSVR, dict(h=1.0, C=3.0),
                dict(approximation="exact", max_chunk=50, beta=5.0), _regression_data),
     "HSSSVRCV": (hsskern.HSSSVRCV, dict(h=1.0, Cs=[1.0, 3.0], random_state=0),
-                 dict(approximation="exact", refine="auto"), _regression_data),
+                 dict(approximation="exact", solve_exact="auto"), _regression_data),
     "ExactSVC": (hsskern.ExactSVC, dict(h=1.0, C=3.0, random_state=0),
                  dict(subsample=60, validation_fraction=0.1, max_chunk=40, leaf_size=32),
                  _data),
@@ -226,28 +187,17 @@ LEGACY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(LEGACY_CASES))
-def test_each_estimators_old_spelling_warns_and_gives_the_identical_model(name):
-    cls, flat, knobs, data = LEGACY_CASES[name]
-    X, y = data()
-    with pytest.warns(FutureWarning, match=cls._options_class.__name__):
-        old = cls(**flat, **knobs)
-    new = cls(**flat, options=cls._options_class(**knobs))
-    assert old.get_params() == new.get_params()
-    old.fit(X, y)
-    new.fit(X, y)
-    np.testing.assert_array_equal(old.predict(X), new.predict(X))
-    with pytest.warns(FutureWarning, match=f"options__{next(iter(knobs))}"):
-        clone(new).set_params(**{next(iter(knobs)): getattr(new.options, next(iter(knobs)))})
-
-
-@pytest.mark.parametrize("name", list(LEGACY_CASES))
+@pytest.mark.parametrize("name", list(CASES))
 def test_each_estimators_deep_params_reach_its_options(name):
-    cls = LEGACY_CASES[name][0]
+    cls = CASES[name][0]
     est = cls()
     deep = est.get_params(deep=True)
+    defaults = cls._options_class()
+    groups = {g: type(getattr(defaults, g)) for g in defaults.field_names()
+              if isinstance(getattr(defaults, g), OptionsBase)}  # nested: decomposition, smo
     assert {k for k in deep if k.startswith("options__")} == {
-        f"options__{f}" for f in cls._options_class.field_names()}
+        f"options__{f}" for f in cls._options_class.field_names()} | {
+        f"options__{g}__{f}" for g, group in groups.items() for f in group.field_names()}
     field = cls._options_class.field_names()[-1]
     value = getattr(cls._options_class(), field)
     est.set_params(**{f"options__{field}": value})
@@ -255,27 +205,26 @@ def test_each_estimators_deep_params_reach_its_options(name):
     assert clone(est).get_params() == est.get_params()
 
 
-def test_the_renamed_field_solve_exact_takes_its_old_name_refine_with_a_warning():
-    """``refine`` -> ``solve_exact`` (it turns the exact solve on; it does not polish): the
-    old name in the constructor, replace, nested set_params, an attribute read and the flat
-    estimator parameter all give the new field, each with a FutureWarning naming it."""
-    new = HSSSVCOptions(solve_exact=False)
-    with pytest.warns(FutureWarning, match="'refine' is renamed 'solve_exact'"):
-        assert HSSSVCOptions(refine=False) == new
-    with pytest.warns(FutureWarning, match="solve_exact"):
-        assert HSSSVROptions(refine=False).solve_exact is False
-    with pytest.warns(FutureWarning, match="solve_exact"):
-        assert HSSSVCOptions().replace(refine=False) == new
-    with pytest.warns(FutureWarning, match="solve_exact"):
-        assert new.refine is False
-    with pytest.warns(FutureWarning, match="solve_exact"):
-        assert HSSSVC().set_params(options__refine=False).options == new
-    with pytest.warns(FutureWarning, match=r"HSSSVCOptions\(solve_exact=") as rec:
-        est = HSSSVC(refine=False)
-    assert est.options == new and rec[0].filename == __file__
-    with pytest.warns(FutureWarning, match="options__solve_exact"):
-        assert HSSSVC().set_params(refine=False).options == new
-    with pytest.raises(TypeError, match="one field"):
-        HSSSVCOptions(refine=False, solve_exact=True)
-    assert "options__solve_exact" in HSSSVC().get_params()
-    assert "options__refine" not in HSSSVC().get_params()
+
+
+def test_the_engines_groups_reach_the_engine_through_set_params_and_gridsearchcv():
+    """options__decomposition__<field> and options__engine, set by set_params or searched by
+    GridSearchCV, are what the exact engine runs with: the working sets stay within the
+    nested max_ws, the route is the engine asked for, and the SVM is SVC's either way."""
+    X, y = _data()
+    ref = SVC(C=1.0, gamma=0.5).fit(X, y)
+    base = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition", engine="block"))
+    small = clone(base).set_params(options__decomposition__max_ws=8, options__max_chunk=8,
+                                   options__decomposition__ws_per_change=0).fit(X, y)
+    rr = small.admm_["refinement"][0]
+    assert small.route_ == "block decomposition" and max(rr.ws_sizes) <= 8 and rr.converged
+    cached = clone(base).set_params(options__engine="cached").fit(X, y)
+    assert cached.route_ == "cached SMO"
+    for m in (small, cached):
+        np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
+                                   atol=5e-3)
+    search = GridSearchCV(base, {"options__decomposition__max_ws": [8, 64],
+                                 "options__max_chunk": [64]}, cv=2).fit(X, y)
+    assert sorted(search.cv_results_["param_options__decomposition__max_ws"]) == [8, 64]
+    assert search.best_estimator_.options.decomposition.max_ws in (8, 64)
+    assert search.best_estimator_.options.engine == "block"

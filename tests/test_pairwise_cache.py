@@ -89,7 +89,8 @@ def test_no_fast_path_where_the_plan_is_not_the_cached_engine():
     X, y = _blobs(4, 3, 30)
     Y = _one_vs_rest(y, 3)
     inner = _inner(X)
-    blocked = replace(inner, hss=replace(inner.hss, engine="block"))
+    blocked = replace(inner, hss=replace(inner.hss,
+                                         settings=inner.hss.settings.replace(engine="block")))
     prepared = PairwiseBackend(blocked).prepare(X, Y)
     assert prepared.cached is None and prepared.problems[0] is not None
 

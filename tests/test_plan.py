@@ -117,7 +117,7 @@ def test_the_start_of_each_shape(case, expected):
     assert start == expected and reason
     # the HSS backend's start and OneFitBackend's are the plan's
     kern = make_kernel(kernel, **({} if kernel in ("gaussian", "laplacian") else {"gamma": 1.0}))
-    hss = HSSBackend(kern, start="auto", refine=exact)
+    hss = HSSBackend(kern, HSSSVCOptions(start="auto", solve_exact=exact))
     backend = OneFitBackend(hss, ExactBackend(kern)) if one_fit else hss
     assert backend.resolve_start(n, 10, share) == expected
 

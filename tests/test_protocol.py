@@ -224,7 +224,8 @@ def test_prepared_problems_pickle():
     from hsskern.solvers.hss_path import HSSBackend
     X, y = _data()
     Y = np.where(y == "pos", 1.0, -1.0)[:, None]
-    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact")
+    backend = HSSBackend(make_kernel("gaussian", h=1.0),
+                         HSSSVCOptions(start="admm", approximation="exact"))
     problem = backend.prepare(X, Y)
     back = pickle.loads(pickle.dumps(problem))
     assert dict(back.timings) == dict(problem.timings)

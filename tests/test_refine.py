@@ -12,6 +12,9 @@ from hsskern.kernels._eval import max_threads
 from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_sets, kkt_violation
 from hsskern.solvers.refine import continuation_start, feasible_start, refine_exact
+from hsskern.options import PathSettings
+from hsskern.solvers.engines import BlockEngine, DualProblem
+from hsskern.options import DecompositionOptions
 
 
 def _problem(seed, n=240, d=4, sep=0.8):
@@ -55,8 +58,8 @@ def test_decomposition_reaches_the_exact_svm_from_any_start(seed, logC, h, start
     if start == "svc":  # LIBSVM's own answer at another C: a near-but-wrong start
         ref = SVC(C=2 * C, gamma=1 / (2 * h * h)).fit(X, y)
         alpha0[ref.support_] = np.abs(ref.dual_coef_[0])
-    r = refine_exact(K, y, C, alpha0, max_ws=max_ws, max_chunk=max(max_ws, 8),
-                     max_rounds=100_000)
+    options = DecompositionOptions(max_ws=max_ws, max_chunk=max(max_ws, 8), max_rounds=100_000)
+    r = refine_exact(K, y, C, alpha0, options=options)
     assert r.converged and r.gap < 1e-3
     assert max(r.ws_sizes, default=0) <= max(max_ws, 8)
     _assert_exact_svm(K, y, C, r, X, h)
@@ -223,11 +226,12 @@ def test_dual_objective_never_rises_over_rounds():
     X, y = _problem(5, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
     Kd = K.to_dense()
-    objs = [_dual_objective(Kd, y, refine_exact(K, y, 10.0, max_ws=20, max_chunk=20,
-                                                max_rounds=k).alpha) for k in range(0, 12)]
+    capped = [DecompositionOptions(max_ws=20, max_chunk=20, max_rounds=k) for k in range(0, 12)]
+    objs = [_dual_objective(Kd, y, refine_exact(K, y, 10.0, options=o).alpha) for o in capped]
     assert np.all(np.diff(objs) <= 1e-9)
     assert objs[-1] < objs[0]
-    r = refine_exact(K, y, 10.0, max_ws=20, max_chunk=20, max_rounds=3)
+    r = refine_exact(K, y, 10.0,
+                     options=DecompositionOptions(max_ws=20, max_chunk=20, max_rounds=3))
     assert not r.converged and r.rounds == 3 and r.gap > 1e-3  # honest when it stops early
 
 
@@ -279,7 +283,7 @@ def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
     info = m.admm_["refinement"][0]
     assert info.converged and info.rounds >= 1
     assert m.route_ == "HSS + ADMM start" and m.fit_time_["refine"] > 0
-    raw = HSSSVC(options=opts.replace(refine=False), **loose).fit(Xtr, ytr)
+    raw = HSSSVC(options=opts.replace(solve_exact=False), **loose).fit(Xtr, ytr)
     assert raw.admm_["refinement"] is None
     assert np.mean(raw.predict(Xt) == ref.predict(Xt)) < agree
 
@@ -289,17 +293,20 @@ def test_auto_refine_skips_when_the_exact_product_is_too_large():
     # here); refine=True refines regardless
     X, y = make_classification(300, 4, random_state=0)
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
-    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact")
+    backend = HSSBackend(make_kernel("gaussian", h=1.0),
+                         HSSSVCOptions(start="admm", approximation="exact"))
     problem = backend.prepare(X)
     Cs = [1e-3, 1e-2, 0.1, 1.0]
-    auto = hss_svm_path(problem, Y, Cs, refine="auto", refine_limit=10.0)
+    auto = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact="auto"),
+                        settings=PathSettings(exact_limit=10.0))
     info = auto[-1].info["refinement"][0]
     assert info.skipped is not None and "refine='auto'" in info.skipped and info.rounds == 0
-    raw = hss_svm_path(problem, Y, Cs, refine=False)
+    raw = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact=False))
     for a, r in zip(auto, raw):
         np.testing.assert_array_equal(a.dual_coef, r.dual_coef)
         np.testing.assert_array_equal(a.intercept, r.intercept)
-    forced = hss_svm_path(problem, Y, Cs, refine=True, refine_limit=10.0)
+    forced = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact=True),
+                          settings=PathSettings(exact_limit=10.0))
     assert all(s.info["refinement"][0].converged for s in forced)
 
 
@@ -330,7 +337,7 @@ def test_working_set_shrinks_to_the_available_memory(monkeypatch):
     monkeypatch.setattr(decomposition, "available_memory", lambda: 2 * 8 * 30 ** 2)
     X, y = _problem(8, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
-    r = refine_exact(K, y, 1.0, max_rounds=10_000)
+    r = refine_exact(K, y, 1.0, options=DecompositionOptions(max_rounds=10_000))
     assert r.converged and max(r.ws_sizes) <= 30
     _assert_exact_svm(K, y, 1.0, r, X, 1.0)
 
@@ -348,7 +355,8 @@ def test_verbose_2_reports_each_decomposition_round(capsys):
 
 
 def _exact_solution(K, y, C):
-    return refine_exact(K, y, C, tol=1e-9, newton=False, max_rounds=100_000).alpha
+    return refine_exact(K, y, C, tol=1e-9,
+                        options=DecompositionOptions(newton=False, max_rounds=100_000)).alpha
 
 
 @settings(max_examples=25, deadline=None)
@@ -424,12 +432,12 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
 
         mp.setattr(refine_mod, "smo_block", smo)
         mp.setattr(refine_mod, "_newton_free", newton)
-        r = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8),
-                         max_rounds=100_000, options=eager)
+        r = refine_exact(K, y, C, options=eager.replace(max_ws=max_ws, max_chunk=max(max_ws, 8),
+                                                        max_rounds=100_000))
     assert r.converged and r.gap < 1e-3
     _assert_exact_svm(K, y, C, r, X, 1.0)
-    plain = refine_exact(K, y, C, max_ws=max_ws, max_chunk=max(max_ws, 8), newton=False,
-                         max_rounds=100_000)
+    plain = refine_exact(K, y, C, options=DecompositionOptions(
+        max_ws=max_ws, max_chunk=max(max_ws, 8), newton=False, max_rounds=100_000))
     assert plain.newton_steps == 0
     # a Newton step exactly after each eligible SMO left unfinished
     after = [b for a, b in zip(events, events[1:] + ["end"]) if a == "due"]
@@ -446,14 +454,14 @@ def test_the_decomposition_does_not_depend_on_the_clock(monkeypatch):
     from hsskern.solvers.decomposition import DecompositionOptions
     X, y = _problem(5, n=600, sep=0.5)
     K = kernel_operator(X, "gaussian", h=1.0)
-    opts = DecompositionOptions(newton_min_free=20, newton_free_fraction=0.5)
-    kw = dict(max_ws=200, max_chunk=200, max_rounds=100_000, options=opts)
-    base = refine_exact(K, y, 30.0, **kw)
+    opts = DecompositionOptions(newton_min_free=20, newton_free_fraction=0.5, max_ws=200,
+                                max_chunk=200, max_rounds=100_000)
+    base = refine_exact(K, y, 30.0, options=opts)
     assert base.newton_steps > 0 and base.converged
     for seed in (0, 1):
         ticks = iter(np.cumsum(np.random.default_rng(seed).exponential(1.0, 10 ** 6)))
         monkeypatch.setattr(refine_mod, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
-        r = refine_exact(K, y, 30.0, **kw)
+        r = refine_exact(K, y, 30.0, options=opts)
         np.testing.assert_array_equal(r.alpha, base.alpha)
         assert r.rounds == base.rounds and r.newton_steps == base.newton_steps
 
@@ -555,8 +563,9 @@ def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, l
         seen.append((state.gap, gap, np.max(np.abs(state.f - KYa))))
         return state.rounds >= stop_after
 
-    r = refine_exact(K, y, C, max_ws=4, max_chunk=8, max_rounds=10_000, callback=cb,
-                     shrinking=True)
+    engine = BlockEngine(DecompositionOptions(max_ws=4, max_chunk=8, max_rounds=10_000,
+                                              shrinking=True))
+    r = engine.solve(DualProblem(K, y), C, callback=cb)
     assert np.all(r.alpha >= 0) and np.all(r.alpha <= C)
     assert abs(y @ r.alpha) <= 1e-9 * C * len(y)
     gap, KYa = _true_gap(K, y, r.alpha, C)
@@ -573,11 +582,12 @@ def test_a_stopped_decomposition_reports_the_true_gap_of_what_it_returns(seed, l
 def test_max_time_stops_between_rounds_with_a_valid_point():
     X, y = _problem(3, n=400)
     K = kernel_operator(X, "gaussian", h=0.5)
-    r = refine_exact(K, y, 10.0, max_ws=4, max_chunk=8, max_rounds=10_000, max_time=0.0)
+    small = DecompositionOptions(max_ws=4, max_chunk=8, max_rounds=10_000)
+    r = BlockEngine(small).solve(DualProblem(K, y), 10.0, max_time=0.0)
     assert r.stopped == "max_time" and r.rounds == 0 and not r.converged
     gap, _ = _true_gap(K, y, r.alpha, 10.0)
     assert r.gap == pytest.approx(gap) and gap > 1e-3
-    full = refine_exact(K, y, 10.0, max_ws=4, max_chunk=8, max_rounds=10_000, max_time=1e9)
+    full = BlockEngine(small).solve(DualProblem(K, y), 10.0, max_time=1e9)
     assert full.converged and full.stopped is None
 
 
@@ -591,9 +601,9 @@ def test_shrinking_reaches_the_exact_svm_of_all_points(seed, logC, h, max_ws):
     X, y = _problem(seed, n=400)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=h)
-    kw = dict(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
-    on = refine_exact(K, y, C, shrinking=True, **kw)
-    off = refine_exact(K, y, C, shrinking=False, **kw)
+    options = DecompositionOptions(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
+    on = refine_exact(K, y, C, options=options.replace(shrinking=True))
+    off = refine_exact(K, y, C, options=options.replace(shrinking=False))
     assert on.converged and off.converged and off.syncs == 0
     assert on.syncs >= 1 and on.kernel_entries["sync"] > 0
     _assert_exact_svm(K, y, C, on, X, h)
@@ -605,9 +615,9 @@ def test_shrinking_spares_kernel_entries_of_points_far_from_the_margin():
     # fewer entries than updating every point every round (here about half)
     X, y = _problem(1, n=4000, sep=1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
-    kw = dict(max_ws=256, max_chunk=256, max_rounds=100_000)
-    on = refine_exact(K, y, 10.0, shrinking=True, **kw)
-    off = refine_exact(K, y, 10.0, shrinking=False, **kw)
+    options = DecompositionOptions(max_ws=256, max_chunk=256, max_rounds=100_000)
+    on = refine_exact(K, y, 10.0, options=options.replace(shrinking=True))
+    off = refine_exact(K, y, 10.0, options=options.replace(shrinking=False))
     assert on.converged and off.converged
     used = on.kernel_entries["update"] + on.kernel_entries["sync"]
     assert used < 0.7 * off.kernel_entries["update"]
@@ -632,9 +642,9 @@ def test_the_decision_products_go_through_the_given_engine(seed, logC):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     eng = _CountingProducts(X, make_kernel("gaussian", h=1.0))
-    kw = dict(max_ws=16, max_chunk=16, max_rounds=10_000, shrinking=True)
-    a = refine_exact(K, y, C, **kw)
-    b = refine_exact(K, y, C, products=eng, **kw)
+    options = DecompositionOptions(max_ws=16, max_chunk=16, max_rounds=10_000, shrinking=True)
+    a = refine_exact(K, y, C, options=options)
+    b = BlockEngine(options, products=eng).solve(DualProblem(K, y), C)
     assert eng.calls == b.rounds + 1 + b.syncs  # the start, one update per round, the syncs
     np.testing.assert_array_equal(a.alpha, b.alpha)
     np.testing.assert_allclose(a.decision, b.decision, rtol=0, atol=1e-12)

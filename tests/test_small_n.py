@@ -23,6 +23,7 @@ from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_decomposi
 from hsskern.solvers.plan import RouteOptions, decomposition_memory
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
+from hsskern.options import PathSettings
 
 
 @pytest.fixture(autouse=True)
@@ -133,23 +134,26 @@ def test_single_fit_reaches_its_C_from_zero_and_matches_the_admm_route(C):
 
 def test_auto_rule():
     kern = make_kernel("gaussian", h=1.0)
-    b = HSSBackend(kern, start="auto")
+    b = HSSBackend(kern, HSSSVCOptions(start="auto"))
     small_n = RouteOptions().small_n
     assert b.resolve_start(small_n, 10) == "decomposition"
     assert b.resolve_start(small_n + 1, 10) == "admm"
     assert b.resolve_start(100, 1000) == "decomposition"
     # the explicit options win, and auto keeps the ADMM where the user asked for its pieces
-    assert HSSBackend(kern, start="admm").resolve_start(100, 3) == "admm"
-    assert HSSBackend(kern, start="decomposition").resolve_start(10 ** 6, 3) == "decomposition"
-    assert HSSBackend(kern, start="auto", refine=False).resolve_start(100, 3) == "admm"
-    assert HSSBackend(kern, start="auto", approximation="exact").resolve_start(100, 3) == "admm"
+    assert HSSBackend(kern, HSSSVCOptions(start="admm")).resolve_start(100, 3) == "admm"
+    starts = {"decomposition": HSSSVCOptions(start="decomposition"),
+              "no exact step": HSSSVCOptions(start="auto", solve_exact=False),
+              "dense": HSSSVCOptions(start="auto", approximation="exact")}
+    assert HSSBackend(kern, starts["decomposition"]).resolve_start(10 ** 6, 3) == "decomposition"
+    assert HSSBackend(kern, starts["no exact step"]).resolve_start(100, 3) == "admm"
+    assert HSSBackend(kern, starts["dense"]).resolve_start(100, 3) == "admm"
     # refine="auto" would skip a start above refine_limit: auto keeps the ADMM there
-    assert HSSBackend(kern, start="auto", refine_limit=100.0 ** 2 - 1).resolve_start(
-        100, 3) == "admm"
+    assert HSSBackend(kern, HSSSVCOptions(start="auto"),
+                      PathSettings(exact_limit=100.0 ** 2 - 1)).resolve_start(100, 3) == "admm"
     # the backend's own default is the ADMM route (the SVR's prepare needs the factor)
     assert HSSBackend(kern).resolve_start(100, 3) == "admm"
     with pytest.raises(ValueError, match="start must be one of"):
-        HSSBackend(kern, start="zero").resolve_start(100, 3)
+        HSSBackend(kern, HSSSVCOptions(start="zero")).resolve_start(100, 3)
 
 
 def test_explicit_options_keep_working():
@@ -167,7 +171,8 @@ def test_explicit_options_keep_working():
     # the path function refuses to run the ADMM on a problem without an approximation
     prob = prepare_decomposition(X, make_kernel("gaussian", h=1.0))
     with pytest.raises(ValueError, match="refine=False needs the ADMM"):
-        hss_svm_path(prob, np.where(y == 1, 1.0, -1.0)[:, None], [1.0], refine=False)
+        hss_svm_path(prob, np.where(y == 1, 1.0, -1.0)[:, None], [1.0],
+                     options=HSSSVCOptions(solve_exact=False))
     with pytest.raises(ValueError, match="no approximation to factor"):
         prob.refactor(1.0)
     # the CV's folds and refit take the rule too
@@ -189,7 +194,7 @@ def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
     assert prob.stats["memory_estimate"]["peak"] <= budget
     y_pm = np.where(y == 1, 1.0, -1.0)
     # the block decomposition's working sets are what the budget caps
-    sols = hss_svm_path(prob, y_pm[:, None], CS, refine_tol=EPS, engine="block")
+    sols = hss_svm_path(prob, y_pm[:, None], CS, settings=PathSettings(tol=EPS, engine="block"))
     Kd = kernel_operator(X, kern).to_dense()
     for sol, C in zip(sols, CS):
         rr = sol.info["refinement"][0]
@@ -216,27 +221,27 @@ def test_small_problems_run_on_one_thread_and_give_the_threads_back():
     # cost more than it saved); the caller's thread pools are as they were afterwards
     from threadpoolctl import threadpool_info
 
-    import hsskern.solvers.hss_path as hp
+    from hsskern.solvers.engines import BlockEngine, CachedEngine
     seen = []
-    engines = ("refine_exact", "cached_refine")  # either engine of the exact route
-    real = {name: getattr(hp, name) for name in engines}
+    engines = (BlockEngine, CachedEngine)  # either engine of the exact route
+    real = {cls: cls.solve for cls in engines}
 
-    def spy(name):
-        def run(*a, **kw):
-            if name == "cached_refine":  # sets its own count, without a thread-pool scan
-                seen.append([kw["options"].threads])
+    def spy(cls):
+        def run(self, *a, **kw):
+            if cls is CachedEngine:  # sets its own count, without a thread-pool scan
+                seen.append([self.options.threads])
             else:
                 seen.append(sorted({p["num_threads"] for p in threadpool_info()}))
-            return real[name](*a, **kw)
+            return real[cls](self, *a, **kw)
         return run
     X, y, _ = _binary(4, 200)
     before = [(p["prefix"], p["num_threads"]) for p in threadpool_info()]
-    for name in engines:
-        setattr(hp, name, spy(name))
+    for cls in engines:
+        setattr(cls, "solve", spy(cls))
     try:
         HSSSVC(options=HSSSVCOptions(start="decomposition")).fit_path(X, y, CS[:3])
     finally:
-        for name in engines:
-            setattr(hp, name, real[name])
+        for cls in engines:
+            setattr(cls, "solve", real[cls])
     assert seen and all(s == [1] for s in seen)
     assert [(p["prefix"], p["num_threads"]) for p in threadpool_info()] == before

@@ -23,6 +23,7 @@ from hsskern.kernels import (KERNELS, SparseRowsCrossKernelOperator, SparseRowsK
 from hsskern.kernels.sparse_rows import prefer_sparse_rows
 from hsskern.solvers.hss_path import prepare_decomposition, prepare_hss
 from hsskern.solvers.refine import LocalProducts, refine_exact
+from hsskern.options import PathSettings
 from svm_reference import gap_tol, svc
 
 U = np.finfo(np.float64).eps / 2  # unit roundoff
@@ -542,8 +543,9 @@ def test_the_block_route_on_standardized_binary_features_takes_shifted_rows_and_
     kern = make_kernel("gaussian", gamma=gamma)
     prob = prepare_decomposition(X, kern, engine="block", store_kernel=False)
     assert prob.stats["shifted_rows"] and isinstance(prob.K, SparseRowsKernelOperator)
-    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=1e-8,
-                         engine="block", store_kernel=False)
+    backend = HSSBackend(kern,
+                         HSSSVCOptions(start="decomposition", solve_exact=True),
+                         PathSettings(tol=1e-8, engine="block", store_kernel=False))
     prob = backend.prepare(X, y[:, None])
     assert prob.stats["shifted_rows"]
     sol, = backend.path(prob, y[:, None], [1.0])

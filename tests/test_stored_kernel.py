@@ -19,6 +19,8 @@ from hsskern.solvers.plan import RouteOptions, decomposition_memory
 from hsskern.solvers.refine import LocalProducts, refine_exact
 from svm_reference import assert_same_svm, gap_tol, svc
 from hsskern import HSSSVCOptions
+from hsskern.options import PathSettings
+from hsskern.options import DecompositionOptions
 
 KINDS = [("gaussian", dict(h=1.3)), ("laplacian", dict(h=2.0)),
          ("polynomial", dict(degree=2, gamma=0.3))]
@@ -164,9 +166,9 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, 
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     eps = 1e-10
-    kw = dict(tol=eps, max_ws=ws, max_chunk=ws, max_rounds=100_000)
-    a = refine_exact(K, y, C, **kw)
-    b = refine_exact(K.stored(), y, C, **kw)
+    options = DecompositionOptions(max_ws=ws, max_chunk=ws, max_rounds=100_000)
+    a = refine_exact(K, y, C, tol=eps, options=options)
+    b = refine_exact(K.stored(), y, C, tol=eps, options=options)
     assert a.converged and b.converged
     # entries equal to rounding, so the rounds may part ways; two points at gap eps have
     # kernel parts of their decision values within svm_reference.gap_tol
@@ -186,8 +188,9 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     X = (rng.random((n, 10)) < 0.4) + 0.0
     y = np.where(X[:, :3].sum(1) + 0.5 * rng.normal(size=n) > 1.2, 1.0, -1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
-    kw = dict(tol=1e-8, max_ws=120, max_chunk=120, max_rounds=100_000, C=5.0,
-              options=DecompositionOptions(stored_max_chunk=40, stored_cap_rounds=10 ** 6))
+    kw = dict(tol=1e-8, C=5.0, options=DecompositionOptions(
+        max_ws=120, max_chunk=120, max_rounds=100_000, stored_max_chunk=40,
+        stored_cap_rounds=10 ** 6))
     a, b = refine_exact(K, y, **kw), refine_exact(K.stored(), y, **kw)
     assert a.converged and b.converged
     assert max(a.ws_sizes) > 40 >= max(b.ws_sizes)
@@ -198,7 +201,7 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     changed = b.kernel_entries["update"] / n
     assert changed == int(changed) and changed >= np.count_nonzero(b.alpha)
     # the cap is lifted after stored_cap_rounds rounds (many free points may need it)
-    kw["options"] = DecompositionOptions(stored_max_chunk=40, stored_cap_rounds=2)
+    kw["options"] = kw["options"].replace(stored_cap_rounds=2)
     c = refine_exact(K.stored(), y, **kw)
     assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 
@@ -216,12 +219,13 @@ def test_one_fit_keeps_k_matrix_free_and_a_path_stores_it():
     for purpose in ("fit", "path", "search"):
         backend = est._make_backend(X, [1.0], purpose)
         backend = getattr(backend, "inner", backend)  # one-vs-one's binary backend
-        assert backend.store_kernel == (purpose != "fit")
+        assert backend.settings.store_kernel == (purpose != "fit")
     eps = 1e-10
     solutions = []
     for store in (False, True):
-        b = HSSBackend(make_kernel("gaussian", h=1.0), start="decomposition", refine=True,
-                       refine_tol=eps, engine="block", store_kernel=store)
+        b = HSSBackend(make_kernel("gaussian", h=1.0),
+                       HSSSVCOptions(start="decomposition", solve_exact=True),
+                       PathSettings(tol=eps, engine="block", store_kernel=store))
         prob = b.prepare(X, y[:, None])
         assert prob.stats["stored_kernel"] == store
         assert isinstance(prob.K, StoredKernelOperator) == store
@@ -270,8 +274,9 @@ def test_the_decomposition_route_stores_k_with_many_features_within_the_budget()
         ref = svc(C, 1.0, eps).fit(X, y)
         assert_same_svm(m, ref, X, (X, Xt), y_pm, C * np.ones(n), gap_tol(eps, C, np.ones(n)))
     # the block decomposition on the stored kernel: SVC's SVM at every C of a path
-    backend = HSSBackend(kern, start="decomposition", refine=True, refine_tol=eps,
-                         engine="block")
+    backend = HSSBackend(kern,
+                         HSSSVCOptions(start="decomposition", solve_exact=True),
+                         PathSettings(tol=eps, engine="block"))
     prob = backend.prepare(X, y_pm[:, None])
     assert prob.stats["stored_kernel"] and isinstance(prob.K, StoredKernelOperator)
     K = kernel_operator(X, kern).to_dense()

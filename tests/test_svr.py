@@ -14,10 +14,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern import DenseCholeskyFactor, HSSSVR, HSSSVRCV, HSSSVROptions, kernel_operator
 from hsskern.solvers import SVRBackend, hss_svr_path, svr_dual_admm
+from hsskern.solvers.svr_path import SVRADMMOptions
 from hsskern.solvers.hss_path import prepare_hss
 from hsskern.kernels import make_kernel
 from hsskern.solvers.refine import refine_exact
 from hsskern.solvers.svr_path import svr_variables
+from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
+from hsskern.options import DecompositionOptions
 
 TOL = 1e-3  # LIBSVM's default stopping gap, HSSSVR's default tol
 
@@ -124,8 +127,9 @@ def test_admm_alone_solves_the_svr_dual(seed, logC, epsilon):
     X, y = _data(seed, n=80)
     C = 10.0 ** logC
     Kd = kernel_operator(X, "gaussian", h=1.0).to_dense()
-    res = svr_dual_admm(DenseCholeskyFactor(Kd, 1.0), Kd, y, C, epsilon, max_iter=100_000,
-                        kkt_tol=1e-4, refactor=lambda r: DenseCholeskyFactor(Kd, r))
+    res = svr_dual_admm(DenseCholeskyFactor(Kd, 1.0), Kd, y, C, epsilon,
+                        refactor=lambda r: DenseCholeskyFactor(Kd, r),
+                        options=SVRADMMOptions(max_iter=100_000, kkt_tol=1e-4))
     assert res.converged
     beta = res.dual_coef
     assert np.all(np.abs(beta) <= C) and abs(beta.sum()) <= 1e-6 * C * len(y)
@@ -143,8 +147,9 @@ def test_the_decomposition_reaches_the_optimum_from_any_start():
     Kd = K.to_dense()
     yv, p, index = svr_variables(y, epsilon)
     rng = np.random.default_rng(0)
-    r = refine_exact(K, yv, C, rng.uniform(0, C, 2 * len(y)), p=p, index=index, max_ws=8,
-                     max_chunk=8, max_rounds=100_000)
+    engine = BlockEngine(DecompositionOptions(max_ws=8, max_chunk=8, max_rounds=100_000))
+    r = engine.solve(DualProblem(K, yv, p=p, index=index), C,
+                     DualStart(rng.uniform(0, C, 2 * len(y))))
     assert r.converged and r.gap < TOL
     beta = r.dual_coef
     np.testing.assert_allclose(beta, r.alpha[:100] - r.alpha[100:], atol=1e-15 * C)
@@ -167,9 +172,10 @@ def test_the_classifier_is_the_default_linear_term_bit_for_bit():
     X = rng.normal(size=(150, 3))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
-    plain = refine_exact(K, y, 3.0, max_ws=20, max_chunk=20, shrinking=False)
-    general = refine_exact(K, y, 3.0, max_ws=20, max_chunk=20, p=-np.ones(150),
-                           index=np.arange(150))
+    plain = refine_exact(K, y, 3.0,
+                         options=DecompositionOptions(max_ws=20, max_chunk=20, shrinking=False))
+    general = BlockEngine(DecompositionOptions(max_ws=20, max_chunk=20)).solve(
+        DualProblem(K, y, p=-np.ones(150), index=np.arange(150)), 3.0)
     np.testing.assert_array_equal(plain.alpha, general.alpha)
     np.testing.assert_array_equal(plain.dual_coef, general.dual_coef)
     assert plain.rounds == general.rounds and plain.smo_iters == general.smo_iters
@@ -180,7 +186,8 @@ def test_the_path_continues_without_the_admm_and_with_exact_decision_values():
     # after the first C, each C starts from the previous exact solution scaled (no ADMM), and
     # the scale minimises the dual along that ray (no smaller objective at nearby scales)
     X, y = _data(5, n=150)
-    be = SVRBackend(make_kernel("gaussian", h=1.0), epsilon=0.1, approximation="exact")
+    be = SVRBackend(make_kernel("gaussian", h=1.0),
+                    HSSSVROptions(start="admm", approximation="exact"), epsilon=0.1)
     prob = be.prepare(X)
     sols = be.path(prob, y[:, None], [0.1, 1.0, 10.0, 100.0])
     assert sols[0].n_iter[0] > 0 and all(s.n_iter[0] == 0 for s in sols[1:])
@@ -358,15 +365,15 @@ def test_the_svr_admm_class_is_the_one_call_form():
     K = kernel_operator(X, "gaussian", h=1.0).to_dense()
     refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
     opts = SVRADMMOptions(max_iter=150, kkt_tol=1e-4, kkt_every=5)
-    ref = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, max_iter=150,
-                        kkt_tol=1e-4, kkt_every=5, refactor=refactor)
+    ref = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, refactor=refactor,
+                        options=SVRADMMOptions(max_iter=150, kkt_tol=1e-4, kkt_every=5))
     res = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 10.0, 0.05, refactor=refactor,
                       options=opts).solve()
     for name in ("dual_coef", "bias", "n_iter", "converged", "gap", "beta",
                  "primal_residuals", "dual_residuals"):
         np.testing.assert_array_equal(getattr(res, name), getattr(ref, name))
-    warm = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05, options=opts,
-                         warm_start=ref.state, max_iter=40)
+    warm = svr_dual_admm(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05, warm_start=ref.state,
+                         options=opts.replace(max_iter=40))
     again = SVRDualADMM(DenseCholeskyFactor(K, 1.0), K, y, 30.0, 0.05,
                         options=opts.__class__(max_iter=40, kkt_tol=1e-4, kkt_every=5)
                         ).solve(ref.state)

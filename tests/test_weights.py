@@ -43,6 +43,7 @@ from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
+from hsskern.options import PathSettings
 
 
 @pytest.fixture(autouse=True)
@@ -214,10 +215,11 @@ def test_path_solutions_satisfy_the_weighted_kkt_conditions(seed, refine, logC):
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), approximation="exact")
     Cs = 10.0 ** logC * np.array([0.1, 1.0, 10.0])
-    kw = dict(refine=True, refine_tol=1e-9) if refine else dict(refine=False)
+    options = HSSSVCOptions(solve_exact=bool(refine), admm_max_iter=300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ADMM only: a gap above tol at large C warns
-        sols = hss_svm_path(problem, Y, Cs, w, max_iter=300, **kw)
+        sols = hss_svm_path(problem, Y, Cs, w, options=options,
+                            settings=PathSettings(tol=1e-9 if refine else 1e-3))
     K = problem.approximation
     for C, sol in zip(Cs, sols):
         alpha = np.abs(sol.dual_coef[:, 0])
@@ -274,7 +276,8 @@ def test_score_fold_drops_zero_weight_training_rows_and_weights_the_test_rows():
     sw = _weights(rng, 100, "zeros")
     sw[:2] = 1.0
     tr, te = np.arange(70), np.arange(70, 100)
-    backend = HSSBackend(make_kernel("gaussian", h=1.0), approximation="exact")
+    backend = HSSBackend(make_kernel("gaussian", h=1.0),
+                         HSSSVCOptions(start="admm", approximation="exact"))
     out = score_fold(backend, X, y, tr, te, np.array([1.0]), sample_weight=sw)
     keep = tr[sw[tr] > 0]
     ref = score_fold(backend, X, y, keep, te, np.array([1.0]), sample_weight=sw)

@@ -70,9 +70,10 @@ def _accuracy(m, X, y):
 
 
 def anytime_task(data, params):
-    from hsskern import ExactSVC
+    from hsskern import ExactSVC, ExactSVCOptions
     X, y, Xt, yt = data
-    m = ExactSVC(C=params["C"], h=params["h"], subsample=params["subsample"],
+    m = ExactSVC(C=params["C"], h=params["h"],
+                 options=ExactSVCOptions(subsample=params["subsample"]),
                  max_time=params["max_time"], random_state=0, verbose=1)
     t0 = time.perf_counter()
     m.fit(X, y)
@@ -96,11 +97,11 @@ def subsample_task(data, params):
 
 
 def path_task(data, params):
-    from hsskern import ExactSVC
+    from hsskern import ExactSVC, ExactSVCOptions
     X, y, Xt, yt = data
     t0 = time.perf_counter()
-    models = ExactSVC(h=params["h"], subsample=params["subsample"], random_state=0).fit_path(
-        X, y, params["Cs"])
+    models = ExactSVC(h=params["h"], options=ExactSVCOptions(subsample=params["subsample"]),
+                      random_state=0).fit_path(X, y, params["Cs"])
     t = time.perf_counter() - t0
     per = [{"C": float(m.C), "time": float(sum(v for v in m.fit_time_.values())),
             "score": _accuracy(m, Xt, yt)} for m in models]

@@ -25,7 +25,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
-from ..estimators._options import legacy_init
 from ..estimators.exact_svc import ExactSVC
 from ..kernels.operator import KernelOperator
 from ._threads import run_capped
@@ -452,7 +451,6 @@ class DaskExactSVC(ExactSVC):
         "task_timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
-    @legacy_init
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  probability=False, tol=1e-3, class_weight=None, verbose=0,
                  decision_function_shape="ovr", random_state=None, h=None, max_time=None,

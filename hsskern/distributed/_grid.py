@@ -5,7 +5,6 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..estimators.cv import score_fold
-from ..estimators._options import legacy_init
 from ..estimators.hss_svc import HSSSVCCV
 from ._threads import run_capped
 
@@ -99,7 +98,6 @@ class DaskHSSSVCCV(HSSSVCCV):
         "threads_per_task": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", h=None, shrinking=True,
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,

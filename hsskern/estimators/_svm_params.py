@@ -39,10 +39,14 @@ def smo_max_iter(max_iter):
 def smo_options(est, tol):
     """The SMO engine's options of an estimator with scikit-learn's LIBSVM parameters:
     ``cache_size`` MB of kernel rows, ``shrinking``, ``max_iter`` pair steps and ``tol``
-    (the engine bounds the cache further by the memory budget)."""
-    return SMOOptions(cache_bytes=float(est.cache_size) * 2 ** 20,
-                      shrinking=bool(est.shrinking), max_iter=smo_max_iter(est.max_iter),
-                      tol=float(tol))
+    (the engine bounds the cache further by the memory budget), over the other fields of its
+    options' ``smo`` group where it has one."""
+    # an estimator with an options object (OptionsParamsMixin) may carry an smo group
+    options = est._options() if getattr(est, "_options_class", None) is not None else None
+    base = getattr(options, "smo", None) or SMOOptions()  # the options' other SMO knobs
+    return base.replace(cache_bytes=float(est.cache_size) * 2 ** 20,
+                        shrinking=bool(est.shrinking), max_iter=smo_max_iter(est.max_iter),
+                        tol=float(tol))
 
 
 def engine_options(est, n, d, l=None):

@@ -446,8 +446,7 @@ class PathSearchCV(FitStateMixin, BaseEstimator):
             candidates = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"param_grid: {exc}") from None
-        known = set(self._estimator().get_params()) | set(
-            getattr(self._estimator, "_legacy_names", ()))
+        known = set(self._estimator().get_params())
         unknown = sorted({k for c in candidates for k in c} - known)
         if unknown:
             raise ValueError(f"param_grid names {unknown}, which are not parameters of "

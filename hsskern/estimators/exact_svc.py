@@ -11,19 +11,14 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..options import ExactSVCOptions
+from ..options import ExactSVCOptions, PathSettings
 from ..solvers.exact_path import ExactBackend
 from ..solvers.pairwise import PairwiseBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from .base import PathClassifier
-from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin,
-                         hss_options, kernel_of)
+from .widths import HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin, kernel_of
 
 __all__ = ["ExactSVC"]
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("subsample", "validation_fraction", "rel_tol", "abs_tol", "max_rank", "leaf_size",
-           "n_neighbors", "max_chunk", "multiclass")
 
 
 class ExactSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -113,8 +108,7 @@ or callable, default "rbf"
         ``leaf_size``, ``n_neighbors``, ... as in :class:`HSSSVC`) and ``multiclass``
         ("ovo", SVC's one-vs-one: a binary exact SVM per pair of classes, each split,
         subsampled and grown on its own; or "ovr": one model per class on one split of all
-        points). The old flat parameters of the same names still work for one release, with
-        a ``FutureWarning``.
+        points).
 
     Attributes
     ----------
@@ -172,9 +166,7 @@ or callable, default "rbf"
         "options": [ExactSVCOptions, None],
     }
     _options_class = ExactSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  probability=False, tol=1e-3, class_weight=None, verbose=0,
                  decision_function_shape="ovr", random_state=None, h=None, max_time=None,
@@ -220,8 +212,11 @@ or callable, default "rbf"
 
     def _fit_sigmoids(self, backend, X, Y, w, Cs):
         # each internal fold is a fit of its own: its max_time counts from its start
-        fresh = (replace(backend, inner=replace(backend.inner, started=None))
-                 if isinstance(backend, PairwiseBackend) else replace(backend, started=None))
+        def restarted(b):
+            return replace(b, settings=b.settings.replace(started=None))
+
+        fresh = (replace(backend, inner=restarted(backend.inner))
+                 if isinstance(backend, PairwiseBackend) else restarted(backend))
         return super()._fit_sigmoids(fresh, X, Y, w, Cs)
 
     def _make_backend(self, X, values, purpose):
@@ -230,14 +225,15 @@ or callable, default "rbf"
         # one the decomposition runs to tol on all points, and a hold-out would only lose
         # them (SVC's answer is the one trained on every point)
         held_out = o.validation_fraction if self.max_time is not None else 0.0
+        settings = PathSettings(tol=self.tol, max_time=self.max_time,
+                                n_decades=3 if purpose == "fit" else 0,
+                                random_state=self.random_state,
+                                verbose=max(0, int(self.verbose) - 1),
+                                products=self._products(),
+                                started=getattr(self, "_fit_started", None))
         return self._multiclass_backend(ExactBackend(
-            kernel_of(self, None, X), subsample=o.subsample,
-            validation_fraction=held_out, max_time=self.max_time,
-            tol=self.tol, hss_options=hss_options(self, verbose_offset=1),
-            max_chunk=o.max_chunk, n_decades=3 if purpose == "fit" else 0,
-            memory_budget=self.memory_budget, random_state=self.random_state,
-            products=self._products(), started=getattr(self, "_fit_started", None),
-            log=self._log if self.verbose >= 1 else None))
+            kernel_of(self, None, X), o.replace(validation_fraction=held_out), settings,
+            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None))
 
     def _set_fitted(self, data, backend, prepared, solution, shared):
         super()._set_fitted(data, backend, prepared, solution, shared)

@@ -23,7 +23,7 @@ from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
 from ..solvers.hss_path import HSSProblem
 from ..utils._memory import check_memory, chunk_rows
 from ..options import GPOptions
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from .base import FitStateMixin, validate_input
 from .widths import HSS_CONSTRAINTS, hss_options
 from .regressor_base import RegressorBase
@@ -87,8 +87,7 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
         Tolerance of both searches in log h and log beta (1% in h and beta).
     options : GPOptions or None, default None
         The expert knobs (None: :class:`~hsskern.GPOptions`' defaults; nested names
-        ``options__approximation`` for ``set_params``; the old flat parameters of the same
-        names still work for one release, with a ``FutureWarning``): the HSS compression
+        ``options__approximation`` for ``set_params``): the HSS compression
         (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``, ``n_neighbors``, ...; the
         likelihood needs K - H small against beta: the defaults 1e-6 / 1e-8 / 1000 are
         tighter than the classifier's), and:
@@ -183,10 +182,7 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
         "tol": [Interval(Real, 0, None, closed="neither")],
     }
     _options_class = GPOptions
-    _legacy_names = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
-                     "approximation", "n_components")
 
-    @legacy_init(positional=None)
     def __init__(self, kernel="gaussian", *, h=1.0, h_bounds=(1e-3, 1e3), noise_ratio=1e-2,
                  noise_ratio_bounds=(1e-6, 100.0), amplitude=None, normalize_y=False,
                  optimizer="bounded", n_restarts_optimizer=0, tol=1e-2, memory_budget=None,

@@ -15,25 +15,20 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..options import HSSSVCOptions
+from ..options import ExactSVCOptions, HSSSVCOptions, PathSettings, compression_of
 from ..solvers.exact_path import ExactBackend
 from ..solvers.hss_path import HSSBackend
 from ..solvers.one_fit import OneFitBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
-                         WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, hss_options, kernel_of,
+                         WIDTH_GRID_CONSTRAINTS, SVCKernelsMixin, kernel_of,
                          starts_from_zero, width_grid)
 
 __all__ = ["HSSSVC", "HSSSVCCV"]
 
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
-           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk",
-           "multiclass")
 
 _COMMON_CONSTRAINTS = {
     "kernel": HSS_CONSTRAINTS["kernel"],
@@ -60,32 +55,32 @@ def _hss_backend(est, X, width, purpose):
     exact solve, the ADMM's cap and the compression come from ``options``."""
     kernel = kernel_of(est, width, X)
     o = est._options()
-    opts = hss_options(est, verbose_offset=0)
     log = est._log if est.verbose >= 1 else None
-    # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold ADMM at a
-    # large C is a poor start for the decomposition, a scaled exact solution of a smaller C
-    # a good one (the decomposition from zero takes its C alone)
-    n_decades = 3 if (o.solve_exact and purpose == "fit") else 0
     # LIBSVM's KKT gap, reached by the exact solve; HSSSVC's tol=None runs the ADMM's
     # admm_max_iter iterations with no stopping test (the paper's mode)
     tol = 1e-3 if est.tol is None else float(est.tol)
-    admm_tol = None if est.tol is None else max(tol, ADMM_TOL) if o.solve_exact else tol
-    smo = smo_options(est, tol)
-    hss = HSSBackend(kernel, approximation=o.approximation, start=o.start,
-                     hss_options=opts,
-                     beta=o.beta, max_iter=o.admm_max_iter, tol=admm_tol,
-                     relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                     refine=o.solve_exact, refine_tol=tol, max_chunk=o.max_chunk,
-                     n_decades=n_decades, memory_budget=est.memory_budget, log=log,
-                     smo_options=smo, store_kernel=purpose != "fit",
-                     probe_C=float(est.C) if purpose == "fit" else None)
+    settings = PathSettings(
+        tol=tol, admm_tol=None if est.tol is None else max(tol, ADMM_TOL) if o.solve_exact
+        else tol,
+        # fit on the ADMM route reaches its C from C / 1000 when it solves exactly: a cold
+        # ADMM at a large C is a poor start for the decomposition, a scaled exact solution
+        # of a smaller C a good one (the decomposition from zero takes its C alone)
+        n_decades=3 if (o.solve_exact and purpose == "fit") else 0,
+        probe_C=float(est.C) if purpose == "fit" else None, store_kernel=purpose != "fit",
+        engine=getattr(o, "engine", "auto"),
+        random_state=est.random_state, verbose=max(0, int(est.verbose)))
+    hss = HSSBackend(kernel, o.replace(smo=smo_options(est, tol)), settings,
+                     memory_budget=est.memory_budget, log=log)
     if purpose != "fit" or o.start != "auto":
         return hss
     # one fit whose exact SVM is better grown in stages (OneFitBackend.resolve_start: past
     # the HSS route's exact step, or from zero with many support vectors) takes them
-    staged = ExactBackend(kernel, validation_fraction=0.0, tol=tol, hss_options=opts,
-                          max_chunk=o.max_chunk, memory_budget=est.memory_budget,
-                          random_state=est.random_state, log=log)
+    staged = ExactBackend(kernel, ExactSVCOptions(validation_fraction=0.0, max_chunk=o.max_chunk,
+                                                  decomposition=o.decomposition,
+                                                  **compression_of(o)),
+                          PathSettings(tol=tol, random_state=est.random_state,
+                                       verbose=settings.verbose),
+                          memory_budget=est.memory_budget, log=log)
     return OneFitBackend(hss, staged)
 
 
@@ -301,9 +296,7 @@ or callable, default "rbf"
     }
 
     _options_class = HSSSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=0, max_iter=-1, decision_function_shape="ovr",
@@ -406,9 +399,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     kernel, shrinking, probability, tol, cache_size, class_weight, verbose, max_iter,
     decision_function_shape, break_ties, random_state, memory_budget, options
         As in :class:`HSSSVC` (``options`` an :class:`~hsskern.HSSSVCOptions`, its fields
-        ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``; the old
-        flat names ``rel_tol=`` ... ``multiclass=`` still work for one release, with a
-        ``FutureWarning``). Every fold and the refit take these options.
+        ``options__<field>`` in ``get_params``, ``set_params`` and ``param_grid``). Every fold and the refit take these options.
         ``probability`` fits the sigmoids of the refitted model only (:meth:`predict_proba`
         is its). ``random_state`` also shuffles a float ``cv``'s hold-out. ``class_weight`` applies in every
         fold ("balanced" over the fold's training labels) and the refit; ``fit``'s
@@ -464,9 +455,7 @@ class HSSSVCCV(OptionsParamsMixin, PathClassifierCV):
     _estimator = HSSSVC
 
     _options_class = HSSSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", h=None, shrinking=True,
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=0,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import RidgeOptions
 from ..solvers.ridge_path import DIRECT_REFUSES, RidgeBackend, check_alphas, per_target
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from ..kernels import kernel_operator
 from ..solvers.ridge_dense import dense_fits, dense_loo
 from .base import solve_path
@@ -23,10 +23,6 @@ from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["HSSKernelRidge", "HSSKernelRidgeCV"]
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors", "approximation",
-           "n_components")
 
 _COMMON_CONSTRAINTS = {
     **{k: HSS_CONSTRAINTS[k] for k in ("kernel", "memory_budget", "verbose", "random_state")},
@@ -88,8 +84,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         Most conjugate-gradient iterations per target (``solver="exact"``).
     options : RidgeOptions or None, default None
         The expert knobs (None: :class:`~hsskern.RidgeOptions`' defaults; nested names
-        ``options__max_rank`` for ``set_params`` and searches; the old flat parameters of
-        the same names still work for one release, with a ``FutureWarning``):
+        ``options__max_rank`` for ``set_params`` and searches):
 
         - ``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``, ``n_neighbors``, ...: the
           HSS compression (:class:`~hsskern.options.CompressionOptions`; defaults 1e-3 /
@@ -156,9 +151,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
     }
 
     _options_class = RidgeOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional=None)
     def __init__(self, alpha=1.0, kernel="gaussian", *, gamma=None, h=None, solver="direct",
                  tol=1e-10, max_iter=1000, memory_budget=None, verbose=0, random_state=None,
                  options=None):
@@ -297,9 +290,8 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
         Refit ``best_estimator_`` on all data with the chosen (width, alpha).
     solver, tol, max_iter, memory_budget, verbose, random_state, options
         As in :class:`HSSKernelRidge` (the leave-one-out search always solves directly; the
-        refit uses ``solver``; ``options`` a :class:`~hsskern.RidgeOptions`, the old flat
-        ``rel_tol=`` ... ``n_components=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
+        refit uses ``solver``; ``options`` a :class:`~hsskern.RidgeOptions`).
+        ``random_state`` also shuffles a float ``cv``'s hold-out.
 
     Attributes
     ----------
@@ -342,9 +334,7 @@ class HSSKernelRidgeCV(OptionsParamsMixin, PathRegressorCV):
     _estimator = HSSKernelRidge
 
     _options_class = RidgeOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional=None)
     def __init__(self, alphas=(0.1, 1.0, 10.0), kernel="gaussian", *, gamma=None, h=None,
                  cv=None, scoring="neg_mean_squared_error", refit=True, solver="direct",
                  tol=1e-10, max_iter=1000, memory_budget=None, verbose=0, random_state=None,

@@ -8,85 +8,29 @@ for the squared hinge loss (LASN), LIBLINEAR's dual coordinate descent for the h
 starts, and one-vs-rest reuses it for every class. This module holds the parameters and builds
 that backend; the shared machinery is in :mod:`.base` and :mod:`.cv`.
 """
-import inspect
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import KERNELS, make_kernel
-from ..lowrank.landmarks import LANDMARK_METHODS
 from ..lowrank.nystrom import NystromFeatures
-from ..options import OptionsBase
+from ..options import NystromSVCOptions
 from ..solvers.nystrom_path import LOSSES, NystromBackend
-from ..solvers.ssn import NEWTON_SOLVERS
-from ..utils.validation import check_positive
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import GAMMA_STRINGS, compact_sigma, kernel_name, resolve_gamma, width_name
 
-__all__ = ["NystromSVC", "NystromSVCCV", "NystromSVCOptions"]
+__all__ = ["NystromSVC", "NystromSVCCV"]
 
 _FEATURE_PARAMS = ("kernel", "h", "gamma", "degree", "coef0", "sigma", "power", "n_components",
                    "landmarks", "eig_cutoff", "max_kmeans_samples", "kmeans_iter",
                    "random_state")
-#: the feature map's knobs: their defaults are the transformer's (one source)
-_MAP_DEFAULTS = {name: p.default for name, p in
-                 inspect.signature(NystromFeatures).parameters.items()}
-
-
-@dataclass(frozen=True, repr=False)
-class NystromSVCOptions(OptionsBase):
-    """The expert knobs of :class:`~hsskern.NystromSVC` and :class:`~hsskern.NystromSVCCV`:
-    the landmarks and the feature map (defaults :class:`~hsskern.NystromFeatures`'), and the
-    linear solver's.
-
-    Parameters
-    ----------
-    eig_cutoff : float in [0, 1), default 1e-6
-        Relative eigenvalue cutoff of K(Z, Z).
-    max_kmeans_samples : int, default 20000
-    kmeans_iter : int, default 5
-    intercept_scaling : float, default 1.0
-        The intercept is the weight of a constant feature of this value, so it is
-        regularized by (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
-    newton_solver : {"cg", "cholesky", "auto"}, default "auto"
-        Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
-        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
-        the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
-        Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
-        and along a C path the Gram matrix of the active rows is updated rather than
-        recomputed.
-    """
-
-    landmarks: str = _MAP_DEFAULTS["landmarks"]
-    eig_cutoff: float = _MAP_DEFAULTS["eig_cutoff"]
-    max_kmeans_samples: int = _MAP_DEFAULTS["max_kmeans_samples"]
-    kmeans_iter: int = _MAP_DEFAULTS["kmeans_iter"]
-    intercept_scaling: float = 1.0
-    newton_solver: str = "auto"
-
-    def _check(self):
-        if self.landmarks not in LANDMARK_METHODS:
-            raise ValueError(f"landmarks must be one of {tuple(LANDMARK_METHODS)}, got "
-                             f"{self.landmarks!r}")
-        check_positive(self.eig_cutoff, "eig_cutoff", minimum=0.0)
-        if not self.eig_cutoff < 1:
-            raise ValueError(f"eig_cutoff must be in [0, 1), got {self.eig_cutoff!r}")
-        check_positive(self.max_kmeans_samples, "max_kmeans_samples", integer=True, minimum=1)
-        check_positive(self.kmeans_iter, "kmeans_iter", integer=True, minimum=1)
-        check_positive(self.intercept_scaling, "intercept_scaling", minimum=0.0)
-        if self.newton_solver not in NEWTON_SOLVERS:
-            raise ValueError(f"newton_solver must be one of {NEWTON_SOLVERS}, got "
-                             f"{self.newton_solver!r}")
-
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = NystromSVCOptions.field_names()
+#: NystromFeatures' parameters that are fields of ``options`` here
+_OPTION_FIELDS = NystromSVCOptions.field_names()
 
 _COMMON_CONSTRAINTS = {
-    **{k: v for k, v in NystromFeatures._parameter_constraints.items() if k not in _LEGACY},
+    **{k: v for k, v in NystromFeatures._parameter_constraints.items() if k not in _OPTION_FIELDS},
     # SVC's spellings, resolved to hsskern's in _kernel_params
     "kernel": [StrOptions(set(KERNELS) | {"rbf"})],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(GAMMA_STRINGS)), None],
@@ -131,7 +75,7 @@ def _kernel_params(est, X):
 def _feature_params(est):
     """NystromFeatures' parameters of ``est`` (flat ones and fields of its options)."""
     o = est._options()
-    return {p: getattr(o, p) if p in _LEGACY else getattr(est, p) for p in _FEATURE_PARAMS}
+    return {p: getattr(o, p) if p in _OPTION_FIELDS else getattr(est, p) for p in _FEATURE_PARAMS}
 
 
 def _nystrom_backend(est, X):
@@ -222,9 +166,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
         ``options__landmarks`` for ``set_params`` and searches): ``landmarks``,
         ``eig_cutoff``, ``max_kmeans_samples``, ``kmeans_iter`` (the feature map's, as
         :class:`~hsskern.NystromFeatures`'), ``intercept_scaling`` (LIBLINEAR's, default
-        1.0; 0 fits no intercept) and ``newton_solver`` ("cg", "cholesky" or "auto"). The
-        old flat parameters of the same names still work for one release, with a
-        ``FutureWarning``.
+        1.0; 0 fits no intercept) and ``newton_solver`` ("cg", "cholesky" or "auto").
 
     Attributes
     ----------
@@ -271,9 +213,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
                               "C": [Interval(Real, 0, None, closed="neither")]}
 
     _options_class = NystromSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional="kernel")
     def __init__(self, *, C=1.0, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,
@@ -336,9 +276,8 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
         Refit ``best_estimator_`` on all data with the chosen C.
     kernel, degree, gamma, coef0, probability, tol, class_weight, verbose, max_iter,
     random_state, h, sigma, power, n_components, loss, memory_budget, options
-        As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`; the old
-        flat ``landmarks=`` ... ``newton_solver=`` still taken for one release, with a
-        ``FutureWarning``). ``random_state`` also shuffles a float ``cv``'s hold-out.
+        As in :class:`NystromSVC` (``options`` a :class:`~hsskern.NystromSVCOptions`).
+        ``random_state`` also shuffles a float ``cv``'s hold-out.
         ``probability`` fits the sigmoids of the refitted model only. ``class_weight``
         applies in every fold ("balanced" over the fold's training labels) and the refit;
         ``fit``'s ``sample_weight`` follows its rows into the folds (the validation accuracy
@@ -384,9 +323,7 @@ class NystromSVCCV(OptionsParamsMixin, PathClassifierCV):
     _estimator = NystromSVC
 
     _options_class = NystromSVCOptions
-    _legacy_names = _LEGACY
 
-    @legacy_init(positional="kernel")
     def __init__(self, *, Cs=6, kernel="gaussian", degree=None, gamma="scale", coef0=1.0,
                  probability=False, tol=1e-4, class_weight=None, verbose=0, max_iter=1000,
                  random_state=None, h=None, sigma=None, power=None, n_components=100,

@@ -10,17 +10,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..options import HSSSVROptions
+from ..options import HSSSVROptions, PathSettings
 from ..utils._memory import resolve_budget
 from ..solvers.cached_smo import KERNELS, engine_cache, expands_distances
 from ..solvers.plan import RouteOptions, engine_for
 from ..solvers.svr_path import SVRBackend
 from ..solvers.svr_smo import CachedSVRBackend
-from ._options import OptionsParamsMixin, legacy_init
+from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import FitData, check_sample_weight, validate_input
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
-                     exact_only, hss_options, kernel_of, starts_from_zero, width_grid)
+                     exact_only, kernel_of, starts_from_zero, width_grid)
 from .regressor_base import SCORINGS, PathRegressor, PathRegressorCV
 
 __all__ = ["SVR", "HSSSVR", "HSSSVRCV"]
@@ -29,10 +29,6 @@ __all__ = ["SVR", "HSSSVR", "HSSSVRCV"]
 #: the ADMM converges slowly at large C, the decomposition from a smaller C's exact solution
 #: quickly
 _FIT_DECADES = 3
-
-#: the old flat parameters, now fields of ``options`` (taken with a FutureWarning)
-_LEGACY = ("beta", "rel_tol", "abs_tol", "max_rank", "leaf_size", "n_neighbors",
-           "approximation", "start", "relaxation", "adaptive_beta", "refine", "max_chunk")
 
 
 class HSSSVR(OptionsParamsMixin, PathRegressor):
@@ -85,8 +81,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         decomposition from zero for n <= 10^5), the ADMM's ``beta``, ``relaxation`` and
         ``adaptive_beta``, and ``solve_exact`` (default True: make each solution exact by
         decomposition; "auto" skips it when n x n_SV exceeds 1e10 kernel entries; False
-        keeps the ADMM's solution on the approximation) with its ``max_chunk``. The old flat
-        parameters of the same names still work for one release, with a ``FutureWarning``.
+        keeps the ADMM's solution on the approximation) with its ``max_chunk``.
     warm_start : bool, default False
         A refit starts from the previous fit's dual solution (rows appended, removed or
         reordered, targets updated, a new C or epsilon): each previous support vector found
@@ -152,9 +147,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         "warm_start": ["boolean"],
     }
     _options_class = HSSSVROptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
                  memory_budget=None, random_state=None, options=None,
@@ -254,14 +247,12 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         # a path of one C (a fit, or a one-C path or search) reaches it by continuation
         single = len(values) == 1
         o = self._options()
-        return SVRBackend(kernel_of(self, X=X), epsilon=float(self.epsilon),
-                          approximation=o.approximation, start=o.start,
-                          hss_options=hss_options(self, verbose_offset=0), beta=o.beta,
-                          max_iter=o.admm_max_iter,
-                          tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
-                          relaxation=o.relaxation, adaptive_beta=o.adaptive_beta,
-                          refine=o.solve_exact, refine_tol=self.tol, max_chunk=o.max_chunk,
-                          n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
+        settings = PathSettings(tol=self.tol,
+                                admm_tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
+                                n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
+                                random_state=self.random_state,
+                                verbose=max(0, int(self.verbose)))
+        return SVRBackend(kernel_of(self, X=X), o, settings, epsilon=float(self.epsilon),
                           memory_budget=self.memory_budget,
                           log=self._log if self.verbose >= 1 else None)
 
@@ -352,8 +343,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     refit : bool, default True
     kernel, tol, epsilon, verbose, max_iter, memory_budget, random_state, options
         As in :class:`HSSSVR` (``options`` an :class:`~hsskern.HSSSVROptions`, taken by
-        every fold and the refit; the old flat names ``rel_tol=`` ... ``max_chunk=`` still
-        work for one release, with a ``FutureWarning``). ``random_state`` also shuffles a
+        every fold and the refit). ``random_state`` also shuffles a
         float ``cv``'s hold-out.
 
     Attributes
@@ -391,9 +381,7 @@ class HSSSVRCV(OptionsParamsMixin, PathRegressorCV):
     _estimator = HSSSVR
 
     _options_class = HSSSVROptions
-    _legacy_names = _LEGACY
 
-    @legacy_init
     def __init__(self, *, Cs=10, kernel="rbf", gamma="scale", tol=1e-3, epsilon=0.1,
                  shrinking=True, cache_size=200, verbose=0, max_iter=-1, h=None,
                  memory_budget=None, random_state=None, options=None, cv=5,

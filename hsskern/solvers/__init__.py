@@ -2,6 +2,7 @@
 the path protocol's backends (prepare once, solve every C, decide; :mod:`.path`)."""
 from .admm import ADMMResult, default_beta, svm_dual_admm, svm_dual_admm_path
 from .decomposition import Decomposition, DecompositionOptions
+from .engines import BlockEngine, CachedEngine, DualProblem, DualStart
 from .fpc_admm import FPCADMMResult, fpc_admm, fpc_factor, gram_matrix, hinge_prox
 from .fpc_path import FPCBackend
 from .hss_path import HSSBackend, HSSProblem, hss_svm_path, prepare_hss
@@ -19,7 +20,8 @@ __all__ = ["ADMMResult", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
            "FPCADMMResult", "fpc_admm", "fpc_factor", "gram_matrix", "hinge_prox",
            "NewtonResult", "NewtonPathResult", "l2svm_newton", "l2svm_newton_path",
            "l2svm_objective", "l1svm_liblinear", "RefineResult", "refine_exact",
-           "Decomposition", "DecompositionOptions",
+           "Decomposition", "DecompositionOptions", "DualProblem", "DualStart", "BlockEngine",
+           "CachedEngine",
            "PathSolution", "KernelExpansion", "FeatureModel", "check_Cs",
            "HSSBackend", "HSSProblem", "prepare_hss", "hss_svm_path", "NystromBackend",
            "SparseCholeskyBackend", "FPCBackend", "RidgeBackend", "ridge_path",

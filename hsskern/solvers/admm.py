@@ -40,8 +40,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..exceptions import NotPositiveDefiniteError
+from ..options import OptionsBase, check_number, options_with
 from ..utils.validation import check_positive
-from ._options import check_option_number, options_with
 from .path import check_weights
 
 __all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
@@ -114,7 +114,7 @@ class ADMMResult:
         The optimality gaps measured when ``kkt_tol`` is set.
     state : mapping
         ``z``, ``mu``, ``w``, ``KYa`` and ``beta_floor``: what warm-starts the next C. The
-        factor is not kept here (it is O(n r) memory): ``return_factor=True`` hands it back.
+        factor is not kept here (it is O(n r) memory): the solver's ``factor`` is the one in force.
     """
 
     C: float
@@ -325,8 +325,8 @@ class PenaltyBalancer:
                 self.n_refactor = self.max_refactor  # indefinite below: keep the factor we have
 
 
-@dataclass(frozen=True)
-class PenaltyOptions:
+@dataclass(frozen=True, repr=False)
+class PenaltyOptions(OptionsBase):
     """The tunables of :class:`PenaltyBalancer`, shared by both dual ADMMs' options.
 
     Parameters
@@ -343,11 +343,10 @@ class PenaltyOptions:
     balance_factor: float = 10.0
     max_refactor: int = 2
 
-    def __post_init__(self):
-        name = type(self).__name__
-        check_option_number(name, "balance_ratio", self.balance_ratio, open_low=True)
-        check_option_number(name, "balance_factor", self.balance_factor, open_low=True)
-        check_option_number(name, "max_refactor", self.max_refactor, integer=True)
+    def _check(self):
+        check_number("balance_ratio", self.balance_ratio, open_low=True)
+        check_number("balance_factor", self.balance_factor, open_low=True)
+        check_number("max_refactor", self.max_refactor, integer=True)
 
     def balancer_options(self):
         """The keywords :class:`PenaltyBalancer` takes."""
@@ -355,7 +354,7 @@ class PenaltyOptions:
                     max_refactor=self.max_refactor)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DualADMMOptions(PenaltyOptions):
     """The tunables of :class:`DualADMM` (the SVM dual), one set of defaults: the paper's
     setting (10 plain iterations, no other stopping test). The estimators' own choices
@@ -388,23 +387,21 @@ class DualADMMOptions(PenaltyOptions):
     relaxation: float = 1.0
     margin_eps: float = 1e-5
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_iteration_options(self)
-        check_option_number("DualADMMOptions", "tol", self.tol, allow_none=True)
-        check_option_number("DualADMMOptions", "margin_eps", self.margin_eps)
+        check_number("tol", self.tol, allow_none=True)
+        check_number("margin_eps", self.margin_eps)
         if not self.margin_eps < 0.5:
-            raise ValueError(f"DualADMMOptions.margin_eps must be < 0.5, got "
+            raise ValueError(f"margin_eps must be < 0.5, got "
                              f"{self.margin_eps!r}")
 
 
 def check_iteration_options(options):
     """The fields both dual ADMMs' options have: ``max_iter``, ``kkt_tol``, ``kkt_every``,
     ``relaxation``."""
-    name = type(options).__name__
-    check_option_number(name, "max_iter", options.max_iter, integer=True)
-    check_option_number(name, "kkt_tol", options.kkt_tol, allow_none=True)
-    check_option_number(name, "kkt_every", options.kkt_every, low=1, integer=True)
+    check_number("max_iter", options.max_iter, integer=True)
+    check_number("kkt_tol", options.kkt_tol, allow_none=True)
+    check_number("kkt_every", options.kkt_every, low=1, integer=True)
     relaxation = options.relaxation
     if not (isinstance(relaxation, (int, float, np.integer, np.floating))
             and 0.0 < relaxation < 2.0):
@@ -626,14 +623,11 @@ class DualADMM(SplitADMM):
             kkt_history=[(k_, float(g[0]) if one else g) for k_, g in self.kkt_history],
             state={"z": alpha, "mu": self.mu, "w": bal.w, "KYa": KYa, "beta_floor": bal.floor})
 
-def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
-                  kkt_every=10, relaxation=1.0,
-                  warm_start=None, w=None, margin_eps=1e-5, refactor=None,
-                  balance_ratio=10.0, balance_factor=10.0, max_refactor=2, beta_floor=0.0,
-                  callback=None, return_factor=False, weights=None,
-                  options=None):
+def svm_dual_admm(factor, K_apply, y, C, *, options=None, weights=None, refactor=None, w=None,
+                  warm_start=None, beta_floor=0.0):
     """Solve the kernel SVM dual for one C by closed-form ADMM on a factor of K + beta I:
-    ``DualADMM(factor, K_apply, y, C, ...).solve(warm_start, ...)`` in one call.
+    ``DualADMM(factor, K_apply, y, C, ...).solve(warm_start, ...)`` in one call (the class
+    also takes a per-iteration callback and hands back the factor in force).
 
     Parameters
     ----------
@@ -647,34 +641,25 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         iteration being one block solve.
     C : float
         Box constraint, > 0.
+    options : DualADMMOptions or None
+        The tunables (None: the paper's setting, 10 plain iterations): ``max_iter``; ``tol``
+        (every column's relative primal and dual residuals); ``kkt_tol``, LIBSVM's
+        optimality gap (:func:`kkt_violation`) of the z iterate, checked every
+        ``kkt_every`` iterations at one product with ``K_apply``; ``relaxation`` in (0, 2)
+        (x replaced by ``relaxation * x + (1 - relaxation) * z`` in the z- and mu-updates;
+        1.0 is the paper's plain ADMM, 1.5-1.8 often converges faster); ``margin_eps``;
+        the penalty balancing's ``balance_ratio``, ``balance_factor``, ``max_refactor``.
     weights : ndarray of shape (n,) or None
         Per-point weights >= 0 (LIBSVM's weighted C): the box of point i is [0, C w_i], for
         every label column. None: the plain box [0, C].
-    max_iter : int, default 10
-        Iterations (the paper uses 10 with no other stopping test).
-    tol : float or None, default None
-        Stop when every column's relative primal and dual residuals are both <= tol.
-    kkt_tol : float or None, default None
-        Stop when LIBSVM's optimality gap (:func:`kkt_violation`, the measure LIBSVM stops at
-        1e-3) of the z iterate is <= kkt_tol in every column. Checked every ``kkt_every``
-        iterations at the price of one product with ``K_apply`` (never in the paper's setting
-        ``kkt_tol=None``).
-    kkt_every : int, default 10
-    relaxation : float in (0, 2), default 1.0
-        Over-relaxation: x is replaced by ``relaxation * x + (1 - relaxation) * z`` in the z- and
-        mu-updates (1.0 is the plain ADMM of the paper; 1.5-1.8 often converges faster).
-    warm_start : dict or None
-        ``state`` of a previous :class:`ADMMResult` (its ``z`` is clipped into [0, C]).
-    w : ndarray of shape (n,) or None
-        Precomputed ``factor.solve(ones)``; computed here when None.
-    margin_eps : float, default 1e-5
-        a_j is on the margin when ``margin_eps * C < a_j < (1 - margin_eps) * C``.
     refactor : callable or None
         ``refactor(beta) -> factor`` of K + beta I. When given, beta is rebalanced (at most
         ``max_refactor`` times) whenever the primal and dual residuals differ by more than
         ``balance_ratio``, by a factor ``balance_factor``.
-    balance_ratio, balance_factor : float
-    max_refactor : int
+    w : ndarray of shape (n,) or None
+        Precomputed ``factor.solve(ones)``; computed here when None.
+    warm_start : dict or None
+        ``state`` of a previous :class:`ADMMResult` (its ``z`` is clipped into [0, C]).
     beta_floor : float, default 0.0
         Rebalancing never moves beta below this. It rises by itself when ``refactor`` reports
         an indefinite matrix (to twice the factor's suggested shift) or when the iterates
@@ -685,48 +670,32 @@ def svm_dual_admm(factor, K_apply, y, C, *, max_iter=10, tol=None, kkt_tol=None,
         restored and beta raised by ``balance_factor``. The final floor is in
         ``state["beta_floor"]``; a ``warm_start`` state's floor holds here too (what one C
         learnt about small betas holds for the next).
-    callback : callable or None
-        Called as ``callback(k, z, primal_residual, dual_residual)`` after each iteration.
-    return_factor : bool, default False
-        Also return the factor in force at the end (a new one when beta was rebalanced).
-    options : DualADMMOptions or None
-        The tunables at once: ``max_iter``, ``tol``, ``kkt_tol``, ``kkt_every``,
-        ``relaxation``, ``margin_eps``, ``balance_ratio``, ``balance_factor`` and
-        ``max_refactor`` are its fields; an argument given with a value other than its
-        default sets that field, one left at its default leaves the field of ``options``
-        alone.
 
     Returns
     -------
-    ADMMResult, or (ADMMResult, factor) with ``return_factor``
+    ADMMResult
     """
-    options = options_with(DualADMMOptions, options, dict(
-        max_iter=max_iter, tol=tol, kkt_tol=kkt_tol, kkt_every=kkt_every,
-        relaxation=relaxation, margin_eps=margin_eps, balance_ratio=balance_ratio,
-        balance_factor=balance_factor, max_refactor=max_refactor))
+    options = options_with(DualADMMOptions, options, {})
     solver = DualADMM(factor, K_apply, y, C, weights=weights, refactor=refactor, w=w,
                       options=options)
     del factor, w  # the solver holds the factor in force (old ones must be freed)
-    res = solver.solve(warm_start, beta_floor=beta_floor, callback=callback)
-    return (res, solver.factor) if return_factor else res
+    return solver.solve(warm_start, beta_floor=beta_floor)
 
 
-def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
+def svm_dual_admm_path(factor, K_apply, y, Cs, *, options=None, warm_start=True, weights=None,
+                       refactor=None, w=None, beta_floor=0.0):
     """Dual ADMM over a grid of C values on ONE factor, warm-starting each C from the previous.
 
     ``w = factor.solve(ones)`` is computed once for the whole path (and all label columns).
 
     Parameters
     ----------
-    factor, K_apply, y
+    factor, K_apply, y, options, weights, refactor, w, beta_floor
         As in :func:`svm_dual_admm`.
     Cs : sequence of float
         Values of C, visited in the given order (ascending order warm-starts best).
     warm_start : bool, default True
         Start each C from the previous C's (z, mu); otherwise from zero.
-    **kwargs
-        :func:`svm_dual_admm`'s other keywords (``max_iter``, ``tol``, ``relaxation``, ...,
-        ``options``, ``refactor``, ``weights``, ``w``, ``beta_floor``, ``callback``).
 
     Returns
     -------
@@ -735,16 +704,9 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
     Cs = [check_positive(c, "C") for c in np.atleast_1d(np.asarray(Cs, dtype=object))]
     if not Cs:
         raise ValueError("Cs is empty")
-    fields_ = DualADMMOptions.__dataclass_fields__
-    options = options_with(DualADMMOptions, kwargs.pop("options", None),
-                           {k: kwargs.pop(k) for k in list(kwargs) if k in fields_})
-    problem = {k: kwargs.pop(k) for k in ("refactor", "weights") if k in kwargs}
-    floor = kwargs.pop("beta_floor", 0.0)
-    callback = kwargs.pop("callback", None)
-    w = kwargs.pop("w", None)
-    if kwargs:
-        raise TypeError(f"svm_dual_admm_path() got unexpected keyword argument(s) "
-                        f"{sorted(kwargs)}")
+    options = options_with(DualADMMOptions, options, {})
+    problem = {"refactor": refactor, "weights": weights}
+    floor = beta_floor
     t0 = time.perf_counter()
     if w is None:
         w = factor.solve(np.ones(np.shape(y)[0]))
@@ -754,8 +716,7 @@ def svm_dual_admm_path(factor, K_apply, y, Cs, *, warm_start=True, **kwargs):
         if state is not None and not warm_start:  # a warm start carries its own floor
             floor = state["beta_floor"]
         solver = DualADMM(factor, K_apply, y, C, w=w, options=options, **problem)
-        res = solver.solve(state if warm_start else None, beta_floor=floor,
-                           callback=callback)
+        res = solver.solve(state if warm_start else None, beta_floor=floor)
         if i == 0:
             res = replace(res, timings={**res.timings, "setup": setup})
         # a rebalanced beta carries over to the next C (its factor is already paid for)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..kernels import gaussian_expansion, kernel_operator
+from ..options import SMOOptions
 from ..utils._cpu import load
 from ..utils._threads import one_blas_thread
 from .path import check_weights
@@ -32,133 +33,9 @@ Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
-#: how :class:`SMOOptions` may store the cached rows (``row_dtype``)
-ROW_DTYPES = ("auto", "float32", "float64")
-
-#: how :class:`SMOOptions` may compute the Gaussian rows' inner products (``cross_dtype``)
-CROSS_DTYPES = ("auto", "float32", "float64")
-
 __all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
            "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
            "bounded_options", "engine_memory", "single_cross_terms"]
-
-
-@dataclass(frozen=True)
-class SMOOptions:
-    """How :func:`solve_dual` runs.
-
-    Parameters
-    ----------
-    cache_bytes : float, default 200 MiB
-        The row cache (scikit-learn SVC's ``cache_size`` default); at least two whole rows
-        are always kept.
-    shrinking : bool, default True
-        LIBSVM's shrinking.
-    shrink_interval : int, default 1000
-        Steps between shrinkings (LIBSVM: min(l, 1000)).
-    max_iter : int or None
-        Most pair steps; None: max(10^7, 100 l), LIBSVM's.
-    tol : float, default 1e-3
-        Stop when m(a) - M(a) over all variables is below it (LIBSVM's ``eps``).
-    threads : int, default 0
-        Threads a long row is split between; 0: OpenMP's count, at most 2.
-    parallel_work : float, default 2e5
-        A row is split between threads from this many entries x (d + 8): below it the
-        fork/join costs more than half the row.
-    expand_min_features : int, default 12
-        From this many features a Gaussian's squared distances are |a|^2 + |b|^2 - 2 a.b
-        on centered points (one multiply-add an entry and feature, not two operations),
-        by the kernel operator's rule (:func:`~hsskern.kernels.gaussian_expansion`: its
-        rounding bound checked point by point, far points' mutual distances summed
-        directly).
-    warm_max_ratio : float, default 4
-        Along a C path, the next C starts from the last one's solution scaled when it is at
-        most this many times larger, else from zero (on the rows the path's engine keeps):
-        a scaled start costs one product over its support vectors, which pays when the C
-        are close.
-    row_dtype : {"auto", "float32", "float64"}, default "auto"
-        How the cached kernel rows are stored; "auto": float32 from ``tol`` =
-        ``float32_min_tol`` up, float64 below it, where the rows'
-        rounding (up to 2^-24 sum(alpha) max|k| in each gradient entry) would rival the
-        tolerance. "float32" is LIBSVM's ``Qfloat``: each
-        entry rounded to float when cached (computed in double, or from float32 inner
-        products: ``cross_dtype``), the gradient and every sum over the rows kept in double; the cache holds twice as many rows in the same
-        bytes. The returned solution is the float32 SMO's (equal to the float64 one to the
-        solver's tolerance, as LIBSVM's is); ``double_certificate`` checks it in double.
-    cross_dtype : {"auto", "float32", "float64"}, default "auto"
-        How a Gaussian row's expanded distances |a|^2 + |b|^2 - 2 a.b get their inner
-        products a.b: "float32" by sgemv on float32 coordinates (half the bytes a row
-        streams, twice the SIMD width; the norms, the sum and the exp stay in double), where
-        :func:`single_cross_terms`'s error bound admits it, else in double; "auto":
-        "float32" with float32 rows (``row_dtype``), "float64" with float64 rows. The
-        coordinates' float32 copy costs 4 l d bytes.
-    double_certificate : bool, default False
-        With float32 rows or inner products, the final gradient is recomputed in double (one product over
-        the support vectors, :func:`solve_dual`'s warm-start product) and the SMO resumed
-        from it until the gap in double is below ``tol``: ``gap`` and ``rho`` are then
-        double-precision figures. Costs one n x n_SV kernel product in double. Without
-        it the gap in double may pass ``tol`` by the rows' rounding (fashion_mnist's
-        hardest pair, 12,000 points: 0.00100095 at tol = 1e-3, LIBSVM's own behaviour);
-        the model's decision values are double sums either way.
-    float32_min_tol : float, default 1e-3
-        The ``tol`` from which ``row_dtype="auto"`` caches float32 rows (SVC's default);
-        below it the rows' rounding would rival the tolerance.
-    float32_max_rel_error : float, default 1e-3
-        The largest accepted bound on an entry's relative error from float32 inner
-        products (:func:`single_cross_terms`); a point whose norm alone passes it is far.
-    float32_max_far_share : float, default 0.25
-        Past this share of far points the rows' inner products stay in double.
-    """
-
-    cache_bytes: float = 200 * 2 ** 20
-    shrinking: bool = True
-    shrink_interval: int = 1000
-    max_iter: int = None
-    tol: float = 1e-3
-    threads: int = 0
-    parallel_work: float = 2e5
-    expand_min_features: int = 12
-    warm_max_ratio: float = 4.0
-    row_dtype: str = "auto"
-    double_certificate: bool = False
-    float32_min_tol: float = 1e-3
-    cross_dtype: str = "auto"
-    float32_max_rel_error: float = 1e-3
-    float32_max_far_share: float = 0.25
-
-    def __post_init__(self):
-        if self.row_dtype not in ROW_DTYPES:
-            raise ValueError(f"SMOOptions.row_dtype must be one of {ROW_DTYPES}, got "
-                             f"{self.row_dtype!r}")
-        if self.cross_dtype not in CROSS_DTYPES:
-            raise ValueError(f"SMOOptions.cross_dtype must be one of {CROSS_DTYPES}, got "
-                             f"{self.cross_dtype!r}")
-        if not self.float32_max_rel_error > 0:
-            raise ValueError("SMOOptions.float32_max_rel_error must be positive, got "
-                             f"{self.float32_max_rel_error!r}")
-        if not 0 <= self.float32_max_far_share <= 1:
-            raise ValueError("SMOOptions.float32_max_far_share must be in [0, 1], got "
-                             f"{self.float32_max_far_share!r}")
-
-    @property
-    def single_cross(self):
-        """Whether the rows' inner products are asked in float32 (``cross_dtype`` resolved;
-        :func:`single_cross_terms` still checks the error bound)."""
-        if self.cross_dtype == "auto":
-            return self.single_rows
-        return self.cross_dtype == "float32"
-
-    @property
-    def single_rows(self):
-        """Whether the cached rows are float32 (``row_dtype`` resolved)."""
-        if self.row_dtype == "auto":
-            return self.tol >= self.float32_min_tol
-        return self.row_dtype == "float32"
-
-    @property
-    def row_bytes(self):
-        """Bytes of one cached kernel row entry."""
-        return 4 if self.single_rows else 8
 
 
 @dataclass

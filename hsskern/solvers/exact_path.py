@@ -25,20 +25,21 @@ Along a C path the last point of the previous C, scaled by C'/C
 stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ..exceptions import TimeBudgetError
 from ..kernels.sparse_rows import rows_nbytes, rows_operator
-from ..options import HSSOptions
+from ..options import ExactSVCOptions, PathSettings
 from ..utils._memory import check_memory
 from .admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
-from .refine import LocalProducts, RefineResult, continuation_start, refine_exact
+from .engines import BlockEngine, DualProblem, DualStart
+from .refine import LocalProducts, RefineResult, continuation_start
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -285,13 +286,19 @@ def _extend_decision(products, f, coef):
 class ExactBackend:
     """The path protocol for the exact SVM from a subsample's exact solution.
 
+    ``options`` (an :class:`~hsskern.ExactSVCOptions`) is handed down whole: the subsample,
+    the hold-out, the stages' growth and working sets, the time shares, the subsample's
+    compression and the block decomposition's group. ``settings``
+    (:class:`~hsskern.options.PathSettings`) holds what the estimator resolved: ``tol``,
+    ``max_time``, ``n_decades``, the seed, ``started`` and ``products``.
+
     ``prepare`` splits the points (validation, training, subsample) and sizes the stages
     (``growth`` times the last, up to all training points); ``path`` solves the subsample's
     whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with its
     refinement), then each (C, class) by the decomposition through the stages within its
     share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.path.KernelExpansion`.
 
-    ``products`` is a factory ``products(points, kernel)`` of the engine that computes the
+    ``settings.products`` is a factory ``products(points, kernel)`` of the engine that computes the
     decomposition's kernel products (None: :class:`~hsskern.solvers.refine.LocalProducts`;
     :mod:`hsskern.distributed` passes one running on Dask workers), called once per stage
     (and once more to measure an earlier stage's model on all points); an engine with a
@@ -299,22 +306,15 @@ class ExactBackend:
     """
 
     kernel: object
-    subsample: object = 50000
-    validation_fraction: float = 0.02
-    max_time: float = None
-    tol: float = 1e-3
-    hss_options: HSSOptions = field(default_factory=HSSOptions)
-    max_chunk: int = 24000
-    newton: bool = True
-    n_decades: int = 0
+    options: ExactSVCOptions = ExactSVCOptions()
+    settings: PathSettings = PathSettings()
     memory_budget: float = None
-    random_state: object = None
-    growth: float = 2.0
-    products: object = None
-    started: float = None
-    subsample_time_share: float = 0.4
-    time_slack: float = 0.25
     log: object = None
+
+    @property
+    def hss_options(self):
+        """The subsample's compression (with the seed and verbosity of ``settings``)."""
+        return self.options.hss_options(self.settings.random_state, self.settings.verbose)
 
     def prepare(self, X, Y=None):
         """Split the points and size the stages. Under ``max_time`` the subsample is also
@@ -322,11 +322,11 @@ class ExactBackend:
         before any solve."""
         t0 = time.perf_counter()
         self.check_memory(X, 1 if Y is None else np.shape(Y)[-1])
-        subsample, stats = self.subsample, {}
-        if self.max_time is not None:
+        subsample, stats = self.options.subsample, {}
+        if self.settings.max_time is not None:
             subsample, stats = self.plan_subsample(X)
-        train, val, order, m = split_points(X.shape[0], self.validation_fraction,
-                                            subsample, self.random_state)
+        train, val, order, m = split_points(X.shape[0], self.options.validation_fraction,
+                                            subsample, self.settings.random_state)
         stages = self._schedule(m, train.size)
         problem = ExactProblem(points=X, train=train, validation=val, order=order,
                                stages=tuple(stages),
@@ -356,7 +356,7 @@ class ExactBackend:
     def _clock(self):
         """The perf_counter time the budget started at: the fit's (``started``, its
         validation included) or now."""
-        return self.started if self.started is not None else time.perf_counter()
+        return self.settings.started if self.settings.started is not None else time.perf_counter()
 
     def plan_subsample(self, X):
         """(subsample size, stats) under ``max_time``: the largest subsample whose solve from
@@ -364,36 +364,36 @@ class ExactBackend:
         (~m/2 support vectors by n) fit ``subsample_time_share`` of the time left (plus
         ``time_slack``), at the rate of kernel entries measured on X; a TimeBudgetError when
         not even min(n, _MIN_SUBSAMPLE) points do."""
-        n = X.shape[0]
-        requested = (self.subsample if isinstance(self.subsample, (int, np.integer))
-                     else int(np.ceil(self.subsample * n)))
+        n, o, max_time = X.shape[0], self.options, self.settings.max_time
+        requested = (o.subsample if isinstance(o.subsample, (int, np.integer))
+                     else int(np.ceil(o.subsample * n)))
         rate = _probe_rate(X, self.kernel)
-        left = max(0.0, self.max_time - (time.perf_counter() - self._clock()))
-        entries = rate * (self.subsample_time_share * left + self.time_slack)
+        left = max(0.0, max_time - (time.perf_counter() - self._clock()))
+        entries = rate * (o.subsample_time_share * left + o.time_slack)
         # m^2 + m n / 2 <= entries
         fit = int((-0.5 * n + np.sqrt(0.25 * n * n + 4.0 * entries)) / 2.0)
         smallest = min(n, _MIN_SUBSAMPLE)
         if fit < smallest:
             need = (smallest ** 2 + 0.5 * smallest * n) / rate
             raise TimeBudgetError(
-                f"max_time={self.max_time:g} s cannot hold the preparation of an exact fit on "
+                f"max_time={max_time:g} s cannot hold the preparation of an exact fit on "
                 f"{n} points: a subsample of {smallest} points and its model's certifying "
                 f"product over the others need about {need:.3g} s at the {rate:.3g} kernel "
                 f"entries a second measured, and {left:.3g} s are left (validation "
                 "included); raise max_time to at least "
-                f"{(need - self.time_slack) / self.subsample_time_share + self.max_time - left:.3g}"
+                f"{(need - o.time_slack) / o.subsample_time_share + max_time - left:.3g}"
                 " s, or fit on fewer points")
         m = max(2, min(requested, fit))
         if self.log is not None and m < requested:
             self.log(1, f"subsample of {m} points (not {requested}): what max_time="
-                        f"{self.max_time:g} s holds at {rate:.3g} kernel entries a second")
+                        f"{max_time:g} s holds at {rate:.3g} kernel entries a second")
         return m, {"probe_rate": rate, "subsample_requested": requested}
 
     def _schedule(self, first, n_train):
         """Stage sizes from ``first``, growing by ``growth``, to all ``n_train`` points."""
         sizes = [first]
         while sizes[-1] < n_train:
-            sizes.append(min(n_train, int(np.ceil(sizes[-1] * self.growth))))
+            sizes.append(min(n_train, int(np.ceil(sizes[-1] * self.options.growth))))
         return sizes
 
     def _fitted_schedule(self, n, n0, seconds, left, n_train):
@@ -401,7 +401,7 @@ class ExactBackend:
         sized to end within ``left`` seconds by the cost model above (at most ``growth`` times
         n), then growing by ``growth``; [] when not even ``_MIN_STAGE_GROWTH`` times n
         would end in time."""
-        nxt = min(n_train, int(np.ceil(n * self.growth)))
+        nxt = min(n_train, int(np.ceil(n * self.options.growth)))
         if n > n0 and seconds > 0:
             kappa = seconds / ((n - n0) * n)
             budget = _STAGE_TIME_SHARE * left
@@ -419,10 +419,11 @@ class ExactBackend:
         if deadline is not None:
             return self._subsample_timed(X, Y, Cs, weights, deadline)
         # start="auto": up to 10^5 points the exact decomposition from zero beats compression
-        hss = HSSBackend(self.kernel, hss_options=self.hss_options, refine=True, start="auto",
-                         refine_tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
-                         n_decades=self.n_decades, memory_budget=self.memory_budget,
-                         log=self.log)
+        hss = HSSBackend.of_compression(
+            self.kernel, self.hss_options, memory_budget=self.memory_budget, log=self.log,
+            settings=dict(tol=self.settings.tol, n_decades=self.settings.n_decades),
+            solve_exact=True, start="auto", max_chunk=self.options.max_chunk,
+            decomposition=self.options.decomposition)
         prob = hss.prepare(X, Y)
         sols = hss.path(prob, Y, Cs, weights)
         setup = sum(prob.timings.values())
@@ -433,11 +434,13 @@ class ExactBackend:
         C), each (C, class) with its share of the time to ``deadline``: a feasible point
         with its exact gap where the time runs out (the stages start from it all the same)."""
         t0 = time.perf_counter()
-        prob = prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk, n_rhs=Y.shape[1],
-                                     memory_budget=self.memory_budget, log=self.log)
-        q = decomposition_chunk(prob, True, self.max_chunk)
+        prob = prepare_decomposition(X, self.kernel, max_chunk=self.options.max_chunk,
+                                     n_rhs=Y.shape[1], memory_budget=self.memory_budget,
+                                     log=self.log)
+        q = decomposition_chunk(prob, True, self.options.max_chunk)
         setup = time.perf_counter() - t0
-        sols, prev, workspace = [], None, {}
+        sols, prev = [], None
+        engine = BlockEngine(replace(self.options.decomposition, max_chunk=q))
         pairs = len(Cs) * Y.shape[1]
         for C in Cs:
             tc, out = time.perf_counter(), []
@@ -447,9 +450,9 @@ class ExactBackend:
                     _, a, f = continuation_start(prev[1][j], C / prev[0], ray=False)
                 left = max(deadline - time.perf_counter(), 0.0) / pairs
                 pairs -= 1
-                out.append(refine_exact(prob.K, Y[:, j], C, a, weights=weights, f=f,
-                                        tol=self.tol, max_chunk=q, newton=self.newton,
-                                        workspace=workspace, max_time=left))
+                out.append(engine.solve(DualProblem(prob.K, Y[:, j], weights=weights), C,
+                                        DualStart(a, f), tol=self.settings.tol,
+                                        max_time=left))
             prev = (C, out)
             sols.append(PathSolution(C=C, intercept=[rr.bias for rr in out],
                                      n_iter=[rr.rounds for rr in out],
@@ -460,7 +463,7 @@ class ExactBackend:
         return tuple(sols), setup
 
     def path(self, prepared, Y, Cs, weights=None):
-        t0 = self._clock() if self.max_time is not None else time.perf_counter()
+        t0 = self._clock() if self.settings.max_time is not None else time.perf_counter()
         n = prepared.points.shape[0]
         Y = check_labels(Y, n)
         Cs = check_Cs(Cs)
@@ -477,10 +480,10 @@ class ExactBackend:
         deadline = None
         # its share of the time left, or the slack at least (a subsample of at most
         # _MIN_SUBSAMPLE points, too little work to stop, is solved to the end)
-        if self.max_time is not None and sub.size > _MIN_SUBSAMPLE:
-            left = max(0.0, self.max_time - (time.perf_counter() - t0))
-            deadline = time.perf_counter() + max(self.subsample_time_share * left,
-                                                 self.time_slack)
+        if self.settings.max_time is not None and sub.size > _MIN_SUBSAMPLE:
+            left = max(0.0, self.settings.max_time - (time.perf_counter() - t0))
+            deadline = time.perf_counter() + max(self.options.subsample_time_share * left,
+                                                 self.options.time_slack)
         sub_sols, sub_setup = self._subsample_path(
             prepared, Ytr[sub], Cs, None if wtr is None else wtr[sub], deadline)
         t_sub = time.perf_counter() - t0
@@ -497,8 +500,8 @@ class ExactBackend:
             selected, history, results = [], [], []
             for j in range(r):
                 budget = None
-                if self.max_time is not None:
-                    budget = max(0.0, (self.max_time - (time.perf_counter() - t0))
+                if self.settings.max_time is not None:
+                    budget = max(0.0, (self.settings.max_time - (time.perf_counter() - t0))
                                  / pairs_left)
                 pairs_left -= 1
                 if len(prepared.stages) == 1:  # the subsample is every training point
@@ -573,6 +576,9 @@ class ExactBackend:
             candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
                                y * sub_coef, sub_bias, "subsample", None, None))
         k, rr = 0, None
+        chunk = self.options.max_chunk  # the stages' working sets: the cap from the start
+        stage_options = replace(self.options.decomposition, max_chunk=chunk, max_ws=chunk,
+                                sub_tol=_STAGE_SUB_TOL)
         while k + 1 < len(sizes):  # the sizes after a finished stage may be re-planned
             k += 1
             pts = order[:sizes[k]]
@@ -584,7 +590,8 @@ class ExactBackend:
                 top = max(candidates, key=lambda c: (c[0], c[1]))
                 tracker = _ValidationTracker(
                     Xtr[pts], Xval, self.kernel, yval, wval, y[pts],
-                    None if wtr is None else wtr[pts], self.tol, rate=rate, deadline=deadline,
+                    None if wtr is None else wtr[pts], self.settings.tol, rate=rate,
+                    deadline=deadline,
                     n_certify=tr.size - pts.size, rival=(top[0], _certify_entries(top, tr.size)),
                     final_stage=k == len(sizes) - 1)
             log = None if self.log is None else (
@@ -593,17 +600,17 @@ class ExactBackend:
             if budget is not None:
                 remaining = max(0.0, budget - (time.perf_counter() - t0)
                                 - _certify_seconds(rate, tr.size - pts.size, start))
-            engine = (self.products or LocalProducts)(Xtr[pts], self.kernel)
+            engine = (self.settings.products or LocalProducts)(Xtr[pts], self.kernel)
             offset = time.perf_counter() - t0
             try:
                 if f is not None and f.size < pts.size:  # the last stage's decision values:
                     f = _extend_decision(engine, f, y[pts] * start)  # only the new points'
-                rr = refine_exact(rows_operator(Xtr[pts], self.kernel), y[pts], C, start,
-                                  weights=None if wtr is None else wtr[pts], f=f,
-                                  tol=self.tol, max_chunk=self.max_chunk, newton=self.newton,
-                                  max_ws=self.max_chunk, sub_tol=_STAGE_SUB_TOL,
-                                  log=log, workspace=workspace,
-                                  products=engine, max_time=remaining, callback=tracker)
+                stage = DualProblem(rows_operator(Xtr[pts], self.kernel), y[pts],
+                                    weights=None if wtr is None else wtr[pts])
+                rr = BlockEngine(stage_options, products=engine, log=log,
+                                 workspace=workspace).solve(
+                    stage, C, DualStart(start, f), tol=self.settings.tol, max_time=remaining,
+                    callback=tracker)
             finally:
                 if hasattr(engine, "close"):
                     engine.close()
@@ -652,7 +659,7 @@ class ExactBackend:
         # a model of an earlier stage is a feasible point of the full dual: one product over
         # the points outside its stage measures its gap over all training points
         if kc != last:
-            engine = (self.products or LocalProducts)(Xtr, self.kernel)
+            engine = (self.settings.products or LocalProducts)(Xtr, self.kernel)
             try:
                 gap = _gap_of(engine, y, alpha, ub, known)
             finally:

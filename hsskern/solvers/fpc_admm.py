@@ -71,7 +71,7 @@ from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NotPositiveDefiniteError
-from ._options import check_option_number, options_with
+from ..options import OptionsBase, check_number, options_with
 
 
 
@@ -313,8 +313,8 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     return solver.solve(u0, v0, w0, verbose=verbose)
 
 
-@dataclass(frozen=True)
-class FPCADMMOptions:
+@dataclass(frozen=True, repr=False)
+class FPCADMMOptions(OptionsBase):
     """The tunables of :class:`FPCADMM`, one set of defaults (the paper's rule).
 
     Parameters
@@ -331,10 +331,10 @@ class FPCADMMOptions:
     max_iter: int = 100
     proximal_rho: float = 1e-9
 
-    def __post_init__(self):
-        check_option_number("FPCADMMOptions", "tol", self.tol)
-        check_option_number("FPCADMMOptions", "max_iter", self.max_iter, integer=True)
-        check_option_number("FPCADMMOptions", "proximal_rho", self.proximal_rho)
+    def _check(self):
+        check_number("tol", self.tol)
+        check_number("max_iter", self.max_iter, integer=True)
+        check_number("proximal_rho", self.proximal_rho)
 
 
 @dataclass

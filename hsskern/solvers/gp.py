@@ -95,8 +95,8 @@ def check_gp_memory(n, d, k, approximation, *, hss_options=None, n_components=No
         need = 8 * n * d + 2 * 8 * n * (m + k)
         what, hint = f"{m} inducing points (two n x {m} factors)", "lower n_components"
     else:
-        hss = HSSBackend(make_kernel("gaussian", h=1.0), hss_options=hss_options,
-                         adaptive_beta=False, refine=False)
+        hss = HSSBackend.of_compression(make_kernel("gaussian", h=1.0), hss_options,
+                                        adaptive_beta=False, solve_exact=False)
         low = hss.memory_estimate(n, d, k, max_rank=1)
         need = low["peak"] + low["hss"] + low["factor"] + 8 * n * k
         what = "two HSS compressions and factors (the best width's and the next) at the " \

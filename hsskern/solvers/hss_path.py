@@ -38,18 +38,19 @@ from ..exceptions import NotPositiveDefiniteError
 from ..factors import DenseCholeskyFactor
 from ..kernels import kernel_operator
 from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
-from ..options import HSSOptions
+from ..options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread, one_openmp_thread
-from .admm import default_beta, svm_dual_admm
+from .admm import DualADMMOptions, default_beta, svm_dual_admm
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .cached_smo import KERNELS as CACHED_KERNELS
-from .cached_smo import (SMOOptions, bounded_options, cached_refine, engine_cache,
+from .cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)
+from .engines import BlockEngine, CachedEngine, DualProblem, DualStart
 from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
                    plan_start)
-from .refine import RefineResult, continuation_start, refine_exact
+from .refine import RefineResult, continuation_start
 from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
@@ -405,32 +406,49 @@ def _exact_starts(prev, C, r, dual_start, start_decision, cold_ratio):
     return [continuation_start(pr, C / prev[0], ray=False)[1:] for pr in prev[1]]
 
 
-def _refine_columns(K, Y, C, coef, refine, refine_limit, max_chunk, newton, log, workspace,
-                    weights, tol, block_reuse=True):
-    """The exact decomposition of every label column from the ADMM's dual coefficients."""
+def exact_limit(settings, route=None):
+    """``settings.exact_limit``, or where it is None the route's (``route``: default
+    :class:`~hsskern.solvers.plan.RouteOptions`)."""
+    if settings.exact_limit is not None:
+        return settings.exact_limit
+    return (RouteOptions() if route is None else route).exact_limit
+
+
+def _exact_columns(engine, K, Y, C, coef, options, settings, log, weights):
+    """The exact decomposition of every label column from the ADMM's dual coefficients
+    (``options``: the path's options, its ``decomposition`` capped at the path's working
+    set)."""
     n, r = Y.shape
     out = []
     for j in range(r):
         alpha = Y[:, j] * coef[:, j]
         n_sv = np.count_nonzero(alpha)
-        if refine == "auto" and n * n_sv > refine_limit:
+        limit = exact_limit(settings)
+        if options.solve_exact == "auto" and n * n_sv > limit:
             out.append(RefineResult(alpha=alpha, dual_coef=coef[:, j].copy(), bias=np.nan,
                                     decision=None, converged=False,
                                     skipped=f"n x n_SV = {n} x {n_sv} kernel entries exceed "
-                                            f"{refine_limit:.0e} (refine='auto')"))
+                                            f"{limit:.0e} (refine='auto')"))
             continue
-        out.append(refine_exact(K, Y[:, j], C, alpha, weights=weights, tol=tol,
-                                max_chunk=max_chunk, newton=newton,
-                                log=_refine_log(log, C, j), workspace=workspace,
-                                block_reuse=block_reuse))
+        out.append(engine.solve(DualProblem(K, Y[:, j], weights=weights), C,
+                                DualStart(alpha), tol=settings.tol,
+                                log=_refine_log(log, C, j)))
     return out
 
 
-def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine="auto", refine_limit=RouteOptions.exact_limit,
-                 refine_tol=1e-3, max_chunk=16000, newton=True, n_decades=0, warn=True,
-                 log=None, block_reuse=True, engine="auto", smo_options=None,
-                 dual_start=None, start_decision=None):
+class _Fresh:
+    """A :class:`~hsskern.solvers.engines.CachedEngine` per solve: no kernel rows kept
+    between the C of a path (one-vs-rest's several classes would each keep a cache)."""
+
+    def __init__(self, options):
+        self.options = options
+
+    def solve(self, problem, C, start=None, *, tol=None):
+        return CachedEngine(self.options).solve(problem, C, start, tol=tol)
+
+
+def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, log=None,
+                 warn=True, dual_start=None, start_decision=None):
     """The SVM for every C of an ascending grid and every label column, on one problem.
 
     Parameters
@@ -448,33 +466,24 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         [0, C w_i] in the ADMM and in the decomposition (LIBSVM's weighted C; a weight of 0
         keeps alpha_i = 0). None: the unweighted problem, computed exactly as before weights
         existed (no per-point bound array anywhere on that path).
-    max_iter : int
-        ADMM iterations per C.
-    tol : float or None
-        ADMM stopping gap (LIBSVM's measure); None runs ``max_iter`` iterations (the paper).
-    relaxation : float in (0, 2)
-        ADMM over-relaxation.
-    adaptive_beta : bool
-        Residual balancing: beta moved by 10x and K + beta I refactored when the residuals
-        differ by more than 10x (never a recompression); a new beta carries to the next C.
-    refine : bool or "auto"
-        Run the exact decomposition after the ADMM; "auto" skips it for a column whose start
-        costs more than ``refine_limit`` kernel entries (n x n_SV).
-    refine_limit : float, default RouteOptions.exact_limit (1e10)
-    refine_tol : float, default 1e-3
-        The decomposition's stopping gap (LIBSVM's ``tol``).
-    max_chunk : int
-        Largest working set of the decomposition.
-    newton : bool
-        Let the decomposition take Newton steps on its free face (see ``refine_exact``).
-    block_reuse : bool, default True
-        Let each working set's kernel block reuse the entries the last round's holds (see
-        ``refine_exact``).
-    n_decades : int, default 0
-        Reach the first C from C / 10^n_decades through one C per decade (not returned;
-        their cost is counted in the first solution): a cold ADMM at a large C is a poor start
-        for the decomposition, a scaled exact solution of a smaller C a good one. Not on a
-        ``start="decomposition"`` problem, which starts from zero.
+    options : HSSSVCOptions or None
+        The path's options, handed down whole (None: :class:`~hsskern.HSSSVCOptions`'
+        defaults): the ADMM's (``admm_max_iter``, ``relaxation``, ``adaptive_beta``: beta
+        moved by 10x and K + beta I refactored when the residuals differ by more than 10x,
+        never a recompression), the exact solve's (``solve_exact``: run the exact
+        decomposition after the ADMM, "auto" skipping a column whose start costs more than
+        ``settings.exact_limit`` kernel entries; ``max_chunk``; ``decomposition``, the
+        block engine's tunables; ``smo``, the cached engine's). Only ``approximation``,
+        ``start``, ``beta`` and the compression are the preparation's.
+    settings : PathSettings or None
+        What the estimator resolved (None: the defaults): ``tol``, the exact solve's
+        stopping gap (LIBSVM's); ``admm_tol``, the ADMM's (None: ``admm_max_iter``
+        iterations, the paper's); ``n_decades``: reach the first C from C / 10^n_decades
+        through one C per decade (not returned; their cost is counted in the first
+        solution): a cold ADMM at a large C is a poor start for the decomposition, a scaled
+        exact solution of a smaller C a good one (not on a ``start="decomposition"``
+        problem, which starts from zero); ``engine`` of a problem solved from zero
+        ("auto": its plan's).
     warn : bool, default True
         A ``ConvergenceWarning`` for the C values not solved to ``tol``.
     log : callable or None
@@ -485,7 +494,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
         decomposition solves the first C from it (made feasible by
         :func:`~hsskern.solvers.refine.feasible_start`: clipped to the box, y' alpha = 0
         restored by shrinking the heavier side), with no ADMM and no continuation
-        (``n_decades`` is not used). ``refine`` must be true. None: the start of the
+        (``n_decades`` is not used). ``solve_exact`` must be true. None: the start of the
         problem's route.
     start_decision : ndarray of shape (n, r) or None
         ``K (y o alpha)`` of a *feasible* ``dual_start``, per column; None: computed (one
@@ -495,17 +504,22 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     -------
     tuple of PathSolution, one per C in ascending order.
     """
+    o = HSSSVCOptions() if options is None else options
+    settings = PathSettings() if settings is None else settings
     Y = check_labels(Y, problem.n_samples)
-    dual_start = check_dual_start(dual_start, Y.shape, refine)
+    dual_start = check_dual_start(dual_start, Y.shape, o.solve_exact)
     Cs = check_Cs(Cs)
     weights = check_weights(weights, problem.n_samples)
     exact_start = problem.start == "decomposition"
-    max_chunk = decomposition_chunk(problem, refine, max_chunk)
-    smo_options = SMOOptions() if smo_options is None else smo_options
-    engine = resolve_engine(problem, engine) if exact_start else "block"
+    o = o.replace(decomposition=o.decomposition_options(
+        decomposition_chunk(problem, o.solve_exact, o.max_chunk)))
+    smo_options = o.smo
+    engine = resolve_engine(problem, settings.engine) if exact_start else "block"
+    admm = DualADMMOptions(max_iter=o.admm_max_iter, kkt_tol=settings.admm_tol,
+                           relaxation=o.relaxation)
     # the continuation serves a cold ADMM at a large C; a decomposition from zero (or from a
     # given start) reaches the first C faster by itself (docs/design_notes.md)
-    n_extra = 0 if exact_start or dual_start is not None else int(n_decades)
+    n_extra = 0 if exact_start or dual_start is not None else int(settings.n_decades)
     if engine == "cached":
         smo_options = bounded_options(smo_options, *problem.K.points.shape,
                                       problem.stats.get("memory_budget"))
@@ -513,7 +527,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             smo_options = replace(smo_options, threads=1)  # as threads_for: one thread
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # the ADMM moves beta up past a failed shift by itself: no Lanczos run for a suggestion
-    refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
+    refactor = partial(problem.refactor, suggest=False) if o.adaptive_beta else None
     t0 = time.perf_counter()
     floor = problem.beta_floor
     # no local reference to a factor: a rebalanced beta replaces problem.factor, and the old
@@ -521,29 +535,28 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
     w = None if exact_start else problem.factor.solve(np.ones(Y.shape[0]))
     setup = time.perf_counter() - t0
     solutions, state, prev = [], None, None
-    workspace = {}  # the decomposition's block buffer, shared by every C
+    duals = [DualProblem(problem.K, Y[:, j], weights=weights) for j in range(Y.shape[1])]
+    block = BlockEngine(o.decomposition)  # its block buffer is shared by every C
     # one label column: the cached engine and its kernel rows serve every C (several would
-    # hold a row cache per class)
-    sessions = [{} if Y.shape[1] == 1 else None for _ in range(Y.shape[1])]
+    # hold a row cache per class: a fresh engine each solve)
+    cached = [_Fresh(smo_options) if Y.shape[1] > 1 else CachedEngine(smo_options)
+              for _ in range(Y.shape[1])] if engine == "cached" else None
     for C in grid:
         t_c = time.perf_counter()
         if prev is not None or exact_start or dual_start is not None:
             starts = _exact_starts(prev, C, Y.shape[1], dual_start, start_decision,
                                    engine == "cached" and smo_options.warm_max_ratio)
             if engine == "cached":  # its own thread count: no thread-pool scan on its path
-                out = [cached_refine(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                     tol=refine_tol, options=smo_options, session=sessions[j])
+                out = [cached[j].solve(duals[j], C, DualStart(a, f), tol=settings.tol)
                        for j, (a, f) in enumerate(starts)]
             else:
                 # a given start is near its answer (solvers.warm: small working sets)
                 near = prev is None and dual_start is not None
                 with threads_for(problem):
-                    out = [refine_exact(problem.K, Y[:, j], C, a, weights=weights, f=f,
-                                        tol=refine_tol, max_chunk=max_chunk, newton=newton,
-                                        log=_refine_log(log, C, j), workspace=workspace,
-                                        block_reuse=block_reuse,
-                                        **(near_options(start=a, C=C, weights=weights)
-                                           if near else {}))
+                    out = [block.solve(duals[j], C, DualStart(a, f), tol=settings.tol,
+                                       options=o.decomposition.replace(**near_options(
+                                           start=a, C=C, weights=weights)) if near else None,
+                                       log=_refine_log(log, C, j))
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")
@@ -551,17 +564,14 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
             # with refactor=problem.refactor every factor the ADMM moves to is the problem's.
             # Plain keywords: a ** call would pin the first factor in its argument tuple
             res = svm_dual_admm(problem.factor, problem.approximation, Y, C, w=w,
-                                warm_start=state, beta_floor=floor, max_iter=max_iter,
-                                kkt_tol=tol, relaxation=relaxation, refactor=refactor,
-                                weights=weights)
+                                warm_start=state, beta_floor=floor, refactor=refactor,
+                                weights=weights, options=admm)
             w = res.state["w"]
             state, floor = res.state, res.state["beta_floor"]
             out = None
-            if refine:
+            if o.solve_exact:
                 coef = np.asarray(res.dual_coef).reshape(Y.shape)
-                out = _refine_columns(problem.K, Y, C, coef, refine, refine_limit, max_chunk,
-                                      newton, log, workspace, weights, refine_tol,
-                                      block_reuse)
+                out = _exact_columns(block, problem.K, Y, C, coef, o, settings, log, weights)
             sol = _admm_solution(res, Y, out)
         if out is not None and not any(rr.skipped for rr in out):
             prev = (C, out)
@@ -583,8 +593,8 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, max_iter=100, tol=1e-2, relaxa
                    for k in dict.fromkeys(k for s in head for k in s.timings)}
         n_iter = sum(s.n_iter for s in head)
         solutions[0] = replace(head[-1], timings=timings, n_iter=n_iter)
-    if warn and tol is not None:
-        warn_unsolved(solutions, tol, max_iter,
+    if warn and settings.admm_tol is not None:
+        warn_unsolved(solutions, settings.admm_tol, o.admm_max_iter,
                       step_cap=smo_options.max_iter if engine == "cached" else None)
     return tuple(replace(s, info={**s.info, "route": _route(problem, exact_start, engine, s)})
                  for s in solutions)
@@ -689,47 +699,76 @@ class HSSBackend:
     ``prepare`` is :func:`prepare_hss`, ``path`` is :func:`hss_svm_path` with these options,
     ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
 
-    ``engine`` and ``smo_options`` choose what solves a ``start="decomposition"`` problem's
-    exact duals (see :func:`hss_svm_path`); ``store_kernel=False`` (one fit, not a path)
-    keeps its K matrix-free unless it stores as one-byte codes
-    (:func:`prepare_decomposition`). ``probe_C`` (one fit's C; None for a path, whose
-    first C is its smallest) lets ``start="auto"`` measure the support vectors' share past
-    ``route.small_n`` points (:meth:`resolve_start`). ``route`` holds the route's
-    thresholds: the start's ``small_n``, and the plan of a ``start="decomposition"`` problem
-    (:func:`~hsskern.solvers.plan.plan_fit`: engine, store, threads), recorded in its
-    ``stats["plan"]``.
+    ``options`` (an :class:`~hsskern.HSSSVCOptions` or :class:`~hsskern.HSSSVROptions`) is
+    handed down whole: the compression, the ADMM, the exact solve and its engines' groups
+    (``decomposition``, ``smo``). ``settings`` (:class:`~hsskern.options.PathSettings`) is
+    what the estimator resolved: the tolerances, the compression's seed, the engine of a
+    problem solved from zero, ``store_kernel`` (False, one fit: K matrix-free unless it
+    stores as one-byte codes, :func:`prepare_decomposition`) and ``probe_C`` (one fit's C;
+    None for a path, whose first C is its smallest: it lets ``start="auto"`` measure the
+    support vectors' share past ``route.small_n`` points, :meth:`resolve_start`). ``route``
+    holds the route's thresholds: the start's ``small_n``, and the plan of a
+    ``start="decomposition"`` problem (:func:`~hsskern.solvers.plan.plan_fit`: engine,
+    store, threads), recorded in its ``stats["plan"]``.
 
-    ``start`` chooses how the first C is reached: "admm" (compression or dense K, factor,
-    ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the exact
-    decomposition from zero, no approximation: :func:`prepare_decomposition`) or "auto"
-    (:meth:`resolve_start`). The default here is "admm", which every other user of this
-    backend's ``prepare`` (the SVR's, which needs the factor) relies on; the classifier
+    ``options.start`` chooses how the first C is reached: "admm" (compression or dense K,
+    factor, ADMM, then the exact decomposition from the ADMM's point), "decomposition" (the
+    exact decomposition from zero, no approximation: :func:`prepare_decomposition`) or
+    "auto" (:meth:`resolve_start`). The default here is "admm", which every other user of
+    this backend's ``prepare`` (the SVR's, which needs the factor) relies on; the classifier
     estimators pass "auto".
     """
 
     kernel: object
-    approximation: str = "hss"
-    start: str = "admm"
-    hss_options: HSSOptions = field(default_factory=HSSOptions)
-    beta: float = None
-    max_iter: int = 100
-    tol: float = 1e-2
-    relaxation: float = 1.6
-    adaptive_beta: bool = True
-    refine: object = "auto"
-    refine_limit: float = RouteOptions.exact_limit
-    refine_tol: float = 1e-3
-    max_chunk: int = 16000
-    newton: bool = True
-    block_reuse: bool = True
-    n_decades: int = 0
+    options: HSSSVCOptions = HSSSVCOptions(start="admm")
+    settings: PathSettings = PathSettings()
     memory_budget: float = None
     log: object = None
-    engine: str = "auto"
-    smo_options: SMOOptions = field(default_factory=SMOOptions)
-    store_kernel: bool = True
-    probe_C: float = None
     route: RouteOptions = field(default_factory=RouteOptions)
+
+    @classmethod
+    def of_compression(cls, kernel, hss_options, *, memory_budget=None, log=None,
+                       settings=None, **fields):
+        """The backend whose compression is ``hss_options`` (an
+        :class:`~hsskern.options.HSSOptions`: its fields, seed and verbosity; None: the
+        defaults), whose other options are ``fields`` (``start="admm"`` unless given) and
+        whose :class:`~hsskern.options.PathSettings` are ``settings`` (a dict)."""
+        hss_options = HSSOptions() if hss_options is None else hss_options
+        options = HSSSVCOptions(**{"start": "admm", **compression_of(hss_options), **fields})
+        settings = PathSettings(**{"random_state": hss_options.random_state,
+                                   "verbose": hss_options.verbose, **(settings or {})})
+        return cls(kernel, options, settings, memory_budget=memory_budget, log=log)
+
+    # what resolve_start and probe_share read, by the names they read them
+    @property
+    def start(self):
+        return self.options.start
+
+    @property
+    def approximation(self):
+        return self.options.approximation
+
+    @property
+    def refine(self):
+        return self.options.solve_exact
+
+    @property
+    def refine_limit(self):
+        return exact_limit(self.settings, self.route)
+
+    @property
+    def probe_C(self):
+        return self.settings.probe_C
+
+    @property
+    def smo_options(self):
+        return self.options.smo
+
+    @property
+    def hss_options(self):
+        """The compression's :class:`~hsskern.options.HSSOptions` (with the seed and the
+        verbosity of ``settings``)."""
+        return self.options.hss_options(self.settings.random_state, self.settings.verbose)
 
     def memory_estimate(self, n, d, n_rhs=1, max_rank=None):
         """Bytes by phase of a fit on n points of d features with these options
@@ -744,8 +783,8 @@ class HSSBackend:
                                max_rank=o.max_rank if max_rank is None else max_rank,
                                n_neighbors=o.n_neighbors, ann_iterations=o.ann_iterations,
                                n_random=o.n_random, n_rhs=n_rhs,
-                               adaptive_beta=self.adaptive_beta, refine=bool(self.refine),
-                               max_chunk=self.max_chunk)
+                               adaptive_beta=self.options.adaptive_beta,
+                               refine=bool(self.refine), max_chunk=self.options.max_chunk)
 
     def resolve_start(self, n, d, sv_share=None):
         """The start ``prepare`` takes on n points of d features: "admm" or "decomposition"
@@ -811,19 +850,20 @@ class HSSBackend:
             if self.log is not None:
                 self.log(1, f"start: the exact solve from zero on {n} points")
             # the engine's options at the tol it will solve at: its rows' bytes with them
-            smo = replace(self.smo_options or SMOOptions(), tol=float(self.refine_tol))
-            problem = prepare_decomposition(X, self.kernel, max_chunk=self.max_chunk,
-                                            engine=self.engine, smo_options=smo,
+            smo = replace(self.smo_options, tol=float(self.settings.tol))
+            problem = prepare_decomposition(X, self.kernel, max_chunk=self.options.max_chunk,
+                                            engine=self.settings.engine, smo_options=smo,
                                             y=_first_labels(Y, n), sv_share=share,
                                             n_rhs=n_rhs, memory_budget=self.memory_budget,
-                                            log=self.log, store_kernel=self.store_kernel,
+                                            log=self.log,
+                                            store_kernel=self.settings.store_kernel,
                                             route=self.route)
             return with_plan(problem, start_reason=reason)
         est = self.memory_estimate(n, d, n_rhs)
         if est is not None:
             o = self.hss_options
             what = (f"an HSS fit on {n} points x {d} features (leaf_size={o.leaf_size}, "
-                    f"max_chunk={self.max_chunk})")
+                    f"max_chunk={self.options.max_chunk})")
             low = self.memory_estimate(n, d, n_rhs, max_rank=1)
             check_memory(low["peak"], what + " at the smallest ranks", self.memory_budget,
                          hint="lower leaf_size, n_neighbors or max_chunk, or raise "
@@ -841,9 +881,10 @@ class HSSBackend:
                             f"{format_bytes(est['peak'])} (at max_rank={o.max_rank}; peak: "
                             f"{est['peak_phase']})")
         problem = prepare_hss(X, self.kernel, approximation=self.approximation,
-                              hss_options=self.hss_options, beta=self.beta,
+                              hss_options=self.hss_options, beta=self.options.beta,
                               memory_budget=self.memory_budget, log=self.log)
-        plan = FitPlan.of_route("admm", reason, self.max_chunk, share, self.route.probe_points)
+        plan = FitPlan.of_route("admm", reason, self.options.max_chunk, share,
+                                self.route.probe_points)
         problem = with_plan(problem, **plan.as_dict())
         if est is None:
             return problem
@@ -868,22 +909,18 @@ class HSSBackend:
         # the block engine takes the start's decision values as they are, where the cached
         # one would pay a product over every bounded alpha for its G_bar; no stored K: a
         # start near the answer reads a few columns of it
-        return replace(self, start="decomposition", n_decades=0, probe_C=None,
-                       engine="block", store_kernel=None)
+        return replace(self, options=self.options.replace(start="decomposition"),
+                       settings=self.settings.replace(n_decades=0, probe_C=None,
+                                                      engine="block", store_kernel=None))
 
     def path(self, prepared, Y, Cs, weights=None, dual_start=None, start_decision=None):
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
         the protocol in :mod:`hsskern.solvers.path`; ``dual_start`` and its
         ``start_decision``: the first C's start, see :meth:`warm_backend`)."""
-        return hss_svm_path(prepared, Y, Cs, weights, dual_start=dual_start,
-                            start_decision=start_decision,
-                            max_iter=self.max_iter, tol=self.tol,
-                            relaxation=self.relaxation, adaptive_beta=self.adaptive_beta,
-                            refine=self.refine, refine_limit=self.refine_limit,
-                            refine_tol=self.refine_tol, max_chunk=self.max_chunk,
-                            newton=self.newton, n_decades=self.n_decades, log=self.log,
-                            block_reuse=self.block_reuse, engine=self.engine,
-                            smo_options=self.smo_options)
+        settings = self.settings.replace(exact_limit=self.refine_limit)  # the route's
+        return hss_svm_path(prepared, Y, Cs, weights, options=self.options, settings=settings,
+                            log=self.log, dual_start=dual_start,
+                            start_decision=start_decision)
 
     def model(self, prepared, solutions):
         points = prepared.K.points if prepared.points is None else prepared.points

@@ -101,7 +101,7 @@ def one_class_gap(G, alpha, upper=1.0):
     return max(float(g[up].max() - g[low].min()), 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OneClassADMMOptions(PenaltyOptions):
     """How :class:`OneClassADMM` runs (the penalty balancing's fields are
     :class:`~hsskern.solvers.admm.PenaltyOptions`').
@@ -126,8 +126,7 @@ class OneClassADMMOptions(PenaltyOptions):
     kkt_every: int = 10
     relaxation: float = 1.6
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_positive(self.max_iter, "max_iter", integer=True, minimum=1)
         check_positive(self.tol, "tol", allow_none=True)
         check_positive(self.kkt_every, "kkt_every", integer=True, minimum=1)
@@ -313,9 +312,9 @@ def prepare_one_class_admm(X, kernel, *, approximation="hss", hss_options=None, 
     (HSSProblem, OneClassADMM)
         The problem holds the factor in force (a rebalanced beta replaces it there).
     """
-    backend = HSSBackend(kernel, approximation=approximation, start="admm",
-                         hss_options=hss_options, beta=beta, adaptive_beta=adaptive_beta,
-                         refine=False, memory_budget=memory_budget, log=log)
+    backend = HSSBackend.of_compression(kernel, hss_options, memory_budget=memory_budget,
+                                        log=log, approximation=approximation, beta=beta,
+                                        adaptive_beta=adaptive_beta, solve_exact=False)
     problem = backend.prepare(X)
     refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
     admm = OneClassADMM(problem.factor, problem.approximation, options, refactor=refactor,

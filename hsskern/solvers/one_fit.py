@@ -66,12 +66,15 @@ class OneFitBackend:
         if start != "staged":
             return self.hss.prepare(X, Y, sv_share=measured if n > route.small_n else None)
         m = int(np.ceil(self.stage_fraction * n))
-        staged = replace(self.staged, subsample=m) if m < self.staged.subsample else self.staged
+        staged = self.staged
+        if m < staged.options.subsample:
+            staged = replace(staged, options=staged.options.replace(subsample=m))
         problem = staged.prepare(X, Y)
         if self.hss.log is not None:
             self.hss.log(1, f"start: the exact SVM in stages {problem.stages} from a "
                             f"subsample's ({reason})")
-        plan = FitPlan.of_route("staged", reason, staged.max_chunk, measured, route.probe_points)
+        plan = FitPlan.of_route("staged", reason, staged.options.max_chunk, measured,
+                                route.probe_points)
         return replace(problem, stats={**problem.stats, "start": "staged",
                                        "sv_share": measured, "plan": plan.as_dict()})
 
@@ -88,7 +91,7 @@ class OneFitBackend:
         out = tuple(replace(s, info={**exact_info(Y, s.dual_coef, s.info["refinement"]),
                                      **s.info, "route": "staged growth"})
                     for s in self.staged.path(prepared, Y, Cs, weights))
-        warn_unsolved(out, self.staged.tol, self.hss.max_iter)
+        warn_unsolved(out, self.staged.settings.tol, self.hss.options.admm_max_iter)
         return out
 
     def model(self, prepared, solutions):

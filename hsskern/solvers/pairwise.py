@@ -304,7 +304,7 @@ class CachedPairs:
 
 #: the wrapped backend's attributes :class:`CachedPairs` reads (HSSBackend's; OneFitBackend
 #: holds one as ``hss``)
-_CACHED_FIELDS = ("kernel", "smo_options", "refine_tol", "tol", "max_iter")
+_CACHED_FIELDS = ("kernel", "smo_options", "options", "settings")
 
 
 def _plain_cached(prepared):
@@ -507,7 +507,7 @@ class PairwiseBackend:
         inner = getattr(self.inner, "hss", self.inner)  # OneFitBackend's HSSBackend
         if (not self.small_pairs or len(live) < 2 or sp.issparse(X)
                 or not all(hasattr(inner, a) for a in _CACHED_FIELDS)
-                or getattr(self.inner, "max_time", None) is not None):
+                or getattr(getattr(self.inner, "settings", None), "max_time", None) is not None):
             return None
         sizes = [rows[p].size for p in live]
         ends = dict.fromkeys((live[int(np.argmax(sizes))], live[int(np.argmin(sizes))]))
@@ -524,8 +524,9 @@ class PairwiseBackend:
         share = shares_pair_blocks(d, getattr(inner.kernel, "name", None), need,
                                    cache.cache_bytes, getattr(inner, "route", RouteOptions()))
         return CachedPairs(kernel=inner.kernel, options=inner.smo_options,
-                           tol=inner.refine_tol, budget=budget,
-                           one_thread=True, warn=(inner.tol, inner.max_iter), stats=stats,
+                           tol=inner.settings.tol, budget=budget, one_thread=True,
+                           warn=(inner.settings.admm_tol, inner.options.admm_max_iter),
+                           stats=stats,
                            timings=_sum_timings(pr.timings for pr in preps),
                            log=getattr(inner, "log", None),
                            classes=np.argmax(labels_matrix, axis=1) if share else None,
@@ -613,16 +614,15 @@ class PairwiseBackend:
             tasks = [(yp, prepared.rows[p], C, w, a)
                      for p, (yp, _, C, w, a) in zip(live, tasks)]
         inner = self.inner
-        budget = getattr(inner, "max_time", None)
+        settings = getattr(inner, "settings", None)  # what the estimator resolved
+        budget = getattr(settings, "max_time", None)
         if budget is not None and len(live) > 1:
             # a time budget is the whole fit's: each pair gets its share of the pool's time
             # left, counted from the pair's own start
-            started = getattr(inner, "started", None)
-            if started is not None:
-                budget = max(0.0, budget - (time.perf_counter() - started))
-                inner = replace(inner, started=None)
-            inner = replace(inner, max_time=budget * min(self._workers(), len(live))
-                            / len(live))
+            if settings.started is not None:
+                budget = max(0.0, budget - (time.perf_counter() - settings.started))
+            share = budget * min(self._workers(), len(live)) / len(live)
+            inner = replace(inner, settings=settings.replace(started=None, max_time=share))
         sizes = [prepared.rows[p].size for p in live]
         if on_worker:
             solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(

@@ -585,8 +585,8 @@ class RidgeBackend:
             return points + 16 * n * n + vectors
         if self.approximation == "nystrom":
             return points + 8 * n * min(int(self.n_components), n) + vectors
-        hss = HSSBackend(self.kernel, hss_options=self.hss_options, adaptive_beta=False,
-                         refine=False)
+        hss = HSSBackend.of_compression(self.kernel, self.hss_options, adaptive_beta=False,
+                                        solve_exact=False)
         return hss.memory_estimate(n, d, n_rhs, max_rank=1)["peak"] + vectors
 
     def check_memory(self, n, d, n_rhs=1):

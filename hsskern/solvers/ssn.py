@@ -35,12 +35,12 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 
+from ..options import NEWTON_SOLVERS
 from ..utils._memory import available_memory, check_memory
 from ..utils.validation import check_positive
 from .path import check_weights
 
 LINE_SEARCHES = ("armijo", "exact")
-NEWTON_SOLVERS = ("cg", "cholesky", "auto")
 
 
 @dataclass(frozen=True)

@@ -34,14 +34,13 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..options import HSSOptions
+from ..options import HSSSVROptions, PathSettings, options_with
 from ..utils.validation import check_positive
-from ._options import options_with
 from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
-from .hss_path import HSSBackend, decomposition_chunk, threads_for
+from .engines import BlockEngine, DualProblem, DualStart
+from .hss_path import HSSBackend, decomposition_chunk, exact_limit, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
-from .plan import RouteOptions
-from .refine import RefineResult, continuation_start, refine_exact
+from .refine import RefineResult, continuation_start
 from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
@@ -194,7 +193,7 @@ class SVRADMMResult:
         object.__setattr__(self, "state", MappingProxyType(dict(self.state)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SVRADMMOptions(PenaltyOptions):
     """The tunables of :class:`SVRDualADMM`, one set of defaults.
 
@@ -216,8 +215,7 @@ class SVRADMMOptions(PenaltyOptions):
     kkt_every: int = 10
     relaxation: float = 1.6
 
-    def __post_init__(self):
-        super().__post_init__()
+    def _check(self):
         check_iteration_options(self)
 
 
@@ -310,9 +308,8 @@ class SVRDualADMM(SplitADMM):
                                     "beta_floor": bal.floor})
 
 
-def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2, kkt_every=10,
-                  relaxation=1.6, warm_start=None, w=None, refactor=None, balance_ratio=10.0,
-                  balance_factor=10.0, max_refactor=2, beta_floor=0.0, options=None):
+def svr_dual_admm(factor, K_apply, y, C, epsilon, *, options=None, refactor=None, w=None,
+                  warm_start=None, beta_floor=0.0):
     """The SVR dual at one C by closed-form ADMM on a factor of K + rho I (module docstring):
     ``SVRDualADMM(factor, K_apply, y, C, epsilon, ...).solve(warm_start, ...)`` in one call.
 
@@ -320,35 +317,27 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, max_iter=100, kkt_tol=1e-2,
     ----------
     factor, K_apply, y, C, epsilon, w
         As :class:`SVRDualADMM`.
-    max_iter : int
-    kkt_tol : float or None
-        Stop when LIBSVM's gap (:func:`svr_kkt_gap`, on the approximation) is below it,
-        checked every ``kkt_every`` iterations with one product; None: ``max_iter``
-        iterations.
-    relaxation : float in (0, 2)
-    warm_start : mapping or None
-        ``state`` of a previous result (its z is clipped into the new box).
+    options : SVRADMMOptions or None
+        The tunables (None: the defaults): ``max_iter``; ``kkt_tol``, stop when LIBSVM's gap
+        (:func:`svr_kkt_gap`, on the approximation) is below it, checked every
+        ``kkt_every`` iterations with one product (None: ``max_iter`` iterations);
+        ``relaxation`` in (0, 2); the penalty balancing's ``balance_ratio``,
+        ``balance_factor`` and ``max_refactor``.
     refactor : callable or None
         ``refactor(rho)`` -> factor: residual balancing as in
         :func:`~hsskern.solvers.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
         residuals differ by more than ``balance_ratio``, at most ``max_refactor`` times, never
         below ``beta_floor``, which rises when a refactorization is indefinite or the
         iterates diverge; :class:`~hsskern.solvers.admm.PenaltyBalancer`).
-    options : SVRADMMOptions or None
-        The tunables at once: ``max_iter``, ``kkt_tol``, ``kkt_every``, ``relaxation``,
-        ``balance_ratio``, ``balance_factor`` and ``max_refactor`` are its fields; an
-        argument given with a value other than its default sets that field, one left at
-        its default leaves the field of ``options`` alone.
+    warm_start : mapping or None
+        ``state`` of a previous result (its z is clipped into the new box).
 
     Returns
     -------
     SVRADMMResult
         ``beta`` is the shift in force at the end (``refactor``'s last factor).
     """
-    options = options_with(SVRADMMOptions, options, dict(
-        max_iter=max_iter, kkt_tol=kkt_tol, kkt_every=kkt_every, relaxation=relaxation,
-        balance_ratio=balance_ratio, balance_factor=balance_factor,
-        max_refactor=max_refactor))
+    options = options_with(SVRADMMOptions, options, {})
     solver = SVRDualADMM(factor, K_apply, y, C, epsilon, refactor=refactor, w=w,
                          options=options)
     del factor, w  # the solver holds the factor in force (old ones must be freed)
@@ -376,10 +365,8 @@ def _solution(C, rr, admm, beta, floor, scale=None):
                         timings=timings, info=info)
 
 
-def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxation=1.6,
-                 adaptive_beta=True, refine=True, refine_limit=RouteOptions.exact_limit,
-                 refine_tol=1e-3, max_ws=8000, max_chunk=16000, newton=True, n_decades=0,
-                 warn=True, log=None, dual_start=None, start_decision=None):
+def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, warn=True,
+                 log=None, dual_start=None, start_decision=None):
     """epsilon-SVR for every C of an ascending grid on one prepared problem.
 
     Parameters
@@ -395,21 +382,18 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         Sorted ascending here.
     epsilon : float >= 0
         Half-width of the insensitive tube.
-    max_iter, tol, relaxation, adaptive_beta
-        The ADMM's (:func:`svr_dual_admm`; ``tol`` is its KKT gap on the approximation).
-    refine : bool or "auto"
-        Make each C exact by decomposition (LIBSVM's 2n-variable form); "auto" skips it when
-        its first product, n x (number of support vectors), exceeds ``refine_limit``.
-    refine_limit : float
-    refine_tol : float, default 1e-3
-        The decomposition's stopping gap (LIBSVM's ``tol``).
-    max_ws, max_chunk : int
-        Working-set sizes of the decomposition (:func:`~hsskern.solvers.refine.refine_exact`).
-    newton : bool
-        As in :func:`~hsskern.solvers.refine.refine_exact`.
-    n_decades : int, default 0
-        Reach the first C from C / 10^n_decades, one C per decade (their cost counted in
-        the first solution).
+    options : HSSSVROptions or None
+        The path's options, handed down whole (None: :class:`~hsskern.HSSSVROptions`'
+        defaults): the ADMM's ``admm_max_iter``, ``relaxation`` and ``adaptive_beta``
+        (:func:`svr_dual_admm`); ``solve_exact``: make each C exact by decomposition
+        (LIBSVM's 2n-variable form), "auto" skipping it when its first product, n x (number
+        of support vectors), exceeds ``settings.exact_limit``; ``max_chunk`` and
+        ``decomposition`` (working sets of ``decomposition.max_ws``, 8,000 by default here),
+        the block decomposition's (:func:`~hsskern.solvers.refine.refine_exact`).
+    settings : PathSettings or None
+        ``tol``: the decomposition's stopping gap (LIBSVM's); ``admm_tol``: the ADMM's KKT
+        gap on the approximation; ``n_decades``: reach the first C from C / 10^n_decades,
+        one C per decade (their cost counted in the first solution).
     warn : bool
         A ``ConvergenceWarning`` for the C values whose solution misses its tolerance.
     log : callable or None
@@ -419,7 +403,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         points: a refit's warm start), split into the 2n variables of least l1 norm and
         made feasible (clipped to [0, C], sum(b) = 0 restored by shrinking the heavier
         side). The exact decomposition solves the first C from it: no ADMM, no continuation
-        (``n_decades`` is not used). ``refine`` must be true.
+        (``n_decades`` is not used). ``solve_exact`` must be true.
     start_decision : ndarray of shape (n,) or (n, 1), or None
         ``K b`` of a *feasible* ``dual_start``; None: computed (one n x n_SV product).
 
@@ -427,12 +411,17 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
     -------
     tuple of PathSolution (``dual_coef`` of shape (n, 1): alpha - alpha*), ascending C.
     """
+    o = HSSSVROptions() if options is None else options
+    settings = PathSettings() if settings is None else settings
+    refine, refine_tol = o.solve_exact, settings.tol
     n = problem.n_samples
     y = check_target(y, n)
     Cs = check_Cs(Cs)
     epsilon = check_epsilon(epsilon)
     exact_start = problem.start == "decomposition"
-    max_chunk = decomposition_chunk(problem, refine, max_chunk)
+    block = o.decomposition_options(decomposition_chunk(problem, refine, o.max_chunk))
+    admm_options = SVRADMMOptions(max_iter=o.admm_max_iter, kkt_tol=settings.admm_tol,
+                                  relaxation=o.relaxation)
     yv, p, index = svr_variables(y, epsilon)
     first = first_f = None
     if dual_start is not None:
@@ -445,18 +434,20 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
                              "needs refine=True or 'auto'")
         first = _split(b)
         first_f = None if start_decision is None else np.reshape(start_decision, n)
-    n_extra = 0 if first is not None else int(n_decades)
+    n_extra = 0 if first is not None else int(settings.n_decades)
     grid = [Cs[0] * 10.0 ** -k for k in range(n_extra, 0, -1)] + list(Cs)
     # as hss_svm_path: no Lanczos suggestion, and no local reference to a factor (a rebalanced
     # rho replaces problem.factor; two factors alive at most)
-    refactor = partial(problem.refactor, suggest=False) if adaptive_beta else None
+    refactor = partial(problem.refactor, suggest=False) if o.adaptive_beta else None
     t0 = time.perf_counter()
     floor = problem.beta_floor
     w = None if exact_start else problem.factor.solve(np.ones(n))
     beta = np.nan if exact_start else problem.factor.beta
     setup = time.perf_counter() - t0
     K_apply = problem.approximation
-    solutions, state, prev, workspace = [], None, None, {}
+    solutions, state, prev = [], None, None
+    # one engine along the path: its block buffer serves every C
+    dual, engine = DualProblem(problem.K, yv, p, index), BlockEngine(block)
     rlog = (lambda C: None if log is None else (lambda line: log(2, f"refine C={C:g}:{line}")))
     for C in grid:
         t_c = time.perf_counter()
@@ -465,35 +456,32 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
             # approximation) zero
             s, a, f = None, first, first_f
             # a given start is near its answer (solvers.warm: small working sets)
-            near = near_options(max_ws, start=first, C=C) \
-                if prev is None and first is not None else {"max_ws": max_ws}
+            near = block.replace(**near_options(block.max_ws, start=first, C=C)) \
+                if prev is None and first is not None else block
             if prev is not None:
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
             with threads_for(problem):
-                rr = refine_exact(problem.K, yv, C, a, f=f, p=p, index=index, tol=refine_tol,
-                                  max_chunk=max_chunk, newton=newton, log=rlog(C),
-                                  workspace=workspace, **near)
+                rr = engine.solve(dual, C, DualStart(a, f), tol=refine_tol, options=near,
+                                  log=rlog(C))
             sol = _solution(C, rr, None, beta, floor, scale=s)
         else:
-            admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, max_iter=max_iter,
-                                 kkt_tol=tol, relaxation=relaxation, warm_start=state, w=w,
-                                 refactor=refactor, beta_floor=floor)
+            admm = svr_dual_admm(problem.factor, K_apply, y, C, epsilon, warm_start=state, w=w,
+                                 refactor=refactor, beta_floor=floor, options=admm_options)
             w = admm.state["w"]
             state, floor = admm.state, admm.state["beta_floor"]
             rr = None
             if refine:
                 a = _split(admm.dual_coef)
                 n_sv = int(np.count_nonzero(admm.dual_coef))
-                if refine == "auto" and n * n_sv > refine_limit:
+                limit = exact_limit(settings)
+                if refine == "auto" and n * n_sv > limit:
                     rr = RefineResult(alpha=a, dual_coef=admm.dual_coef.copy(), bias=np.nan,
                                       decision=None, converged=False,
                                       skipped=f"n x n_SV = {n} x {n_sv} kernel entries "
-                                              f"exceed {refine_limit:.0e} (refine='auto')")
+                                              f"exceed {limit:.0e} (refine='auto')")
                 else:
-                    rr = refine_exact(problem.K, yv, C, a, p=p, index=index, tol=refine_tol,
-                                      max_ws=max_ws, max_chunk=max_chunk, newton=newton,
-                                      log=rlog(C), workspace=workspace)
+                    rr = engine.solve(dual, C, DualStart(a), tol=refine_tol, log=rlog(C))
             sol = _solution(C, rr, admm, beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
@@ -513,7 +501,8 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, max_iter=100, tol=1e-2, relaxat
         solutions[0] = replace(head[-1], timings=timings,
                                n_iter=sum(s.n_iter for s in head))
     if warn:
-        _warn_unsolved(solutions, refine_tol if refine else tol, max_iter)
+        _warn_unsolved(solutions, refine_tol if refine else settings.admm_tol,
+                       o.admm_max_iter)
     return tuple(solutions)
 
 
@@ -542,41 +531,34 @@ def _warn_unsolved(solutions, tol, max_iter):
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
 
-    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend` with this
-    ``start``: memory checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`, or
+    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend` with these
+    options: memory checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`, or
     :func:`~hsskern.solvers.hss_path.prepare_decomposition` for the start from zero; the
-    default "admm" is what the tests of the ADMM route build on), ``path`` is
+    default ``start="admm"`` is what the tests of the ADMM route build on), ``path`` is
     :func:`hss_svr_path` with these options (``Y`` one target column), ``model`` a
-    :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
+    :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors. ``options``
+    (an :class:`~hsskern.HSSSVROptions`) is handed down whole, ``settings``
+    (:class:`~hsskern.options.PathSettings`) holds what the estimator resolved.
     """
 
     kernel: object
+    options: HSSSVROptions = HSSSVROptions(start="admm")
+    settings: PathSettings = PathSettings()
     epsilon: float = 0.1
-    approximation: str = "hss"
-    start: str = "admm"
-    hss_options: HSSOptions = field(default_factory=HSSOptions)
-    beta: float = None
-    max_iter: int = 100
-    tol: float = 1e-2
-    relaxation: float = 1.6
-    adaptive_beta: bool = True
-    refine: object = True
-    refine_limit: float = RouteOptions.exact_limit
-    refine_tol: float = 1e-3
-    max_ws: int = 8000
-    max_chunk: int = 16000
-    newton: bool = True
-    n_decades: int = 0
     memory_budget: float = None
     log: object = None
-    store_kernel: object = True
+
+    @property
+    def hss_options(self):
+        """The compression's :class:`~hsskern.options.HSSOptions` (with the seed and the
+        verbosity of ``settings``)."""
+        return self.options.hss_options(self.settings.random_state, self.settings.verbose)
 
     def _hss_backend(self):
-        return HSSBackend(self.kernel, approximation=self.approximation, start=self.start,
-                          hss_options=self.hss_options, beta=self.beta,
-                          refine=bool(self.refine), max_chunk=self.max_chunk,
-                          memory_budget=self.memory_budget, log=self.log,
-                          store_kernel=self.store_kernel)
+        # the start rule takes solve_exact="auto" as on: the SVR's exact step is its answer
+        options = self.options.replace(solve_exact=bool(self.options.solve_exact))
+        return HSSBackend(self.kernel, options, self.settings,
+                          memory_budget=self.memory_budget, log=self.log)
 
     def memory_estimate(self, n, d, max_rank=None):
         """Bytes by phase of a fit on n points (the classifier's estimate, one column)."""
@@ -592,23 +574,20 @@ class SVRBackend:
         where it would not solve the first C exactly (as
         :meth:`~hsskern.solvers.hss_path.HSSBackend.warm_backend`: the problem is then
         prepared for the exact decomposition alone)."""
-        if not self.refine or (self.refine == "auto" and entries is not None
-                               and entries > self.refine_limit):
+        refine = self.options.solve_exact
+        if not refine or (refine == "auto" and entries is not None
+                          and entries > exact_limit(self.settings)):
             return None
         # no stored K: a start near the answer reads a few columns of it
-        return replace(self, start="decomposition", n_decades=0, store_kernel=None)
+        return replace(self, options=self.options.replace(start="decomposition"),
+                       settings=self.settings.replace(n_decades=0, store_kernel=None))
 
     def path(self, prepared, Y, Cs, dual_start=None, start_decision=None):
         """:func:`hss_svr_path` with these options for the one target column of ``Y``
         (``dual_start`` and its ``start_decision``: see :meth:`warm_backend`)."""
-        return hss_svr_path(prepared, Y, Cs, self.epsilon, dual_start=dual_start,
-                            start_decision=start_decision,
-                            max_iter=self.max_iter,
-                            tol=self.tol, relaxation=self.relaxation,
-                            adaptive_beta=self.adaptive_beta, refine=self.refine,
-                            refine_limit=self.refine_limit, refine_tol=self.refine_tol,
-                            max_ws=self.max_ws, max_chunk=self.max_chunk, newton=self.newton,
-                            n_decades=self.n_decades, log=self.log)
+        return hss_svr_path(prepared, Y, Cs, self.epsilon, options=self.options,
+                            settings=self.settings, log=self.log, dual_start=dual_start,
+                            start_decision=start_decision)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)
