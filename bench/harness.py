@@ -68,11 +68,15 @@ def _gmm8(n):
     return gmm8(n)
 
 
+#: sets made by scikit-learn's loaders, not read from a file
+RAW_SETS = ("digits",)
+
+
 def _raw(name):
     m = re.fullmatch(r"gmm8_(\d+)", name)
     if m:
         return _gmm8(int(m.group(1)))
-    if name == "digits":  # scikit-learn's load_digits, raw pixels: fitted and scored on all
+    if name == "digits":  # RAW_SETS: scikit-learn's load_digits, raw pixels: fitted and scored on all
         from sklearn.datasets import load_digits
         X, y = load_digits(return_X_y=True)
         return X, y, X, y

@@ -73,7 +73,7 @@ def test_the_extraction_reads_spans_blocks_comments_and_continuations():
 
 
 def _data_exists(name):
-    if re.fullmatch(r"gmm8_\d+", name):
+    if re.fullmatch(r"gmm8_\d+", name) or name in harness.RAW_SETS:
         return True
     from hsskern.datasets import BUNDLED, SOURCES
     return name in BUNDLED or name in SOURCES
@@ -97,5 +97,5 @@ def test_a_documented_command_parses(where, command, capsys):
     unknown = [p for p in getattr(args, "peers", None) or [] if p not in harness.PEERS]
     assert not unknown, f"{where}: {command!r}: no peer {unknown} ({', '.join(harness.PEERS)})"
     data = getattr(args, "data", None)
-    if data is not None:
-        assert _data_exists(data), f"{where}: {command!r}: no data set {data!r}"
+    for name in [data] if isinstance(data, str) else data or []:  # one set, or several
+        assert _data_exists(name), f"{where}: {command!r}: no data set {name!r}"
