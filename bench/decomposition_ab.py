@@ -94,7 +94,7 @@ def _fits(est, X, y, Cs):
     """(C, the exact solution, seconds, decision values) of ``est``'s path over ``Cs``."""
     out = []
     for C, m in zip(sorted(Cs), est.fit_path(X, y, Cs)):
-        [rr] = m.admm_["refinement"]
+        [rr] = m.admm_["exact"]
         out.append((C, rr, rr.time, m.decision_function(X)))
     return out
 
@@ -117,7 +117,7 @@ def run(args):
             # shrinking at this n (by default only from 10^5 points on)
             shrink = HSSSVC(C=10.0, h=1.0, options=det).set_params(
                 options__decomposition__shrinking=True).fit(X, y)
-            [rr] = shrink.admm_["refinement"]
+            [rr] = shrink.admm_["exact"]
             _record(summary, arrays, f"{name}/shrink/C=10", rr, rr.time,
                     shrink.decision_function(X))
         if "path" in args.modes:

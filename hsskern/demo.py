@@ -93,12 +93,12 @@ def _phases(models):
     solve = []
     if not decomposition:
         solve.append(f"ADMM (first C) {ft.get('admm', 0.0) + ft.get('refactor', 0.0):.3g} s")
-    # the exact solve: "refine" after the ADMM, "smo" / "decomposition" from zero or from
+    # the exact solve: "exact" after the ADMM, "smo" / "decomposition" from zero or from
     # the previous C
-    refine = sum(m.fit_time_.get(k, 0.0) for m in models
-                 for k in ("refine", "smo", "decomposition"))
-    if refine > 0.0:
-        solve.append(f"exact decomposition {refine:.3g} s")
+    solve_exact = sum(m.fit_time_.get(k, 0.0) for m in models
+                 for k in ("exact", "smo", "decomposition"))
+    if solve_exact > 0.0:
+        solve.append(f"exact decomposition {solve_exact:.3g} s")
     mem = []
     if stats.get("approximation") is not None and stats.get("memory_bytes"):
         mem.append(f"approximation {format_bytes(stats['memory_bytes'])}"

@@ -18,7 +18,7 @@ The rules a case must keep (``_problems``):
 * after a fit: finite ``decision_function`` of the right shape, ``predict`` within
   ``classes_``;
 * a fit that did not converge by the estimator's own record (HSSSVC ``admm_["converged"]`` /
-  ``admm_["refinement"]``, FPC ``converged_``, Nystrom / sparse Cholesky ``n_iter_`` reaching
+  ``admm_["exact"]``, FPC ``converged_``, Nystrom / sparse Cholesky ``n_iter_`` reaching
   ``max_iter``; the CV estimators through ``best_estimator_``) must have emitted a
   ``sklearn.exceptions.ConvergenceWarning``.
 
@@ -130,14 +130,14 @@ def _convergence(est):
             return None, "tol=None: a fixed iteration count was asked for"
         admm = model.admm_
         conv = bool(np.all(admm.get("converged")))
-        ref = admm.get("refinement")
+        ref = admm.get("exact")
         if ref:
             flags = [(bool(getattr(r, "converged", False)), bool(getattr(r, "skipped", None)))
                      for r in ref]
             ok = all(c or (s and conv) for c, s in flags)
-            return ok, (f"admm_['converged']={conv}, refinement (converged, skipped)="
+            return ok, (f"admm_['converged']={conv}, exact solve (converged, skipped)="
                         f"{flags}")
-        return conv, f"admm_['converged']={conv}, no refinement"
+        return conv, f"admm_['converged']={conv}, no exact solve"
     if hasattr(model, "converged_"):
         c = np.asarray(model.converged_)
         return bool(np.all(c)), f"converged_={c.tolist()}"
@@ -499,8 +499,8 @@ def _C_grid(benign):
 # that (clearly) is the right answer, so only the extreme cases draw it
 _SCALINGS = ["auto", "cube", "ball", "simplex", "none"]
 
-VARIANTS = ["HSSSVC-hss-refine", "HSSSVC-hss-norefine", "HSSSVC-exact-refine",
-            "HSSSVC-exact-norefine", "HSSSVCCV", "NystromSVC-squared_hinge", "NystromSVC-hinge",
+VARIANTS = ["HSSSVC-hss-solve_exact", "HSSSVC-hss-noexact", "HSSSVC-exact-solve_exact",
+            "HSSSVC-exact-noexact", "HSSSVCCV", "NystromSVC-squared_hinge", "NystromSVC-hinge",
             "NystromSVCCV", "SparseCholeskySVC", "FPCClassifier", "FPCClassifierCV"]
 
 
@@ -518,8 +518,8 @@ def cases(draw, variant, benign):
         p["leaf_size"] = draw(st.sampled_from([8, 16, 128]))
         p["random_state"] = seed
         if name == "HSSSVC":
-            approximation, _, refine = flavour.partition("-")
-            p.update(approximation=approximation, solve_exact=refine == "refine",
+            approximation, _, solve_exact = flavour.partition("-")
+            p.update(approximation=approximation, solve_exact=solve_exact == "exact",
                      C=draw(_C(benign)))
         else:
             p["approximation"] = draw(st.sampled_from(["hss", "exact"]))
@@ -690,7 +690,7 @@ def _stale_factories():
     return {
         "HSSSVC-hss": lambda: hsskern.HSSSVC(
             options=hsskern.HSSSVCOptions(leaf_size=16), random_state=0),
-        "HSSSVC-hss-norefine": lambda: hsskern.HSSSVC(
+        "HSSSVC-hss-noexact": lambda: hsskern.HSSSVC(
             options=hsskern.HSSSVCOptions(leaf_size=16, solve_exact=False),
                                                       random_state=0),
         "HSSSVC-exact": lambda: hsskern.HSSSVC(

@@ -133,7 +133,7 @@ def test_the_resolver_reads_relative_absolute_and_function_level_imports():
     assert "hsskern.kernels._surface" in top  # from ._surface import (...)
     _, anywhere = IMPORTS["hsskern.kernels.functions"]
     assert "hsskern.kernels.callable" in anywhere  # inside Kernel.diag()
-    top, _ = IMPORTS["hsskern.solvers.refine"]
+    top, _ = IMPORTS["hsskern.solvers.exact"]
     assert "hsskern.solvers.decomposition" in top
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None

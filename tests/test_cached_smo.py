@@ -19,11 +19,11 @@ from sklearn.svm import SVC, SVR
 import hsskern.estimators.hss_svc as hss_svc
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
-from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, cached_refine,
+from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, solve_cached,
                                         engine_cache, solve_dual)
 from hsskern.solvers.hss_path import HSSBackend, resolve_engine
 from hsskern.solvers.plan import RouteOptions, engine_for, plan_fit
-from hsskern.solvers.refine import continuation_start
+from hsskern.solvers.exact import continuation_start
 from hsskern.options import HSSSVCOptions, PathSettings
 from svm_reference import gap_tol
 
@@ -135,11 +135,11 @@ def test_warm_start_along_C(seed, n):
     kern = make_kernel("gaussian", gamma=1.0)
     Kop = kernel_operator(X, kern)
     K = Kop.to_dense()
-    prev = cached_refine(Kop, y, 1.0, tol=1e-8)
+    prev = solve_cached(Kop, y, 1.0, tol=1e-8)
     _, a0, f0 = continuation_start(prev, 10.0, ray=False)
-    cold = cached_refine(Kop, y, 10.0, tol=1e-8)
+    cold = solve_cached(Kop, y, 10.0, tol=1e-8)
     for f in (f0, None):
-        warm = cached_refine(Kop, y, 10.0, a0, f=f, tol=1e-8)
+        warm = solve_cached(Kop, y, 10.0, a0, f=f, tol=1e-8)
         assert warm.converged and _gap(K, y, warm.alpha, 10.0) < 1e-8 * (1 + 1e-6)
         np.testing.assert_allclose(warm.decision - warm.bias, K @ (y * warm.alpha),
                                    atol=1e-9 * n)
@@ -165,9 +165,9 @@ def test_a_session_along_C_keeps_the_rows_and_changes_no_answer(seed, n, cache, 
         a = f = None
         if warm and prev is not None:
             _, a, f = continuation_start(prev, 10.0, ray=False)
-        kept = cached_refine(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts,
+        kept = solve_cached(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts,
                              session=session)
-        fresh = cached_refine(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts)
+        fresh = solve_cached(Kop, y, C, a, weights=w, f=f, tol=1e-8, options=opts)
         prev = kept
         assert kept.converged and _gap(K, y, kept.alpha, C * w) < 1e-8 * (1 + 1e-6)
         np.testing.assert_allclose(kept.decision, fresh.decision,
@@ -216,7 +216,7 @@ def test_route_forced_each_way_is_svcs_svm(engine):
         assert sol.converged[0] and _gap(K, y, np.abs(coef), sol.C * w) < 1e-8 * (1 + 1e-6)
         np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
                                    atol=gap_tol(1e-8, sol.C, w))
-        rr = sol.info["refinement"][0]
+        rr = sol.info["exact"][0]
         assert (rr.kernel_entries.get("rows") is not None) == (engine == "cached")
 
 
@@ -284,7 +284,7 @@ def test_estimator_reaches_the_engine_with_class_weight():
     X, y, _ = _problem(11, 400, 4)
     m = HSSSVC(gamma="scale", class_weight={-1.0: 2.0, 1.0: 0.5}, tol=1e-8).fit(X, y)
     ref = SVC(gamma="scale", class_weight={-1.0: 2.0, 1.0: 0.5}, tol=1e-8).fit(X, y)
-    assert m.admm_["refinement"][0].kernel_entries.get("rows") is not None  # cached engine
+    assert m.admm_["exact"][0].kernel_entries.get("rows") is not None  # cached engine
     np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-4)
     assert np.array_equal(m.predict(X), ref.predict(X))
 
@@ -451,7 +451,7 @@ def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
 
 def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm(monkeypatch):
     """Past small_n points one fit (``probe_C``) measures its support vectors' share and
-    starts from zero while n x n_SV is within ``refine_limit``; a path (no ``probe_C``), or
+    starts from zero while n x n_SV is within ``exact_limit``; a path (no ``probe_C``), or
     a share over the limit, keeps the ADMM route. Both routes hold SVC's SVM."""
     n, d, C = 900, 3, 2.0
     X, y, _ = _problem(23, n, d)
@@ -461,12 +461,12 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
                       PathSettings(tol=1e-8),
                       route=RouteOptions(probe_points=200, small_n=500))
     assert base.resolve_start(n, d) == "admm"
-    assert base.resolve_start(n, d, sv_share=base.refine_limit / n ** 2) == "decomposition"
-    assert base.resolve_start(n, d, sv_share=1.01 * base.refine_limit / n ** 2) == "admm"
+    assert base.resolve_start(n, d, sv_share=base.exact_limit / n ** 2) == "decomposition"
+    assert base.resolve_start(n, d, sv_share=1.01 * base.exact_limit / n ** 2) == "admm"
     K = kernel_operator(X, kern).to_dense()
     ref = SVC(C=C, gamma=0.3, tol=1e-8).fit(X, y)
     routes = {}
-    for probe_C, limit in ((C, base.refine_limit), (None, base.refine_limit), (C, 1.0)):
+    for probe_C, limit in ((C, base.exact_limit), (None, base.exact_limit), (C, 1.0)):
         backend = replace(base, settings=base.settings.replace(probe_C=probe_C,
                                                                exact_limit=limit))
         prob = backend.prepare(X, y[:, None])
@@ -477,7 +477,7 @@ def test_past_small_n_a_measured_share_takes_the_decomposition_with_the_same_svm
         assert _gap(K, y, np.abs(coef), C) < 1e-8 * (1 + 1e-6)
         np.testing.assert_allclose(K @ coef, ref.decision_function(X) - ref.intercept_[0],
                                    atol=gap_tol(1e-8, C, np.ones(n)))
-    assert routes == {(C, base.refine_limit): "decomposition", (None, base.refine_limit): "admm",
+    assert routes == {(C, base.exact_limit): "decomposition", (None, base.exact_limit): "admm",
                       (C, 1.0): "admm"}
 
 

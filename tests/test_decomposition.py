@@ -1,5 +1,5 @@
 """The decomposition's object form (hsskern.solvers.decomposition): its options, and the
-one-call ``refine_exact`` as a wrapper of it."""
+one-call ``solve_block`` as a wrapper of it."""
 import dataclasses
 
 import numpy as np
@@ -8,7 +8,7 @@ from sklearn.datasets import make_classification
 
 from hsskern.kernels import kernel_operator
 from hsskern.solvers.decomposition import Decomposition, DecompositionOptions
-from hsskern.solvers.refine import refine_exact
+from hsskern.solvers.exact import solve_block
 from hsskern.solvers.engines import BlockEngine, DualProblem
 
 
@@ -32,7 +32,7 @@ def test_options_are_frozen_and_have_the_documented_defaults():
     o = DecompositionOptions()
     with pytest.raises(dataclasses.FrozenInstanceError):
         o.newton = False
-    # the defaults the class documents (and refine_exact's keywords had before they moved)
+    # the defaults the class documents (and solve_block's keywords had before they moved)
     documented = dict(max_ws=None, max_chunk=16000, max_rounds=None, sub_tol=0.1,
                       max_smo_iter=None, newton=True, block_reuse=True, shrinking="auto")
     for name, value in documented.items():
@@ -49,7 +49,7 @@ def test_refine_exact_is_the_object_solve_bit_for_bit(seed, C, weighted):
     opts = DecompositionOptions(max_ws=40, max_chunk=60, max_rounds=10_000,
                                 newton_min_free=2, newton_free_fraction=0.0,
                                 smo_before_newton=0.0)
-    a = refine_exact(K, y, C, weights=w, tol=1e-6, options=opts)
+    a = solve_block(K, y, C, weights=w, tol=1e-6, options=opts)
     b = Decomposition(K, y, C, weights=w, options=opts).solve(tol=1e-6)
     assert a.converged and b.converged and a.newton_steps > 0
     assert a.rounds == b.rounds and a.smo_iters == b.smo_iters
@@ -63,9 +63,9 @@ def test_the_first_working_set_is_as_large_as_the_options_allow():
     K, y = _problem(2)
     small = DecompositionOptions(max_ws=20, max_chunk=20)
     # from alpha = 0 every point violates: the first working set is as large as allowed
-    r = refine_exact(K, y, 1.0, options=small.replace(max_rounds=1))
+    r = solve_block(K, y, 1.0, options=small.replace(max_rounds=1))
     assert r.ws_sizes == [20]
-    r = refine_exact(K, y, 1.0, options=small.replace(max_rounds=1, max_ws=30, max_chunk=30))
+    r = solve_block(K, y, 1.0, options=small.replace(max_rounds=1, max_ws=30, max_chunk=30))
     assert r.ws_sizes == [30]
 
 
@@ -110,7 +110,7 @@ def test_no_round_cap_by_default_so_a_long_solve_converges():
     (no cap) reaches it; a cap stops short, unconverged and said so."""
     K, y = _problem(4, n=300)
     small = DecompositionOptions(max_ws=4, max_chunk=4, newton=False)
-    done = refine_exact(K, y, 1.0, tol=1e-3, options=small)
+    done = solve_block(K, y, 1.0, tol=1e-3, options=small)
     assert done.converged and done.rounds > 200 and done.gap < 1e-3
-    capped = refine_exact(K, y, 1.0, tol=1e-3, options=small.replace(max_rounds=200))
+    capped = solve_block(K, y, 1.0, tol=1e-3, options=small.replace(max_rounds=200))
     assert not capped.converged and capped.rounds == 200 and capped.gap >= 1e-3

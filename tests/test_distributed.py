@@ -78,7 +78,7 @@ def test_grid_equals_serial(client, data, serial):
 
 
 def test_parameters_are_the_serial_estimators():
-    # the Dask estimator inherits every serial parameter (refine and max_chunk were missing)
+    # the Dask estimator inherits every serial parameter (solve_exact and max_chunk were missing)
     own = {"scheduler", "threads_per_task"}
     assert set(DaskHSSSVCCV().get_params()) == set(HSSSVCCV().get_params()) | own
     serial = HSSSVCCV().get_params()
@@ -93,7 +93,7 @@ def test_grid_with_refine_and_max_chunk_equals_serial(client, data):
         ref = HSSSVCCV(**grid).fit(X, y)
     est = DaskHSSSVCCV(**grid).fit(X, y)
     assert_same_search(est, ref)
-    rr = est.best_estimator_.admm_["refinement"]
+    rr = est.best_estimator_.admm_["exact"]
     assert all(r.converged and max(r.ws_sizes) <= 40 for r in rr)
 
 

@@ -18,7 +18,7 @@ from hsskern import ExactSVC, ExactSVCOptions, kernel_operator  # noqa: E402
 from hsskern.distributed import DaskExactSVC, DaskProducts  # noqa: E402
 from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
-from hsskern.solvers.refine import LocalProducts, refine_exact  # noqa: E402
+from hsskern.solvers.exact import LocalProducts, solve_block  # noqa: E402
 from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
 from hsskern.options import DecompositionOptions
 from dask_cluster import two_worker_client  # noqa: E402
@@ -213,7 +213,7 @@ def _reference(seed=11, C=3.0):
     X, y = _problem(seed, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
     options = DecompositionOptions(max_ws=30, max_chunk=30, max_rounds=10_000)
-    return X, y, K, C, options, refine_exact(K, y, C, options=options)
+    return X, y, K, C, options, solve_block(K, y, C, options=options)
 
 
 def test_worker_killed_during_a_round_changes_nothing(client, tmp_path):

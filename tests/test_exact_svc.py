@@ -277,7 +277,7 @@ def test_the_certifying_product_skips_the_stage_points_it_knows(seed, m):
     # the gap of a stage's model over all points, with the stage's decision values given,
     # equals the gap from a product over every point
     from hsskern.solvers.exact_path import _gap_of
-    from hsskern.solvers.refine import LocalProducts
+    from hsskern.solvers.exact import LocalProducts
     from hsskern.kernels import make_kernel
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(60, 3))

@@ -21,12 +21,12 @@ _KEYS = ("points", "tree", "neighbors", "compression_peak", "hss", "factor", "fa
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 10**7), dn=st.integers(1, 10**6), d=st.integers(1, 300),
        max_rank=st.integers(1, 3000), dr=st.integers(1, 1000),
-       leaf_size=st.integers(2, 1024), refine=st.booleans())
-def test_estimate_is_monotone_in_n_and_max_rank(n, dn, d, max_rank, dr, leaf_size, refine):
+       leaf_size=st.integers(2, 1024), solve_exact=st.booleans())
+def test_estimate_is_monotone_in_n_and_max_rank(n, dn, d, max_rank, dr, leaf_size, solve_exact):
     # with a single leaf (n <= leaf_size) the whole matrix is one dense block, and the first
     # split really does shrink it (two half-size leaves): monotone from two leaves on
     assume(n > leaf_size)
-    kw = dict(leaf_size=leaf_size, refine=refine)
+    kw = dict(leaf_size=leaf_size, solve_exact=solve_exact)
     e = estimate_memory(n, d, max_rank=max_rank, **kw)
     assert all(isinstance(e[k], int) and e[k] >= 0 for k in _KEYS)
     assert e["peak"] == max(e["phases"].values()) and e["peak_phase"] in e["phases"]
@@ -35,7 +35,7 @@ def test_estimate_is_monotone_in_n_and_max_rank(n, dn, d, max_rank, dr, leaf_siz
                    estimate_memory(n, d, max_rank=max_rank + dr, **kw)):
         for key in ("hss", "factor", "peak"):
             assert bigger[key] >= e[key], key
-    if refine:
+    if solve_exact:
         q = min(n, 16000)
         assert e["exact_block"] == 8 * q * q and e["phases"]["exact"] >= e["exact_block"]
 

@@ -26,7 +26,7 @@ def _one_blas_thread():
 
 
 EXACT = dict(options=HSSSVCOptions(approximation="exact"))
-# the ADMM itself (refine=False): refinement is tested in test_refine.py
+# the ADMM itself (solve_exact=False): exact solve is tested in test_refine.py
 TIGHT = dict(options=HSSSVCOptions(approximation="exact", solve_exact=False,
                                    admm_max_iter=5000), tol=1e-5)
 
@@ -37,7 +37,7 @@ def _data(n=300, seed=0):
     return X[:200], y[:200], X[200:], y[200:]
 
 
-# tol=1e-10: the refinement then stops at a KKT gap of 1e-10, so the sample-weight checks
+# tol=1e-10: the exact solve then stops at a KKT gap of 1e-10, so the sample-weight checks
 # (integer weights = repeated rows, compared to rtol 1e-7) see the exact SVM; at the default
 # gap of 1e-3 the two fits agree only to LIBSVM's tolerance. A fixed width (h=1): the
 # default gamma="scale" follows X's variance, which repeated rows change (scikit-learn's
@@ -219,7 +219,7 @@ def test_hss_cv_runs():
 
 
 def test_a_skipped_exact_step_is_named_in_the_warning():
-    """refine="auto" past refine_limit leaves the ADMM's answer: the warning says the exact
+    """solve_exact="auto" past exact_limit leaves the ADMM's answer: the warning says the exact
     decomposition was skipped and what solves it exactly, not only "raise max_iter"."""
     X, y, _, _ = _data()
     y = np.where(y == 1, 1.0, -1.0)
@@ -230,7 +230,7 @@ def test_a_skipped_exact_step_is_named_in_the_warning():
     prob = backend.prepare(X, y[:, None])
     with pytest.warns(ConvergenceWarning, match="exact decomposition was skipped") as rec:
         sol = backend.path(prob, y[:, None], [10.0])[0]
-    assert sol.info["refinement"][0].skipped and "ExactSVC" in str(rec[0].message)
+    assert sol.info["exact"][0].skipped and "ExactSVC" in str(rec[0].message)
 
 
 def test_unconverged_admm_warns_and_paper_mode_does_not():

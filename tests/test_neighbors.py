@@ -111,7 +111,7 @@ def test_one_dimensional():
     D = brute_force(X)
     kth = true_kth(D, 12)
     np.testing.assert_allclose(de[:, -1], kth)
-    # in 1-D every tree makes the same median splits, so only refinement crosses leaf borders
+    # in 1-D every tree makes the same median splits, so only descent crosses leaf borders
     assert recall(da, kth) >= 0.95
 
 
@@ -124,7 +124,7 @@ def clustered(n, d, seed):
 
 @pytest.mark.parametrize("d", [3, 8, 20])
 def test_rptree_recall_on_clustered_data(d):
-    # stated bound: mean recall@32 >= 0.9 with the defaults (5 trees + 1 refinement round);
+    # stated bound: mean recall@32 >= 0.9 with the defaults (5 trees + 1 descent round);
     # bench/neighbors.py measures recall@64 of 0.92-0.98 on gmm8 (n = 10^4..10^6), 0.98 on
     # ijcnn1, 0.99 on a9a, but only 0.86 on w8a (sparse binary, d = 300)
     X = clustered(4000, d, seed=d)
@@ -132,8 +132,8 @@ def test_rptree_recall_on_clustered_data(d):
     _, de = knn(X, k, method="exact")
     _, da = knn(X, k, method="rptree", random_state=0)
     assert recall(da, de[:, -1]) >= 0.9
-    # and the refinement round is what gets it there from the trees alone
-    _, d0 = knn(X, k, method="rptree", random_state=0, refine=0)
+    # and the descent round is what gets it there from the trees alone
+    _, d0 = knn(X, k, method="rptree", random_state=0, descent_rounds=0)
     assert recall(da, de[:, -1]) >= recall(d0, de[:, -1])
 
 
@@ -141,7 +141,7 @@ def test_more_trees_do_not_lose_neighbours():
     # heaps only ever improve: every tree's leaves are offered on top of the earlier trees'
     X = clustered(3000, 6, seed=11)
     _, de = knn(X, 16, method="exact")
-    r = [recall(knn(X, 16, method="rptree", n_iter=t, refine=0, random_state=5)[1], de[:, -1])
+    r = [recall(knn(X, 16, method="rptree", n_iter=t, descent_rounds=0, random_state=5)[1], de[:, -1])
          for t in (1, 2, 4, 8)]
     assert r == sorted(r) and r[-1] > r[0]
 

@@ -2,7 +2,7 @@
 (hsskern.solvers.one_fit).
 
 The real boundary is 10^5 points and 10^10 kernel entries; the tests move it down (small_n,
-the backend's refine_limit, the probe's and the subsample's sizes) to reach the same route on
+the backend's exact_limit, the probe's and the subsample's sizes) to reach the same route on
 a few thousand points.
 """
 import functools
@@ -63,7 +63,7 @@ def test_one_fit_past_the_reach_is_svc_grown_in_stages(small_reach, seed, logC, 
     est = HSSSVC(C=C, gamma=gamma, random_state=seed, decision_function_shape="ovo").fit(X, y)
     assert _starts(est) == {"staged"}
     assert np.isnan(est.beta_).all()
-    assert all(r.converged and r.gap < 1e-3 for r in est.admm_["refinement"])
+    assert all(r.converged and r.gap < 1e-3 for r in est.admm_["exact"])
     ref = SVC(C=C, gamma=gamma, decision_function_shape="ovo").fit(X, y)
     assert np.mean(est.predict(X) == ref.predict(X)) >= 0.99
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X),
@@ -103,7 +103,7 @@ def test_the_stage_limit_and_solve_exact_choose_the_route(monkeypatch):
                                    HSSSVCOptions(start="auto", solve_exact="auto"),
                                    PathSettings(exact_limit=limit, probe_C=1.0),
                                    route=small), ExactBackend(kern))
-    assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past refine, within stages
+    assert fit.resolve_start(n, 3, 0.5) == "staged"  # 5e5 entries: past solve_exact, within stages
     assert fit.resolve_start(n, 3, 0.05) == "decomposition"  # 5e4: from zero
     assert fit.resolve_start(n, 3, 2.0) == "admm"  # past the stage limit
     assert fit.resolve_start(n, 3, None) == "admm"

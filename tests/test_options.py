@@ -216,7 +216,7 @@ def test_the_engines_groups_reach_the_engine_through_set_params_and_gridsearchcv
     base = HSSSVC(h=1.0, options=HSSSVCOptions(start="decomposition", engine="block"))
     small = clone(base).set_params(options__decomposition__max_ws=8, options__max_chunk=8,
                                    options__decomposition__ws_per_change=0).fit(X, y)
-    rr = small.admm_["refinement"][0]
+    rr = small.admm_["exact"][0]
     assert small.route_ == "block decomposition" and max(rr.ws_sizes) <= 8 and rr.converged
     cached = clone(base).set_params(options__engine="cached").fit(X, y)
     assert cached.route_ == "cached SMO"

@@ -150,7 +150,7 @@ def test_shared_blocks_give_the_pairs_solved_alone_to_tolerance(seed, k, per, C,
     np.testing.assert_allclose(got[0].intercept, want[0].intercept, rtol=0, atol=1e-6)
     assert got[0].converged.all() and (got[0].gap <= 1e-10).all()
     # no row was computed by the engine: every row came from the blocks
-    assert all(rr.kernel_entries["rows"] == 0 for rr in got[0].info["refinement"])
+    assert all(rr.kernel_entries["rows"] == 0 for rr in got[0].info["exact"])
 
 
 def test_shared_blocks_at_svcs_tolerance_predict_as_the_pairs_alone():
@@ -179,10 +179,10 @@ def test_a_cache_too_small_for_the_blocks_evicts_rows_and_gets_the_same_model():
     small = _inner(X, tol=1e-8, cache_size=0.02)  # 20 KB: a few rows of ~300 entries
     prepared, got = _solve(PairwiseBackend(_sharing(small), n_jobs=2), X, Y, [1.0])
     assert not prepared.cached.share_blocks
-    refinement = got[0].info["refinement"]
+    exact_results = got[0].info["exact"]
     sizes = [prepared.rows[p].size for p in prepared.live()]
     # rows computed again after their eviction: more entries than every row once
-    assert any(rr.kernel_entries["rows"] > l * l for rr, l in zip(refinement, sizes))
+    assert any(rr.kernel_entries["rows"] > l * l for rr, l in zip(exact_results, sizes))
     np.testing.assert_allclose(got[0].dual_coef, want[0].dual_coef, rtol=0, atol=1e-5)
     np.testing.assert_allclose(got[0].intercept, want[0].intercept, rtol=0, atol=1e-5)
 

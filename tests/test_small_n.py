@@ -147,7 +147,7 @@ def test_auto_rule():
     assert HSSBackend(kern, starts["decomposition"]).resolve_start(10 ** 6, 3) == "decomposition"
     assert HSSBackend(kern, starts["no exact step"]).resolve_start(100, 3) == "admm"
     assert HSSBackend(kern, starts["dense"]).resolve_start(100, 3) == "admm"
-    # refine="auto" would skip a start above refine_limit: auto keeps the ADMM there
+    # solve_exact="auto" would skip a start above exact_limit: auto keeps the ADMM there
     assert HSSBackend(kern, HSSSVCOptions(start="auto"),
                       PathSettings(exact_limit=100.0 ** 2 - 1)).resolve_start(100, 3) == "admm"
     # the backend's own default is the ADMM route (the SVR's prepare needs the factor)
@@ -170,7 +170,7 @@ def test_explicit_options_keep_working():
         HSSSVC(options=HSSSVCOptions(start="zero")).fit(X, y)
     # the path function refuses to run the ADMM on a problem without an approximation
     prob = prepare_decomposition(X, make_kernel("gaussian", h=1.0))
-    with pytest.raises(ValueError, match="refine=False needs the ADMM"):
+    with pytest.raises(ValueError, match="solve_exact=False needs the ADMM"):
         hss_svm_path(prob, np.where(y == 1, 1.0, -1.0)[:, None], [1.0],
                      options=HSSSVCOptions(solve_exact=False))
     with pytest.raises(ValueError, match="no approximation to factor"):
@@ -197,7 +197,7 @@ def test_memory_budget_caps_the_working_sets_and_refuses_when_too_small():
     sols = hss_svm_path(prob, y_pm[:, None], CS, settings=PathSettings(tol=EPS, engine="block"))
     Kd = kernel_operator(X, kern).to_dense()
     for sol, C in zip(sols, CS):
-        rr = sol.info["refinement"][0]
+        rr = sol.info["exact"][0]
         assert rr.converged and max(rr.ws_sizes) <= q
         ref = _svc(C, 1.0).fit(X, y)
         ref_coef = np.zeros(n)

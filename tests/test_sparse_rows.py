@@ -22,7 +22,7 @@ from hsskern.kernels import (KERNELS, SparseRowsCrossKernelOperator, SparseRowsK
                              StoredSparseRowsKernelOperator, make_kernel)
 from hsskern.kernels.sparse_rows import prefer_sparse_rows
 from hsskern.solvers.hss_path import prepare_decomposition, prepare_hss
-from hsskern.solvers.refine import LocalProducts, refine_exact
+from hsskern.solvers.exact import LocalProducts, solve_block
 from hsskern.options import PathSettings
 from svm_reference import gap_tol, svc
 
@@ -319,7 +319,7 @@ def test_stored_operator_is_the_matrix_free_one_and_serves_the_decomposition():
     S.add(b, cols, c)
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     y = np.where(A[:, :50].sum(1) + 0.1 * rng.normal(size=80) > 0, 1.0, -1.0)
-    r1, r2 = refine_exact(K, y, 1.0, tol=1e-6), refine_exact(S, y, 1.0, tol=1e-6)
+    r1, r2 = solve_block(K, y, 1.0, tol=1e-6), solve_block(S, y, 1.0, tol=1e-6)
     assert r1.converged and r2.converged
     np.testing.assert_allclose(r2.alpha, r1.alpha, atol=1e-9)
     assert type(pickle.loads(pickle.dumps(S))) is SparseRowsKernelOperator

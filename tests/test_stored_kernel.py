@@ -16,7 +16,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
 from hsskern.solvers.hss_path import HSSBackend, prepare_decomposition
 from hsskern.solvers.plan import RouteOptions, decomposition_memory
-from hsskern.solvers.refine import LocalProducts, refine_exact
+from hsskern.solvers.exact import LocalProducts, solve_block
 from svm_reference import assert_same_svm, gap_tol, svc
 from hsskern import HSSSVCOptions
 from hsskern.options import PathSettings
@@ -167,8 +167,8 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, 
     K = kernel_operator(X, "gaussian", h=1.0)
     eps = 1e-10
     options = DecompositionOptions(max_ws=ws, max_chunk=ws, max_rounds=100_000)
-    a = refine_exact(K, y, C, tol=eps, options=options)
-    b = refine_exact(K.stored(), y, C, tol=eps, options=options)
+    a = solve_block(K, y, C, tol=eps, options=options)
+    b = solve_block(K.stored(), y, C, tol=eps, options=options)
     assert a.converged and b.converged
     # entries equal to rounding, so the rounds may part ways; two points at gap eps have
     # kernel parts of their decision values within svm_reference.gap_tol
@@ -191,7 +191,7 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     kw = dict(tol=1e-8, C=5.0, options=DecompositionOptions(
         max_ws=120, max_chunk=120, max_rounds=100_000, stored_max_chunk=40,
         stored_cap_rounds=10 ** 6))
-    a, b = refine_exact(K, y, **kw), refine_exact(K.stored(), y, **kw)
+    a, b = solve_block(K, y, **kw), solve_block(K.stored(), y, **kw)
     assert a.converged and b.converged
     assert max(a.ws_sizes) > 40 >= max(b.ws_sizes)
     Kd = K.to_dense()
@@ -202,7 +202,7 @@ def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     assert changed == int(changed) and changed >= np.count_nonzero(b.alpha)
     # the cap is lifted after stored_cap_rounds rounds (many free points may need it)
     kw["options"] = kw["options"].replace(stored_cap_rounds=2)
-    c = refine_exact(K.stored(), y, **kw)
+    c = solve_block(K.stored(), y, **kw)
     assert c.converged and max(c.ws_sizes[:2]) <= 40 < max(c.ws_sizes[2:])
 
 

@@ -17,7 +17,7 @@ from hsskern.solvers import SVRBackend, hss_svr_path, svr_dual_admm
 from hsskern.solvers.svr_path import SVRADMMOptions
 from hsskern.solvers.hss_path import prepare_hss
 from hsskern.kernels import make_kernel
-from hsskern.solvers.refine import refine_exact
+from hsskern.solvers.exact import solve_block
 from hsskern.solvers.svr_path import svr_variables
 from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
 from hsskern.options import DecompositionOptions
@@ -139,7 +139,7 @@ def test_admm_alone_solves_the_svr_dual(seed, logC, epsilon):
 
 
 def test_the_decomposition_reaches_the_optimum_from_any_start():
-    # refine_exact on the 2n-variable form from a random feasible-made start, working sets of
+    # solve_block on the 2n-variable form from a random feasible-made start, working sets of
     # 8 variables: the gap on the dense kernel below tol, the objective at LIBSVM's
     X, y = _data(11, n=100)
     C, epsilon = 5.0, 0.1
@@ -172,7 +172,7 @@ def test_the_classifier_is_the_default_linear_term_bit_for_bit():
     X = rng.normal(size=(150, 3))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
-    plain = refine_exact(K, y, 3.0,
+    plain = solve_block(K, y, 3.0,
                          options=DecompositionOptions(max_ws=20, max_chunk=20, shrinking=False))
     general = BlockEngine(DecompositionOptions(max_ws=20, max_chunk=20)).solve(
         DualProblem(K, y, p=-np.ones(150), index=np.arange(150)), 3.0)
@@ -194,7 +194,7 @@ def test_the_path_continues_without_the_admm_and_with_exact_decision_values():
     Kd = prob.K.to_dense()
     yv, p, _ = svr_variables(y, 0.1)
     for prev, s in zip(sols, sols[1:]):
-        rr = prev.info["refinement"]
+        rr = prev.info["exact"]
         scale = s.info["scale"]
         assert 0 <= scale <= s.C / prev.C
 
@@ -224,7 +224,7 @@ def test_the_decomposition_start_needs_refine():
     X, y = _data(9, n=120)
     with pytest.raises(ValueError, match="needs solve_exact"):
         HSSSVR(options=HSSSVROptions(start="decomposition", solve_exact=False)).fit(X, y)
-    # "auto" without refine takes the ADMM
+    # "auto" without solve_exact takes the ADMM
     assert HSSSVR(
         options=HSSSVROptions(solve_exact=False, admm_max_iter=500)).fit(X, y).hss_["start"] == "admm"
 

@@ -166,7 +166,7 @@ def test_same_data_refit_takes_no_work():
     before = m.decision_function(X)
     m.fit(X, y)
     assert m.warm_start_info_["warm"]
-    assert m.admm_["refinement"][0].rounds <= 1
+    assert m.admm_["exact"][0].rounds <= 1
     np.testing.assert_allclose(m.decision_function(X), before, atol=1e-12)
 
 

@@ -205,8 +205,8 @@ def test_uniform_weight_is_a_larger_C():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), refine=st.booleans(), logC=st.floats(-1.0, 2.0))
-def test_path_solutions_satisfy_the_weighted_kkt_conditions(seed, refine, logC):
+@given(seed=st.integers(0, 10_000), solve_exact=st.booleans(), logC=st.floats(-1.0, 2.0))
+def test_path_solutions_satisfy_the_weighted_kkt_conditions(seed, solve_exact, logC):
     # hss_svm_path on the weights themselves, zeros included (the solver's bound 0): every C
     # is feasible in its own box [0, C w_i]; refined, the exact weighted SVM
     X, y, rng = _binary(seed, 60)
@@ -215,16 +215,16 @@ def test_path_solutions_satisfy_the_weighted_kkt_conditions(seed, refine, logC):
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
     problem = prepare_hss(X, make_kernel("gaussian", h=1.0), approximation="exact")
     Cs = 10.0 ** logC * np.array([0.1, 1.0, 10.0])
-    options = HSSSVCOptions(solve_exact=bool(refine), admm_max_iter=300)
+    options = HSSSVCOptions(solve_exact=bool(solve_exact), admm_max_iter=300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ADMM only: a gap above tol at large C warns
         sols = hss_svm_path(problem, Y, Cs, w, options=options,
-                            settings=PathSettings(tol=1e-9 if refine else 1e-3))
+                            settings=PathSettings(tol=1e-9 if solve_exact else 1e-3))
     K = problem.approximation
     for C, sol in zip(Cs, sols):
         alpha = np.abs(sol.dual_coef[:, 0])
         assert np.all(alpha <= C * w * (1 + 1e-12)) and np.all(alpha[w == 0] == 0)
-        if refine:
+        if solve_exact:
             assert sol.converged[0] and sol.gap[0] < 1e-9
             free = _kkt(K, Y[:, 0], alpha, C * w, sol.intercept[0], tol=1e-8)
             assert free.any()

@@ -294,7 +294,7 @@ def _ends(est):
     """Where the fit's time went beyond ``fit_time_``: the exact solver's phases (seconds)
     and kernel entries by phase, summed over its runs (one-vs-one: the pairs, which run
     side by side, so the sums can exceed the wall time); None without them."""
-    runs = [r for r in (getattr(est, "admm_", None) or {}).get("refinement") or ()
+    runs = [r for r in (getattr(est, "admm_", None) or {}).get("exact") or ()
             if r is not None and getattr(r, "skipped", None) is None]
     if not runs:
         return None

@@ -12,12 +12,12 @@ randomized-tree iterations follow Xiao & Biros (reference [42] of the seed), as 
 Inputs are trusted (C-contiguous float64, 1 <= k <= n - 1, leaf_size >= 2k + 1, so every leaf
 holds at least k + 1 points; neighbors.py ensures it). Heaps hold squared distances summed
 directly over coordinates, sum_c (x_ic - x_jc)^2: the expansion |x|^2 + |y|^2 - 2 x.y loses
-nearby points with large norms. (The leaf tiles and the refinement round group the sum
+nearby points with large norms. (The leaf tiles and the descent round group the sum
 differently, so one pair may differ in the last bit between phases; duplicates are detected by
 index, never by distance, so that is harmless.)
 
 Parallel safety: within one tree the leaves partition the points, so a thread that owns a leaf
-owns the heap rows of its points; the refinement round reads a frozen copy of the graph and
+owns the heap rows of its points; the descent round reads a frozen copy of the graph and
 writes only the row of the point it handles. Results are therefore independent of the thread
 count and schedule.
 """
@@ -87,7 +87,7 @@ cdef inline bint _push(double* hd, Py_ssize_t* hi, Py_ssize_t k, double dist,
 
 cdef inline double _sqdist(const double* a, const double* b, Py_ssize_t d) noexcept nogil:
     # four running sums: without -ffast-math a single sum is one long dependency chain, and
-    # the refinement round is bound by this loop in high dimension
+    # the descent round is bound by this loop in high dimension
     cdef Py_ssize_t c, d4 = d - d % 4
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0, t1, t2, t3
     for c in range(0, d4, 4):
@@ -348,7 +348,7 @@ def sort_rows(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, bint heaps=False):
 
 
 def snapshot(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, Py_ssize_t m):
-    """The m nearest entries of every heap row, ascending: a frozen graph for :func:`refine`.
+    """The m nearest entries of every heap row, ascending: a frozen graph for :func:`descend`.
 
     Rows are sorted in place into *descending* order, which is still a valid max-heap, so the
     heaps need no copy (at n = 10^6, k = 64 a copy of both arrays would be 1 GB).
@@ -369,7 +369,7 @@ def snapshot(double[:, ::1] hd, Py_ssize_t[:, ::1] hi, Py_ssize_t m):
     return np.asarray(near)
 
 
-def refine(const double[:, ::1] X, const Py_ssize_t[:, ::1] near, double[:, ::1] hd,
+def descend(const double[:, ::1] X, const Py_ssize_t[:, ::1] near, double[:, ::1] hd,
            Py_ssize_t[:, ::1] hi):
     """One neighbour-of-neighbour round: offer point i the m nearest neighbours of each of its
     m nearest neighbours, from ``near`` (n, m), a frozen sorted copy of the graph's front.
@@ -470,7 +470,7 @@ def tree_order(const double[:, ::1] X, Py_ssize_t leaf_size, unsigned long long 
     """Leaf order of one random projection tree: a spatially coherent permutation of 0..n-1.
 
     Running the search on X[order] puts most neighbours close in memory, which is what makes
-    the random row accesses of the refinement round cache hits.
+    the random row accesses of the descent round cache hits.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Py_ssize_t[::1] perm = np.empty(n, dtype=np.intp)

@@ -11,7 +11,7 @@ projection tree (so neighbours are close in memory):
 1. ``n_iter`` random projection trees (split at the median of the projections onto the
    difference of two random points of the node, leaves of at most ``leaf_size`` points); all
    pairs inside a leaf are candidates and every point keeps its best k in a bounded heap;
-2. ``refine`` neighbour-of-neighbour rounds (the main idea of NN-descent): point i is offered
+2. ``descent_rounds`` neighbour-of-neighbour rounds (the main idea of NN-descent): point i is offered
    the ``n_explore`` nearest neighbours of each of its ``n_explore`` nearest neighbours.
 
 Every candidate distance is exact, so returned distances are exact and only the neighbour set
@@ -30,7 +30,7 @@ _METHODS = ("auto", "exact", "rptree")
 _MAX_LEAF = 2048
 
 
-def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, refine=1,
+def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, descent_rounds=1,
         n_explore=32):
     """k nearest neighbours of every row of X among the other rows (Euclidean).
 
@@ -44,7 +44,7 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         Number of neighbours, >= 1. If ``n - 1 < k`` the result has ``n - 1`` columns.
     method : {"auto", "exact", "rptree"}
         ``"exact"``: ``scipy.spatial.cKDTree``. ``"rptree"``: random projection forest plus
-        neighbour-of-neighbour refinement (approximate). ``"auto"``: see :func:`choose_method`.
+        neighbour-of-neighbour descent (approximate). ``"auto"``: see :func:`choose_method`.
     n_iter : int
         Number of random projection trees (STRUMPACK's ``ann_iterations``); at least one is
         built.
@@ -55,10 +55,10 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
         ``2 k + 1`` if smaller and capped at ``max(2048, 2 k + 1)``. Leaves hold at least
         ``k + 1`` points, so one tree already fills every heap. Each thread keeps one
         ``leaf_size**2`` float64 tile.
-    refine : int
+    descent_rounds : int
         Neighbour-of-neighbour rounds after the trees (0 disables them).
     n_explore : int
-        A refinement round offers point i the ``n_explore`` nearest neighbours of each of its
+        A descent round offers point i the ``n_explore`` nearest neighbours of each of its
         ``n_explore`` nearest neighbours (at most ``n_explore**2`` candidates, capped by k).
         At a budget of 1024 candidates, the square 32 x 32 gave the best recall of the shapes
         tried (bench/neighbors.py).
@@ -95,7 +95,7 @@ def knn(X, k, method="auto", n_iter=5, random_state=None, *, leaf_size=None, ref
     if method == "exact":
         idx, dist = _exact(Xs, k)
     else:
-        idx, dist = _rptree(Xs, k, n_iter, random_state, leaf_size, refine, n_explore)
+        idx, dist = _rptree(Xs, k, n_iter, random_state, leaf_size, descent_rounds, n_explore)
     _check_neighbors(idx, n)
     if s != 1.0:
         with np.errstate(over="ignore"):
@@ -170,7 +170,7 @@ def _exact(X, k):
     return idx, dist
 
 
-def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
+def _rptree(X, k, n_iter, random_state, leaf_size, descent_rounds, n_explore):
     n = X.shape[0]
     if leaf_size is None:
         leaf_size = max(2 * k + 2, 64)
@@ -188,9 +188,9 @@ def _rptree(X, k, n_iter, random_state, leaf_size, refine, n_explore):
     # at least one tree: it is what fills every heap with k candidates
     _ann.forest_knn(Xo, k, max(int(n_iter), 1), leaf_size, seeds[1:] if n_iter >= 1
                     else seeds[:1], hd, hi)
-    for _ in range(refine):
+    for _ in range(descent_rounds):
         near = _ann.snapshot(hd, hi, n_explore)
-        updates = _ann.refine(Xo, near, hd, hi)
+        updates = _ann.descend(Xo, near, hd, hi)
         del near
         if updates == 0:
             break

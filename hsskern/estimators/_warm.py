@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..solvers.pairwise import class_pairs
-from ..solvers.refine import RefineResult
+from ..solvers.exact import ExactResult
 from ..solvers.warm import carry_start, match_keys, row_keys
 
 __all__ = ["WarmState", "warm_state", "warm_start"]
@@ -95,13 +95,13 @@ def _members(labels, n, r, pairwise):
 def _decisions(solution, members):
     """Each column's decision values K c on its rows from an exact solution's decomposition
     results, or None when there are none (the ADMM's answer) or they do not fit."""
-    refs = solution.info.get("refinement")
-    refs = (refs,) if isinstance(refs, RefineResult) else refs
+    refs = solution.info.get("exact")
+    refs = (refs,) if isinstance(refs, ExactResult) else refs
     if not isinstance(refs, tuple) or len(refs) != members.shape[1]:
         return None
     out = []
     for j, rr in enumerate(refs):
-        if (not isinstance(rr, RefineResult) or rr.skipped or rr.decision is None
+        if (not isinstance(rr, ExactResult) or rr.skipped or rr.decision is None
                 or np.shape(rr.decision) != (int(members[:, j].sum()),)):
             return None
         out.append(np.asarray(rr.decision, dtype=np.float64) - rr.bias)

@@ -9,10 +9,10 @@ module holds the parameters and builds that backend; the shared machinery is in 
 and :mod:`.cv`.
 """
 from collections import Counter
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
-
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import ExactSVCOptions, HSSSVCOptions, PathSettings, compression_of
@@ -108,8 +108,16 @@ def set_route_attributes(est, prepared, solution):
                  "objective": info["objective"], "converged": info["admm_converged"],
                  "n_margin": info["n_margin"],
                  "equality_residual": info["equality_residual"],
-                 "refinement": (None if info["refinement"] is None
-                                else list(info["refinement"]))}
+                 "exact": (None if info["exact"] is None
+                           else [_report(r) for r in info["exact"]])}
+
+
+def _report(result):
+    """An exact solve's record as the fitted model keeps it: its per-point arrays (alpha,
+    the decision values; 24 n bytes) dropped, since ``dual_coef_`` holds the solution and
+    a pickled model should not grow with the training set."""
+    return None if result is None else replace(result, alpha=None, dual_coef=None,
+                                               decision=None)
 
 
 class HSSSVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
@@ -259,15 +267,15 @@ or callable, default "rbf"
         ``HSSMatrix.stats()``; the ``start`` taken). One-vs-one: ``{"pairs": (each pair's,)}``.
     fit_time_ : dict
         Seconds per phase that ran: kernel, compress (hss), factor, admm, refactor, bias,
-        kkt, refine (the exact decomposition after the ADMM); "smo" or "decomposition" for
+        kkt, solve_exact (the exact decomposition after the ADMM); "smo" or "decomposition" for
         the exact solve from zero or from a previous C; "staged": split, subsample,
         decomposition. One-vs-one: summed over the pairs (which run concurrently).
     beta_ : float or ndarray of shape (n_models,)
         The ADMM penalty used (NaN when no ADMM ran); one-vs-one, one per pair.
     admm_ : dict
         Residual histories and objectives of the final ADMM run (empty when none ran), and
-        ``refinement`` (one :class:`~hsskern.solvers.refine.RefineResult` per model, or None
-        without an exact solve).
+        ``"exact"``: one :class:`~hsskern.solvers.exact.ExactResult` per model, its
+        per-point arrays dropped (None without an exact solve).
     n_features_in_, feature_names_in_
     warm_start_info_ : dict
         With ``warm_start`` only: ``warm`` (whether the fit started from the previous

@@ -117,7 +117,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         Ranks and memory of the approximation and its factor; ``hss_["start"]`` the start
         taken (with "decomposition" no approximation).
     fit_time_ : dict
-        Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, refine.
+        Seconds per phase: kernel, compress (hss), factor, admm, refactor, bias, kkt, solve_exact.
     n_features_in_, feature_names_in_
     warm_start_info_ : dict
         With ``warm_start`` only: as :class:`~hsskern.HSSSVC`'s.
@@ -217,7 +217,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
             return False
         kernel = kernel_of(self, X=X)  # gamma="scale" reads X once
         if kernel.name not in KERNELS or not starts_from_zero(
-                self, X.shape, refine=bool(self._options().solve_exact)):
+                self, X.shape, solve_exact=bool(self._options().solve_exact)):
             return False
         n, d = X.shape
         smo = smo_options(self, self.tol)
@@ -227,7 +227,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
                           smo.row_bytes)[0] == "cached"
 
     def _takes_sparse_rows(self, shape):
-        return starts_from_zero(self, shape, refine=bool(self._options().solve_exact))  # as SVRBackend
+        return starts_from_zero(self, shape, solve_exact=bool(self._options().solve_exact))  # as SVRBackend
 
     def _validate_xy(self, X, y):
         """X (n, d) and one finite target (a column vector is raveled with a warning, as
@@ -263,7 +263,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         self.dual_coef_ = model.dual_coef
         self.intercept_ = solution.intercept.copy()
         self.n_support_ = np.array([model.support.size], dtype=np.int32)
-        rr = solution.info.get("refinement")
+        rr = solution.info.get("exact")
         rounds = rr.rounds if rr is not None and rr.skipped is None else 0
         self.n_iter_ = max(1, int(solution.n_iter[0]) + rounds)
         self.fit_status_ = 0 if bool(solution.converged[0]) else 1
@@ -307,12 +307,12 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         return tags
 
 
-def _svr_route(stats, refinement):
+def _svr_route(stats, exact_results):
     """The route of a fit on the HSS route's backend (:class:`SVRBackend`), in words."""
     if stats.get("start") == "decomposition":
         return "block decomposition"
     kind = "HSS" if stats.get("approximation") == "hss" else "dense"
-    refined = refinement is not None and refinement.skipped is None
+    refined = exact_results is not None and exact_results.skipped is None
     return f"{kind} + ADMM start" if refined else f"{kind} + ADMM (approximate)"
 
 

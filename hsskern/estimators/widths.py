@@ -209,16 +209,16 @@ def _dot_kernel_of(est, gamma, X):
                        coef0=getattr(est, "coef0", None))
 
 
-def starts_from_zero(est, shape, refine=None):
+def starts_from_zero(est, shape, solve_exact=None):
     """Whether an estimator with ``start`` (HSSSVC, HSSSVR) solves data of this shape by the
     exact decomposition from zero (``start="decomposition"``, or "auto" resolving to it):
-    then it needs kernel entries only, and takes sparse rows. ``refine`` as its backend
+    then it needs kernel entries only, and takes sparse rows. ``solve_exact`` as its backend
     passes it (default the estimator's ``options.solve_exact``)."""
     o = options_of(est)
-    refine = o.solve_exact if refine is None else refine
+    solve_exact = o.solve_exact if solve_exact is None else solve_exact
     if exact_only(est):
         return True
-    start, _ = plan_start(shape[0], route=RouteOptions(), start=o.start, exact=refine,
+    start, _ = plan_start(shape[0], route=RouteOptions(), start=o.start, exact=solve_exact,
                           approximation=o.approximation)
     return start == "decomposition"
 

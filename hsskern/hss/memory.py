@@ -26,10 +26,10 @@ grow to:
   n x k intp list is dropped);
 * compression: the sampler, the generators built so far (at most all of them) and the largest
   sampled block row (2 r rows by its sample columns, held twice while it grows);
-* the exact decomposition (:func:`hsskern.solvers.refine.refine_exact`): its working-set
+* the exact decomposition (:func:`hsskern.solvers.exact.solve_block`): its working-set
   kernel block, 8 q^2 bytes for q = min(n, max_chunk) points, and the Newton step's copy of
   the block's free part, up to as much again. That step is taken only when SMO crawls on a
-  nearly all-free working set (large C), and ``refine_exact`` lowers max_chunk so that the
+  nearly all-free working set (large C), and ``solve_block`` lowers max_chunk so that the
   block stays below half the available memory, which leaves room for the copy: ``peak``
   counts the block once, ``peak_newton`` twice.
 """
@@ -67,7 +67,7 @@ def _heights(n, L, R, d):
 
 
 def estimate_memory(n, d, *, leaf_size=128, max_rank=200, n_neighbors=64, ann_iterations=5,
-                    n_random=16, n_rhs=1, adaptive_beta=True, refine=True, max_chunk=16000,
+                    n_random=16, n_rhs=1, adaptive_beta=True, solve_exact=True, max_chunk=16000,
                     n_threads=None):
     """Bytes an HSS fit (compression, ULV factor, dual ADMM, exact decomposition) needs, by
     phase, before starting it.
@@ -83,7 +83,7 @@ def estimate_memory(n, d, *, leaf_size=128, max_rank=200, n_neighbors=64, ann_it
     adaptive_beta : bool, default True
         Whether the ADMM may refactor K + beta I for another beta: the new factor is built
         while the old one is still held.
-    refine : bool, default True
+    solve_exact : bool, default True
         Whether the exact decomposition runs after the ADMM.
     max_chunk : int, default 16000
         Largest working set of the exact decomposition.
@@ -152,10 +152,10 @@ def estimate_memory(n, d, *, leaf_size=128, max_rank=200, n_neighbors=64, ann_it
     compression_peak = sampler + hss + block + _F8 * 4 * n_nodes * d  # + node boxes
 
     solver = _F8 * _ADMM_VECTORS * n * int(n_rhs)
-    q = min(n, int(max_chunk)) if refine else 0
+    q = min(n, int(max_chunk)) if solve_exact else 0
     exact_block = _F8 * q * q
     exact_newton = exact_block
-    exact_vectors = _F8 * _REFINE_VECTORS * n if refine else 0
+    exact_vectors = _F8 * _REFINE_VECTORS * n if solve_exact else 0
 
     phases = {
         "search": points + tree + neighbors,
@@ -166,14 +166,14 @@ def estimate_memory(n, d, *, leaf_size=128, max_rank=200, n_neighbors=64, ann_it
         "admm": points + hss + (2 * factor + factor_transient if adaptive_beta else factor)
         + solver,
         "exact": (points + hss + factor + solver + exact_vectors + exact_block
-                  if refine else 0),
+                  if solve_exact else 0),
     }
     out = {"points": points, "tree": tree_peak, "neighbors": neighbors,
            "compression_peak": compression_peak, "hss": hss, "factor": factor,
            "factor_peak": factor + factor_transient, "solver": solver,
            "exact_block": exact_block, "exact_newton": exact_newton,
            "peak": max(phases.values()),
-           "peak_newton": max(phases.values()) + (exact_newton if refine else 0)}
+           "peak_newton": max(phases.values()) + (exact_newton if solve_exact else 0)}
     out = {key: int(v) for key, v in out.items()}
     out["peak_phase"] = max(phases, key=phases.get)
     out["phases"] = {key: int(v) for key, v in phases.items()}

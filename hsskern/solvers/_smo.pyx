@@ -541,7 +541,7 @@ cdef inline void _set_masks(Py_ssize_t t, const double[::1] y, double[::1] alpha
 def place_cross(double[:, ::1] B, const Py_ssize_t[::1] P, const Py_ssize_t[::1] Q,
                 const double[:, ::1] R):
     """``B[P[a], Q[b]] = B[Q[b], P[a]] = R[a, b]``, in place: a point's kernel row written
-    into the working-set block where a point that left it was (``refine``'s
+    into the working-set block where a point that left it was (``solve_exact``'s
     ``_working_block``), mirrored into the kept points' rows, instead of moving every kept
     entry to close the gap. Rows P are distinct, as are rows Q (R symmetric where P meets
     Q). Threads split the rows written; the mirrored pass reads R eight columns at a time

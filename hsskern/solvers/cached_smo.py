@@ -1,12 +1,12 @@
 """The single-fit engine: LIBSVM's SMO with kernel rows on demand, a row cache and shrinking.
 
-The block decomposition (:func:`~hsskern.solvers.refine.refine_exact`) keeps the decision
+The block decomposition (:func:`~hsskern.solvers.exact.solve_block`) keeps the decision
 values of all n points current by n x |changed| products and solves working sets of
 thousands of points; it is built for large n and a C path. At small and mid n LIBSVM's way
 is faster: two variables a step, the two kernel rows from a cache, the rows over the active
 variables only (shrinking). :func:`solve_dual` is that solver for any dual of LIBSVM's form
-(:mod:`hsskern.solvers._cached_smo`), :func:`cached_refine` its classifier case with
-:func:`~hsskern.solvers.refine.refine_exact`'s signature and result, so a C path runs its
+(:mod:`hsskern.solvers._cached_smo`), :func:`solve_cached` its classifier case with
+:func:`~hsskern.solvers.exact.solve_block`'s signature and result, so a C path runs its
 continuation on either.
 
 Warm starts: a feasible alpha's gradient G = Q alpha + p and G_bar (the bounded variables'
@@ -23,7 +23,7 @@ from ..options import SMOOptions
 from ..utils._cpu import load
 from ..utils._threads import one_blas_thread
 from .path import check_weights
-from .refine import RefineResult, feasible_start
+from .exact import ExactResult, feasible_start
 
 # the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
 _cached_smo = load("hsskern.solvers._cached_smo")
@@ -33,7 +33,7 @@ Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 #: its own operator: the block decomposition)
 KERNELS = ("gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid")
 
-__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "cached_refine",
+__all__ = ["KERNELS", "SMOOptions", "SMOResult", "solve_dual", "solve_cached",
            "solve_classifier", "engine_cache", "expands_distances", "probe_sv_share",
            "bounded_options", "engine_memory", "single_cross_terms"]
 
@@ -303,14 +303,14 @@ def _resolve(session, upper, alpha, G, options, t0):
                 upper=upper)
 
 
-def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
+def solve_cached(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                   options=SMOOptions(), session=None):
     """The classifier's dual by :func:`solve_dual`, as a
-    :class:`~hsskern.solvers.refine.RefineResult` (what :func:`refine_exact` returns), so a C
-    path's continuation (:func:`~hsskern.solvers.refine.continuation_start`) runs on it.
+    :class:`~hsskern.solvers.exact.ExactResult` (what :func:`solve_block` returns), so a C
+    path's continuation (:func:`~hsskern.solvers.exact.continuation_start`) runs on it.
 
     ``K`` is the kernel operator on dense points; ``alpha`` a start made feasible by
-    :func:`~hsskern.solvers.refine.feasible_start`, ``f`` its K (y o alpha) when known;
+    :func:`~hsskern.solvers.exact.feasible_start`, ``f`` its K (y o alpha) when known;
     ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
     K, y and weights across its calls).
     """
@@ -320,7 +320,7 @@ def cached_refine(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
 
 def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                      options=SMOOptions(), session=None, kernel_matrix=None):
-    """:func:`cached_refine` on the dense points ``X`` and their ``kernel`` (no operator
+    """:func:`solve_cached` on the dense points ``X`` and their ``kernel`` (no operator
     built: one-vs-one pairs solved together, :mod:`hsskern.solvers.pairwise`);
     ``kernel_matrix``: :func:`solve_dual`'s."""
     t0 = time.perf_counter()
@@ -335,7 +335,7 @@ def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1
                      kernel_matrix=kernel_matrix)
     bias = -res.rho
     decision = y * (res.G + 1.0) + bias  # y_i (Q a)_i = (K (y o a))_i
-    return RefineResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
+    return ExactResult(alpha=res.alpha, dual_coef=y * res.alpha, bias=bias,
                         decision=decision, converged=res.converged, gap=res.gap,
                         rounds=res.n_iter, ws_sizes=[2], smo_iters=[res.n_iter],
                         time=time.perf_counter() - t0,

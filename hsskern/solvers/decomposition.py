@@ -68,12 +68,12 @@ from ._smo import move_slots, place_cross, smo_block
 from .admm import bound_eps, _bias, kkt_sets
 from .path import check_weights
 
-__all__ = ["Decomposition", "DecompositionOptions", "RefineResult", "RoundState",
+__all__ = ["Decomposition", "DecompositionOptions", "ExactResult", "RoundState",
            "LocalProducts", "feasible_start", "continuation_start"]
 
 
 @dataclass
-class RefineResult:
+class ExactResult:
     """Outcome of :meth:`Decomposition.solve` for one label vector.
 
     Attributes
@@ -102,7 +102,7 @@ class RefineResult:
     time : float
         Seconds.
     skipped : str or None
-        Why the refinement did not run (the caller keeps its own solution then).
+        Why the exact solve did not run (the caller keeps its own solution then).
     stopped : str or None
         Why it stopped before converging when that was asked for: ``"max_time"`` or
         ``"callback"`` (None otherwise).
@@ -585,7 +585,7 @@ class Decomposition:
     """The exact SVM dual by decomposition (the module's algorithm), from any start.
 
     One problem: the kernel, the labels, the box and the dual's linear term. :meth:`solve`
-    runs the rounds from a start and returns a :class:`RefineResult`; each step of a round is
+    runs the rounds from a start and returns a :class:`ExactResult`; each step of a round is
     a method: ``_stop_test`` (the gap over the active points and the stop criteria),
     ``_sync`` (the shrunk points' decision values brought up to date), ``_shrink``,
     ``_select_working_set``, ``_block`` (K[W, W]), ``_solve_block`` (SMO, then
@@ -679,7 +679,7 @@ class Decomposition:
 
         Returns
         -------
-        RefineResult
+        ExactResult
         """
         self.t0, self.max_time = time.perf_counter(), max_time
         self._limits()
@@ -721,7 +721,7 @@ class Decomposition:
         """The state: the feasible start, its decision values, the counters and rates."""
         o, y = self.options, self.y
         self.alpha = np.zeros(self.n) if alpha is None else feasible_start(alpha, y, self.ub)
-        res = self.res = RefineResult(
+        res = self.res = ExactResult(
             alpha=self.alpha, dual_coef=y * self.alpha, bias=0.0, decision=None,
             converged=False,
             timings=dict.fromkeys(("start", "select", "block", "smo", "newton", "update",

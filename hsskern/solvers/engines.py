@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..options import DecompositionOptions, SMOOptions
-from .cached_smo import cached_refine, solve_dual
+from .cached_smo import solve_cached, solve_dual
 from .decomposition import Decomposition
 
 __all__ = ["DualProblem", "DualStart", "BlockEngine", "CachedEngine"]
@@ -102,7 +102,7 @@ class BlockEngine:
         ``max_time`` and ``callback`` as :meth:`Decomposition.solve`; ``options`` and
         ``log`` this solve's (None: the engine's; a start near its answer takes smaller
         working sets, :data:`~hsskern.solvers.warm.WARM_OPTIONS`). Returns a
-        :class:`~hsskern.solvers.decomposition.RefineResult`."""
+        :class:`~hsskern.solvers.decomposition.ExactResult`."""
         if problem.nu:
             raise ValueError("the block decomposition solves the C form; nu=True needs the "
                              "cached engine")
@@ -133,13 +133,13 @@ class CachedEngine:
         """The dual at C to the gap ``tol`` (None: the options') from ``start``.
 
         C-SVC (no ``p``, ``index`` or ``nu``) returns a
-        :class:`~hsskern.solvers.decomposition.RefineResult`, as the block engine does;
+        :class:`~hsskern.solvers.decomposition.ExactResult`, as the block engine does;
         any other dual the engine's :class:`~hsskern.solvers.cached_smo.SMOResult` (with
         ``rho``, and ``r`` in nu mode), from ``start.alpha`` (feasible) and ``start.G``."""
         start = DualStart() if start is None else start
         options = self.options if tol is None else self.options.replace(tol=float(tol))
         if problem.p is None and problem.index is None and not problem.nu:
-            return cached_refine(problem.K, problem.y, C, start.alpha,
+            return solve_cached(problem.K, problem.y, C, start.alpha,
                                  weights=problem.weights, f=start.f, tol=options.tol,
                                  options=options, session=self.session)
         upper = C if problem.weights is None else C * np.asarray(problem.weights)

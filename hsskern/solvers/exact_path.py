@@ -1,10 +1,10 @@
 """The exact SVM at any n, anytime: a subsample's exact solution, grown in stages to all
 points, under a time budget.
 
-At large n the exact decomposition (:func:`~hsskern.solvers.refine.refine_exact`) costs one
+At large n the exact decomposition (:func:`~hsskern.solvers.exact.solve_block`) costs one
 n x |changed| kernel product per round, and an HSS compression of all n points (the HSS
 path's start) is what the machine cannot afford. A random subsample of m points is cheap to
-solve exactly (the HSS path with its refinement). Its solution padded with zeros is a
+solve exactly (the HSS path with its exact solve). Its solution padded with zeros is a
 *feasible* point of a larger problem's dual, so the problem grows in stages (m, 2m, 4m, ...,
 all training points), each decomposition started from the last stage's exact solution: every
 finished stage is the exact SVM of a larger random subsample, and every round keeps its point
@@ -21,7 +21,7 @@ points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
 Along a C path the last point of the previous C, scaled by C'/C
-(:func:`~hsskern.solvers.refine.continuation_start`), starts the next at the stage where it
+(:func:`~hsskern.solvers.exact.continuation_start`), starts the next at the stage where it
 stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
@@ -39,7 +39,7 @@ from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
 from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
                    check_weights)
 from .engines import BlockEngine, DualProblem, DualStart
-from .refine import LocalProducts, RefineResult, continuation_start
+from .exact import LocalProducts, ExactResult, continuation_start
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -295,11 +295,11 @@ class ExactBackend:
     ``prepare`` splits the points (validation, training, subsample) and sizes the stages
     (``growth`` times the last, up to all training points); ``path`` solves the subsample's
     whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with its
-    refinement), then each (C, class) by the decomposition through the stages within its
+    exact solve), then each (C, class) by the decomposition through the stages within its
     share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.path.KernelExpansion`.
 
     ``settings.products`` is a factory ``products(points, kernel)`` of the engine that computes the
-    decomposition's kernel products (None: :class:`~hsskern.solvers.refine.LocalProducts`;
+    decomposition's kernel products (None: :class:`~hsskern.solvers.exact.LocalProducts`;
     :mod:`hsskern.distributed` passes one running on Dask workers), called once per stage
     (and once more to measure an earlier stage's model on all points); an engine with a
     ``close()`` is closed when its stage ends.
@@ -459,7 +459,7 @@ class ExactBackend:
                                      converged=[rr.converged for rr in out],
                                      gap=[rr.gap for rr in out],
                                      dual_coef=np.column_stack([rr.dual_coef for rr in out]),
-                                     timings={"refine": time.perf_counter() - tc}))
+                                     timings={"exact": time.perf_counter() - tc}))
         return tuple(sols), setup
 
     def path(self, prepared, Y, Cs, weights=None):
@@ -519,7 +519,7 @@ class ExactBackend:
             timings = {"decomposition": time.perf_counter() - tc,
                        "subsample": t_sub if not solutions else 0.0}
             info = {"selected": tuple(selected), "history": tuple(history),
-                    "refinement": tuple(results), "subsample_gap": tuple(ssol.gap),
+                    "exact": tuple(results), "subsample_gap": tuple(ssol.gap),
                     "subsample_time": t_sub, "subsample_setup": sub_setup}
             solutions.append(PathSolution(C=C, intercept=bias,
                                           n_iter=[rr.rounds for rr in results],
@@ -536,7 +536,7 @@ class ExactBackend:
     def _subsample_only(ssol, j, y):
         """The subsample's exact solution when it holds every training point."""
         coef = ssol.dual_coef[:, j]
-        rr = RefineResult(alpha=y * coef, dual_coef=coef, bias=float(ssol.intercept[j]),
+        rr = ExactResult(alpha=y * coef, dual_coef=coef, bias=float(ssol.intercept[j]),
                           decision=None, converged=bool(ssol.converged[j]),
                           gap=float(ssol.gap[j]))
         return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()

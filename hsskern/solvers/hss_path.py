@@ -6,10 +6,10 @@ HSS approximation (or the dense kernel for small n) and one factor of K + beta I
 
 1. the closed-form dual ADMM on that factor (:func:`~hsskern.solvers.admm.svm_dual_admm`),
    warm-started from the previous C, and
-2. with ``refine``, the exact decomposition on the exact kernel
-   (:func:`~hsskern.solvers.refine.refine_exact`) from the ADMM's point; once one C is solved
+2. with ``solve_exact``, the exact decomposition on the exact kernel
+   (:func:`~hsskern.solvers.exact.solve_block`) from the ADMM's point; once one C is solved
    exactly, the next C starts from that solution scaled by C / C_prev
-   (:func:`~hsskern.solvers.refine.continuation_start`: feasible, its bounded alphas at the
+   (:func:`~hsskern.solvers.exact.continuation_start`: feasible, its bounded alphas at the
    new bound, its decision values scaled too), and the ADMM is skipped.
 
 Per-point ``weights`` (LIBSVM's weighted C) turn the box into 0 <= alpha_i <= C w_i in both
@@ -21,7 +21,7 @@ solved by the exact decomposition from alpha = 0 (its working sets are the whole
 worst violators, its memory only their kernel block), the later C by the same scaled
 continuation. ``start="auto"`` (:meth:`HSSBackend.resolve_start`) takes it for n <=
 ``RouteOptions.small_n``, and past it for one fit whose measured support vectors keep
-n x n_SV within ``refine_limit``; the ADMM route otherwise. The memory budget caps its
+n x n_SV within ``exact_limit``; the ADMM route otherwise. The memory budget caps its
 working sets.
 """
 import time
@@ -50,7 +50,7 @@ from .cached_smo import (SMOOptions, bounded_options, engine_cache,
 from .engines import BlockEngine, CachedEngine, DualProblem, DualStart
 from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
                    plan_start)
-from .refine import RefineResult, continuation_start
+from .exact import ExactResult, continuation_start
 from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
@@ -313,21 +313,21 @@ def with_plan(problem, **fields):
     return replace(problem, stats={**problem.stats, "plan": plan})
 
 
-def decomposition_chunk(problem, refine, max_chunk):
+def decomposition_chunk(problem, solve_exact, max_chunk):
     """The working-set cap a path runs with on ``problem``: for a ``start="decomposition"``
     problem, what its memory budget allowed when it was prepared (and a ValueError with
-    ``refine`` false: no approximation to run the ADMM on); else ``max_chunk``."""
+    ``solve_exact`` false: no approximation to run the ADMM on); else ``max_chunk``."""
     if problem.start != "decomposition":
         return max_chunk
-    if not refine:
-        raise ValueError('refine=False needs the ADMM: a problem prepared with '
+    if not solve_exact:
+        raise ValueError('solve_exact=False needs the ADMM: a problem prepared with '
                          'start="decomposition" has no approximation to run it on '
                          '(prepare it with start="admm")')
     return min(max_chunk, problem.stats.get("max_chunk", max_chunk))
 
 
-def _refine_log(log, C, j):
-    return None if log is None else (lambda line: log(2, f"refine C={C:g} column {j}:{line}"))
+def _exact_log(log, C, j):
+    return None if log is None else (lambda line: log(2, f"solve_exact C={C:g} column {j}:{line}"))
 
 
 def _gap(res):
@@ -338,7 +338,7 @@ def _gap(res):
     return np.atleast_1d(np.asarray(res.kkt_history[-1][1], dtype=np.float64))
 
 
-def _admm_solution(res, Y, refinement=None):
+def _admm_solution(res, Y, exact_results=None):
     """A PathSolution from an ADMM result, its columns replaced by the exact ones refined."""
     n, r = Y.shape
     coef = np.array(res.dual_coef, dtype=np.float64).reshape(n, r)
@@ -347,9 +347,9 @@ def _admm_solution(res, Y, refinement=None):
     gap = _gap(res)
     timings = {"admm": res.timings["iterations"] + res.timings["setup"],
                "refactor": res.timings["refactor"], "bias": res.timings["bias"],
-               "kkt": res.timings["kkt"], "refine": 0.0}
-    for j, rr in enumerate(refinement or ()):
-        timings["refine"] += rr.time
+               "kkt": res.timings["kkt"], "exact": 0.0}
+    for j, rr in enumerate(exact_results or ()):
+        timings["exact"] += rr.time
         if rr.skipped:
             continue
         coef[:, j], bias[j], converged[j], gap[j] = rr.dual_coef, rr.bias, rr.converged, rr.gap
@@ -357,21 +357,21 @@ def _admm_solution(res, Y, refinement=None):
             "primal_residuals": res.primal_residuals, "dual_residuals": res.dual_residuals,
             "objective": res.objective, "admm_converged": res.converged,
             "n_margin": res.n_margin, "equality_residual": res.equality_residual,
-            "refinement": None if refinement is None else tuple(refinement)}
+            "exact": None if exact_results is None else tuple(exact_results)}
     return PathSolution(C=res.C, intercept=bias, n_iter=res.n_iter, converged=converged,
                         gap=gap, dual_coef=coef, timings=timings, info=info)
 
 
-def exact_info(Y, coef, refinement, beta=np.nan, beta_floor=0.0):
+def exact_info(Y, coef, exact_results, beta=np.nan, beta_floor=0.0):
     """The ``info`` of a solution no ADMM produced (dual coefficients ``coef``, one column per
     label column of Y): the ADMM's records empty, the equality residual |y' alpha| measured,
-    ``refinement`` the exact decompositions' results."""
+    ``exact_results`` the exact decompositions' results."""
     r = Y.shape[1]
     empty = np.zeros((0, r))
     return {"beta": beta, "beta_floor": beta_floor, "primal_residuals": empty,
             "dual_residuals": empty, "objective": np.full(r, np.nan), "admm_converged": False,
             "n_margin": np.full(r, -1), "equality_residual": np.abs((Y * np.abs(coef)).sum(0)),
-            "refinement": tuple(refinement)}
+            "exact": tuple(exact_results)}
 
 
 def _exact_solution(C, Y, out, beta, beta_floor, phase="decomposition"):
@@ -425,14 +425,14 @@ def _exact_columns(engine, K, Y, C, coef, options, settings, log, weights):
         n_sv = np.count_nonzero(alpha)
         limit = exact_limit(settings)
         if options.solve_exact == "auto" and n * n_sv > limit:
-            out.append(RefineResult(alpha=alpha, dual_coef=coef[:, j].copy(), bias=np.nan,
+            out.append(ExactResult(alpha=alpha, dual_coef=coef[:, j].copy(), bias=np.nan,
                                     decision=None, converged=False,
                                     skipped=f"n x n_SV = {n} x {n_sv} kernel entries exceed "
-                                            f"{limit:.0e} (refine='auto')"))
+                                            f"{limit:.0e} (solve_exact='auto')"))
             continue
         out.append(engine.solve(DualProblem(K, Y[:, j], weights=weights), C,
                                 DualStart(alpha), tol=settings.tol,
-                                log=_refine_log(log, C, j)))
+                                log=_exact_log(log, C, j)))
     return out
 
 
@@ -456,7 +456,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
     problem : HSSProblem
         From :func:`prepare_hss` (the ADMM reaches the first C) or
         :func:`prepare_decomposition` (the exact decomposition from zero does, for every
-        label column; ``refine`` must then be true, and the ADMM options do not apply).
+        label column; ``solve_exact`` must then be true, and the ADMM options do not apply).
     Y : ndarray of shape (n, r)
         Label columns in {-1, +1} (one-vs-rest classes are solved together).
     Cs : sequence of float
@@ -492,7 +492,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
         A start for the first C: alpha per label column (a previous fit's, mapped to these
         points: a refit's warm start, :func:`~hsskern.solvers.warm.carry_start`). The exact
         decomposition solves the first C from it (made feasible by
-        :func:`~hsskern.solvers.refine.feasible_start`: clipped to the box, y' alpha = 0
+        :func:`~hsskern.solvers.exact.feasible_start`: clipped to the box, y' alpha = 0
         restored by shrinking the heavier side), with no ADMM and no continuation
         (``n_decades`` is not used). ``solve_exact`` must be true. None: the start of the
         problem's route.
@@ -556,7 +556,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
                     out = [block.solve(duals[j], C, DualStart(a, f), tol=settings.tol,
                                        options=o.decomposition.replace(**near_options(
                                            start=a, C=C, weights=weights)) if near else None,
-                                       log=_refine_log(log, C, j))
+                                       log=_exact_log(log, C, j))
                            for j, (a, f) in enumerate(starts)]
             sol = _exact_solution(C, Y, out, np.nan if exact_start else problem.factor.beta,
                                   floor, "smo" if engine == "cached" else "decomposition")
@@ -608,19 +608,19 @@ def _route(problem, exact_start, engine, sol):
     if exact_start:
         return "cached SMO" if engine == "cached" else "block decomposition"
     kind = "HSS" if problem.stats.get("approximation") == "hss" else "dense"
-    refined = any(r is not None and not r.skipped for r in (sol.info.get("refinement") or ()))
+    refined = any(r is not None and not r.skipped for r in (sol.info.get("exact") or ()))
     return f"{kind} + ADMM start" if refined else f"{kind} + ADMM (approximate)"
 
 
-def check_dual_start(dual_start, shape, refine=True):
+def check_dual_start(dual_start, shape, solve_exact=True):
     """A path's ``dual_start`` as a float array of ``shape`` (n, r), finite and >= 0, or None;
-    a clear ValueError otherwise (and without ``refine``: only the exact decomposition takes a
+    a clear ValueError otherwise (and without ``solve_exact``: only the exact decomposition takes a
     start)."""
     if dual_start is None:
         return None
-    if not refine:
+    if not solve_exact:
         raise ValueError("dual_start is solved from by the exact decomposition: it needs "
-                         "refine=True or 'auto' (solve_exact)")
+                         "solve_exact=True or 'auto'")
     a = np.asarray(dual_start, dtype=np.float64)
     if a.ndim == 1 and len(shape) == 2 and shape[1] == 1:
         a = a[:, None]
@@ -654,8 +654,8 @@ def resolve_engine(problem, engine):
 
 def warn_unsolved(solutions, tol, max_iter, step_cap=None):
     """One ConvergenceWarning for the C values whose solution did not reach ``tol``, naming
-    what fell short: the exact decomposition skipped (``refine="auto"`` past
-    ``refine_limit``: the answer is the ADMM's), the exact decomposition itself, or the
+    what fell short: the exact decomposition skipped (``solve_exact="auto"`` past
+    ``exact_limit``: the answer is the ADMM's), the exact decomposition itself, or the
     ADMM (with why when the approximation is indefinite: its dual is then not convex, and
     the ADMM's answer at large C can be poor)."""
     bad = [s for s in solutions if not s.converged.all()]
@@ -664,7 +664,7 @@ def warn_unsolved(solutions, tol, max_iter, step_cap=None):
     msg = (f"the SVM did not reach its tolerance for {len(bad)} of {len(solutions)} C "
            "value(s) (C = " + ", ".join(f"{s.C:.3g}" for s in bad[:5])
            + (", ..." if len(bad) > 5 else "") + ")")
-    refined = [r for s in bad for r in (s.info.get("refinement") or ()) if not r.converged]
+    refined = [r for s in bad for r in (s.info.get("exact") or ()) if not r.converged]
     skipped = [r.skipped for r in refined if r.skipped]
     if skipped:
         msg += (f": the exact decomposition was skipped ({skipped[0]}), so the model is the "
@@ -749,11 +749,11 @@ class HSSBackend:
         return self.options.approximation
 
     @property
-    def refine(self):
+    def solve_exact(self):
         return self.options.solve_exact
 
     @property
-    def refine_limit(self):
+    def exact_limit(self):
         return exact_limit(self.settings, self.route)
 
     @property
@@ -784,22 +784,22 @@ class HSSBackend:
                                n_neighbors=o.n_neighbors, ann_iterations=o.ann_iterations,
                                n_random=o.n_random, n_rhs=n_rhs,
                                adaptive_beta=self.options.adaptive_beta,
-                               refine=bool(self.refine), max_chunk=self.options.max_chunk)
+                               solve_exact=bool(self.solve_exact), max_chunk=self.options.max_chunk)
 
     def resolve_start(self, n, d, sv_share=None):
         """The start ``prepare`` takes on n points of d features: "admm" or "decomposition"
         (:func:`~hsskern.solvers.plan.plan_start`, the one rule, at ``route``'s thresholds,
-        with ``refine_limit`` the exact step's reach). ``sv_share``: the support vectors'
+        with ``exact_limit`` the exact step's reach). ``sv_share``: the support vectors'
         share measured on a subsample at the fit's C
         (:func:`~hsskern.solvers.cached_smo.probe_sv_share`)."""
         return self.plan_start(n, sv_share)[0]
 
     def plan_start(self, n, sv_share=None, staged=False):
         """:func:`~hsskern.solvers.plan.plan_start` with these options: (start, reason)."""
-        return plan_start(n, route=self.route, start=self.start, exact=self.refine,
+        return plan_start(n, route=self.route, start=self.start, exact=self.solve_exact,
                           approximation=self.approximation,
                           kernel=None if self.kernel is None else self.kernel.name,
-                          sv_share=sv_share, exact_limit=self.refine_limit, staged=staged,
+                          sv_share=sv_share, exact_limit=self.exact_limit, staged=staged,
                           probe_points=self.route.probe_points)
 
     def probe_share(self, X, Y, min_points=None):
@@ -829,7 +829,7 @@ class HSSBackend:
         start).
 
         With :meth:`resolve_start` "decomposition": :func:`prepare_decomposition` (its
-        working sets capped by ``memory_budget``; a ValueError with ``refine=False``, which
+        working sets capped by ``memory_budget``; a ValueError with ``solve_exact=False``, which
         needs the ADMM). Otherwise:
 
         Memory is checked before any work. The ranks the compression reaches depend on the
@@ -843,9 +843,9 @@ class HSSBackend:
         share = self.probe_share(X, Y) if sv_share is None else sv_share
         start, reason = self.plan_start(n, share)
         if start == "decomposition":
-            if not self.refine:
+            if not self.solve_exact:
                 raise ValueError('start="decomposition" solves every C exactly: it needs '
-                                 'solve_exact=True or "auto" (the backend\'s refine; '
+                                 'solve_exact=True or "auto" (the backend\'s solve_exact; '
                                  'solve_exact=False needs start="admm")')
             if self.log is not None:
                 self.log(1, f"start: the exact solve from zero on {n} points")
@@ -894,16 +894,16 @@ class HSSBackend:
     def warm_backend(self, entries=None, limit=None):
         """This backend for a path from a given start (``path``'s ``dual_start``: a refit's
         warm start), or None where this backend would not solve the first C exactly:
-        ``refine`` false (the ADMM's answer on the approximation), or "auto" with the
-        start's n x n_SV ``entries`` past ``limit`` (default ``refine_limit``: what the
+        ``solve_exact`` false (the ADMM's answer on the approximation), or "auto" with the
+        start's n x n_SV ``entries`` past ``limit`` (default ``exact_limit``: what the
         exact step of this route skips).
 
         The start replaces what the ADMM route and the staged growth are for, a point near
         the answer: the problem is prepared for the exact decomposition alone
         (``start="decomposition"``, no compression or factor), whatever n.
         """
-        limit = self.refine_limit if limit is None else limit
-        if not self.refine or (self.refine == "auto" and entries is not None
+        limit = self.exact_limit if limit is None else limit
+        if not self.solve_exact or (self.solve_exact == "auto" and entries is not None
                                and entries > limit):
             return None
         # the block engine takes the start's decision values as they are, where the cached
@@ -917,7 +917,7 @@ class HSSBackend:
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
         the protocol in :mod:`hsskern.solvers.path`; ``dual_start`` and its
         ``start_decision``: the first C's start, see :meth:`warm_backend`)."""
-        settings = self.settings.replace(exact_limit=self.refine_limit)  # the route's
+        settings = self.settings.replace(exact_limit=self.exact_limit)  # the route's
         return hss_svm_path(prepared, Y, Cs, weights, options=self.options, settings=settings,
                             log=self.log, dual_start=dual_start,
                             start_decision=start_decision)

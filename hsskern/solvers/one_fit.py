@@ -3,7 +3,7 @@ step, the exact SVM grown in stages from a subsample's.
 
 :class:`~hsskern.solvers.hss_path.HSSBackend`'s "auto" start solves one fit by the exact
 decomposition from zero while n x n_SV (the support vectors a subsample measures at its C)
-stays within ``refine_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips
+stays within ``exact_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips
 the exact step, and the ADMM's approximate solution stands in for SVC's. There the
 decomposition from zero is slow too: on all points at once its working sets hold the worst
 violators of a point far from the answer, and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
@@ -88,7 +88,7 @@ class OneFitBackend:
         if isinstance(prepared, HSSProblem):
             return self.hss.path(prepared, Y, Cs, weights)
         Y = check_labels(Y, prepared.points.shape[0])
-        out = tuple(replace(s, info={**exact_info(Y, s.dual_coef, s.info["refinement"]),
+        out = tuple(replace(s, info={**exact_info(Y, s.dual_coef, s.info["exact"]),
                                      **s.info, "route": "staged growth"})
                     for s in self.staged.path(prepared, Y, Cs, weights))
         warn_unsolved(out, self.staged.settings.tol, self.hss.options.admm_max_iter)

@@ -246,7 +246,7 @@ def _merge_info(infos):
     out = {}
     for key in keys:
         vals = [None if info is None else info.get(key) for info in infos]
-        if all(v is None for v in vals):  # e.g. no refinement in any pair: None, as binary
+        if all(v is None for v in vals):  # e.g. no exact solve in any pair: None, as binary
             out[key] = None
         elif all(isinstance(v, tuple) for v in vals if v is not None):
             out[key] = tuple(x for v in vals for x in ((None,) if v is None else v))
@@ -268,7 +268,7 @@ class CachedPairs:
         The wrapped backend's, bounded per pair by ``budget``
         (:func:`~hsskern.solvers.cached_smo.bounded_options`).
     tol : float
-        The SMO's stopping gap (the wrapped backend's ``refine_tol``).
+        The SMO's stopping gap (the wrapped backend's ``exact_tol``).
     budget : float or None
         The memory budget its preparations resolved.
     one_thread : bool

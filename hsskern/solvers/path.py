@@ -69,7 +69,7 @@ class PathSolution:
     timings : mapping
         Seconds per phase of this C.
     info : mapping
-        Backend-specific records (residual histories, refinement reports).
+        Backend-specific records (residual histories, exact solve reports).
     """
 
     C: object

@@ -10,9 +10,9 @@ subsample and the kernel entries n x n_SV that share implies.
 
 **The exact fit from zero.** A ``start="decomposition"`` problem (the exact SVM from
 alpha = 0, no approximation) is solved by one of two engines: the cached SMO
-(:func:`~hsskern.solvers.cached_smo.cached_refine`: two variables a step, kernel rows from
+(:func:`~hsskern.solvers.cached_smo.solve_cached`: two variables a step, kernel rows from
 an LRU cache) or the block decomposition
-(:func:`~hsskern.solvers.refine.refine_exact`: working sets of thousands, the decision values
+(:func:`~hsskern.solvers.exact.solve_block`: working sets of thousands, the decision values
 kept current by n x |changed| products). Beside the engine the plan fixes whether the kernel
 matrix is stored, how many threads the engine runs on, the working sets' cap under the
 memory budget, and the support vectors' share it expects, which is what moves the engine.
@@ -67,7 +67,7 @@ class RouteOptions(OptionsBase):
         The kernel entries n x n_SV (the first C's product) up to which the exact
         decomposition runs on its own: ``start="auto"`` starts from zero while n^2 (or, with a
         measured share, n^2 x share) is within it, and ``solve_exact="auto"`` skips the exact
-        step of an ADMM-route column past it (the backends' ``refine_limit`` default).
+        step of an ADMM-route column past it (the backends' ``exact_limit`` default).
     stage_limit : float, default 1e12
         One fit grows the exact SVM in stages (:class:`~hsskern.solvers.one_fit.OneFitBackend`)
         up to this many entries n^2 x share, past ``exact_limit`` (``solve_exact="auto"``;
@@ -297,7 +297,7 @@ def plan_start(n, *, route, start="auto", exact="auto", approximation="hss", ker
         What was asked for: "admm" and "decomposition" are taken as they are (a kernel that
         has no compression, below, excepted).
     exact : {"auto", True, False}
-        The estimator's ``solve_exact`` (the backends' ``refine``): False keeps the ADMM's
+        The estimator's ``solve_exact`` (the backends' ``solve_exact``): False keeps the ADMM's
         answer, so the ADMM start.
     approximation : {"hss", "exact"}
         "exact" asks for the dense ADMM by name.
@@ -310,7 +310,7 @@ def plan_start(n, *, route, start="auto", exact="auto", approximation="hss", ker
         measured: sparse rows, a path, a kernel the probe does not solve).
     exact_limit : float or None
         The n x n_SV kernel entries the exact step runs to (default ``route.exact_limit``;
-        a backend's ``refine_limit``).
+        a backend's ``exact_limit``).
     staged : bool
         One fit, which may be grown in stages.
     probe_points : int or None

@@ -17,13 +17,13 @@ interval is the clip of its free minimiser).
 
 The exact step is LIBSVM's 2n-variable form: variables (alpha, alpha*) with labels (+1, -1),
 linear term p = (eps - y, eps + y), Q_st = y_s y_t k(x_{s mod n}, x_{t mod n}). It is the
-classifier's decomposition (:func:`~hsskern.solvers.refine.refine_exact`) with that ``p`` and
+classifier's decomposition (:func:`~hsskern.solvers.exact.solve_block`) with that ``p`` and
 ``index = t mod n``: the same SMO and Newton step, the decision values kept on the n points.
 
 Along an ascending C path an exact solution a at C stays exact for any multiple s a with
 0 <= s <= C'/C: it is feasible at C' (box C' >= s C, and 1^T b = 0 scales) and its decision
 values are s f, no kernel product. The next C starts from the best point of that ray
-(:func:`~hsskern.solvers.refine.continuation_start`; the classifier keeps s = C'/C).
+(:func:`~hsskern.solvers.exact.continuation_start`; the classifier keeps s = C'/C).
 """
 import time
 import warnings
@@ -40,7 +40,7 @@ from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
 from .engines import BlockEngine, DualProblem, DualStart
 from .hss_path import HSSBackend, decomposition_chunk, exact_limit, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
-from .refine import RefineResult, continuation_start
+from .exact import ExactResult, continuation_start
 from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
@@ -357,8 +357,8 @@ def _solution(C, rr, admm, beta, floor, scale=None):
         timings.update(admm=admm.timings["iterations"], refactor=admm.timings["refactor"],
                        bias=admm.timings["bias"], kkt=admm.timings["kkt"])
     if rr is not None and rr.skipped is None:
-        timings["refine" if admm is not None else "decomposition"] = rr.time
-    info = {"beta": beta, "beta_floor": floor, "admm": admm, "refinement": rr,
+        timings["exact" if admm is not None else "decomposition"] = rr.time
+    info = {"beta": beta, "beta_floor": floor, "admm": admm, "exact": rr,
             "admm_converged": None if admm is None else admm.converged, "scale": scale}
     return PathSolution(C=C, intercept=[bias], n_iter=0 if admm is None else admm.n_iter,
                         converged=conv, gap=gap, dual_coef=np.asarray(coef)[:, None],
@@ -375,7 +375,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         From :func:`~hsskern.solvers.hss_path.prepare_hss` (the classifier's preparation:
         the same compression and factor serve regression), or from
         :func:`~hsskern.solvers.hss_path.prepare_decomposition`: then the first C is solved
-        by the decomposition from zero (no ADMM; ``refine`` must be true).
+        by the decomposition from zero (no ADMM; ``solve_exact`` must be true).
     y : ndarray of shape (n,) or (n, 1)
         Finite targets.
     Cs : sequence of float
@@ -389,7 +389,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         (LIBSVM's 2n-variable form), "auto" skipping it when its first product, n x (number
         of support vectors), exceeds ``settings.exact_limit``; ``max_chunk`` and
         ``decomposition`` (working sets of ``decomposition.max_ws``, 8,000 by default here),
-        the block decomposition's (:func:`~hsskern.solvers.refine.refine_exact`).
+        the block decomposition's (:func:`~hsskern.solvers.exact.solve_block`).
     settings : PathSettings or None
         ``tol``: the decomposition's stopping gap (LIBSVM's); ``admm_tol``: the ADMM's KKT
         gap on the approximation; ``n_decades``: reach the first C from C / 10^n_decades,
@@ -413,13 +413,13 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
     """
     o = HSSSVROptions() if options is None else options
     settings = PathSettings() if settings is None else settings
-    refine, refine_tol = o.solve_exact, settings.tol
+    solve_exact, exact_tol = o.solve_exact, settings.tol
     n = problem.n_samples
     y = check_target(y, n)
     Cs = check_Cs(Cs)
     epsilon = check_epsilon(epsilon)
     exact_start = problem.start == "decomposition"
-    block = o.decomposition_options(decomposition_chunk(problem, refine, o.max_chunk))
+    block = o.decomposition_options(decomposition_chunk(problem, solve_exact, o.max_chunk))
     admm_options = SVRADMMOptions(max_iter=o.admm_max_iter, kkt_tol=settings.admm_tol,
                                   relaxation=o.relaxation)
     yv, p, index = svr_variables(y, epsilon)
@@ -429,9 +429,9 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         if b.shape != (n,) or not np.all(np.isfinite(b)):
             raise ValueError(f"dual_start must hold {n} finite values (alpha - alpha*), got "
                              f"shape {np.shape(dual_start)}")
-        if not refine:
+        if not solve_exact:
             raise ValueError("dual_start is solved from by the exact decomposition: it "
-                             "needs refine=True or 'auto'")
+                             "needs solve_exact=True or 'auto'")
         first = _split(b)
         first_f = None if start_decision is None else np.reshape(start_decision, n)
     n_extra = 0 if first is not None else int(settings.n_decades)
@@ -448,7 +448,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
     solutions, state, prev = [], None, None
     # one engine along the path: its block buffer serves every C
     dual, engine = DualProblem(problem.K, yv, p, index), BlockEngine(block)
-    rlog = (lambda C: None if log is None else (lambda line: log(2, f"refine C={C:g}:{line}")))
+    rlog = (lambda C: None if log is None else (lambda line: log(2, f"solve_exact C={C:g}:{line}")))
     for C in grid:
         t_c = time.perf_counter()
         if prev is not None or exact_start or first is not None:
@@ -462,7 +462,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
                 C_prev, pr = prev
                 s, a, f = continuation_start(pr, C / C_prev, p)
             with threads_for(problem):
-                rr = engine.solve(dual, C, DualStart(a, f), tol=refine_tol, options=near,
+                rr = engine.solve(dual, C, DualStart(a, f), tol=exact_tol, options=near,
                                   log=rlog(C))
             sol = _solution(C, rr, None, beta, floor, scale=s)
         else:
@@ -471,17 +471,17 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
             w = admm.state["w"]
             state, floor = admm.state, admm.state["beta_floor"]
             rr = None
-            if refine:
+            if solve_exact:
                 a = _split(admm.dual_coef)
                 n_sv = int(np.count_nonzero(admm.dual_coef))
                 limit = exact_limit(settings)
-                if refine == "auto" and n * n_sv > limit:
-                    rr = RefineResult(alpha=a, dual_coef=admm.dual_coef.copy(), bias=np.nan,
+                if solve_exact == "auto" and n * n_sv > limit:
+                    rr = ExactResult(alpha=a, dual_coef=admm.dual_coef.copy(), bias=np.nan,
                                       decision=None, converged=False,
                                       skipped=f"n x n_SV = {n} x {n_sv} kernel entries "
-                                              f"exceed {limit:.0e} (refine='auto')")
+                                              f"exceed {limit:.0e} (solve_exact='auto')")
                 else:
-                    rr = engine.solve(dual, C, DualStart(a), tol=refine_tol, log=rlog(C))
+                    rr = engine.solve(dual, C, DualStart(a), tol=exact_tol, log=rlog(C))
             sol = _solution(C, rr, admm, beta, floor)
         if rr is not None and rr.skipped is None:
             prev = (C, rr)
@@ -501,7 +501,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         solutions[0] = replace(head[-1], timings=timings,
                                n_iter=sum(s.n_iter for s in head))
     if warn:
-        _warn_unsolved(solutions, refine_tol if refine else settings.admm_tol,
+        _warn_unsolved(solutions, exact_tol if solve_exact else settings.admm_tol,
                        o.admm_max_iter)
     return tuple(solutions)
 
@@ -513,11 +513,11 @@ def _warn_unsolved(solutions, tol, max_iter):
         return
     why = []
     for s in bad[:5]:
-        rr = s.info["refinement"]
+        rr = s.info["exact"]
         if rr is None:
             why.append(f"C={s.C:.3g}: ADMM gap {s.gap[0]:.3g} after {max_iter} iterations")
         elif rr.skipped is not None:
-            why.append(f"C={s.C:.3g}: refinement skipped ({rr.skipped})")
+            why.append(f"C={s.C:.3g}: exact solve skipped ({rr.skipped})")
         else:
             why.append(f"C={s.C:.3g}: decomposition gap {rr.gap:.3g} after {rr.rounds} rounds")
     msg = (f"the SVR did not reach tol={tol:g} for {len(bad)} of {len(solutions)} C value(s): "
@@ -574,8 +574,8 @@ class SVRBackend:
         where it would not solve the first C exactly (as
         :meth:`~hsskern.solvers.hss_path.HSSBackend.warm_backend`: the problem is then
         prepared for the exact decomposition alone)."""
-        refine = self.options.solve_exact
-        if not refine or (refine == "auto" and entries is not None
+        solve_exact = self.options.solve_exact
+        if not solve_exact or (solve_exact == "auto" and entries is not None
                           and entries > exact_limit(self.settings)):
             return None
         # no stored K: a start near the answer reads a few columns of it

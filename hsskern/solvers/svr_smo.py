@@ -89,7 +89,7 @@ class CachedSVRBackend:
                                     dual_coef=coef[:, None],
                                     timings={"smo": time.perf_counter() - t0},
                                     info={"route": "cached SMO", "beta": np.nan,
-                                          "refinement": None}))
+                                          "exact": None}))
         short = [s for s in out if not s.converged[0]]
         if short:  # scikit-learn's words for LIBSVM's step cap
             warnings.warn(f"Solver terminated early (max_iter={prepared.options.max_iter}) "

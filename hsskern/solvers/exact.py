@@ -1,4 +1,4 @@
-"""The exact SVM dual by decomposition as one call: :func:`refine_exact`.
+"""The exact SVM dual by decomposition as one call: :func:`solve_block`.
 
 The algorithm, its state and its steps live in :mod:`hsskern.solvers.decomposition`
 (:class:`~hsskern.solvers.decomposition.Decomposition`, its tunables in
@@ -6,14 +6,14 @@ The algorithm, its state and its steps live in :mod:`hsskern.solvers.decompositi
 form of the C-SVC dual and the names the paths import from here; the paths solve through
 the engine interface (:mod:`hsskern.solvers.engines`).
 """
-from .decomposition import (Decomposition, DecompositionOptions, LocalProducts, RefineResult,
+from .decomposition import (Decomposition, DecompositionOptions, LocalProducts, ExactResult,
                             RoundState, continuation_start, feasible_start)
 
-__all__ = ["RefineResult", "RoundState", "LocalProducts", "refine_exact", "feasible_start",
+__all__ = ["ExactResult", "RoundState", "LocalProducts", "solve_block", "feasible_start",
            "continuation_start", "Decomposition", "DecompositionOptions"]
 
 
-def refine_exact(K, y, C, alpha=None, *, f=None, weights=None, tol=1e-3, options=None,
+def solve_block(K, y, C, alpha=None, *, f=None, weights=None, tol=1e-3, options=None,
                  log=None, workspace=None):
     """The exact C-SVC dual by decomposition, from any start:
     ``Decomposition(K, y, C, ...).solve(alpha, f, ...)`` in one call. A dual of another form
@@ -56,7 +56,7 @@ def refine_exact(K, y, C, alpha=None, *, f=None, weights=None, tol=1e-3, options
 
     Returns
     -------
-    RefineResult
+    ExactResult
     """
     problem = Decomposition(K, y, C, weights=weights, workspace=workspace, options=options)
     return problem.solve(alpha, f, tol=tol, log=log)

@@ -1,5 +1,5 @@
 """The decomposition's working-set block reused across rounds and C values
-(hsskern.solvers.refine: ``block_reuse``), and its phase timings and kernel-entry counts."""
+(hsskern.solvers.exact: ``block_reuse``), and its phase timings and kernel-entry counts."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -11,7 +11,7 @@ from hsskern.solvers.admm import kkt_violation
 from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
 from hsskern.kernels import make_kernel
 from hsskern.solvers.decomposition import _working_block
-from hsskern.solvers.refine import LocalProducts, refine_exact
+from hsskern.solvers.exact import LocalProducts, solve_block
 from hsskern.options import DecompositionOptions, HSSSVCOptions
 from svm_reference import gap_tol
 
@@ -78,8 +78,8 @@ def test_decomposition_with_a_few_row_block_reaches_svc(seed, logC, max_ws):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     options = DecompositionOptions(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
-    r = refine_exact(K, y, C, options=options)
-    fresh = refine_exact(K, y, C, options=options.replace(block_reuse=False))
+    r = solve_block(K, y, C, options=options)
+    fresh = solve_block(K, y, C, options=options.replace(block_reuse=False))
     assert r.converged and max(r.ws_sizes) <= max_ws
     Kd = K.to_dense()
     KYa = Kd @ (y * r.alpha)  # recomputed here in float64 over all n points
@@ -118,7 +118,7 @@ def test_products_over_repeated_rows_are_evaluated_once_per_distinct_point(seed,
         assert entries <= u * np.unique(X[cols], axis=0).shape[0]
     # the decomposition on such data is still SVC's solution over all 150 rows
     C = 10.0 ** logC
-    r = refine_exact(K, y, C,
+    r = solve_block(K, y, C,
                      options=DecompositionOptions(max_ws=16, max_chunk=16, max_rounds=100_000))
     assert r.converged
     KYa = Kd @ (y * r.alpha)
@@ -141,7 +141,7 @@ def test_path_reuses_blocks_and_reports_what_it_computed():
         for reuse in (True, False))
     total = {True: 0, False: 0}
     for s_on, s_off in zip(on, off):
-        r_on, r_off = s_on.info["refinement"][0], s_off.info["refinement"][0]
+        r_on, r_off = s_on.info["exact"][0], s_off.info["exact"][0]
         assert r_on.converged and r_off.converged
         ref = SVC(C=s_on.C, gamma=0.5, tol=1e-6).fit(X, y).decision_function(X)
         for r in (r_on, r_off):
@@ -153,7 +153,7 @@ def test_path_reuses_blocks_and_reports_what_it_computed():
         assert r_off.kernel_entries["block_reused"] == 0
         total[True] += r_on.kernel_entries["block"]
         total[False] += r_off.kernel_entries["block"]
-    assert sum(s.info["refinement"][0].kernel_entries["block_reused"] for s in on) > 0
+    assert sum(s.info["exact"][0].kernel_entries["block_reused"] for s in on) > 0
     assert total[True] < total[False]
 
 
@@ -166,7 +166,7 @@ def test_the_block_buffer_rows_are_headroom_times_the_working_set(headroom):
     K = kernel_operator(X, "gaussian", h=1.0)
     ws = {}
     opts = DecompositionOptions(block_headroom=headroom, shrinking=False)
-    r = refine_exact(K, y, 10.0, workspace=ws, options=opts.replace(max_ws=20, max_chunk=300))
+    r = solve_block(K, y, 10.0, workspace=ws, options=opts.replace(max_ws=20, max_chunk=300))
     assert r.converged and max(r.ws_sizes) > 20  # the free set grew W past max_ws
     assert ws["stride"] <= int(np.ceil(headroom * max(r.ws_sizes)))
     assert ws["block"].size == ws["stride"] ** 2
@@ -180,11 +180,11 @@ def test_a_call_never_starts_from_an_earlier_calls_block():
     X, y = _problem(5, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
     ws = {}
-    refine_exact(K, -y[::-1].copy(), 3.0, workspace=ws,
+    solve_block(K, -y[::-1].copy(), 3.0, workspace=ws,
                  options=DecompositionOptions(max_ws=40, max_chunk=40))
-    after = refine_exact(K, y, 3.0, workspace=ws,
+    after = solve_block(K, y, 3.0, workspace=ws,
                          options=DecompositionOptions(max_ws=40, max_chunk=40))
-    alone = refine_exact(K, y, 3.0, workspace={},
+    alone = solve_block(K, y, 3.0, workspace={},
                          options=DecompositionOptions(max_ws=40, max_chunk=40))
     np.testing.assert_array_equal(after.alpha, alone.alpha)
     np.testing.assert_array_equal(after.kernel_entries["block"], alone.kernel_entries["block"])
@@ -197,7 +197,7 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
     X, y = _problem(4)
     K = kernel_operator(X, "gaussian", h=1.0)
     # without shrinking: its syncs change which points the working sets are drawn from
-    r = refine_exact(K, y, 1.0, options=DecompositionOptions(max_ws=30, max_chunk=30,
+    r = solve_block(K, y, 1.0, options=DecompositionOptions(max_ws=30, max_chunk=30,
                                                              block_reuse=reuse, shrinking=False))
     fresh = sum(q * (q + 1) // 2 for q in r.ws_sizes)
     if reuse:
@@ -205,7 +205,7 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
     else:
         assert r.kernel_entries["block"] == fresh
     assert r.kernel_entries["start"] == 0
-    s = refine_exact(K, y, 2.0, 2 * r.alpha,
+    s = solve_block(K, y, 2.0, 2 * r.alpha,
                      options=DecompositionOptions(max_ws=30, max_chunk=30, block_reuse=reuse))
     assert s.kernel_entries["start"] == len(y) * np.count_nonzero(r.alpha)
 
@@ -218,17 +218,17 @@ def test_the_default_working_set_is_smaller_below_the_shrinking_size():
     X, y = _problem(7)
     K = kernel_operator(X, "gaussian", h=1.0)
     Kd = K.to_dense()
-    small = refine_exact(K, y, 1.0, tol=1e-8, options=options.replace(max_rounds=100_000))
-    wide = refine_exact(K, y, 1.0, tol=1e-8,
+    small = solve_block(K, y, 1.0, tol=1e-8, options=options.replace(max_rounds=100_000))
+    wide = solve_block(K, y, 1.0, tol=1e-8,
                         options=options.replace(max_rounds=100_000, max_ws=8000))
     assert small.converged and wide.converged
     assert small.ws_sizes[0] <= 40 < wide.ws_sizes[0]
     np.testing.assert_allclose(Kd @ small.dual_coef, Kd @ wide.dual_coef,
                                atol=gap_tol(1e-8, 1.0, np.ones(len(y))))
     # a stored kernel keeps its own working sets (its cap, not the small default)
-    assert refine_exact(K.stored(), y, 1.0, options=options.replace(max_rounds=1)).ws_sizes[0] > 40
+    assert solve_block(K.stored(), y, 1.0, options=options.replace(max_rounds=1)).ws_sizes[0] > 40
     options = DecompositionOptions(small_max_ws=40, shrink_min_points=len(y))
-    assert refine_exact(K, y, 1.0, options=options.replace(max_rounds=1)).ws_sizes[0] > 40
+    assert solve_block(K, y, 1.0, options=options.replace(max_rounds=1)).ws_sizes[0] > 40
 
 
 @settings(max_examples=12, deadline=None)
@@ -242,7 +242,7 @@ def test_working_sets_cut_to_the_last_changes_reach_svc(seed, logC, per_change):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     opts = DecompositionOptions(ws_per_change=per_change, ws_floor=4, shrinking=False)
-    r = refine_exact(K, y, C, options=opts.replace(max_ws=120, max_chunk=400))
+    r = solve_block(K, y, C, options=opts.replace(max_ws=120, max_chunk=400))
     assert r.converged
     if per_change == 1.0:  # a round changes fewer points than its set holds: cut
         assert min(r.ws_sizes[1:]) < 120
@@ -288,7 +288,7 @@ def test_a_rounds_update_takes_the_working_sets_rows_from_its_block():
     # rows in W come from the block or are evaluated (a stored kernel's products read all)
     X, y = _problem(7)
     K = kernel_operator(X, "gaussian", h=1.0)
-    r = refine_exact(K, y, 1.0,
+    r = solve_block(K, y, 1.0,
                      options=DecompositionOptions(max_ws=40, max_chunk=40, shrinking=False))
     np.testing.assert_allclose(r.decision - r.bias, K.to_dense() @ (y * r.alpha),
                                rtol=1e-10, atol=1e-10)

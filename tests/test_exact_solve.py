@@ -1,4 +1,4 @@
-"""Exact-kernel decomposition (hsskern.solvers.refine, ._smo) and its use in HSSSVC."""
+"""Exact-kernel decomposition (hsskern.solvers.exact, ._smo) and its use in HSSSVC."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -11,7 +11,7 @@ from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
 from hsskern.kernels._eval import max_threads
 from hsskern.solvers._smo import smo_block
 from hsskern.solvers.admm import kkt_sets, kkt_violation
-from hsskern.solvers.refine import continuation_start, feasible_start, refine_exact
+from hsskern.solvers.exact import continuation_start, feasible_start, solve_block
 from hsskern.options import PathSettings
 from hsskern.solvers.engines import BlockEngine, DualProblem
 from hsskern.options import DecompositionOptions
@@ -59,7 +59,7 @@ def test_decomposition_reaches_the_exact_svm_from_any_start(seed, logC, h, start
         ref = SVC(C=2 * C, gamma=1 / (2 * h * h)).fit(X, y)
         alpha0[ref.support_] = np.abs(ref.dual_coef_[0])
     options = DecompositionOptions(max_ws=max_ws, max_chunk=max(max_ws, 8), max_rounds=100_000)
-    r = refine_exact(K, y, C, alpha0, options=options)
+    r = solve_block(K, y, C, alpha0, options=options)
     assert r.converged and r.gap < 1e-3
     assert max(r.ws_sizes, default=0) <= max(max_ws, 8)
     _assert_exact_svm(K, y, C, r, X, h)
@@ -83,7 +83,7 @@ def test_a_scaled_exact_solution_keeps_its_bounded_points_at_the_bound():
     K = kernel_operator(X, "gaussian", h=1.0)
     Cs = np.logspace(-2, 3, 10)
     for C0, C1 in zip(Cs[:-1], Cs[1:]):
-        a = refine_exact(K, y, C0).alpha
+        a = solve_block(K, y, C0).alpha
         b = feasible_start(C1 / C0 * a, y, C1)
         assert np.count_nonzero(a == C0) > 0
         np.testing.assert_array_equal(b == C1, a == C0)
@@ -100,7 +100,7 @@ def test_continuation_start_is_the_best_feasible_point_on_the_ray(seed, logC, ra
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
     w = np.random.default_rng(seed).uniform(0.2, 2.0, len(y)) if weighted else None
-    rr = refine_exact(K, y, C, weights=w, tol=1e-6)
+    rr = solve_block(K, y, C, weights=w, tol=1e-6)
     s, a, f = continuation_start(rr, ratio)
     ub = ratio * C * (1.0 if w is None else w)
     assert 0.0 <= s <= ratio and np.all(a >= 0) and np.all(a <= ub * (1 + 1e-12))
@@ -227,10 +227,10 @@ def test_dual_objective_never_rises_over_rounds():
     K = kernel_operator(X, "gaussian", h=1.0)
     Kd = K.to_dense()
     capped = [DecompositionOptions(max_ws=20, max_chunk=20, max_rounds=k) for k in range(0, 12)]
-    objs = [_dual_objective(Kd, y, refine_exact(K, y, 10.0, options=o).alpha) for o in capped]
+    objs = [_dual_objective(Kd, y, solve_block(K, y, 10.0, options=o).alpha) for o in capped]
     assert np.all(np.diff(objs) <= 1e-9)
     assert objs[-1] < objs[0]
-    r = refine_exact(K, y, 10.0,
+    r = solve_block(K, y, 10.0,
                      options=DecompositionOptions(max_ws=20, max_chunk=20, max_rounds=3))
     assert not r.converged and r.rounds == 3 and r.gap > 1e-3  # honest when it stops early
 
@@ -240,12 +240,12 @@ def test_given_decision_values_are_used_as_given():
     # the right f gives the same answer as computing it, a wrong one a wrong answer
     X, y = _problem(6)
     K = kernel_operator(X, "gaussian", h=1.0)
-    a0 = refine_exact(K, y, 1.0).alpha
+    a0 = solve_block(K, y, 1.0).alpha
     f0 = K.to_dense() @ (y * a0)
-    plain = refine_exact(K, y, 3.0, 3 * a0)
-    given_f = refine_exact(K, y, 3.0, 3 * a0, f=3 * f0)
+    plain = solve_block(K, y, 3.0, 3 * a0)
+    given_f = solve_block(K, y, 3.0, 3 * a0, f=3 * f0)
     np.testing.assert_allclose(given_f.decision, plain.decision, atol=1e-3)
-    wrong = refine_exact(K, y, 3.0, 3 * a0, f=np.zeros(len(y)))
+    wrong = solve_block(K, y, 3.0, 3 * a0, f=np.zeros(len(y)))
     assert np.abs(wrong.decision - plain.decision).max() > 0.1
 
 
@@ -259,7 +259,7 @@ def test_hssvc_path_gives_svc_at_every_c():
     # no ADMM after the first C: no ADMM record, no ADMM time
     assert models[1].admm_["primal_residuals"].size == 0 and "admm" not in models[1].fit_time_
     for m in models:
-        info = m.admm_["refinement"][0]
+        info = m.admm_["exact"][0]
         assert info.converged and info.skipped is None
         ref = SVC(C=m.C, gamma=0.5, tol=1e-6).fit(X, y)
         np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
@@ -268,7 +268,7 @@ def test_hssvc_path_gives_svc_at_every_c():
 
 @pytest.mark.filterwarnings("ignore:HSS compression")
 def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
-    # a deliberately poor HSS (rel_tol 0.3) and a 5-iteration ADMM: refinement still gives the
+    # a deliberately poor HSS (rel_tol 0.3) and a 5-iteration ADMM: exact solve still gives the
     # exact SVM, and without it the model is visibly worse
     X, y = make_classification(1600, 6, n_informative=5, n_redundant=0, random_state=4,
                                flip_y=0.02)
@@ -280,17 +280,17 @@ def test_hssvc_refine_recovers_svc_from_a_loose_approximation():
     m = HSSSVC(options=opts, **loose).fit(Xtr, ytr)
     agree = np.mean(m.predict(Xt) == ref.predict(Xt))
     assert agree >= 0.99
-    info = m.admm_["refinement"][0]
+    info = m.admm_["exact"][0]
     assert info.converged and info.rounds >= 1
-    assert m.route_ == "HSS + ADMM start" and m.fit_time_["refine"] > 0
+    assert m.route_ == "HSS + ADMM start" and m.fit_time_["exact"] > 0
     raw = HSSSVC(options=opts.replace(solve_exact=False), **loose).fit(Xtr, ytr)
-    assert raw.admm_["refinement"] is None
+    assert raw.admm_["exact"] is None
     assert np.mean(raw.predict(Xt) == ref.predict(Xt)) < agree
 
 
 def test_auto_refine_skips_when_the_exact_product_is_too_large():
-    # refine="auto" keeps the ADMM's solution when n x n_SV exceeds the limit (lowered
-    # here); refine=True refines regardless
+    # solve_exact="auto" keeps the ADMM's solution when n x n_SV exceeds the limit (lowered
+    # here); solve_exact=True refines regardless
     X, y = make_classification(300, 4, random_state=0)
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
     backend = HSSBackend(make_kernel("gaussian", h=1.0),
@@ -299,21 +299,21 @@ def test_auto_refine_skips_when_the_exact_product_is_too_large():
     Cs = [1e-3, 1e-2, 0.1, 1.0]
     auto = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact="auto"),
                         settings=PathSettings(exact_limit=10.0))
-    info = auto[-1].info["refinement"][0]
-    assert info.skipped is not None and "refine='auto'" in info.skipped and info.rounds == 0
+    info = auto[-1].info["exact"][0]
+    assert info.skipped is not None and "solve_exact='auto'" in info.skipped and info.rounds == 0
     raw = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact=False))
     for a, r in zip(auto, raw):
         np.testing.assert_array_equal(a.dual_coef, r.dual_coef)
         np.testing.assert_array_equal(a.intercept, r.intercept)
     forced = hss_svm_path(problem, Y, Cs, options=HSSSVCOptions(solve_exact=True),
                           settings=PathSettings(exact_limit=10.0))
-    assert all(s.info["refinement"][0].converged for s in forced)
+    assert all(s.info["exact"][0].converged for s in forced)
 
 
 def test_hssvc_max_chunk_bounds_the_working_set():
     X, y = make_classification(400, 4, random_state=0, flip_y=0.2)
     m = HSSSVC(options=HSSSVCOptions(approximation="exact", max_chunk=30), C=1.0).fit(X, y)
-    info = m.admm_["refinement"][0]
+    info = m.admm_["exact"][0]
     assert info.converged and max(info.ws_sizes) <= 30
 
 
@@ -337,7 +337,7 @@ def test_working_set_shrinks_to_the_available_memory(monkeypatch):
     monkeypatch.setattr(decomposition, "available_memory", lambda: 2 * 8 * 30 ** 2)
     X, y = _problem(8, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
-    r = refine_exact(K, y, 1.0, options=DecompositionOptions(max_rounds=10_000))
+    r = solve_block(K, y, 1.0, options=DecompositionOptions(max_rounds=10_000))
     assert r.converged and max(r.ws_sizes) <= 30
     _assert_exact_svm(K, y, 1.0, r, X, 1.0)
 
@@ -346,16 +346,16 @@ def test_verbose_2_reports_each_decomposition_round(capsys):
     X, y = make_classification(300, 4, random_state=0)
     m = HSSSVC(options=HSSSVCOptions(approximation="exact"), C=1.0, verbose=2).fit(X, y)
     out = capsys.readouterr().out
-    rounds = sum(rr.rounds for rr in [m.admm_["refinement"][0]])
+    rounds = sum(rr.rounds for rr in [m.admm_["exact"][0]])
     assert rounds >= 1
-    assert out.count("refine C=1 column 0:  round") == rounds
+    assert out.count("solve_exact C=1 column 0:  round") == rounds
     assert "SMO steps" in out
     HSSSVC(options=HSSSVCOptions(approximation="exact"), C=1.0, verbose=1).fit(X, y)
     assert "round" not in capsys.readouterr().out
 
 
 def _exact_solution(K, y, C):
-    return refine_exact(K, y, C, tol=1e-9,
+    return solve_block(K, y, C, tol=1e-9,
                         options=DecompositionOptions(newton=False, max_rounds=100_000)).alpha
 
 
@@ -408,7 +408,7 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     # Newton on any working set with two free points, after one SMO step (the thresholds and
     # the cost estimate that normally keep it for large, nearly all-free sets lowered): still
     # the exact SVM, and it was used
-    from hsskern.solvers import decomposition as refine_mod
+    from hsskern.solvers import decomposition as decomposition_mod
     from hsskern.solvers.decomposition import DecompositionOptions
     X, y = _problem(seed, sep=0.5)
     C = 10.0 ** logC
@@ -417,7 +417,7 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
                                  newton_rate=0.0)
     with pytest.MonkeyPatch.context() as mp:
         events = []
-        newton_free, smo_block = refine_mod._newton_free, refine_mod.smo_block
+        newton_free, smo_block = decomposition_mod._newton_free, decomposition_mod.smo_block
 
         def smo(KW, yW, aW, vW, C, target, budget, **kw):
             it, m, M = smo_block(KW, yW, aW, vW, C, target, budget, **kw)
@@ -430,13 +430,13 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
             events.append("newton")
             return newton_free(*a)
 
-        mp.setattr(refine_mod, "smo_block", smo)
-        mp.setattr(refine_mod, "_newton_free", newton)
-        r = refine_exact(K, y, C, options=eager.replace(max_ws=max_ws, max_chunk=max(max_ws, 8),
+        mp.setattr(decomposition_mod, "smo_block", smo)
+        mp.setattr(decomposition_mod, "_newton_free", newton)
+        r = solve_block(K, y, C, options=eager.replace(max_ws=max_ws, max_chunk=max(max_ws, 8),
                                                         max_rounds=100_000))
     assert r.converged and r.gap < 1e-3
     _assert_exact_svm(K, y, C, r, X, 1.0)
-    plain = refine_exact(K, y, C, options=DecompositionOptions(
+    plain = solve_block(K, y, C, options=DecompositionOptions(
         max_ws=max_ws, max_chunk=max(max_ws, 8), newton=False, max_rounds=100_000))
     assert plain.newton_steps == 0
     # a Newton step exactly after each eligible SMO left unfinished
@@ -450,18 +450,18 @@ def test_the_decomposition_does_not_depend_on_the_clock(monkeypatch):
     times: under a clock that ticks by random amounts the rounds take the same steps, to
     the bit (with measured rates the same fit gave another answer within tol run to run)."""
     from types import SimpleNamespace
-    from hsskern.solvers import decomposition as refine_mod
+    from hsskern.solvers import decomposition as decomposition_mod
     from hsskern.solvers.decomposition import DecompositionOptions
     X, y = _problem(5, n=600, sep=0.5)
     K = kernel_operator(X, "gaussian", h=1.0)
     opts = DecompositionOptions(newton_min_free=20, newton_free_fraction=0.5, max_ws=200,
                                 max_chunk=200, max_rounds=100_000)
-    base = refine_exact(K, y, 30.0, options=opts)
+    base = solve_block(K, y, 30.0, options=opts)
     assert base.newton_steps > 0 and base.converged
     for seed in (0, 1):
         ticks = iter(np.cumsum(np.random.default_rng(seed).exponential(1.0, 10 ** 6)))
-        monkeypatch.setattr(refine_mod, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
-        r = refine_exact(K, y, 30.0, options=opts)
+        monkeypatch.setattr(decomposition_mod, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+        r = solve_block(K, y, 30.0, options=opts)
         np.testing.assert_array_equal(r.alpha, base.alpha)
         assert r.rounds == base.rounds and r.newton_steps == base.newton_steps
 
@@ -602,8 +602,8 @@ def test_shrinking_reaches_the_exact_svm_of_all_points(seed, logC, h, max_ws):
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=h)
     options = DecompositionOptions(max_ws=max_ws, max_chunk=max_ws, max_rounds=100_000)
-    on = refine_exact(K, y, C, options=options.replace(shrinking=True))
-    off = refine_exact(K, y, C, options=options.replace(shrinking=False))
+    on = solve_block(K, y, C, options=options.replace(shrinking=True))
+    off = solve_block(K, y, C, options=options.replace(shrinking=False))
     assert on.converged and off.converged and off.syncs == 0
     assert on.syncs >= 1 and on.kernel_entries["sync"] > 0
     _assert_exact_svm(K, y, C, on, X, h)
@@ -616,8 +616,8 @@ def test_shrinking_spares_kernel_entries_of_points_far_from_the_margin():
     X, y = _problem(1, n=4000, sep=1.0)
     K = kernel_operator(X, "gaussian", h=1.0)
     options = DecompositionOptions(max_ws=256, max_chunk=256, max_rounds=100_000)
-    on = refine_exact(K, y, 10.0, options=options.replace(shrinking=True))
-    off = refine_exact(K, y, 10.0, options=options.replace(shrinking=False))
+    on = solve_block(K, y, 10.0, options=options.replace(shrinking=True))
+    off = solve_block(K, y, 10.0, options=options.replace(shrinking=False))
     assert on.converged and off.converged
     used = on.kernel_entries["update"] + on.kernel_entries["sync"]
     assert used < 0.7 * off.kernel_entries["update"]
@@ -627,7 +627,7 @@ class _CountingProducts:
     """The local products, counted: what a remote engine must reproduce call for call."""
 
     def __init__(self, points, kernel):
-        from hsskern.solvers.refine import LocalProducts
+        from hsskern.solvers.exact import LocalProducts
         self.inner, self.calls = LocalProducts(points, kernel), 0
 
     def add(self, f, cols, c, skip=None):
@@ -643,7 +643,7 @@ def test_the_decision_products_go_through_the_given_engine(seed, logC):
     K = kernel_operator(X, "gaussian", h=1.0)
     eng = _CountingProducts(X, make_kernel("gaussian", h=1.0))
     options = DecompositionOptions(max_ws=16, max_chunk=16, max_rounds=10_000, shrinking=True)
-    a = refine_exact(K, y, C, options=options)
+    a = solve_block(K, y, C, options=options)
     b = BlockEngine(options, products=eng).solve(DualProblem(K, y), C)
     assert eng.calls == b.rounds + 1 + b.syncs  # the start, one update per round, the syncs
     np.testing.assert_array_equal(a.alpha, b.alpha)
