@@ -29,7 +29,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..solvers.pairwise import PairwiseBackend, class_pairs, ovr_scores, pairwise_coupling, vote
-from ..solvers.path import check_Cs, check_weights
+from ..solvers.path import check_Cs
+from ..utils.validation import check_weights
 # input validation lives in utils.validation; its names stay importable from here
 from ..utils.log import verbose_log
 from ..utils.validation import SPARSE_FORMATS, sparse_or_dense, validate_input  # noqa: F401

@@ -42,7 +42,7 @@ import numpy as np
 from ..exceptions import NotPositiveDefiniteError
 from ..options import OptionsBase, check_number, options_with
 from ..utils.validation import check_positive
-from .path import check_weights
+from ..utils.validation import check_weights
 
 __all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
            "SplitADMM", "default_beta", "svm_dual_admm", "svm_dual_admm_path",

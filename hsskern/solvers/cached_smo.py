@@ -22,7 +22,7 @@ from ..kernels import gaussian_expansion, kernel_operator
 from ..options import SMOOptions
 from ..utils._cpu import load
 from ..utils._threads import one_blas_thread
-from .path import check_weights
+from ..utils.validation import check_weights
 from .exact import ExactResult, feasible_start
 
 # the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)

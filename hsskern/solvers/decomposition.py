@@ -66,7 +66,7 @@ from ..utils._memory import available_memory
 from ..utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
 from .admm import bound_eps, _bias, kkt_sets
-from .path import check_weights
+from ..utils.validation import check_weights
 
 __all__ = ["Decomposition", "DecompositionOptions", "ExactResult", "RoundState",
            "LocalProducts", "feasible_start", "continuation_start"]

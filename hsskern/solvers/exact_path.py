@@ -36,8 +36,8 @@ from ..options import ExactSVCOptions, PathSettings
 from ..utils._memory import check_memory
 from .admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
-from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
-                   check_weights)
+from ..utils.validation import check_weights
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from .engines import BlockEngine, DualProblem, DualStart
 from .exact import LocalProducts, ExactResult, continuation_start
 

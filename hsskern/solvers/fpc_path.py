@@ -24,7 +24,8 @@ from sklearn.utils import check_random_state
 
 from ..features.polynomial import check_feature_memory, fit_polynomial_features
 from .fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
-from .path import FeatureModel, PathSolution, PreparedProblem, check_labels, check_weights
+from ..utils.validation import check_weights
+from .path import FeatureModel, PathSolution, PreparedProblem, check_labels
 
 __all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
            "derive_seed"]

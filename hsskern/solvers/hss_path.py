@@ -42,8 +42,8 @@ from ..options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from ..utils._threads import one_blas_thread, one_openmp_thread
 from .admm import DualADMMOptions, default_beta, svm_dual_admm
-from .path import (KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels,
-                   check_weights)
+from ..utils.validation import check_weights
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from .cached_smo import KERNELS as CACHED_KERNELS
 from .cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)

@@ -18,8 +18,8 @@ from ..lowrank.landmarks import check_n_landmarks
 from ..lowrank.nystrom import map_memory
 from ..utils._memory import check_memory, format_bytes, resolve_budget
 from .liblinear import l1svm_liblinear
-from .path import (FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels,
-                   check_weights)
+from ..utils.validation import check_weights
+from .path import FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels
 from .ssn import auto_cholesky, l2svm_newton_path
 
 __all__ = ["NystromProblem", "NystromBackend", "prepare_nystrom", "nystrom_svm_path",

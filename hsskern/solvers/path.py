@@ -21,9 +21,9 @@ class_weight[y_i]`` and drop the points of weight 0 before ``prepare`` (a point 
 is then never a support vector, and fitting with it equals fitting without it); a backend
 that receives a weight of 0 must give that point no influence (bound 0). Backends that do
 not implement weights yet take no ``weights`` argument; callers pass it only when it is
-not None. :func:`check_weights` validates it. ``prepare`` takes ``Y`` for backends
-whose preparation uses the labels (FPC merges repeated (x, y) rows); the kernel backends
-ignore it, and their preparation serves every class. Every backend returns
+not None. :func:`~hsskern.utils.validation.check_weights` validates it. ``prepare`` takes
+``Y`` for backends whose preparation uses the labels (FPC merges repeated (x, y) rows); the
+kernel backends ignore it, and their preparation serves every class. Every backend returns
 :class:`PathSolution` objects with the same fields, and a model that is small (support vectors
 or a feature map and coefficients, never a factor) and picklable.
 """
@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["PathSolution", "PreparedProblem", "KernelExpansion", "FeatureModel", "check_grid",
-           "check_Cs", "check_labels", "check_weights"]
+           "check_Cs", "check_labels"]
 
 
 def _frozen(a, dtype=None):
@@ -182,33 +182,6 @@ def check_labels(Y, n):
     if not np.all(np.abs(Y) == 1):
         raise ValueError("Y must hold labels in {-1, +1}")
     return np.ascontiguousarray(Y)
-
-
-def check_weights(weights, n, name="weights"):
-    """``weights`` as a float array of shape (n,), finite and >= 0, or None for None.
-
-    A clear ValueError for a wrong shape, NaN, infinity or a negative entry (with its index
-    and value), and when every weight is 0.
-    """
-    if weights is None:
-        return None
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold real numbers") from None
-    if w.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), one weight per point, got {w.shape}")
-    bad = np.flatnonzero(~np.isfinite(w))
-    if bad.size:
-        raise ValueError(f"{name} must be finite: {bad.size} entries are NaN or infinite "
-                         f"(the first at index {bad[0]}: {w[bad[0]]})")
-    bad = np.flatnonzero(w < 0)
-    if bad.size:
-        raise ValueError(f"{name} must be >= 0: {bad.size} entries are negative "
-                         f"(the first at index {bad[0]}: {w[bad[0]]:g})")
-    if not np.any(w > 0):
-        raise ValueError(f"{name} are all zero: at least one weight must be > 0")
-    return np.ascontiguousarray(w)
 
 
 class KernelExpansion:

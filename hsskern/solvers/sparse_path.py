@@ -29,7 +29,8 @@ from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cro
                            estimate_gram)
 from ..sparse.svm import factor_features, linear_svm_on_factor
 from ..utils._scaling import distance_scale
-from .path import PathSolution, PreparedProblem, check_Cs, check_labels, check_weights
+from ..utils.validation import check_weights
+from .path import PathSolution, PreparedProblem, check_Cs, check_labels
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
            "prepare_sparse_cholesky", "sparse_cholesky_svm_path"]

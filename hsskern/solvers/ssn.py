@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..options import NEWTON_SOLVERS
 from ..utils._memory import available_memory, check_memory
 from ..utils.validation import check_positive
-from .path import check_weights
+from ..utils.validation import check_weights
 
 LINE_SEARCHES = ("armijo", "exact")
 

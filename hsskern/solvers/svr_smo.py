@@ -18,7 +18,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..utils._memory import check_memory, resolve_budget
 from .cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
-from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_weights
+from ..utils.validation import check_weights
+from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs
 
 __all__ = ["CachedSVRBackend", "CachedSVRProblem"]
 

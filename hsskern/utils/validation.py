@@ -266,3 +266,30 @@ def sparse_or_dense(est, X, fitting):
     hint += f"; {takers} take sparse rows as they are (kernel entries from the nonzeros)"
 
     return densify(X, type(est).__name__, budget, hint=hint)
+
+
+def check_weights(weights, n, name="weights"):
+    """``weights`` as a float array of shape (n,), finite and >= 0, or None for None.
+
+    A clear ValueError for a wrong shape, NaN, infinity or a negative entry (with its index
+    and value), and when every weight is 0.
+    """
+    if weights is None:
+        return None
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold real numbers") from None
+    if w.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one weight per point, got {w.shape}")
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise ValueError(f"{name} must be finite: {bad.size} entries are NaN or infinite "
+                         f"(the first at index {bad[0]}: {w[bad[0]]})")
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise ValueError(f"{name} must be >= 0: {bad.size} entries are negative "
+                         f"(the first at index {bad[0]}: {w[bad[0]]:g})")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} are all zero: at least one weight must be > 0")
+    return np.ascontiguousarray(w)
