@@ -88,16 +88,16 @@ MODULES = {
     "hsskern.hss._compress_ops": NO_FMA,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
-    "hsskern.solvers._smo": COMPILE,
+    "hsskern.solvers.engines._smo": COMPILE,
     # fast-math for the vector exp of the kernel rows; the solver uses no infinities
-    "hsskern.solvers._cached_smo": FAST,
+    "hsskern.solvers.engines._cached_smo": FAST,
 }
 
 # Modules whose wide-vector builds pay (their exp() tiles run 4 or 8 wide through libmvec
 # instead of 2), and the micro-architecture levels built for them. The level names must match
 # hsskern/utils/_cpu.py.
 VARIANTS = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
-            "hsskern.solvers._cached_smo"]
+            "hsskern.solvers.engines._cached_smo"]
 LEVELS = {"v3": "-march=x86-64-v3", "v4": "-march=x86-64-v4"}
 VARIANT_DIR = os.path.join(ROOT, "build", "variants")
 

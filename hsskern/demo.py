@@ -132,7 +132,7 @@ def _refit(X, y, fit, held, model, h):
     of the larger dual), and once from zero for comparison: the seconds and pair steps of
     both, and the warm-started solution's decision function."""
     from .kernels import kernel_operator, make_kernel
-    from .solvers.engines import BlockEngine, CachedEngine, DualProblem, DualStart
+    from .solvers.engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
     order = np.concatenate([fit, held])
     Xa = X[order]
     ya = np.where(y[order] == model.classes_[1], 1.0, -1.0)

@@ -1,7 +1,7 @@
 """The factor protocol shared by every factorization of a shifted kernel matrix A + beta I.
 
 A *factor* is an immutable object built once from a (symmetric positive semi-definite) kernel
-matrix ``A`` and a shift ``beta > 0``; solvers (the dual ADMM of :mod:`hsskern.solvers.admm`)
+matrix ``A`` and a shift ``beta > 0``; solvers (the dual ADMM of :mod:`hsskern.solvers.engines.admm`)
 only ever talk to this protocol, so the HSS ``ULVFactor``, sparse Cholesky factors and the dense
 reference below are interchangeable:
 

@@ -27,7 +27,7 @@ _HSS_METHODS = ("ann", "sketch")
 _SPLITS = ("2means", "pca", "kd")
 _APPROXIMATIONS = ("hss", "exact")
 _STARTS = ("auto", "admm", "decomposition")
-#: the semismooth Newton's linear solvers (:func:`hsskern.solvers.ssn.l2svm_newton`)
+#: the semismooth Newton's linear solvers (:func:`hsskern.solvers.engines.ssn.l2svm_newton`)
 NEWTON_SOLVERS = ("cg", "cholesky", "auto")
 #: the exact engines of a problem solved from zero (``HSSSVCOptions.engine``)
 ENGINES = ("auto", "cached", "block")
@@ -608,7 +608,7 @@ class ADMMOptions(OptionsBase):
 @dataclass(frozen=True, repr=False)
 class ExactSolveOptions(OptionsBase):
     """Whether and how the exact-kernel SVM is solved after the ADMM (the decomposition of
-    :class:`~hsskern.solvers.decomposition.Decomposition`).
+    :class:`~hsskern.solvers.engines.decomposition.Decomposition`).
 
     Parameters
     ----------
@@ -916,7 +916,7 @@ class OneClassSVMOptions(CompressionOptions, ADMMOptions):
         "decomposition": the exact engine from LIBSVM's own start (the first nu n variables
         at 1), no compression, factor or ADMM. "admm": the classifier's preparation (HSS
         compression of K, one factor of K + beta I), ``admm_max_iter`` iterations of the
-        one-class ADMM on it (:class:`~hsskern.solvers.one_class_admm.OneClassADMM`), then
+        one-class ADMM on it (:class:`~hsskern.solvers.paths.one_class_admm.OneClassADMM`), then
         the exact engine from its feasible point (a path: the first nu; the others start
         from the previous nu's exact solution either way). "auto": "admm" when nu n (the
         least number of support vectors LIBSVM's solution has; a path: its smallest nu's)
@@ -975,7 +975,7 @@ class NystromSVCOptions(OptionsBase):
         regularized by (b / intercept_scaling)^2 / 2, as in LIBLINEAR. 0 fits no intercept.
     newton_solver : {"cg", "cholesky", "auto"}, default "auto"
         Squared hinge only: matrix-free CG per Newton step (LASN) or a direct Cholesky solve
-        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.ssn.l2svm_newton`). ``"auto"`` takes
+        of I + 2C X_I^T X_I (see :func:`hsskern.solvers.engines.ssn.l2svm_newton`). ``"auto"`` takes
         the Cholesky solve up to 4095 features (the Nystrom rank after the eigenvalue cut):
         Nystrom features make V ill-conditioned at large C, where CG's inexact steps stall,
         and along a C path the Gram matrix of the active rows is updated rather than

@@ -5,7 +5,7 @@ from sklearn.svm import SVC
 
 from hsskern import kernel_operator
 from hsskern.factors import DenseCholeskyFactor
-from hsskern.solvers.admm import (DualADMM, DualADMMOptions, default_beta, kkt_violation,
+from hsskern.solvers.engines.admm import (DualADMM, DualADMMOptions, default_beta, kkt_violation,
                                   svm_dual_admm, svm_dual_admm_path)
 
 
@@ -244,7 +244,7 @@ def test_penalty_balancer_moves_beta_and_restarts_from_the_best_check():
     residual, at most max_refactor times; an indefinite shift raises the floor instead; a
     diverging gap brings back the best check's iterates and puts beta above it for good."""
     from hsskern.exceptions import NotPositiveDefiniteError
-    from hsskern.solvers.admm import PenaltyBalancer
+    from hsskern.solvers.engines.admm import PenaltyBalancer
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(30, 30))
@@ -286,7 +286,7 @@ def _same_result(a, b):
 def test_the_class_and_its_options_are_the_one_call_form():
     """DualADMM(...).solve() with DualADMMOptions is svm_dual_admm bit for bit, and its path
     form on one C after another the same runs; the one-call forms take the options only."""
-    from hsskern.solvers.admm import DualADMM, DualADMMOptions
+    from hsskern.solvers.engines.admm import DualADMM, DualADMMOptions
     K, y = _problem(n=150)
     refactor = lambda b: DenseCholeskyFactor(K, b)  # noqa: E731
     opts = DualADMMOptions(max_iter=80, kkt_tol=1e-4, relaxation=1.6, kkt_every=5)
@@ -312,8 +312,8 @@ def test_the_class_and_its_options_are_the_one_call_form():
 def test_options_are_validated_and_frozen(field, value):
     import dataclasses
 
-    from hsskern.solvers.admm import DualADMMOptions
-    from hsskern.solvers.svr_path import SVRADMMOptions
+    from hsskern.solvers.engines.admm import DualADMMOptions
+    from hsskern.solvers.paths.svr_path import SVRADMMOptions
     with pytest.raises(ValueError):
         DualADMMOptions(**{field: value})
     if field in SVRADMMOptions.__dataclass_fields__:

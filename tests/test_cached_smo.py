@@ -19,11 +19,11 @@ from sklearn.svm import SVC, SVR
 import hsskern.estimators.hss_svc as hss_svc
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
-from hsskern.solvers.cached_smo import (SMOOptions, bounded_options, solve_cached,
+from hsskern.solvers.engines.cached_smo import (SMOOptions, bounded_options, solve_cached,
                                         engine_cache, solve_dual)
-from hsskern.solvers.hss_path import HSSBackend, resolve_engine
-from hsskern.solvers.plan import RouteOptions, engine_for, plan_fit
-from hsskern.solvers.exact import continuation_start
+from hsskern.solvers.paths.hss_path import HSSBackend, resolve_engine
+from hsskern.solvers.paths.plan import RouteOptions, engine_for, plan_fit
+from hsskern.solvers.engines.exact import continuation_start
 from hsskern.options import HSSSVCOptions, PathSettings
 from svm_reference import gap_tol
 
@@ -432,7 +432,7 @@ def test_start_gradient_equals_the_dense_product(seed, n, svr, share):
     """A warm start's G = Q alpha + p and G_bar (the bounded variables' share) from the
     product over the points with a nonzero coefficient equal the dense ones, for the
     classifier's form and the SVR's 2 l variables on l points (``index``)."""
-    from hsskern.solvers.cached_smo import _start_gradient
+    from hsskern.solvers.engines.cached_smo import _start_gradient
     X, y, rng = _problem(seed, n, 3)
     kern = make_kernel("gaussian", gamma=0.5)
     K = kernel_operator(X, kern).to_dense()

@@ -12,7 +12,7 @@ from hsskern import (ExactSVC, FPCClassifier, HSSKernelRidge, HSSSVC, HSSSVCOpti
 from hsskern.factors import DenseCholeskyFactor, LowRankShiftFactor
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.options import HSSOptions
-from hsskern.solvers.hss_path import prepare_hss
+from hsskern.solvers.paths.hss_path import prepare_hss
 from hsskern.sparse.cholesky import SparseCholeskyFactor
 from hsskern.sparse.gram import compact_gram
 from hsskern.testing import check_backend, check_factor

@@ -16,7 +16,7 @@ V3 = "avx2 fma bmi1 bmi2 f16c movbe abm"
 V4 = V3 + " avx512f avx512bw avx512cd avx512dq avx512vl"
 BASE = "fpu sse sse2 ssse3 sse4_1 sse4_2 popcnt avx"  # AVX alone is not v3
 DISPATCHED = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
-              "hsskern.solvers._cached_smo"]
+              "hsskern.solvers.engines._cached_smo"]
 
 
 def _cpuinfo(*flag_lines):
@@ -122,7 +122,7 @@ def test_every_importing_site_uses_the_one_choice():
                               "PYTHONPATH": os.path.dirname(os.path.dirname(hsskern.__file__))},
                          ).stdout.split()
     assert out == ["hsskern.kernels._eval"] * 3 + ["hsskern.kernels._sparse_eval"] * 2 + \
-        ["hsskern.solvers._cached_smo"] * 2
+        ["hsskern.solvers.engines._cached_smo"] * 2
 
 
 def _use_level(monkeypatch, level):

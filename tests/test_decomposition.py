@@ -1,4 +1,4 @@
-"""The decomposition's object form (hsskern.solvers.decomposition): its options, and the
+"""The decomposition's object form (hsskern.solvers.engines.decomposition): its options, and the
 one-call ``solve_block`` as a wrapper of it."""
 import dataclasses
 
@@ -7,9 +7,9 @@ import pytest
 from sklearn.datasets import make_classification
 
 from hsskern.kernels import kernel_operator
-from hsskern.solvers.decomposition import Decomposition, DecompositionOptions
-from hsskern.solvers.exact import solve_block
-from hsskern.solvers.engines import BlockEngine, DualProblem
+from hsskern.solvers.engines.decomposition import Decomposition, DecompositionOptions
+from hsskern.solvers.engines.exact import solve_block
+from hsskern.solvers.engines.interface import BlockEngine, DualProblem
 
 
 def _problem(seed, n=200, d=4):

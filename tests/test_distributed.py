@@ -238,7 +238,7 @@ def test_grid_equals_serial_above_the_one_thread_size_at_the_tasks_thread_count(
     # split sums round differently (5e-5 in a CV score at n = 20,000 against a
     # default-threaded serial fit); at the tasks' thread count (1) the search and the refit
     # are bitwise the serial ones
-    from hsskern.solvers.plan import RouteOptions
+    from hsskern.solvers.paths.plan import RouteOptions
     serial_n = RouteOptions().serial_n
     n = int(1.25 * (serial_n + 200))  # cv=0.2: folds of serial_n + 200 training points
     rng = np.random.default_rng(0)

@@ -18,8 +18,8 @@ from hsskern import ExactSVC, ExactSVCOptions, kernel_operator  # noqa: E402
 from hsskern.distributed import DaskExactSVC, DaskProducts  # noqa: E402
 from hsskern.distributed._exact import _block_task  # noqa: E402
 from hsskern.kernels import make_kernel  # noqa: E402
-from hsskern.solvers.exact import LocalProducts, solve_block  # noqa: E402
-from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
+from hsskern.solvers.engines.exact import LocalProducts, solve_block  # noqa: E402
+from hsskern.solvers.engines.interface import BlockEngine, DualProblem, DualStart
 from hsskern.options import DecompositionOptions
 from dask_cluster import two_worker_client  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The exact engines behind one interface (hsskern.solvers.engines): a problem as data and
+"""The exact engines behind one interface (hsskern.solvers.engines.interface): a problem as data and
 ``solve(problem, C, start)``, for the block decomposition and the cached SMO alike."""
 import numpy as np
 import pytest
@@ -7,10 +7,10 @@ from sklearn.svm import SVC
 
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.options import DecompositionOptions, SMOOptions
-from hsskern.solvers.cached_smo import solve_dual
-from hsskern.solvers.decomposition import Decomposition, continuation_start
-from hsskern.solvers.engines import BlockEngine, CachedEngine, DualProblem, DualStart
-from hsskern.solvers.svr_path import svr_variables
+from hsskern.solvers.engines.cached_smo import solve_dual
+from hsskern.solvers.engines.decomposition import Decomposition, continuation_start
+from hsskern.solvers.engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
+from hsskern.solvers.paths.svr_path import svr_variables
 from svm_reference import gap_tol
 
 

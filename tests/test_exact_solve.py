@@ -1,4 +1,4 @@
-"""Exact-kernel decomposition (hsskern.solvers.exact, ._smo) and its use in HSSSVC."""
+"""Exact-kernel decomposition (hsskern.solvers.engines.exact, ._smo) and its use in HSSSVC."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -7,13 +7,13 @@ from sklearn.svm import SVC
 
 from hsskern import HSSSVC, kernel_operator, HSSSVCOptions
 from hsskern.kernels import make_kernel
-from hsskern.solvers.hss_path import HSSBackend, hss_svm_path
+from hsskern.solvers.paths.hss_path import HSSBackend, hss_svm_path
 from hsskern.kernels._eval import max_threads
-from hsskern.solvers._smo import smo_block
-from hsskern.solvers.admm import kkt_sets, kkt_violation
-from hsskern.solvers.exact import continuation_start, feasible_start, solve_block
+from hsskern.solvers.engines._smo import smo_block
+from hsskern.solvers.engines.admm import kkt_sets, kkt_violation
+from hsskern.solvers.engines.exact import continuation_start, feasible_start, solve_block
 from hsskern.options import PathSettings
-from hsskern.solvers.engines import BlockEngine, DualProblem
+from hsskern.solvers.engines.interface import BlockEngine, DualProblem
 from hsskern.options import DecompositionOptions
 
 
@@ -333,7 +333,7 @@ def test_multiclass_refine_equals_per_class_binary():
 def test_working_set_shrinks_to_the_available_memory(monkeypatch):
     # K[W, W] takes 8 |W|^2 bytes: with room for a 30-point block only, W stays at 30 points
     # and the decomposition still ends at the optimum
-    from hsskern.solvers import decomposition
+    from hsskern.solvers.engines import decomposition
     monkeypatch.setattr(decomposition, "available_memory", lambda: 2 * 8 * 30 ** 2)
     X, y = _problem(8, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -367,7 +367,7 @@ def test_newton_step_keeps_feasibility_and_lowers_the_objective(seed, logC, jitt
     # Newton step: stays feasible, keeps v = y - K(y o alpha) exact, lowers the objective,
     # and (the free set being the optimum's) lands back on the optimum. max_fixed=0 sends
     # every step that leaves the box to the fallbacks (projected arc, scaled face step)
-    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
+    from hsskern.solvers.engines.decomposition import DecompositionOptions, _newton_free
     X, y = _problem(seed, n=200, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -408,8 +408,8 @@ def test_decomposition_with_newton_on_every_round_reaches_the_exact_svm(seed, lo
     # Newton on any working set with two free points, after one SMO step (the thresholds and
     # the cost estimate that normally keep it for large, nearly all-free sets lowered): still
     # the exact SVM, and it was used
-    from hsskern.solvers import decomposition as decomposition_mod
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines import decomposition as decomposition_mod
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     X, y = _problem(seed, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -450,8 +450,8 @@ def test_the_decomposition_does_not_depend_on_the_clock(monkeypatch):
     times: under a clock that ticks by random amounts the rounds take the same steps, to
     the bit (with measured rates the same fit gave another answer within tol run to run)."""
     from types import SimpleNamespace
-    from hsskern.solvers import decomposition as decomposition_mod
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines import decomposition as decomposition_mod
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     X, y = _problem(5, n=600, sep=0.5)
     K = kernel_operator(X, "gaussian", h=1.0)
     opts = DecompositionOptions(newton_min_free=20, newton_free_fraction=0.5, max_ws=200,
@@ -474,7 +474,7 @@ def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled
     # on the wrong side of the box: the face step fixes them, and where fixing a batch makes
     # the face's minimum worse (forced by a small max_fixed) the fallbacks step instead. Every
     # kept step is feasible, keeps v exact and lowers the exact objective
-    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
+    from hsskern.solvers.engines.decomposition import DecompositionOptions, _newton_free
     X, y = _problem(seed, n=200, sep=0.5)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -496,7 +496,7 @@ def test_newton_step_from_the_previous_c_lowers_the_objective(seed, logC, scaled
 def test_newton_fallback_takes_most_steps_a_face_step_cannot():
     # max_fixed=0: every step that leaves the box would have been rejected before the
     # fallbacks; from the C path's starts they keep a lowering step in most cases
-    from hsskern.solvers.decomposition import DecompositionOptions, _newton_free
+    from hsskern.solvers.engines.decomposition import DecompositionOptions, _newton_free
     kept = 0
     for seed in range(10):
         X, y = _problem(seed, n=200, sep=0.5)
@@ -517,7 +517,7 @@ def test_projection_onto_box_and_zero_sum(data, m):
     # the projected Newton arc's projection: in the box, summing to zero, and optimal: a shift
     # lam with e = clip(x - lam, lo, hi), i.e. x - e = lam where e is strictly inside, <= lam
     # where e is at lo, >= lam where e is at hi
-    from hsskern.solvers.decomposition import _project_zero_sum
+    from hsskern.solvers.engines.decomposition import _project_zero_sum
     flt = st.floats(0.0, 10.0)
     lo = -np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))
     hi = np.array(data.draw(st.lists(flt, min_size=m, max_size=m)))
@@ -627,7 +627,7 @@ class _CountingProducts:
     """The local products, counted: what a remote engine must reproduce call for call."""
 
     def __init__(self, points, kernel):
-        from hsskern.solvers.exact import LocalProducts
+        from hsskern.solvers.engines.exact import LocalProducts
         self.inner, self.calls = LocalProducts(points, kernel), 0
 
     def add(self, f, cols, c, skip=None):

@@ -1,4 +1,4 @@
-"""ExactSVC: the exact SVM from a subsample's exact solution, anytime (hsskern.solvers.exact_path)."""
+"""ExactSVC: the exact SVM from a subsample's exact solution, anytime (hsskern.solvers.paths.exact_path)."""
 import pickle
 
 import numpy as np
@@ -9,7 +9,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern import ExactSVC, HSSSVC, kernel_operator, HSSSVCOptions, ExactSVCOptions
-from hsskern.solvers.admm import kkt_violation
+from hsskern.solvers.engines.admm import kkt_violation
 
 
 def _data(n, seed, d=4):
@@ -115,7 +115,7 @@ def test_the_budget_keeps_room_for_the_certifying_product(monkeypatch):
     # point to be returned; with that product estimated at 1e9 s, no round of a stage ever
     # runs, whatever the budget, and the answer is the subsample's model or a stage's start,
     # its reported gap still the true one
-    from hsskern.solvers import exact_path
+    from hsskern.solvers.paths import exact_path
     X, y = _data(400, 3)
     C, h = 3.0, 0.7
     kw = dict(C=C, h=h, options=ExactSVCOptions(subsample=40, validation_fraction=0.2),
@@ -131,7 +131,7 @@ def test_the_budget_keeps_room_for_the_certifying_product(monkeypatch):
 
 
 def test_the_reserve_is_the_certifying_product_of_the_point_to_be_returned():
-    from hsskern.solvers.exact_path import _Rate, _ValidationTracker
+    from hsskern.solvers.paths.exact_path import _Rate, _ValidationTracker
     rate = _Rate()
     rate.add(2 * 10 ** 6, 1.0)  # 2e6 entries a second
     assert _Rate().seconds_for(10 ** 9) is None  # nothing measured: no estimate
@@ -228,7 +228,7 @@ def test_probabilities_and_sparse_input_through_the_shared_base():
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 60), weighted=st.booleans())
 def test_hinge_bias_minimizes_the_hinge_loss(seed, n, weighted):
-    from hsskern.solvers.exact_path import hinge_bias
+    from hsskern.solvers.paths.exact_path import hinge_bias
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     f = rng.normal(scale=2.0, size=n)
@@ -250,7 +250,7 @@ def test_budget_sizes_the_next_stage_to_end_in_the_time_left(n, frac, seconds, l
     # a stage from n0 to n points took `seconds`: the next is the largest whose modelled cost
     # kappa (n' - n) n' fits the planned share of `left`, between 1.05 n and the doubling;
     # none when not even 1.05 n fits
-    from hsskern.solvers.exact_path import ExactBackend
+    from hsskern.solvers.paths.exact_path import ExactBackend
     backend = ExactBackend(kernel=None)
     n0, n_train = int(frac * n), n + extra
     sizes = backend._fitted_schedule(n, n0, seconds, left, n_train)
@@ -276,8 +276,8 @@ def test_budget_sizes_the_next_stage_to_end_in_the_time_left(n, frac, seconds, l
 def test_the_certifying_product_skips_the_stage_points_it_knows(seed, m):
     # the gap of a stage's model over all points, with the stage's decision values given,
     # equals the gap from a product over every point
-    from hsskern.solvers.exact_path import _gap_of
-    from hsskern.solvers.exact import LocalProducts
+    from hsskern.solvers.paths.exact_path import _gap_of
+    from hsskern.solvers.engines.exact import LocalProducts
     from hsskern.kernels import make_kernel
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(60, 3))

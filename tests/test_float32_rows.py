@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hsskern.estimators.exact_svc import ExactSVC
 from hsskern.kernels import gaussian_expansion, kernel_operator, make_kernel
-from hsskern.solvers.cached_smo import SMOOptions, single_cross_terms, solve_dual
+from hsskern.solvers.engines.cached_smo import SMOOptions, single_cross_terms, solve_dual
 from svm_reference import gap_tol
 
 

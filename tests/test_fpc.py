@@ -16,7 +16,7 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.features.polynomial import (FEATURE_LOG2_MAX, BoxScaler, check_feature_memory,
                                          feature_nbytes, fit_polynomial_features, max_degree,
                                          n_centers, safe_shrink, suggest_degree)
-from hsskern.solvers.fpc_admm import (_hinge_shift, fpc_admm, fpc_factor, gram_matrix,
+from hsskern.solvers.engines.fpc_admm import (_hinge_shift, fpc_admm, fpc_factor, gram_matrix,
                                       hinge_prox, proximal_alpha)
 
 
@@ -540,7 +540,7 @@ def test_cv_warm_degrees_chain_each_fit_from_the_previous_degree():
 @given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 300), d=st.integers(1, 4))
 @settings(max_examples=30, deadline=None)
 def test_distinct_rows_match_np_unique_in_order_of_first_occurrence(seed, m, d):
-    from hsskern.solvers.fpc_path import distinct_rows
+    from hsskern.solvers.paths.fpc_path import distinct_rows
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 3, (m, d)).astype(float)  # many repeats
     X[rng.random(m) < 0.1] = -0.0  # equal to 0.0
@@ -728,7 +728,7 @@ def test_auto_alpha_is_invariant_to_the_feature_scale(scale, seed):
 def test_the_fpc_class_and_options_are_the_one_call_form():
     """FPCADMM(...).solve() with FPCADMMOptions is fpc_admm bit for bit (masked columns that
     stop at different iterations included); PROXIMAL_RHO still reads, with a warning."""
-    from hsskern.solvers.fpc_admm import FPCADMM, FPCADMMOptions
+    from hsskern.solvers.engines.fpc_admm import FPCADMM, FPCADMMOptions
     rng = np.random.default_rng(1)
     A = rng.normal(size=(120, 8))
     Y = np.sign(rng.normal(size=(120, 3)) + A[:, :3])

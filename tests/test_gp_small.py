@@ -1,7 +1,7 @@
 """The GP's dense route (small n): exact against scikit-learn, and the route switch.
 
 Below ``GPOptions.dense_max_n`` points ``approximation="auto"`` fits on the dense
-kernel (:mod:`hsskern.solvers.gp_dense`): the exact likelihood, so at fixed hyperparameters
+kernel (:mod:`hsskern.solvers.engines.gp_dense`): the exact likelihood, so at fixed hyperparameters
 its predictions and log marginal likelihood are scikit-learn's to rounding; its analytic
 gradient is the likelihood's; and forcing the HSS route on the same problem changes no
 answer beyond the compression's and the optimizers' tolerances.
@@ -16,8 +16,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 
 from hsskern import HSSGaussianProcessRegressor, GPOptions
-from hsskern.solvers.gp import resolve_approximation
-from hsskern.solvers.gp_dense import DenseLikelihood
+from hsskern.solvers.paths.gp import resolve_approximation
+from hsskern.solvers.engines.gp_dense import DenseLikelihood
 
 
 def _problem(seed, n, d, noise=0.1):
@@ -135,8 +135,8 @@ def test_a_large_fit_under_a_small_budget_takes_the_hss_route_or_refuses_at_once
     # even the HSS route's least is refused with the estimate, within 2 s, before any work.
     import time
     from hsskern import MemoryBudgetError
-    from hsskern.solvers import gp
-    from hsskern.solvers.gp_dense import dense_memory
+    from hsskern.solvers.paths import gp
+    from hsskern.solvers.engines.gp_dense import dense_memory
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(20000, 4)), rng.normal(size=20000)
     assert dense_memory(20000, 4) > 2e9

@@ -13,7 +13,7 @@ from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern import HSSSVCOptions
 from hsskern.kernels import make_kernel
-from hsskern.solvers.hss_path import HSSBackend
+from hsskern.solvers.paths.hss_path import HSSBackend
 from hsskern.options import PathSettings
 
 

@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from hsskern.estimators.exact_svc import ExactSVC
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
-from hsskern.solvers.pairwise import (PairwiseBackend, class_pairs, ovr_scores,
+from hsskern.solvers.paths.pairwise import (PairwiseBackend, class_pairs, ovr_scores,
                                       pairwise_coupling, vote)
 from svm_reference import gap_tol
 from hsskern import HSSSVCOptions, ExactSVCOptions
@@ -315,7 +315,7 @@ def test_cs_spelling_with_scoring_scores_as_the_fold_scorer():
 
 def test_time_budget_is_shared_by_the_pairs(monkeypatch):
     """ExactSVC's max_time bounds the whole fit: each of the P pairs gets workers / P of it."""
-    from hsskern.solvers.exact_path import ExactBackend
+    from hsskern.solvers.paths.exact_path import ExactBackend
     seen = []
     original = ExactBackend.path
 

@@ -1,4 +1,4 @@
-"""The nu backends (solvers/nu_path.py) and the nu estimators on the shared base (issue 61).
+"""The nu backends (solvers/paths/nu_path.py) and the nu estimators on the shared base (issue 61).
 
 The estimators' answers are tested against scikit-learn in test_nu.py, test_nu_proba.py and
 test_one_class.py; here: the backends' own contract (the constraints every nu's solution
@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from hsskern import NuSVC, NuSVR, OneClassSVM
 from hsskern.estimators.base import PathClassifier, PathEstimator
 from hsskern.kernels import make_kernel
-from hsskern.solvers.cached_smo import SMOOptions
-from hsskern.solvers.nu_path import NuSVCBackend, NuSVRBackend, OneClassBackend
-from hsskern.solvers.pairwise import PairwiseBackend
+from hsskern.solvers.engines.cached_smo import SMOOptions
+from hsskern.solvers.paths.nu_path import NuSVCBackend, NuSVRBackend, OneClassBackend
+from hsskern.solvers.paths.pairwise import PairwiseBackend
 from strategies import class_clusters
 
 ESTIMATORS = Path(__file__).resolve().parents[1] / "hsskern" / "estimators"

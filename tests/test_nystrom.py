@@ -16,8 +16,8 @@ from hsskern import MemoryBudgetError, NystromSVCOptions
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
 from hsskern.lowrank.landmarks import check_n_landmarks, select_landmarks
 from hsskern.lowrank.nystrom import NystromFeatures, nystrom_features, nystrom_map
-from hsskern.solvers.liblinear import l1svm_liblinear
-from hsskern.solvers.ssn import l2svm_newton, l2svm_newton_path, l2svm_objective
+from hsskern.solvers.engines.liblinear import l1svm_liblinear
+from hsskern.solvers.engines.ssn import l2svm_newton, l2svm_newton_path, l2svm_objective
 from hsskern.testing import reference_kernel
 
 from strategies import point_sets
@@ -318,7 +318,7 @@ def test_ssn_dense_and_sparse_agree_and_warm_path_matches_cold_starts():
 def test_gram_cache_follows_the_active_set(seed, sparse, s):
     """The incrementally updated X_I^T X_I equals a fresh product after every change of I,
     including big jumps (fresh recomputation) and long runs of small ones (updates)."""
-    from hsskern.solvers.ssn import _Design, _GramCache, _gram
+    from hsskern.solvers.engines.ssn import _Design, _GramCache, _gram
     rng = np.random.default_rng(seed)
     n, p = int(rng.integers(5, 80)), int(rng.integers(1, 10))
     F = rng.normal(size=(n, p)) * 10 ** rng.uniform(-2, 2, size=p)
@@ -493,8 +493,8 @@ def test_backend_path_solutions_and_one_model_for_the_whole_path():
     ascending, equal per column to the Newton path on F; one FeatureModel over all of them
     gives F(X) coef^T + b for each."""
     from hsskern.kernels import make_kernel
-    from hsskern.solvers.nystrom_path import NystromBackend
-    from hsskern.solvers.path import PathSolution
+    from hsskern.solvers.paths.nystrom_path import NystromBackend
+    from hsskern.solvers.paths.path import PathSolution
     rng = np.random.default_rng(5)
     X, Xt = rng.normal(size=(300, 2)), rng.normal(size=(80, 2))
     y = np.digitize(np.arctan2(*X.T), [-1.0, 1.0])
@@ -596,8 +596,8 @@ def test_memory_budget_refuses_a_large_n_components_before_any_work(monkeypatch)
     """Too large an n_components is refused from the estimate, before landmarks are chosen,
     naming n_components, the estimate per phase and the largest n_components that fits."""
     import re
-    import hsskern.solvers.nystrom_path as npath
-    from hsskern.solvers.nystrom_path import nystrom_memory
+    import hsskern.solvers.paths.nystrom_path as npath
+    from hsskern.solvers.paths.nystrom_path import nystrom_memory
     X, y = _circle(2000, 13)
     calls = []
     monkeypatch.setattr(npath, "select_landmarks", lambda *a, **k: calls.append(a))

@@ -1,4 +1,4 @@
-"""The one-class ADMM start (solvers/one_class_admm.py) and OneClassSVM's choice of start:
+"""The one-class ADMM start (solvers/paths/one_class_admm.py) and OneClassSVM's choice of start:
 the projection onto the one-class dual's feasible set against a brute-force reference, the
 ADMM's iterates feasible and approaching the exact dual's optimum, and the ADMM route's
 answers equal to scikit-learn's (the start changes no answer)."""
@@ -13,8 +13,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from hsskern import OneClassSVM, OneClassSVMOptions
 from hsskern.factors import DenseCholeskyFactor
 from hsskern.kernels import kernel_operator, make_kernel
-from hsskern.solvers.cached_smo import SMOOptions, solve_dual
-from hsskern.solvers.one_class_admm import (OneClassADMM, OneClassADMMOptions, one_class_gap,
+from hsskern.solvers.engines.cached_smo import SMOOptions, solve_dual
+from hsskern.solvers.paths.one_class_admm import (OneClassADMM, OneClassADMMOptions, one_class_gap,
                                             project_capped_simplex)
 
 

@@ -1,5 +1,5 @@
 """One fit past the reach of the HSS route's exact step: the exact SVM grown in stages
-(hsskern.solvers.one_fit).
+(hsskern.solvers.paths.one_fit).
 
 The real boundary is 10^5 points and 10^10 kernel entries; the tests move it down (small_n,
 the backend's exact_limit, the probe's and the subsample's sizes) to reach the same route on
@@ -18,11 +18,11 @@ from sklearn.svm import SVC
 import hsskern.estimators.hss_svc as hss_svc
 from hsskern import HSSSVC, HSSSVCOptions, kernel_operator
 from hsskern.kernels import make_kernel
-from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.exact_path import ExactBackend
-from hsskern.solvers.hss_path import HSSBackend
-from hsskern.solvers.one_fit import OneFitBackend
-from hsskern.solvers.plan import RouteOptions
+from hsskern.solvers.engines.admm import kkt_violation
+from hsskern.solvers.paths.exact_path import ExactBackend
+from hsskern.solvers.paths.hss_path import HSSBackend
+from hsskern.solvers.paths.one_fit import OneFitBackend
+from hsskern.solvers.paths.plan import RouteOptions
 from hsskern.options import PathSettings
 
 

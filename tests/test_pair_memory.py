@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from hsskern.estimators.hss_svc import HSSSVC
-from hsskern.solvers.pairwise import PairwiseBackend
+from hsskern.solvers.paths.pairwise import PairwiseBackend
 
 
 def _blobs(seed, k, per_class, d=4):

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hsskern import SVC
-from hsskern.solvers import pairwise
-from hsskern.solvers.pairwise import PairwiseBackend
-from hsskern.solvers.plan import RouteOptions, shares_pair_blocks
+from hsskern.solvers.paths import pairwise
+from hsskern.solvers.paths.pairwise import PairwiseBackend
+from hsskern.solvers.paths.plan import RouteOptions, shares_pair_blocks
 
 
 def _blobs(seed, k, per_class, d=5):

@@ -1,4 +1,4 @@
-"""The route of an exact fit from zero, decided once (:func:`hsskern.solvers.plan.plan_fit`):
+"""The route of an exact fit from zero, decided once (:func:`hsskern.solvers.paths.plan.plan_fit`):
 a table of shapes, shares and budgets against the plan, the share's correction for n, the
 thread choice under load, and the plan recorded on the fitted estimator."""
 from dataclasses import replace
@@ -11,11 +11,11 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from hsskern import HSSSVC, HSSSVCOptions
 from hsskern.kernels import make_kernel
-from hsskern.solvers.cached_smo import SMOOptions, engine_cache
-from hsskern.solvers.exact_path import ExactBackend
-from hsskern.solvers.hss_path import HSSBackend
-from hsskern.solvers.one_fit import OneFitBackend
-from hsskern.solvers.plan import (FitPlan, RouteOptions, engine_for, expected_share,
+from hsskern.solvers.engines.cached_smo import SMOOptions, engine_cache
+from hsskern.solvers.paths.exact_path import ExactBackend
+from hsskern.solvers.paths.hss_path import HSSBackend
+from hsskern.solvers.paths.one_fit import OneFitBackend
+from hsskern.solvers.paths.plan import (FitPlan, RouteOptions, engine_for, expected_share,
                                   other_runnable, plan_fit, plan_one_class_start,
                                   plan_start, threads_for_plan)
 
@@ -277,7 +277,7 @@ def test_the_fitted_estimator_records_its_plan():
 
 
 def test_the_thresholds_moved_from_module_constants_are_read_from_their_options():
-    from hsskern.solvers.warm import near_options
+    from hsskern.solvers.paths.warm import near_options
     assert near_options() == {"max_ws": ROUTE.warm_max_ws, "sub_tol": 0.0, "shrinking": True}
     assert near_options(300)["max_ws"] == 300
     assert near_options(5000, replace(ROUTE, warm_max_ws=2000))["max_ws"] == 2000

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from hsskern import (HSSSVCOptions, FPCClassifier, FPCClassifierCV, HSSSVC, HSSSVCCV, NystromSVC,
                      NystromSVCCV, SparseCholeskySVC)
 from hsskern.estimators.base import _check_class_labels, labels_from_decision
-from hsskern.solvers.path import PathSolution, check_Cs
+from hsskern.solvers.paths.path import PathSolution, check_Cs
 
 # small, fast settings of every estimator that has a C
 WITH_C = [
@@ -221,7 +221,7 @@ def test_check_Cs():
 def test_prepared_problems_pickle():
     # a prepared problem can be shipped (e.g. to a Dask worker) and solves the same
     from hsskern.kernels import make_kernel
-    from hsskern.solvers.hss_path import HSSBackend
+    from hsskern.solvers.paths.hss_path import HSSBackend
     X, y = _data()
     Y = np.where(y == "pos", 1.0, -1.0)[:, None]
     backend = HSSBackend(make_kernel("gaussian", h=1.0),

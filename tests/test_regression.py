@@ -19,11 +19,11 @@ from hsskern import (GPOptions, HSSGaussianProcessRegressor, HSSKernelRidge, HSS
                      MemoryBudgetError, NotPositiveDefiniteError, RidgeOptions, kernel_operator)
 from hsskern.kernels import make_kernel
 from hsskern.options import HSSOptions
-from hsskern.solvers.gp import noise_search, profile_log_marginal_likelihood
-from hsskern.solvers.hss_path import prepare_hss
+from hsskern.solvers.paths.gp import noise_search, profile_log_marginal_likelihood
+from hsskern.solvers.paths.hss_path import prepare_hss
 from hsskern.factors import LowRankShiftFactor
 from hsskern.lowrank import nystrom_on_pivots, rp_cholesky
-from hsskern.solvers.ridge_path import prepare_nystrom, ridge_path
+from hsskern.solvers.paths.ridge_path import prepare_nystrom, ridge_path
 
 #: ||K - H||_F / ||K||_F <= C_TOL * max(rel_tol, abs_tol) with max_rank unbounded (test_hss)
 C_TOL = 10.0

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hsskern.kernels import distinct_rows
-from hsskern.solvers.warm import match_keys, row_keys
+from hsskern.solvers.paths.warm import match_keys, row_keys
 from hsskern.utils._rowhash import dense_row_hashes
 
 

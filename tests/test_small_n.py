@@ -19,8 +19,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import kernel_operator, make_kernel
-from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_decomposition
-from hsskern.solvers.plan import RouteOptions, decomposition_memory
+from hsskern.solvers.paths.hss_path import HSSBackend, hss_svm_path, prepare_decomposition
+from hsskern.solvers.paths.plan import RouteOptions, decomposition_memory
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
 from hsskern.options import PathSettings
@@ -221,7 +221,7 @@ def test_small_problems_run_on_one_thread_and_give_the_threads_back():
     # cost more than it saved); the caller's thread pools are as they were afterwards
     from threadpoolctl import threadpool_info
 
-    from hsskern.solvers.engines import BlockEngine, CachedEngine
+    from hsskern.solvers.engines.interface import BlockEngine, CachedEngine
     seen = []
     engines = (BlockEngine, CachedEngine)  # either engine of the exact route
     real = {cls: cls.solve for cls in engines}

@@ -1,5 +1,5 @@
 """The decomposition's working-set block reused across rounds and C values
-(hsskern.solvers.exact: ``block_reuse``), and its phase timings and kernel-entry counts."""
+(hsskern.solvers.engines.exact: ``block_reuse``), and its phase timings and kernel-entry counts."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -7,11 +7,11 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from hsskern import kernel_operator
-from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.hss_path import hss_svm_path, prepare_hss
+from hsskern.solvers.engines.admm import kkt_violation
+from hsskern.solvers.paths.hss_path import hss_svm_path, prepare_hss
 from hsskern.kernels import make_kernel
-from hsskern.solvers.decomposition import _working_block
-from hsskern.solvers.exact import LocalProducts, solve_block
+from hsskern.solvers.engines.decomposition import _working_block
+from hsskern.solvers.engines.exact import LocalProducts, solve_block
 from hsskern.options import DecompositionOptions, HSSSVCOptions
 from svm_reference import gap_tol
 
@@ -161,7 +161,7 @@ def test_path_reuses_blocks_and_reports_what_it_computed():
 def test_the_block_buffer_rows_are_headroom_times_the_working_set(headroom):
     # the buffer's row stride follows |W| (not max_chunk: strided rows would page in the
     # span between them); any headroom solves the same SVM, regrowths included
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     X, y = _problem(8, n=300)
     K = kernel_operator(X, "gaussian", h=1.0)
     ws = {}
@@ -213,7 +213,7 @@ def test_kernel_entry_counts_match_the_rounds(reuse):
 def test_the_default_working_set_is_smaller_below_the_shrinking_size():
     # below shrink_min_points points an evaluated kernel's rounds default to the small working
     # set (set to 40 for this n), from there on to 8,000; the same optimum either way
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     options = DecompositionOptions(small_max_ws=40)
     X, y = _problem(7)
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -237,7 +237,7 @@ def test_the_default_working_set_is_smaller_below_the_shrinking_size():
 def test_working_sets_cut_to_the_last_changes_reach_svc(seed, logC, per_change):
     # sets cut to a multiple of the last round's changes (ws_per_change, down to ws_floor)
     # reach LIBSVM's stopping test on all points and SVC's SVM, as full-size sets do
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     X, y = _problem(seed, n=400)
     C = 10.0 ** logC
     K = kernel_operator(X, "gaussian", h=1.0)
@@ -253,7 +253,7 @@ def test_working_sets_cut_to_the_last_changes_reach_svc(seed, logC, per_change):
 
 
 def test_the_options_refuse_a_negative_change_multiple_and_a_floor_below_two():
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     with pytest.raises(ValueError, match="ws_per_change"):
         DecompositionOptions(ws_per_change=-1.0)
     with pytest.raises(ValueError, match="ws_floor"):
@@ -266,7 +266,7 @@ def test_the_options_refuse_a_negative_change_multiple_and_a_floor_below_two():
 def test_moving_slots_in_place_is_numpys_gather_and_scatter(seed, q, extra, headroom):
     """move_slots(B, q, width, dst, src) leaves B[:q, :q] as NumPy's B[dst] = B[src] then
     B[:q, dst] = B[:q, src] would, with no temporary; bad positions are refused."""
-    from hsskern.solvers._smo import move_slots
+    from hsskern.solvers.engines._smo import move_slots
     rng = np.random.default_rng(seed)
     width = q + extra  # the last block's points: q kept places and ``extra`` past them
     S = width + headroom

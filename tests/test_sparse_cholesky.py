@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC, default_power
 from hsskern.exceptions import MemoryBudgetError, NotPositiveDefiniteError
-from hsskern.solvers import sparse_path
+from hsskern.solvers.paths import sparse_path
 from hsskern.sparse import gram as gram_mod
 from hsskern.sparse.cholesky import (SparseCholeskyFactor, has_cholmod, sparse_cholesky,
                                      symbolic_nnz)
@@ -321,8 +321,8 @@ def test_backend_path_solutions_and_one_model_for_the_whole_path():
     """The protocol directly: PathSolutions with dual_coef (n, r), one for each C ascending,
     and one CompactKernelExpansion over all of them giving each solution's own decision
     values (its union of support vectors adds only the other solutions' points)."""
-    from hsskern.solvers.path import PathSolution
-    from hsskern.solvers.sparse_path import CompactKernelExpansion, SparseCholeskyBackend
+    from hsskern.solvers.paths.path import PathSolution
+    from hsskern.solvers.paths.sparse_path import CompactKernelExpansion, SparseCholeskyBackend
     X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=4)
     Xt, _ = make_blobs(100, centers=3, cluster_std=2.0, random_state=5)
     Y = np.where(y[:, None] == np.arange(3), 1.0, -1.0)

@@ -21,8 +21,8 @@ from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import (KERNELS, SparseRowsCrossKernelOperator, SparseRowsKernelOperator,
                              StoredSparseRowsKernelOperator, make_kernel)
 from hsskern.kernels.sparse_rows import prefer_sparse_rows
-from hsskern.solvers.hss_path import prepare_decomposition, prepare_hss
-from hsskern.solvers.exact import LocalProducts, solve_block
+from hsskern.solvers.paths.hss_path import prepare_decomposition, prepare_hss
+from hsskern.solvers.engines.exact import LocalProducts, solve_block
 from hsskern.options import PathSettings
 from svm_reference import gap_tol, svc
 
@@ -537,7 +537,7 @@ def test_shifted_sparse_rows_have_the_kernel_of_the_dense_points(seed, name):
 def test_the_block_route_on_standardized_binary_features_takes_shifted_rows_and_is_svcs():
     """One fit's block route evaluates the kernel from the shifted sparse rows: SVC's SVM,
     and the model's points are the caller's dense rows (predictions on new dense rows)."""
-    from hsskern.solvers.hss_path import HSSBackend
+    from hsskern.solvers.paths.hss_path import HSSBackend
     X, y = _standardized_binary(3, 400, 150, 0.05)
     gamma = 1.0 / (X.shape[1] * X.var())
     kern = make_kernel("gaussian", gamma=gamma)

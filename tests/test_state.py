@@ -205,7 +205,7 @@ def test_search_grids_use_the_same_checker(search, name):
 
 
 def test_grid_count_is_a_logspace():
-    from hsskern.solvers.path import check_Cs
+    from hsskern.solvers.paths.path import check_Cs
     np.testing.assert_array_equal(check_Cs(4, count=(-2, 3)), np.logspace(-2, 3, 4))
     np.testing.assert_array_equal(check_Cs((c for c in (3.0, 1.0))), [1.0, 3.0])
     with pytest.raises(ValueError, match="Cs must be an int >= 1"):

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from hsskern.estimators.hss_svc import HSSSVC
 from hsskern.exceptions import MemoryBudgetError
 from hsskern.kernels import KernelOperator, StoredKernelOperator, kernel_operator, make_kernel
-from hsskern.solvers.hss_path import HSSBackend, prepare_decomposition
-from hsskern.solvers.plan import RouteOptions, decomposition_memory
-from hsskern.solvers.exact import LocalProducts, solve_block
+from hsskern.solvers.paths.hss_path import HSSBackend, prepare_decomposition
+from hsskern.solvers.paths.plan import RouteOptions, decomposition_memory
+from hsskern.solvers.engines.exact import LocalProducts, solve_block
 from svm_reference import assert_same_svm, gap_tol, svc
 from hsskern import HSSSVCOptions
 from hsskern.options import PathSettings
@@ -182,7 +182,7 @@ def test_decomposition_on_the_stored_kernel_is_the_same_optimum(seed, logC, ws, 
 def test_a_stored_kernel_caps_the_working_sets_and_updates_from_its_rows():
     # a stored kernel's rounds are cheap (rows read, not evaluated): smaller working sets,
     # and no block matvec in the update (the products read every row anyway)
-    from hsskern.solvers.decomposition import DecompositionOptions
+    from hsskern.solvers.engines.decomposition import DecompositionOptions
     rng = np.random.default_rng(5)
     n = 200
     X = (rng.random((n, 10)) < 0.4) + 0.0

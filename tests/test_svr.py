@@ -1,4 +1,4 @@
-"""epsilon-SVR on the HSS factor (hsskern.solvers.svr_path, hsskern.estimators.svr): the ADMM,
+"""epsilon-SVR on the HSS factor (hsskern.solvers.paths.svr_path, hsskern.estimators.svr): the ADMM,
 the exact 2n-variable decomposition, the C path, and the estimator against scikit-learn's SVR."""
 import pickle
 import warnings
@@ -14,12 +14,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from hsskern import DenseCholeskyFactor, HSSSVR, HSSSVRCV, HSSSVROptions, kernel_operator
 from hsskern.solvers import SVRBackend, hss_svr_path, svr_dual_admm
-from hsskern.solvers.svr_path import SVRADMMOptions
-from hsskern.solvers.hss_path import prepare_hss
+from hsskern.solvers.paths.svr_path import SVRADMMOptions
+from hsskern.solvers.paths.hss_path import prepare_hss
 from hsskern.kernels import make_kernel
-from hsskern.solvers.exact import solve_block
-from hsskern.solvers.svr_path import svr_variables
-from hsskern.solvers.engines import BlockEngine, DualProblem, DualStart
+from hsskern.solvers.engines.exact import solve_block
+from hsskern.solvers.paths.svr_path import svr_variables
+from hsskern.solvers.engines.interface import BlockEngine, DualProblem, DualStart
 from hsskern.options import DecompositionOptions
 
 TOL = 1e-3  # LIBSVM's default stopping gap, HSSSVR's default tol
@@ -358,7 +358,7 @@ def test_the_svr_admm_class_is_the_one_call_form():
     """SVRDualADMM(...).solve() with SVRADMMOptions gives svr_dual_admm's iterates bit for
     bit, with and without a warm start."""
     from hsskern.factors import DenseCholeskyFactor
-    from hsskern.solvers.svr_path import SVRADMMOptions, SVRDualADMM, svr_dual_admm
+    from hsskern.solvers.paths.svr_path import SVRADMMOptions, SVRDualADMM, svr_dual_admm
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)

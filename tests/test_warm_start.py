@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hsskern import HSSSVC, HSSSVCOptions, HSSSVR
-from hsskern.solvers.pairwise import class_pairs
-from hsskern.solvers.svr_path import svr_kkt_gap
-from hsskern.solvers.warm import balance_coef, carry_start, match_keys, row_keys
+from hsskern.solvers.paths.pairwise import class_pairs
+from hsskern.solvers.paths.svr_path import svr_kkt_gap
+from hsskern.solvers.paths.warm import balance_coef, carry_start, match_keys, row_keys
 
 TOL = 1e-3
 GAMMA = 0.5

@@ -33,14 +33,14 @@ from hsskern.estimators.hss_svc import HSSSVC, HSSSVCCV
 from hsskern.estimators.nystrom import NystromSVC, NystromSVCCV
 from hsskern.estimators.sparse_cholesky import SparseCholeskySVC
 from hsskern.kernels import make_kernel
-from hsskern.solvers.fpc_path import FPCBackend
-from hsskern.solvers.liblinear import l1svm_objective
-from hsskern.solvers.nystrom_path import NystromBackend, NystromProblem
-from hsskern.solvers.sparse_path import SparseCholeskyBackend
-from hsskern.solvers.ssn import l2svm_newton, l2svm_objective
+from hsskern.solvers.paths.fpc_path import FPCBackend
+from hsskern.solvers.engines.liblinear import l1svm_objective
+from hsskern.solvers.paths.nystrom_path import NystromBackend, NystromProblem
+from hsskern.solvers.paths.sparse_path import SparseCholeskyBackend
+from hsskern.solvers.engines.ssn import l2svm_newton, l2svm_objective
 from hsskern.sparse.gram import compact_kernel
-from hsskern.solvers.admm import kkt_violation
-from hsskern.solvers.hss_path import HSSBackend, hss_svm_path, prepare_hss
+from hsskern.solvers.engines.admm import kkt_violation
+from hsskern.solvers.paths.hss_path import HSSBackend, hss_svm_path, prepare_hss
 from svm_reference import assert_same_svm, binary_problem, gap_tol, svc
 from hsskern import HSSSVCOptions
 from hsskern.options import PathSettings
@@ -541,7 +541,7 @@ def test_newton_weights_in_the_masked_products(monkeypatch, solver):
     # when the active rows do not fit half the available memory, CG's products and its
     # preconditioner run masked over all rows: weighted there too (the direct solve's Gram
     # cache, weighted as well, is the other branch)
-    import hsskern.solvers.ssn as ssn
+    import hsskern.solvers.engines.ssn as ssn
     monkeypatch.setattr(ssn, "available_memory", lambda: 1)
     X, y, rng = _binary(31, 70)
     sw = _weights(rng, 70, "integer")

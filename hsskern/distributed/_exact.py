@@ -1,6 +1,6 @@
 """The exact decomposition's kernel products on Dask workers that hold row blocks of X.
 
-:func:`~hsskern.solvers.exact.solve_block` sends every product of the exact kernel against
+:func:`~hsskern.solvers.engines.exact.solve_block` sends every product of the exact kernel against
 the n training points (the first decision values and each round's update, the bulk of its
 kernel entries at large n) through one call ``products.add(f, cols, c, skip)``:
 ``f[~skip] += K[~skip, cols] @ c``. :class:`DaskProducts` runs that call on the workers:
@@ -79,7 +79,7 @@ def _block_task(block, Xc, c, code, kernel, n_threads):
 
 class DaskProducts:
     """``solve_block``'s product engine on a Dask cluster (the contract of
-    :class:`~hsskern.solvers.exact.LocalProducts`).
+    :class:`~hsskern.solvers.engines.exact.LocalProducts`).
 
     Parameters
     ----------

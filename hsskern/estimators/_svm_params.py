@@ -2,7 +2,7 @@
 
 ``shrinking``, ``cache_size`` (MB), ``max_iter`` (-1: no limit), ``break_ties`` and the
 ``probability`` that scikit-learn 1.9 deprecated: their constraints, their meaning for the
-row-cached SMO engine (:class:`~hsskern.solvers.cached_smo.SMOOptions`), and the one
+row-cached SMO engine (:class:`~hsskern.solvers.engines.cached_smo.SMOOptions`), and the one
 deprecation warning, worded and scheduled as scikit-learn's.
 """
 import warnings
@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Hidden, Interval, Options, StrOptions
 
-from ..solvers.cached_smo import SMOOptions, bounded_options, engine_memory
+from ..solvers.engines.cached_smo import SMOOptions, bounded_options, engine_memory
 from ..utils._memory import check_memory, resolve_budget
 
 __all__ = ["LIBSVM_CONSTRAINTS", "PROBABILITY_CONSTRAINT", "smo_options", "engine_options",

@@ -10,9 +10,9 @@ of the rows it shares instead of recomputing them (the n x n_SV product that wou
 cost about half a cold fit).
 
 A refit (:func:`warm_start`) finds each previous support vector among the new rows by its
-values and its label (:func:`~hsskern.solvers.warm.row_keys`: rows appended, removed or
+values and its label (:func:`~hsskern.solvers.paths.warm.row_keys`: rows appended, removed or
 reordered need no index from the user), and
-:func:`~hsskern.solvers.warm.carry_start` makes the start: the coefficients scaled by
+:func:`~hsskern.solvers.paths.warm.carry_start` makes the start: the coefficients scaled by
 C_new / C_old, every other row at 0, clipped to the new box (a new C, new weights),
 sum y_i alpha_i = 0 restored by lowering the heavier side's free alphas, with exact
 decision values. The exact decomposition solves from it; any feasible start reaches the
@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..solvers.pairwise import class_pairs
-from ..solvers.exact import ExactResult
-from ..solvers.warm import carry_start, match_keys, row_keys
+from ..solvers.paths.pairwise import class_pairs
+from ..solvers.engines.exact import ExactResult
+from ..solvers.paths.warm import carry_start, match_keys, row_keys
 
 __all__ = ["WarmState", "warm_state", "warm_start"]
 
@@ -55,7 +55,7 @@ class WarmState(NamedTuple):
     pairwise: bool
     """One-vs-one: column p is pair p's problem, on its two classes' rows."""
     row_keys: object = None
-    """(n, 2) keys of the training rows (:func:`~hsskern.solvers.warm.row_keys`), or None."""
+    """(n, 2) keys of the training rows (:func:`~hsskern.solvers.paths.warm.row_keys`), or None."""
     support: object = None
     """(n_SV,) the support vectors' indices among those rows (with ``row_keys``)."""
     row_labels: object = None

@@ -28,8 +28,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..solvers.pairwise import PairwiseBackend, class_pairs, ovr_scores, pairwise_coupling, vote
-from ..solvers.path import check_Cs
+from ..solvers.paths.pairwise import PairwiseBackend, class_pairs, ovr_scores, pairwise_coupling, vote
+from ..solvers.paths.path import check_Cs
 from ..utils.validation import check_weights
 # input validation lives in utils.validation; its names stay importable from here
 from ..utils.log import verbose_log
@@ -498,7 +498,7 @@ class PathClassifier(ClassifierBase, PathEstimator):
 
     A subclass with a ``multiclass`` parameter ("ovo" / "ovr") passes its binary backend
     through :meth:`_multiclass_backend` in ``_make_backend``: with "ovo" it trains SVC's one
-    binary model per pair of classes (:class:`~hsskern.solvers.pairwise.PairwiseBackend`),
+    binary model per pair of classes (:class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`),
     and a ``decision_function_shape`` parameter shapes its decision values as SVC's.
     """
 
@@ -509,7 +509,7 @@ class PathClassifier(ClassifierBase, PathEstimator):
         itself ("ovr", or no such parameter: one-vs-rest on one preparation). ``release``:
         the pairs prepared one at a time per worker and dropped once solved (a
         preparation that one path call solves, whose pairs' preparations no one reads
-        after: :class:`~hsskern.solvers.pairwise.PairwiseBackend`)."""
+        after: :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`)."""
         if self._multiclass_rule() == "ovo":
             return PairwiseBackend(backend, release=release)
         return backend

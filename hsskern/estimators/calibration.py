@@ -10,7 +10,7 @@ through the path protocol, so every backend and every C of a path share one code
 
 Multiclass one-vs-one (SVC's): one sigmoid per pair of classes, on the held-out values of
 that pair's points, and LIBSVM's pairwise coupling
-(:func:`~hsskern.solvers.pairwise.pairwise_coupling`) for the class probabilities.
+(:func:`~hsskern.solvers.paths.pairwise.pairwise_coupling`) for the class probabilities.
 One-vs-rest: one sigmoid per class, and the class probabilities are the sigmoids normalised
 to sum to 1.
 """

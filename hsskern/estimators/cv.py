@@ -32,7 +32,7 @@ from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from ..solvers.path import check_Cs
+from ..solvers.paths.path import check_Cs
 from ..utils._threads import thread_map, usable_cores
 from ._splits import make_splits
 from .widths import kernel_of

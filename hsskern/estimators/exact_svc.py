@@ -1,6 +1,6 @@
 """ExactSVC: LIBSVM's exact SVM at any n, anytime, from a subsample's exact solution.
 
-The backend (:mod:`hsskern.solvers.exact_path`) solves a random subsample exactly, then runs
+The backend (:mod:`hsskern.solvers.paths.exact_path`) solves a random subsample exactly, then runs
 the decomposition on all points from there, within ``max_time``; this module holds the
 parameters and the fitted attributes that say how exact the answer is.
 """
@@ -12,8 +12,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import ExactSVCOptions, PathSettings
-from ..solvers.exact_path import ExactBackend
-from ..solvers.pairwise import PairwiseBackend
+from ..solvers.paths.exact_path import ExactBackend
+from ..solvers.paths.pairwise import PairwiseBackend
 from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .widths import HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, SVCKernelsMixin, kernel_of

@@ -1,7 +1,7 @@
 """Fast polynomial kernel classification (FPC) as scikit-learn estimators.
 
 ``FPCClassifier`` fits f(x) = sum_j u_j (1 + eta_j . x')^s on n = min(C(s+d, s), m) centers by
-the proximal ADMM of :func:`hsskern.solvers.fpc_admm.fpc_admm` (Zeng, Wu, Lin, Zhou, Algorithm 1).
+the proximal ADMM of :func:`hsskern.solvers.engines.fpc_admm.fpc_admm` (Zeng, Wu, Lin, Zhou, Algorithm 1).
 There is no C: the capacity is set by the degree s alone. ``FPCClassifierCV`` chooses s by
 cross-validation over 1..s_max, s_max = min(ceil((m / log m)^(1/d)), 10) (the paper's range),
 computing the features of every s once and reusing them for all folds and the refit.
@@ -29,8 +29,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..exceptions import MemoryBudgetError
 from ..features.polynomial import (CENTER_SCHEMES, SCALINGS, check_feature_memory,
                                    check_features_representable)
-from ..solvers.fpc_path import FPCBackend, admm_scale, fpc_degree_search
-from ..solvers.path import FeatureModel
+from ..solvers.paths.fpc_path import FPCBackend, admm_scale, fpc_degree_search
+from ..solvers.paths.path import FeatureModel
 from .base import PathClassifier, encode_labels, labels_from_decision, point_weights
 from .cv import PathClassifierCV, accuracy
 
@@ -221,7 +221,7 @@ class FPCClassifierCV(PathClassifierCV):
     formed once and each training Gram is A^T A - A_f^T A_f, so the whole search costs one
     Gram pass per degree. All folds' problems and the full-data refit then run as masked
     columns of *one* ADMM on the full A (each column is exactly the run on its rows, see
-    :func:`~hsskern.solvers.fpc_admm.fpc_admm`): every iteration is two passes over A for all of
+    :func:`~hsskern.solvers.engines.fpc_admm.fpc_admm`): every iteration is two passes over A for all of
     them, there are no training-fold copies of A, the held-out decision values come out of the
     run, and the refit is free.
 

@@ -1,6 +1,6 @@
 """Gaussian-process regression on the HSS factor: :class:`HSSGaussianProcessRegressor`.
 
-The solver layer is :mod:`hsskern.solvers.gp` (the profile log marginal likelihood from one
+The solver layer is :mod:`hsskern.solvers.paths.gp` (the profile log marginal likelihood from one
 factor, the noise as a shift searched by refactorizations, one compression per width); this
 module holds the parameters, the scikit-learn-compatible fitted state and prediction.
 """
@@ -18,9 +18,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import kernel_operator, make_kernel
-from ..solvers.gp import (gp_hyperparameter_search, log_marginal_likelihood,
+from ..solvers.paths.gp import (gp_hyperparameter_search, log_marginal_likelihood,
                           prepare_gp_problem, variational_residual)
-from ..solvers.hss_path import HSSProblem
+from ..solvers.paths.hss_path import HSSProblem
 from ..utils._memory import check_memory, chunk_rows
 from ..options import GPOptions
 from ._options import OptionsParamsMixin
@@ -52,7 +52,7 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
     scalar search whose every step is one refactorization of K + beta I (O(n r^2), its
     ``logdet`` and a solve). The width takes one compression per value tried: a local bounded
     search over log h from ``h`` (and from ``n_restarts_optimizer`` random starts). See
-    :mod:`hsskern.solvers.gp`.
+    :mod:`hsskern.solvers.paths.gp`.
 
     Parameters
     ----------
@@ -102,7 +102,7 @@ class HSSGaussianProcessRegressor(OptionsParamsMixin, RegressorBase, FitStateMix
             exact likelihood and its analytic gradient from one Cholesky factor and its inverse
             per evaluation, maximised jointly over (log h, log beta) by L-BFGS-B from
             (``h``, ``noise_ratio``) as scikit-learn's optimizer, the amplitude in closed form
-            (:mod:`hsskern.solvers.gp_dense`); a local search, as scikit-learn's (restarts:
+            (:mod:`hsskern.solvers.engines.gp_dense`); a local search, as scikit-learn's (restarts:
             ``n_restarts_optimizer``), where "hss" searches every width's noise ratio over its
             whole range.
             "nystrom": the sparse GP of Titsias ("SGPR"): ``n_components`` inducing points drawn

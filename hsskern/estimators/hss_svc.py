@@ -1,10 +1,10 @@
 """HSSSVC: exact-hinge-loss kernel SVM trained by dual ADMM on one factor of K + beta I.
 
 The kernel matrix is compressed once (HSS, or kept dense for ``approximation="exact"``),
-K + beta I is factored once, and the path of :mod:`hsskern.solvers.hss_path` solves every
+K + beta I is factored once, and the path of :mod:`hsskern.solvers.paths.hss_path` solves every
 C of a grid (:meth:`HSSSVC.fit_path` / :class:`HSSSVCCV`) on it. Several classes are SVC's
 one-vs-one by default (one such problem per pair of classes,
-:mod:`hsskern.solvers.pairwise`), or one-vs-rest on one preparation for every class. This
+:mod:`hsskern.solvers.paths.pairwise`), or one-vs-rest on one preparation for every class. This
 module holds the parameters and builds that backend; the shared machinery is in :mod:`.base`
 and :mod:`.cv`.
 """
@@ -16,9 +16,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import ExactSVCOptions, HSSSVCOptions, PathSettings, compression_of
-from ..solvers.exact_path import ExactBackend
-from ..solvers.hss_path import HSSBackend
-from ..solvers.one_fit import OneFitBackend
+from ..solvers.paths.exact_path import ExactBackend
+from ..solvers.paths.hss_path import HSSBackend
+from ..solvers.paths.one_fit import OneFitBackend
 from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import PathClassifier
@@ -274,7 +274,7 @@ or callable, default "rbf"
         The ADMM penalty used (NaN when no ADMM ran); one-vs-one, one per pair.
     admm_ : dict
         Residual histories and objectives of the final ADMM run (empty when none ran), and
-        ``"exact"``: one :class:`~hsskern.solvers.exact.ExactResult` per model, its
+        ``"exact"``: one :class:`~hsskern.solvers.engines.exact.ExactResult` per model, its
         per-point arrays dropped (None without an exact solve).
     n_features_in_, feature_names_in_
     warm_start_info_ : dict

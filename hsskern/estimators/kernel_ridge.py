@@ -1,6 +1,6 @@
 """Kernel ridge regression on the HSS factor: :class:`HSSKernelRidge`, :class:`HSSKernelRidgeCV`.
 
-The solver layer is :mod:`hsskern.solvers.ridge_path` (one compression, one refactorization
+The solver layer is :mod:`hsskern.solvers.paths.ridge_path` (one compression, one refactorization
 per alpha; direct HSS solve or exact preconditioned conjugate gradients); this module holds
 the parameters, the docstrings and the backend choice.
 """
@@ -12,10 +12,10 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import RidgeOptions
-from ..solvers.ridge_path import DIRECT_REFUSES, RidgeBackend, check_alphas, per_target
+from ..solvers.paths.ridge_path import DIRECT_REFUSES, RidgeBackend, check_alphas, per_target
 from ._options import OptionsParamsMixin
 from ..kernels import kernel_operator
-from ..solvers.ridge_dense import dense_fits, dense_loo
+from ..solvers.engines.ridge_dense import dense_fits, dense_loo
 from .base import solve_path
 from .cv import FOLD_METRICS
 from .widths import (HSS_CONSTRAINTS, WIDTH_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
@@ -71,7 +71,7 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
         products, O(n^2 d) each) preconditioned by the HSS factor, from the direct solution,
         until the relative residual of (K + alpha I) c = y is below ``tol``: the exact kernel
         ridge solution, in a few iterations when the compression is good (see
-        :mod:`hsskern.solvers.ridge_path`). For the Gaussian and the Laplacian at d <= 12
+        :mod:`hsskern.solvers.paths.ridge_path`). For the Gaussian and the Laplacian at d <= 12
         the products are computed in single precision and the residual, replaced by its
         double value as it falls, decides when to stop: the same answer, ~1.5x faster.
         Where CG stops short of ``tol`` (alpha so small that K + alpha I is singular to

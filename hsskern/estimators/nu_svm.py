@@ -1,9 +1,9 @@
 """NuSVC and NuSVR: LIBSVM's nu-machines on the path protocol, their path running over nu.
 
-Each is its parameters, its docstring and its backend: :class:`~hsskern.solvers.nu_path.
-NuSVCBackend` (one-vs-one through :class:`~hsskern.solvers.pairwise.PairwiseBackend`, Platt's
+Each is its parameters, its docstring and its backend: :class:`~hsskern.solvers.paths.nu_path.
+NuSVCBackend` (one-vs-one through :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`, Platt's
 sigmoids by the base's ``_fit_sigmoids``, SVC's fitted attributes by the base's) and
-:class:`~hsskern.solvers.nu_path.NuSVRBackend`; the problems they solve are described there.
+:class:`~hsskern.solvers.paths.nu_path.NuSVRBackend`; the problems they solve are described there.
 """
 import os
 import sys
@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..solvers.nu_path import NuSVCBackend, NuSVRBackend, check_margins, check_nu_pairs
-from ..solvers.path import check_grid
+from ..solvers.paths.nu_path import NuSVCBackend, NuSVRBackend, check_margins, check_nu_pairs
+from ..solvers.paths.path import check_grid
 from ._convergence import warn_stopped_early
 from ._svm_params import (LIBSVM_CONSTRAINTS, PROBABILITY_CONSTRAINT, deprecated_sigmoid,
                           engine_options, probability_on, warn_probability)

@@ -3,7 +3,7 @@
 Training: landmarks -> F = K(X, Z) U Lambda^{-1/2} -> a linear SVM on F: semismooth Newton
 for the squared hinge loss (LASN), LIBLINEAR's dual coordinate descent for the hinge loss
 (LLSVM). Prediction: K(X_new, Z) (M coef_) + intercept_. The backend is
-:mod:`hsskern.solvers.nystrom_path`: F does not depend on C or on the class, so
+:mod:`hsskern.solvers.paths.nystrom_path`: F does not depend on C or on the class, so
 :meth:`NystromSVC.fit_path` and :class:`NystromSVCCV` build it once and sweep C with warm
 starts, and one-vs-rest reuses it for every class. This module holds the parameters and builds
 that backend; the shared machinery is in :mod:`.base` and :mod:`.cv`.
@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import KERNELS, make_kernel
 from ..lowrank.nystrom import NystromFeatures
 from ..options import NystromSVCOptions
-from ..solvers.nystrom_path import LOSSES, NystromBackend
+from ..solvers.paths.nystrom_path import LOSSES, NystromBackend
 from ._options import OptionsParamsMixin
 from .base import PathClassifier
 from .cv import PathClassifierCV
@@ -142,7 +142,7 @@ class NystromSVC(OptionsParamsMixin, PathClassifier):
     memory_budget : float or None, default None
         Bytes the fit may use: the feature matrix (8 n k), K(Z, Z) and its eigendecomposition
         and the solver's arrays are estimated and checked before any work
-        (:func:`~hsskern.solvers.nystrom_path.nystrom_memory`); default 80% of the memory
+        (:func:`~hsskern.solvers.paths.nystrom_path.nystrom_memory`); default 80% of the memory
         available.
     probability : bool, default False
         Also fit Platt scaling for :meth:`predict_proba` (as :class:`~hsskern.HSSSVC`: 5

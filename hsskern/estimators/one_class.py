@@ -2,7 +2,7 @@
 running over nu.
 
 The estimator is its parameters, its docstring and its backend,
-:class:`~hsskern.solvers.nu_path.OneClassBackend` (the dual: min 1/2 a^T K a over
+:class:`~hsskern.solvers.paths.nu_path.OneClassBackend` (the dual: min 1/2 a^T K a over
 0 <= a_i <= w_i with sum a = nu sum(w), no labels, no linear term; the decision function
 sum_i a_i k(x_i, x) - rho), started by LIBSVM's start or by the one-class ADMM on the HSS
 factor of K (:meth:`OneClassSVM.resolve_start`).
@@ -14,9 +14,9 @@ from sklearn.base import OutlierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import OneClassSVMOptions
-from ..solvers.nu_path import OneClassBackend
-from ..solvers.one_class_admm import OneClassADMMOptions
-from ..solvers.plan import plan_one_class_start
+from ..solvers.paths.nu_path import OneClassBackend
+from ..solvers.paths.one_class_admm import OneClassADMMOptions
+from ..solvers.paths.plan import plan_one_class_start
 from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, engine_options
 from .base import FitData, PathEstimator, check_sample_weight, validate_input
@@ -193,7 +193,7 @@ class OneClassSVM(OptionsParamsMixin, OutlierMixin, _NuParams, PathEstimator):
     def resolve_start(self, n, nu=None):
         """The start a fit on n points at ``nu`` (default this estimator's; a path: its
         smallest) takes, "admm" or "decomposition", by the plan's rule
-        (:func:`~hsskern.solvers.plan.plan_one_class_start`)."""
+        (:func:`~hsskern.solvers.paths.plan.plan_one_class_start`)."""
         o = self._options()
         kernel = "gaussian" if self.kernel == "rbf" else self.kernel
         return plan_one_class_start(n, self.nu if nu is None else nu, start=o.start,

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from sklearn.base import RegressorMixin, clone
 
-from ..solvers.ridge_path import check_alphas
+from ..solvers.paths.ridge_path import check_alphas
 from .base import FitData, PathEstimator, check_sample_weight, validate_input
 from .cv import FOLD_METRICS, PathSearchCV
 

@@ -4,7 +4,7 @@ Abdellatif (2019), Algorithm 1: assemble the sparse Gram matrix of the compactly
 Gaussian, factor K + beta I = P^T L L^T P with a fill-reducing ordering, train a linear SVM
 (LIBLINEAR) on the rows of L, recover the kernel expansion by one sparse triangular solve and
 predict with the sparse kernel between test and training points (neighbour queries). The
-backend is :mod:`hsskern.solvers.sparse_path`: the factor does not depend on C or on the
+backend is :mod:`hsskern.solvers.paths.sparse_path`: the factor does not depend on C or on the
 class, so :meth:`SparseCholeskySVC.fit_path` builds it once. This module holds the parameters
 and builds that backend; the shared machinery is in :mod:`.base`.
 """
@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..solvers.sparse_path import SparseCholeskyBackend
+from ..solvers.paths.sparse_path import SparseCholeskyBackend
 from ..sparse.cholesky import BACKENDS, DEFAULT_BETA
 from ..sparse.gram import compact_kernel
 from .base import PathClassifier

@@ -1,6 +1,6 @@
 """HSSSVR: epsilon-insensitive support vector regression on one factor of K + beta I.
 
-The solver layer is :mod:`hsskern.solvers.svr_path` (the classifier's compression and factor,
+The solver layer is :mod:`hsskern.solvers.paths.svr_path` (the classifier's compression and factor,
 a closed-form dual ADMM for the SVR dual, then LIBSVM's exact 2n-variable decomposition, and
 a C path on one preparation); this module holds the parameters and SVR's attributes.
 """
@@ -12,10 +12,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..options import HSSSVROptions, PathSettings
 from ..utils._memory import resolve_budget
-from ..solvers.cached_smo import KERNELS, engine_cache, expands_distances
-from ..solvers.plan import RouteOptions, engine_for
-from ..solvers.svr_path import SVRBackend
-from ..solvers.svr_smo import CachedSVRBackend
+from ..solvers.engines.cached_smo import KERNELS, engine_cache, expands_distances
+from ..solvers.paths.plan import RouteOptions, engine_for
+from ..solvers.paths.svr_path import SVRBackend
+from ..solvers.paths.svr_smo import CachedSVRBackend
 from ._options import OptionsParamsMixin
 from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
 from .base import FitData, check_sample_weight, validate_input
@@ -210,7 +210,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
 
     def _cached_from_zero(self, X):
         """Whether this fit is the exact solve from zero that the cached SMO engine does
-        faster (:func:`~hsskern.solvers.plan.engine_for`, the classifier's rule at its default
+        faster (:func:`~hsskern.solvers.paths.plan.engine_for`, the classifier's rule at its default
         share: dense points within its size, the support vectors' rows within its cache)."""
         # the cached SVR engine takes no start: a warm_start fit keeps the block route
         if not self._auto_engine or sp.issparse(X) or getattr(self, "warm_start", False):

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import make_kernel
 from ..kernels.callable import lookup_gram, precomputed_points
 from ..options import CompressionOptions, HSSOptions
-from ..solvers.plan import RouteOptions, plan_start
+from ..solvers.paths.plan import RouteOptions, plan_start
 
 __all__ = ["HSS_FIELDS", "HSS_CONSTRAINTS", "WIDTH_CONSTRAINTS",
            "WIDTH_GRID_CONSTRAINTS", "SVC_KERNEL_CONSTRAINTS", "DOT_SPELLINGS",

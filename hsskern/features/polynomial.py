@@ -311,7 +311,7 @@ def fit_polynomial_features(X, degree, centers="first", scaling="auto", random_s
         Used by the "random" and "uniform" center schemes.
     alpha, beta : float (alpha also "auto")
         The ADMM parameters, which set the "auto" scaling's safety bound. ``alpha="auto"``
-        (:func:`~hsskern.solvers.fpc_admm.proximal_alpha`, which stays above the factor's
+        (:func:`~hsskern.solvers.engines.fpc_admm.proximal_alpha`, which stays above the factor's
         rounding by itself) keeps the bound of alpha = beta.
     n_rows : int, optional
         Rows summed into the Gram matrix when X holds distinct rows standing for more (the

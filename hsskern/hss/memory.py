@@ -26,7 +26,7 @@ grow to:
   n x k intp list is dropped);
 * compression: the sampler, the generators built so far (at most all of them) and the largest
   sampled block row (2 r rows by its sample columns, held twice while it grows);
-* the exact decomposition (:func:`hsskern.solvers.exact.solve_block`): its working-set
+* the exact decomposition (:func:`hsskern.solvers.engines.exact.solve_block`): its working-set
   kernel block, 8 q^2 bytes for q = min(n, max_chunk) points, and the Newton step's copy of
   the block's free part, up to as much again. That step is taken only when SMO crawls on a
   nearly all-free working set (large C), and ``solve_block`` lowers max_chunk so that the

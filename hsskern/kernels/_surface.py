@@ -365,7 +365,7 @@ class _StoredMatrix:
     rows repeat, n x n otherwise), for a symmetric operator whose
     ``_submatrix`` evaluates entries (dense points or sparse rows): blocks become gathers,
     products one dgemm, and it is the exact decomposition's product engine (``add``, the
-    contract of :class:`~hsskern.solvers.exact.LocalProducts`). Placed before the operator
+    contract of :class:`~hsskern.solvers.engines.exact.LocalProducts`). Placed before the operator
     class in the bases, so ``super()._submatrix`` is the evaluating one."""
 
     _strided_out = False  # blocks gathered in C order

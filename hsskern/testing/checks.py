@@ -88,12 +88,12 @@ def check_factor(factor, A, rng=None, rtol=1e-8, n_rhs=3):
 
 
 def check_backend(backend, X, Y, Cs, *, kernel=None, weights=None, atol=1e-8):
-    """Assert that ``backend`` keeps the path protocol (:mod:`hsskern.solvers.path`) on the
+    """Assert that ``backend`` keeps the path protocol (:mod:`hsskern.solvers.paths.path`) on the
     training points X, labels (or targets) Y and the ascending grid ``Cs``.
 
     ``prepare(X, Y)``: a problem whose ``stats`` and ``timings`` are read-only mappings
     (where it has them) and which pickles. ``path(prepared, Y, Cs)`` (with ``weights``
-    where given): one :class:`~hsskern.solvers.path.PathSolution` per C, in order, all with
+    where given): one :class:`~hsskern.solvers.paths.path.PathSolution` per C, in order, all with
     the same fields, frozen (no attribute can be set, no array written), each holding a
     solution with one intercept, iteration count, flag and gap per label column.
     ``model(prepared, solutions)``: picklable, with ``decision(X)`` of shape (len(Cs), n,
@@ -106,7 +106,7 @@ def check_backend(backend, X, Y, Cs, *, kernel=None, weights=None, atol=1e-8):
     import pickle
     from types import MappingProxyType
 
-    from ..solvers.path import PathSolution
+    from ..solvers.paths.path import PathSolution
     prepared = backend.prepare(X, Y)
     for name in ("stats", "timings"):
         if hasattr(prepared, name):

@@ -2,7 +2,7 @@
 
 Where conjugate gradients cannot reach the tolerance (alpha so small that K + alpha I is
 numerically singular; a preconditioner too poor), where the problem is weighted, or where
-alpha = 0, the exact solver of :mod:`~hsskern.solvers.ridge_path` solves the system densely
+alpha = 0, the exact solver of :mod:`~hsskern.solvers.paths.ridge_path` solves the system densely
 for n up to ``dense_max_n`` (and within the memory budget): a Cholesky factor of
 S K S + alpha I (S = diag(sqrt(w)), the identity unweighted), and where that fails (K
 singular to rounding, alpha tiny or 0) the least-squares solution, as ``KernelRidge`` does.
@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from ..utils._memory import resolve_budget
+from ...utils._memory import resolve_budget
 
 __all__ = ["dense_ridge", "dense_memory", "dense_fits"]
 

@@ -13,7 +13,7 @@ here without ever holding an n x n array, by Osuna-style decomposition:
   f = K (y o alpha) at all n points are kept current;
 * a round picks a working set W: the free support vectors (0 < alpha < C, the ones still
   moving) and the worst KKT violators of each side (LIBSVM's I_up / I_low), solves the QP on
-  W with the rest fixed by SMO on the dense block K[W, W] (:mod:`hsskern.solvers._smo`) to a
+  W with the rest fixed by SMO on the dense block K[W, W] (:mod:`hsskern.solvers.engines._smo`) to a
   tenth of the current gap, and updates f: the rows in W from the block, the others by an
   (n - |W|) x |changed| kernel product;
 * it stops when the largest violation over all n points, max_{I_up} -y G - min_{I_low} -y G
@@ -58,15 +58,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ..kernels.operator import (KernelOperator, StoredKernelOperator, add_symmetric_rows,
+from ...kernels.operator import (KernelOperator, StoredKernelOperator, add_symmetric_rows,
                                 distinct_rows)
-from ..kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
-from ..options import DecompositionOptions
-from ..utils._memory import available_memory
-from ..utils._threads import one_blas_thread
+from ...kernels.sparse_rows import StoredSparseRowsKernelOperator, rows_operator
+from ...options import DecompositionOptions
+from ...utils._memory import available_memory
+from ...utils._threads import one_blas_thread
 from ._smo import move_slots, place_cross, smo_block
 from .admm import bound_eps, _bias, kkt_sets
-from ..utils.validation import check_weights
+from ...utils.validation import check_weights
 
 __all__ = ["Decomposition", "DecompositionOptions", "ExactResult", "RoundState",
            "LocalProducts", "feasible_start", "continuation_start"]
@@ -493,7 +493,7 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
     lives in one buffer of row stride S = ``headroom`` |W| (at most ``cap``, the largest
     |W|; a larger W takes a fresh buffer): the points of the last block that stay in W keep their rows
     and columns where they are, and the new points take the places of those that left
-    (:func:`~hsskern.solvers._smo.place_cross`), only their rows evaluated:
+    (:func:`~hsskern.solvers.engines._smo.place_cross`), only their rows evaluated:
     k (|W| - k) + k (k + 1) / 2 entries for k new points instead of |W| (|W| + 1) / 2, and no
     kept entry moved (moving them all to a leading corner cost as much as the evaluation
     once K is stored).

@@ -1,6 +1,6 @@
 """The GP's dense route: the exact likelihood on the dense kernel, with analytic gradients.
 
-Below the size where a compression pays, the likelihood search of :mod:`hsskern.solvers.gp`
+Below the size where a compression pays, the likelihood search of :mod:`hsskern.solvers.paths.gp`
 runs on the dense n x n kernel instead: the distances are computed once, every evaluation is
 one kernel from them (an exponential per entry), one Cholesky factor of K + beta I and its
 inverse, which give the log marginal likelihood and its gradient in (log h, log beta) at once:

@@ -4,7 +4,7 @@ LIBSVM's one-class dual, in its scaling (the bound 1, the sum nu n),
 
     min_a  1/2 a^T K a    s.t.  0 <= a <= 1,  e^T a = nu n,
 
-is split as x = z, as the classifier's dual is (:mod:`hsskern.solvers.admm`): x carries the
+is split as x = z, as the classifier's dual is (:mod:`hsskern.solvers.engines.admm`): x carries the
 equality, whose x-step is closed form on the factor of K + beta I with w = (K + beta I)^{-1} e,
 
     x = u - lam w,   u = (K + beta I)^{-1} (mu + beta z),   lam = (e^T u - nu n) / e^T w,
@@ -16,9 +16,9 @@ the exact dual. The factor depends neither on nu nor on anything but the kernel 
 path runs on one factor, each nu warm-started from the last one's (z, mu).
 
 The ADMM's answer is a start, never the answer: the exact engine
-(:func:`~hsskern.solvers.cached_smo.solve_dual`) takes z, feasible as it is, and solves to
+(:func:`~hsskern.solvers.engines.cached_smo.solve_dual`) takes z, feasible as it is, and solves to
 LIBSVM's tolerance on the exact kernel. The penalty is rebalanced from the residuals by the
-classifier's :class:`~hsskern.solvers.admm.PenaltyBalancer` (one refactorization a move, no
+classifier's :class:`~hsskern.solvers.engines.admm.PenaltyBalancer` (one refactorization a move, no
 recompression).
 """
 import time
@@ -28,8 +28,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..utils.validation import check_positive
-from .admm import PenaltyBalancer, PenaltyOptions
+from ...utils.validation import check_positive
+from ..engines.admm import PenaltyBalancer, PenaltyOptions
 from .hss_path import HSSBackend
 
 __all__ = ["OneClassADMMOptions", "OneClassADMM", "OneClassADMMResult",
@@ -104,7 +104,7 @@ def one_class_gap(G, alpha, upper=1.0):
 @dataclass(frozen=True, repr=False)
 class OneClassADMMOptions(PenaltyOptions):
     """How :class:`OneClassADMM` runs (the penalty balancing's fields are
-    :class:`~hsskern.solvers.admm.PenaltyOptions`').
+    :class:`~hsskern.solvers.engines.admm.PenaltyOptions`').
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ class OneClassADMMOptions(PenaltyOptions):
     relaxation : float in (0, 2), default 1.6
         Over-relaxation, as the classifier's ADMM.
     balance_ratio, balance_factor, max_refactor
-        As :class:`~hsskern.solvers.admm.PenaltyOptions` (``max_refactor`` per nu).
+        As :class:`~hsskern.solvers.engines.admm.PenaltyOptions` (``max_refactor`` per nu).
     """
 
     max_iter: int = 50
@@ -178,7 +178,7 @@ class OneClassADMM:
     """The one-class dual's ADMM on one factor of K + beta I (see the module's text).
 
     The state is the iterates (``z``, ``mu``), the penalty and its factor (held by a
-    :class:`~hsskern.solvers.admm.PenaltyBalancer`, with w = (K + beta I)^{-1} e) and the
+    :class:`~hsskern.solvers.engines.admm.PenaltyBalancer`, with w = (K + beta I)^{-1} e) and the
     equality's right-hand side ``total`` = nu n; the steps are :meth:`x_step`,
     :meth:`z_step` and :meth:`gap`; :meth:`solve` runs them for one nu.
 
@@ -303,7 +303,7 @@ class OneClassADMM:
 def prepare_one_class_admm(X, kernel, *, approximation="hss", hss_options=None, beta=None,
                            adaptive_beta=True, options=OneClassADMMOptions(),
                            memory_budget=None, log=None):
-    """The classifier's preparation of X (:class:`~hsskern.solvers.hss_path.HSSBackend`'s:
+    """The classifier's preparation of X (:class:`~hsskern.solvers.paths.hss_path.HSSBackend`'s:
     the HSS approximation of K, or the dense K with ``approximation="exact"``, and one
     factor of it + beta I, memory checked first) and a :class:`OneClassADMM` on its factor.
 

@@ -4,15 +4,15 @@ and :func:`plan_fit` -> :class:`FitPlan` (what runs an exact fit from zero).
 **The start.** The first C is reached by the ADMM on a compressed kernel ("admm", then the
 exact decomposition from the ADMM's point), by the exact decomposition from alpha = 0
 ("decomposition"), or, for one fit with many support vectors, by the exact SVM grown in
-stages from a subsample's ("staged", :class:`~hsskern.solvers.one_fit.OneFitBackend`).
+stages from a subsample's ("staged", :class:`~hsskern.solvers.paths.one_fit.OneFitBackend`).
 :func:`plan_start` is the one rule, by n, the support vectors' share measured on a
 subsample and the kernel entries n x n_SV that share implies.
 
 **The exact fit from zero.** A ``start="decomposition"`` problem (the exact SVM from
 alpha = 0, no approximation) is solved by one of two engines: the cached SMO
-(:func:`~hsskern.solvers.cached_smo.solve_cached`: two variables a step, kernel rows from
+(:func:`~hsskern.solvers.engines.cached_smo.solve_cached`: two variables a step, kernel rows from
 an LRU cache) or the block decomposition
-(:func:`~hsskern.solvers.exact.solve_block`: working sets of thousands, the decision values
+(:func:`~hsskern.solvers.engines.exact.solve_block`: working sets of thousands, the decision values
 kept current by n x |changed| products). Beside the engine the plan fixes whether the kernel
 matrix is stored, how many threads the engine runs on, the working sets' cap under the
 memory budget, and the support vectors' share it expects, which is what moves the engine.
@@ -23,7 +23,7 @@ docs/design_notes.md ("The route"). The plan goes into the problem's ``stats["pl
 fitted estimator exposes.
 
 **The expected share at n.** The share of support vectors is measured on a subsample of m
-points (:func:`~hsskern.solvers.cached_smo.probe_sv_share`) and falls as n grows: the free
+points (:func:`~hsskern.solvers.engines.cached_smo.probe_sv_share`) and falls as n grows: the free
 support vectors (the margin's) thin out fast, the bounded ones (the points on the wrong
 side, as many as the classes overlap) hardly. On nested subsamples of nine sets it falls as
 (m / n)^b with b from 0.03 (half the points bounded) to 0.35 (a few percent support
@@ -35,10 +35,10 @@ import time
 from dataclasses import asdict, dataclass
 from numbers import Real
 
-from ..kernels.functions import EXACT_ONLY_KERNELS
-from ..options import OptionsBase
-from ..utils._threads import usable_cores
-from ..utils.validation import check_positive
+from ...kernels.functions import EXACT_ONLY_KERNELS
+from ...options import OptionsBase
+from ...utils._threads import usable_cores
+from ...utils.validation import check_positive
 
 __all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "plan_one_class_start",
            "expected_share", "engine_for", "threads_for_plan", "other_runnable",
@@ -69,7 +69,7 @@ class RouteOptions(OptionsBase):
         measured share, n^2 x share) is within it, and ``solve_exact="auto"`` skips the exact
         step of an ADMM-route column past it (the backends' ``exact_limit`` default).
     stage_limit : float, default 1e12
-        One fit grows the exact SVM in stages (:class:`~hsskern.solvers.one_fit.OneFitBackend`)
+        One fit grows the exact SVM in stages (:class:`~hsskern.solvers.paths.one_fit.OneFitBackend`)
         up to this many entries n^2 x share, past ``exact_limit`` (``solve_exact="auto"``;
         ``True`` at any size): about an hour on two cores.
     stage_min : float, default 2e9
@@ -78,7 +78,7 @@ class RouteOptions(OptionsBase):
     small_n : int, default 100000
         ``start="auto"`` solves the first C by the exact decomposition from zero (no
         compression, factor or ADMM) up to this many points
-        (:meth:`~hsskern.solvers.hss_path.HSSBackend.resolve_start`), and past it measures
+        (:meth:`~hsskern.solvers.paths.hss_path.HSSBackend.resolve_start`), and past it measures
         one fit's support vectors first.
     sv_share : float, default 0.25
         The share of support vectors assumed at n when none is measured.
@@ -90,7 +90,7 @@ class RouteOptions(OptionsBase):
         vector a bounded one of overlapping classes).
     probe_points : int, default 2000
         The subsample the share is measured on where it moves the engine
-        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`); 0: never measured.
+        (:func:`~hsskern.solvers.engines.cached_smo.probe_sv_share`); 0: never measured.
     cache_overcommit : float, default 5
         The cached engine while the expected support vectors' whole rows (n n_SV entries of
         the engine's row bytes, ``SMOOptions.row_bytes``: 4 for float32 rows, 8 for float64)
@@ -116,7 +116,7 @@ class RouteOptions(OptionsBase):
         product over all n points for a handful of pair steps.
     warm_max_ws : int, default 1000
         The working sets' cap of the exact decomposition from a carried start (a refit's,
-        :func:`~hsskern.solvers.warm.near_options`): such a start moves a few hundred
+        :func:`~hsskern.solvers.paths.warm.near_options`): such a start moves a few hundred
         points, and a set of thousands pays its block's entries for nothing.
     warm_free_factor : float, default 2.0
         The working sets from a carried start hold at least this many times its free points
@@ -287,7 +287,7 @@ def plan_start(n, *, route, start="auto", exact="auto", approximation="hss", ker
     """How the first C of a fit on n points is reached, with the reason: "decomposition"
     (the exact decomposition from zero), "admm" (compression, factor and ADMM, then the
     exact step from the ADMM's point) or, with ``staged`` (one fit,
-    :class:`~hsskern.solvers.one_fit.OneFitBackend`), "staged" (the exact SVM grown from a
+    :class:`~hsskern.solvers.paths.one_fit.OneFitBackend`), "staged" (the exact SVM grown from a
     subsample's).
 
     Parameters
@@ -447,7 +447,7 @@ def threads_for_plan(n, route, load=None, cores=None):
 
 def shares_pair_blocks(d, kernel_name, block_bytes, cache_bytes, route):
     """Whether one-vs-one pairs on the cached SMO, on d features, share their classes'
-    kernel blocks (:class:`~hsskern.solvers.pairwise.ClassBlocks`): a Gaussian kernel (the
+    kernel blocks (:class:`~hsskern.solvers.paths.pairwise.ClassBlocks`): a Gaussian kernel (the
     blocks are BLAS products of the expanded distances), from
     ``route.pair_blocks_min_features`` features, the blocks' ``block_bytes`` within the
     engine's cache (``cache_bytes``, what the budget leaves it)."""

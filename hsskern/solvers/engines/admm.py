@@ -31,7 +31,7 @@ never a recompression). See ``default_beta`` for the beta schedule.
 :class:`DualADMM` holds one problem and its state, each step of an iteration a method;
 :class:`DualADMMOptions` its tunables; :func:`svm_dual_admm` is the one-call form.
 :class:`SplitADMM` is the loop it shares with the SVR's ADMM
-(:class:`~hsskern.solvers.svr_path.SVRDualADMM`), :class:`PenaltyBalancer` their beta.
+(:class:`~hsskern.solvers.paths.svr_path.SVRDualADMM`), :class:`PenaltyBalancer` their beta.
 """
 import time
 from dataclasses import dataclass, field, replace
@@ -39,10 +39,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..exceptions import NotPositiveDefiniteError
-from ..options import OptionsBase, check_number, options_with
-from ..utils.validation import check_positive
-from ..utils.validation import check_weights
+from ...exceptions import NotPositiveDefiniteError
+from ...options import OptionsBase, check_number, options_with
+from ...utils.validation import check_positive
+from ...utils.validation import check_weights
 
 __all__ = ["ADMMResult", "PenaltyBalancer", "PenaltyOptions", "DualADMM", "DualADMMOptions",
            "SplitADMM", "default_beta", "svm_dual_admm", "svm_dual_admm_path",
@@ -256,7 +256,7 @@ def _check_labels(y):
 class PenaltyBalancer:
     """The penalty beta of a dual ADMM on a factor of K + beta I: residual balancing by
     refactorizations and the guard against divergence, shared by both dual ADMMs
-    (:func:`svm_dual_admm`, :func:`~hsskern.solvers.svr_path.svr_dual_admm`).
+    (:func:`svm_dual_admm`, :func:`~hsskern.solvers.paths.svr_path.svr_dual_admm`).
 
     It holds the factor in force (the caller keeps no reference of its own: after a
     refactorization the old factor is freed, two alive at most), beta, w = (K + beta I)^-1 e
@@ -410,7 +410,7 @@ def check_iteration_options(options):
 
 class SplitADMM:
     """The loop both dual ADMMs share (:class:`DualADMM` for the SVM,
-    :class:`~hsskern.solvers.svr_path.SVRDualADMM` for the SVR): x carries the quadratic
+    :class:`~hsskern.solvers.paths.svr_path.SVRDualADMM` for the SVR): x carries the quadratic
     and the equality, z the box (and the SVR's l1 term), mu the multiplier of x = z.
 
     A subclass gives the steps that differ: ``_start_point`` (z and mu from a warm start),

@@ -2,7 +2,7 @@
 
 The hinge loss is not differentiable, so the semismooth Newton method does not apply; LIBLINEAR's
 dual coordinate descent (``LinearSVC(loss="hinge", dual=True)``) is the standard solver for it
-(LLSVM's choice). The intercept convention matches :mod:`hsskern.solvers.ssn`: a constant feature
+(LLSVM's choice). The intercept convention matches :mod:`hsskern.solvers.engines.ssn`: a constant feature
 s = ``intercept_scaling``, so b is penalised by (b / s)^2 / 2.
 """
 import time
@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from ..utils._threads import LIBLINEAR_LOCK
+from ...utils._threads import LIBLINEAR_LOCK
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ The path runs over nu as the HSS path runs over C: one preparation, then every n
 ascending grid, each started from the last nu's solution (:func:`nu_regrow`, always feasible),
 the first from LIBSVM's start (:func:`nu_start`) or, for the one-class SVM with many support
 vectors, from a one-class ADMM on the HSS factor. The engine is the cached SMO
-(:func:`~hsskern.solvers.cached_smo.solve_dual`) in its Solver_NU mode.
+(:func:`~hsskern.solvers.engines.cached_smo.solve_dual`) in its Solver_NU mode.
 
-nu-SVC (one pair of classes; one-vs-one is :class:`~hsskern.solvers.pairwise.PairwiseBackend`
+nu-SVC (one pair of classes; one-vs-one is :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`
 around it): min 1/2 a^T Q a over 0 <= a_i <= w_i with y^T a = 0 and e^T a = nu sum(w);
 Solver_NU returns the two offsets rho and r, the model is y a / r with intercept -rho / r.
 nu-SVR: the 2 l variables of epsilon-SVR (a point's + and - copies) with linear term (-y, +y),
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cached_smo import solve_dual
+from ..engines.cached_smo import solve_dual
 from .one_class_admm import prepare_one_class_admm
 from .pairwise import class_pairs
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_labels
@@ -134,7 +134,7 @@ class NuProblem(PreparedProblem):
 @dataclass(frozen=True, eq=False)
 class _NuPath:
     """What the nu backends share: the kernel, the engine's options
-    (:class:`~hsskern.solvers.cached_smo.SMOOptions`, cache already within the budget) and
+    (:class:`~hsskern.solvers.engines.cached_smo.SMOOptions`, cache already within the budget) and
     a ``log(level, line)`` or None."""
 
     kernel: object
@@ -251,7 +251,7 @@ class OneClassBackend(_NuPath):
     """The one-class SVM along nu: ``dual_coef`` a, intercept -rho.
 
     ``admm``: None (LIBSVM's start), or the keywords of
-    :func:`~hsskern.solvers.one_class_admm.prepare_one_class_admm` (the HSS factor and the
+    :func:`~hsskern.solvers.paths.one_class_admm.prepare_one_class_admm` (the HSS factor and the
     ADMM, made by ``prepare``), whose feasible point starts the first nu (every nu with
     ``admm_every_nu``). Weighted problems take LIBSVM's start.
     """

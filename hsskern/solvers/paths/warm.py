@@ -21,8 +21,8 @@ they were found at, into a feasible start with exact decision values:
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import kernel_operator
-from ..utils._rowhash import SEEDS, dense_row_hashes, entry_hashes, float_bits, mix
+from ...kernels import kernel_operator
+from ...utils._rowhash import SEEDS, dense_row_hashes, entry_hashes, float_bits, mix
 from .plan import RouteOptions
 
 __all__ = ["row_keys", "match_keys", "carry_start", "balance_coef", "near_options"]

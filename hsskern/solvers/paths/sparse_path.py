@@ -24,12 +24,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from ..sparse.cholesky import DEFAULT_BETA, sparse_cholesky
-from ..sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cross_gram_apply,
+from ...sparse.cholesky import DEFAULT_BETA, sparse_cholesky
+from ...sparse.gram import (assemble_compact_gram, check_gram_budget, compact_cross_gram_apply,
                            estimate_gram)
-from ..sparse.svm import factor_features, linear_svm_on_factor
-from ..utils._scaling import distance_scale
-from ..utils.validation import check_weights
+from ...sparse.svm import factor_features, linear_svm_on_factor
+from ...utils._scaling import distance_scale
+from ...utils.validation import check_weights
 from .path import PathSolution, PreparedProblem, check_Cs, check_labels
 
 __all__ = ["SparseCholeskyProblem", "SparseCholeskyBackend", "CompactKernelExpansion",
@@ -145,7 +145,7 @@ def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto
     Y : ndarray of shape (n, r)
         Label columns in {-1, +1}.
     Cs : sequence of float
-        Solved in increasing order (:func:`~hsskern.solvers.path.check_Cs`), each from
+        Solved in increasing order (:func:`~hsskern.solvers.paths.path.check_Cs`), each from
         scratch (LIBLINEAR has no warm start here); the factor is shared.
     loss, dual, tol, max_iter, intercept_scaling, random_state
         See :func:`~hsskern.sparse.svm.linear_svm_on_factor`.

@@ -70,8 +70,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import NotPositiveDefiniteError
-from ..options import OptionsBase, check_number, options_with
+from ...exceptions import NotPositiveDefiniteError
+from ...options import OptionsBase, check_number, options_with
 
 
 

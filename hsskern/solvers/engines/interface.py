@@ -11,22 +11,22 @@ which serves C-SVC (p = -e), epsilon-SVR (2n variables on n points, ``index``), 
 SVM. Two engines solve it:
 
 - :class:`BlockEngine`, the block decomposition
-  (:class:`~hsskern.solvers.decomposition.Decomposition`): decision values of every point
+  (:class:`~hsskern.solvers.engines.decomposition.Decomposition`): decision values of every point
   kept current by n x |changed| products, working sets of thousands solved on their dense
   kernel block. It keeps its block buffer across the solves of a path.
 - :class:`CachedEngine`, LIBSVM's SMO with kernel rows on demand, a row cache and shrinking
-  (:func:`~hsskern.solvers.cached_smo.solve_dual`). It keeps its engine and cached rows
+  (:func:`~hsskern.solvers.engines.cached_smo.solve_dual`). It keeps its engine and cached rows
   across the solves of one problem (a path's C values).
 
 A path's C loop then reads: the start is the last C's solution scaled
-(:func:`~hsskern.solvers.decomposition.continuation_start`) or the ADMM's point;
+(:func:`~hsskern.solvers.engines.decomposition.continuation_start`) or the ADMM's point;
 ``engine.solve(problem, C, start)``.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..options import DecompositionOptions, SMOOptions
+from ...options import DecompositionOptions, SMOOptions
 from .cached_smo import solve_cached, solve_dual
 from .decomposition import Decomposition
 
@@ -101,8 +101,8 @@ class BlockEngine:
         """The dual at C to the KKT gap ``tol`` from ``start`` (a :class:`DualStart`);
         ``max_time`` and ``callback`` as :meth:`Decomposition.solve`; ``options`` and
         ``log`` this solve's (None: the engine's; a start near its answer takes smaller
-        working sets, :data:`~hsskern.solvers.warm.WARM_OPTIONS`). Returns a
-        :class:`~hsskern.solvers.decomposition.ExactResult`."""
+        working sets, :data:`~hsskern.solvers.paths.warm.WARM_OPTIONS`). Returns a
+        :class:`~hsskern.solvers.engines.decomposition.ExactResult`."""
         if problem.nu:
             raise ValueError("the block decomposition solves the C form; nu=True needs the "
                              "cached engine")
@@ -117,7 +117,7 @@ class BlockEngine:
 
 class CachedEngine:
     """The row-cached SMO as an exact engine (dense points, the kernels it computes rows
-    of: :data:`~hsskern.solvers.cached_smo.KERNELS`).
+    of: :data:`~hsskern.solvers.engines.cached_smo.KERNELS`).
 
     Parameters
     ----------
@@ -133,8 +133,8 @@ class CachedEngine:
         """The dual at C to the gap ``tol`` (None: the options') from ``start``.
 
         C-SVC (no ``p``, ``index`` or ``nu``) returns a
-        :class:`~hsskern.solvers.decomposition.ExactResult`, as the block engine does;
-        any other dual the engine's :class:`~hsskern.solvers.cached_smo.SMOResult` (with
+        :class:`~hsskern.solvers.engines.decomposition.ExactResult`, as the block engine does;
+        any other dual the engine's :class:`~hsskern.solvers.engines.cached_smo.SMOResult` (with
         ``rho``, and ``r`` in nu mode), from ``start.alpha`` (feasible) and ``start.G``."""
         start = DualStart() if start is None else start
         options = self.options if tol is None else self.options.replace(tol=float(tol))

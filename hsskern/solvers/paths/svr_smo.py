@@ -16,9 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..utils._memory import check_memory, resolve_budget
-from .cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
-from ..utils.validation import check_weights
+from ...utils._memory import check_memory, resolve_budget
+from ..engines.cached_smo import SMOOptions, bounded_options, engine_memory, solve_dual
+from ...utils.validation import check_weights
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs
 
 __all__ = ["CachedSVRBackend", "CachedSVRProblem"]
@@ -39,12 +39,12 @@ class CachedSVRProblem(PreparedProblem):
 
 @dataclass(frozen=True)
 class CachedSVRBackend:
-    """The path protocol for epsilon-SVR on :func:`~hsskern.solvers.cached_smo.solve_dual`.
+    """The path protocol for epsilon-SVR on :func:`~hsskern.solvers.engines.cached_smo.solve_dual`.
 
     ``prepare`` checks the memory (the points, the engine's vectors, its row cache within
     ``memory_budget``), ``path`` solves every C of an ascending grid for the one target
     column of ``Y`` with per-point ``weights`` (the bound of point i is C w_i), ``model`` a
-    :class:`~hsskern.solvers.path.KernelExpansion`.
+    :class:`~hsskern.solvers.paths.path.KernelExpansion`.
     """
 
     kernel: object

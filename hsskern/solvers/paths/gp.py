@@ -34,7 +34,7 @@ ranks that capture K where the noise is small, never exceeds the exact likelihoo
 it when F F^T = K. The amplitude keeps its closed form (the trace term is s^2-free).
 
 Below ``GPOptions.dense_max_n`` points (``approximation="auto"``) or with "exact" the search runs on
-the dense kernel instead (:mod:`hsskern.solvers.gp_dense`): the same profile likelihood, exact,
+the dense kernel instead (:mod:`hsskern.solvers.engines.gp_dense`): the same profile likelihood, exact,
 with its analytic gradient from one Cholesky factor and its inverse, maximised jointly over
 (log h, log beta) by L-BFGS-B, where a compression per width and a factorization per noise
 evaluation cost more than the n^3 of a dense factor.
@@ -48,12 +48,12 @@ from types import MappingProxyType
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ..exceptions import NotPositiveDefiniteError
-from ..kernels import kernel_operator, make_kernel
-from ..lowrank import rp_cholesky
-from ..options import GPOptions
-from ..utils._memory import check_memory, resolve_budget
-from .gp_dense import DenseLikelihood, dense_memory, dense_search
+from ...exceptions import NotPositiveDefiniteError
+from ...kernels import kernel_operator, make_kernel
+from ...lowrank import rp_cholesky
+from ...options import GPOptions
+from ...utils._memory import check_memory, resolve_budget
+from ..engines.gp_dense import DenseLikelihood, dense_memory, dense_search
 from .hss_path import HSSBackend, prepare_hss
 from .ridge_path import NystromProblem, prepare_nystrom
 
@@ -84,7 +84,7 @@ def check_gp_memory(n, d, k, approximation, *, hss_options=None, n_components=No
                     memory_budget=None):
     """MemoryBudgetError, with the estimate, when a GP fit on n points of d features (k
     targets) cannot fit ``memory_budget``: the dense route's n x n arrays
-    (:func:`~hsskern.solvers.gp_dense.dense_memory`), the Nystrom factor (twice: the best
+    (:func:`~hsskern.solvers.engines.gp_dense.dense_memory`), the Nystrom factor (twice: the best
     width's is kept beside the next) or the HSS fit at its smallest ranks (twice, likewise).
     Called before any work."""
     if approximation == "exact":
@@ -234,7 +234,7 @@ def noise_search(problem, Y, bounds, *, amplitude=None, xatol=1e-2, warn=True, l
     Parameters
     ----------
     problem : HSSProblem or NystromProblem
-        From :func:`~hsskern.solvers.hss_path.prepare_hss` or :func:`prepare_gp_problem` (its
+        From :func:`~hsskern.solvers.paths.hss_path.prepare_hss` or :func:`prepare_gp_problem` (its
         factor is reused when its shift is one of the evaluated values).
     Y : ndarray of shape (n, k)
     bounds : (float, float)
@@ -321,9 +321,9 @@ def inducing_pivots(X, kernel, h, rank, *, random_state=None, memory_budget=None
 def prepare_gp_problem(X, kernel, h, *, beta, approximation="hss", hss_options=None,
                        pivots=None, memory_budget=None):
     """The prepared problem of one width: an HSS compression (or the dense kernel) with its
-    factor at ``beta`` (:func:`~hsskern.solvers.hss_path.prepare_hss`), or for
+    factor at ``beta`` (:func:`~hsskern.solvers.paths.hss_path.prepare_hss`), or for
     ``approximation="nystrom"`` the Nystrom approximation on the inducing ``pivots`` with its
-    map to new points (:func:`~hsskern.solvers.ridge_path.prepare_nystrom`)."""
+    map to new points (:func:`~hsskern.solvers.paths.ridge_path.prepare_nystrom`)."""
     kern = make_kernel(kernel, h=h)
     if approximation == "nystrom":
         return prepare_nystrom(X, kern, rank=len(pivots), beta=beta, pivots=pivots,
@@ -425,7 +425,7 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
     approximation : {"auto", "hss", "exact", "nystrom"}
         "nystrom": Titsias' bound on the Nystrom approximation at ``n_components`` inducing
         points (the module docstring). "exact": the dense route
-        (:mod:`~hsskern.solvers.gp_dense`: the exact likelihood and its gradient, L-BFGS-B in
+        (:mod:`~hsskern.solvers.engines.gp_dense`: the exact likelihood and its gradient, L-BFGS-B in
         (log h, log beta) from (``h0``, ``noise0``) and the restarts). "auto":
         :func:`resolve_approximation`.
     hss_options : HSSOptions or None

@@ -6,24 +6,24 @@ With beta = alpha - alpha* the epsilon-SVR dual is
 
 The ADMM (:func:`svr_dual_admm`) splits it as x = z, x carrying the quadratic and the
 equality, z the l1 term and the box. Its x-step is the classifier's
-(:mod:`hsskern.solvers.admm`): with w = (K + rho I)^{-1} 1 and u = (K + rho I)^{-1} q,
+(:mod:`hsskern.solvers.engines.admm`): with w = (K + rho I)^{-1} 1 and u = (K + rho I)^{-1} q,
 
     x = u - (w^T q / 1^T w) w,      q = y + mu + rho z,
 
-one solve with the factor of :func:`~hsskern.solvers.hss_path.prepare_hss` per iteration;
+one solve with the factor of :func:`~hsskern.solvers.paths.hss_path.prepare_hss` per iteration;
 its z-step is the prox of eps |.| plus the box, separable and closed-form: soft-threshold
 at eps / rho, then clip to [-C, C] (the minimiser of a convex function of one variable on an
 interval is the clip of its free minimiser).
 
 The exact step is LIBSVM's 2n-variable form: variables (alpha, alpha*) with labels (+1, -1),
 linear term p = (eps - y, eps + y), Q_st = y_s y_t k(x_{s mod n}, x_{t mod n}). It is the
-classifier's decomposition (:func:`~hsskern.solvers.exact.solve_block`) with that ``p`` and
+classifier's decomposition (:func:`~hsskern.solvers.engines.exact.solve_block`) with that ``p`` and
 ``index = t mod n``: the same SMO and Newton step, the decision values kept on the n points.
 
 Along an ascending C path an exact solution a at C stays exact for any multiple s a with
 0 <= s <= C'/C: it is feasible at C' (box C' >= s C, and 1^T b = 0 scales) and its decision
 values are s f, no kernel product. The next C starts from the best point of that ray
-(:func:`~hsskern.solvers.exact.continuation_start`; the classifier keeps s = C'/C).
+(:func:`~hsskern.solvers.engines.exact.continuation_start`; the classifier keeps s = C'/C).
 """
 import time
 import warnings
@@ -34,13 +34,13 @@ from types import MappingProxyType
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..options import HSSSVROptions, PathSettings, options_with
-from ..utils.validation import check_positive
-from .admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
-from .engines import BlockEngine, DualProblem, DualStart
+from ...options import HSSSVROptions, PathSettings, options_with
+from ...utils.validation import check_positive
+from ..engines.admm import PenaltyOptions, SplitADMM, check_iteration_options, kkt_sets
+from ..engines.interface import BlockEngine, DualProblem, DualStart
 from .hss_path import HSSBackend, decomposition_chunk, exact_limit, threads_for
 from .path import KernelExpansion, PathSolution, check_Cs
-from .exact import ExactResult, continuation_start
+from ..engines.exact import ExactResult, continuation_start
 from .warm import near_options
 
 __all__ = ["SVRADMMResult", "SVRADMMOptions", "SVRDualADMM", "SVRBackend", "hss_svr_path",
@@ -207,7 +207,7 @@ class SVRADMMOptions(PenaltyOptions):
         Iterations between gap checks (each one product with the unshifted kernel).
     relaxation : float in (0, 2), default 1.6
     balance_ratio, balance_factor, max_refactor
-        See :class:`~hsskern.solvers.admm.PenaltyOptions` (defaults 10, 10, 2).
+        See :class:`~hsskern.solvers.engines.admm.PenaltyOptions` (defaults 10, 10, 2).
     """
 
     max_iter: int = 100
@@ -224,7 +224,7 @@ class SVRDualADMM(SplitADMM):
     splitting); :func:`svr_dual_admm` is its one-call form.
 
     The loop, the dual update and the penalty balancing are
-    :class:`~hsskern.solvers.admm.SplitADMM`'s; the steps here: ``_x_update`` (one solve),
+    :class:`~hsskern.solvers.engines.admm.SplitADMM`'s; the steps here: ``_x_update`` (one solve),
     ``_project`` (soft-threshold at epsilon / rho, then the box), ``_residuals``,
     ``_kkt_gap`` (at the balanced iterate) and ``_result``.
 
@@ -325,10 +325,10 @@ def svr_dual_admm(factor, K_apply, y, C, epsilon, *, options=None, refactor=None
         ``balance_factor`` and ``max_refactor``.
     refactor : callable or None
         ``refactor(rho)`` -> factor: residual balancing as in
-        :func:`~hsskern.solvers.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
+        :func:`~hsskern.solvers.engines.admm.svm_dual_admm` (rho moved by ``balance_factor`` when the
         residuals differ by more than ``balance_ratio``, at most ``max_refactor`` times, never
         below ``beta_floor``, which rises when a refactorization is indefinite or the
-        iterates diverge; :class:`~hsskern.solvers.admm.PenaltyBalancer`).
+        iterates diverge; :class:`~hsskern.solvers.engines.admm.PenaltyBalancer`).
     warm_start : mapping or None
         ``state`` of a previous result (its z is clipped into the new box).
 
@@ -372,9 +372,9 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
     Parameters
     ----------
     problem : HSSProblem
-        From :func:`~hsskern.solvers.hss_path.prepare_hss` (the classifier's preparation:
+        From :func:`~hsskern.solvers.paths.hss_path.prepare_hss` (the classifier's preparation:
         the same compression and factor serve regression), or from
-        :func:`~hsskern.solvers.hss_path.prepare_decomposition`: then the first C is solved
+        :func:`~hsskern.solvers.paths.hss_path.prepare_decomposition`: then the first C is solved
         by the decomposition from zero (no ADMM; ``solve_exact`` must be true).
     y : ndarray of shape (n,) or (n, 1)
         Finite targets.
@@ -389,7 +389,7 @@ def hss_svr_path(problem, y, Cs, epsilon=0.1, *, options=None, settings=None, wa
         (LIBSVM's 2n-variable form), "auto" skipping it when its first product, n x (number
         of support vectors), exceeds ``settings.exact_limit``; ``max_chunk`` and
         ``decomposition`` (working sets of ``decomposition.max_ws``, 8,000 by default here),
-        the block decomposition's (:func:`~hsskern.solvers.exact.solve_block`).
+        the block decomposition's (:func:`~hsskern.solvers.engines.exact.solve_block`).
     settings : PathSettings or None
         ``tol``: the decomposition's stopping gap (LIBSVM's); ``admm_tol``: the ADMM's KKT
         gap on the approximation; ``n_decades``: reach the first C from C / 10^n_decades,
@@ -531,12 +531,12 @@ def _warn_unsolved(solutions, tol, max_iter):
 class SVRBackend:
     """The path protocol for epsilon-SVR on the HSS (or dense) factor.
 
-    ``prepare`` is the classifier's (:class:`~hsskern.solvers.hss_path.HSSBackend` with these
-    options: memory checked first, then :func:`~hsskern.solvers.hss_path.prepare_hss`, or
-    :func:`~hsskern.solvers.hss_path.prepare_decomposition` for the start from zero; the
+    ``prepare`` is the classifier's (:class:`~hsskern.solvers.paths.hss_path.HSSBackend` with these
+    options: memory checked first, then :func:`~hsskern.solvers.paths.hss_path.prepare_hss`, or
+    :func:`~hsskern.solvers.paths.hss_path.prepare_decomposition` for the start from zero; the
     default ``start="admm"`` is what the tests of the ADMM route build on), ``path`` is
     :func:`hss_svr_path` with these options (``Y`` one target column), ``model`` a
-    :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors. ``options``
+    :class:`~hsskern.solvers.paths.path.KernelExpansion` over the support vectors. ``options``
     (an :class:`~hsskern.HSSSVROptions`) is handed down whole, ``settings``
     (:class:`~hsskern.options.PathSettings`) holds what the estimator resolved.
     """
@@ -572,7 +572,7 @@ class SVRBackend:
     def warm_backend(self, entries=None):
         """This backend for a path from a given start (``path``'s ``dual_start``), or None
         where it would not solve the first C exactly (as
-        :meth:`~hsskern.solvers.hss_path.HSSBackend.warm_backend`: the problem is then
+        :meth:`~hsskern.solvers.paths.hss_path.HSSBackend.warm_backend`: the problem is then
         prepared for the exact decomposition alone)."""
         solve_exact = self.options.solve_exact
         if not solve_exact or (solve_exact == "auto" and entries is not None

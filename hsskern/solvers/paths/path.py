@@ -212,7 +212,7 @@ class KernelExpansion:
 
     def decision(self, X):
         """Decision values, shape (n_solutions, m, r); X validated by the caller."""
-        from ..kernels import kernel_operator
+        from ...kernels import kernel_operator
         if self.support_vectors.shape[0]:
             out = kernel_operator(self.support_vectors, self.kernel).cross(X) @ self.dual_coef.T
         else:

@@ -1,19 +1,19 @@
 """One fit of the SVM classifier: the HSS backend's start, or, past the reach of its exact
 step, the exact SVM grown in stages from a subsample's.
 
-:class:`~hsskern.solvers.hss_path.HSSBackend`'s "auto" start solves one fit by the exact
+:class:`~hsskern.solvers.paths.hss_path.HSSBackend`'s "auto" start solves one fit by the exact
 decomposition from zero while n x n_SV (the support vectors a subsample measures at its C)
 stays within ``exact_limit`` (``RouteOptions.exact_limit``). Past it the ADMM route skips
 the exact step, and the ADMM's approximate solution stands in for SVC's. There the
 decomposition from zero is slow too: on all points at once its working sets hold the worst
 violators of a point far from the answer, and its rounds move a hundred points each. A subsample's exact solution, padded with zeros,
 starts the decomposition on twice as many points, and so on to all of them
-(:class:`~hsskern.solvers.exact_path.ExactBackend` with no validation points and no time
+(:class:`~hsskern.solvers.paths.exact_path.ExactBackend` with no validation points and no time
 budget): every stage starts near its answer, and the last is the exact SVM of all points.
 Short of that bound the same holds once n x n_SV is large (``stage_min``): many support
 vectors, a from-zero start far from them. Both bounds are the route's
-(:class:`~hsskern.solvers.plan.RouteOptions` ``stage_limit`` and ``stage_min``, read from
-``hss.route``), the rule :func:`~hsskern.solvers.plan.plan_start`'s.
+(:class:`~hsskern.solvers.paths.plan.RouteOptions` ``stage_limit`` and ``stage_min``, read from
+``hss.route``), the rule :func:`~hsskern.solvers.paths.plan.plan_start`'s.
 """
 from dataclasses import dataclass, replace
 
@@ -47,7 +47,7 @@ class OneFitBackend:
 
     def resolve_start(self, n, d, sv_share):
         """``hss``'s start on n points of d features at the measured share ``sv_share``, or
-        "staged" (:func:`~hsskern.solvers.plan.plan_start` with ``staged``): where that
+        "staged" (:func:`~hsskern.solvers.paths.plan.plan_start` with ``staged``): where that
         start is the ADMM route although "auto" and the exact step asked for (with
         ``solve_exact=True`` always, with "auto" while n x n_SV, n^2 ``sv_share``, is within
         ``route.stage_limit``), and where it is the decomposition from zero of a distance

@@ -17,7 +17,7 @@ Small pairs cost less to solve than to set up: on 10 classes of 1,800 points eac
 SMO takes about 0.5 ms, its preparation, plan, path and pool task about 3 ms more. Where the
 wrapped backend's own preparation of the largest and the smallest pair says it would solve
 them by the cached SMO alone (from zero, no probe, no stored K: :class:`CachedPairs`), every
-pair is solved by that engine directly (:func:`~hsskern.solvers.cached_smo.solve_classifier`,
+pair is solved by that engine directly (:func:`~hsskern.solvers.engines.cached_smo.solve_classifier`,
 with the options the wrapped path would give it), one pool task per worker taking the pairs
 one at a time: the same calls on the same inputs, so the same solutions bit for bit.
 
@@ -36,8 +36,8 @@ from types import MappingProxyType
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._threads import thread_map, usable_cores
-from .cached_smo import bounded_options, solve_classifier
+from ...utils._threads import thread_map, usable_cores
+from ..engines.cached_smo import bounded_options, solve_classifier
 from .hss_path import exact_info, warn_unsolved
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from .plan import RouteOptions, shares_pair_blocks
@@ -258,7 +258,7 @@ def _merge_info(infos):
 @dataclass(frozen=True)
 class CachedPairs:
     """How every pair of a problem goes to the cached SMO engine directly: what the wrapped
-    backend's path would pass it (:func:`~hsskern.solvers.hss_path.hss_svm_path` on a
+    backend's path would pass it (:func:`~hsskern.solvers.paths.hss_path.hss_svm_path` on a
     problem whose plan is the cached engine), read once for all pairs.
 
     Attributes
@@ -266,7 +266,7 @@ class CachedPairs:
     kernel : Kernel
     options : SMOOptions
         The wrapped backend's, bounded per pair by ``budget``
-        (:func:`~hsskern.solvers.cached_smo.bounded_options`).
+        (:func:`~hsskern.solvers.engines.cached_smo.bounded_options`).
     tol : float
         The SMO's stopping gap (the wrapped backend's ``exact_tol``).
     budget : float or None
@@ -274,7 +274,7 @@ class CachedPairs:
     one_thread : bool
         Its plan ran the engine on one thread.
     warn : tuple
-        ``(tol, max_iter)`` of its :func:`~hsskern.solvers.hss_path.warn_unsolved`.
+        ``(tol, max_iter)`` of its :func:`~hsskern.solvers.paths.hss_path.warn_unsolved`.
     stats : mapping
         The largest pair's preparation statistics (each pair's, with its own ``n``).
     timings : mapping
@@ -284,7 +284,7 @@ class CachedPairs:
     classes : ndarray of int or None
         Each point's class (the label column of its +1), with ``share_blocks``.
     share_blocks : bool
-        The plan's :func:`~hsskern.solvers.plan.shares_pair_blocks`: the pairs' kernel
+        The plan's :func:`~hsskern.solvers.paths.plan.shares_pair_blocks`: the pairs' kernel
         matrices are assembled from class blocks, each class's own block computed once for
         its k - 1 pairs (:class:`ClassBlocks`), and cached whole in the engine.
     """
@@ -534,7 +534,7 @@ class PairwiseBackend:
 
     def _cached_path(self, prepared, Cs, weights):
         """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
-        the call :func:`~hsskern.solvers.hss_path.hss_svm_path` makes on a cached-engine
+        the call :func:`~hsskern.solvers.paths.hss_path.hss_svm_path` makes on a cached-engine
         problem, one pool task per worker taking the pairs one at a time."""
         cfg, X, live = prepared.cached, prepared.points, prepared.live()
         C = float(check_Cs(Cs)[0])

@@ -908,7 +908,7 @@ cdef class Engine:
         """Every row of Q cached whole before the first run, from the caller's l x l matrix
         Q_st = y_s y_t k(x_s, x_t) in the variables' original order (C-contiguous, float32
         with single rows, float64 without): the engine then computes no row (a kernel
-        matrix whose blocks several problems share, :mod:`hsskern.solvers.pairwise`). The
+        matrix whose blocks several problems share, :mod:`hsskern.solvers.paths.pairwise`). The
         rows take l^2 of the cache's entries (a ValueError when it holds fewer)."""
         cdef Py_ssize_t t, l = self.l
         cdef float[:, ::1] q32

@@ -1,12 +1,12 @@
 """The single-fit engine: LIBSVM's SMO with kernel rows on demand, a row cache and shrinking.
 
-The block decomposition (:func:`~hsskern.solvers.exact.solve_block`) keeps the decision
+The block decomposition (:func:`~hsskern.solvers.engines.exact.solve_block`) keeps the decision
 values of all n points current by n x |changed| products and solves working sets of
 thousands of points; it is built for large n and a C path. At small and mid n LIBSVM's way
 is faster: two variables a step, the two kernel rows from a cache, the rows over the active
 variables only (shrinking). :func:`solve_dual` is that solver for any dual of LIBSVM's form
-(:mod:`hsskern.solvers._cached_smo`), :func:`solve_cached` its classifier case with
-:func:`~hsskern.solvers.exact.solve_block`'s signature and result, so a C path runs its
+(:mod:`hsskern.solvers.engines._cached_smo`), :func:`solve_cached` its classifier case with
+:func:`~hsskern.solvers.engines.exact.solve_block`'s signature and result, so a C path runs its
 continuation on either.
 
 Warm starts: a feasible alpha's gradient G = Q alpha + p and G_bar (the bounded variables'
@@ -18,15 +18,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..kernels import gaussian_expansion, kernel_operator
-from ..options import SMOOptions
-from ..utils._cpu import load
-from ..utils._threads import one_blas_thread
-from ..utils.validation import check_weights
+from ...kernels import gaussian_expansion, kernel_operator
+from ...options import SMOOptions
+from ...utils._cpu import load
+from ...utils._threads import one_blas_thread
+from ...utils.validation import check_weights
 from .exact import ExactResult, feasible_start
 
 # the widest build of the exp-bound module this CPU runs (setup.py, utils/_cpu.py)
-_cached_smo = load("hsskern.solvers._cached_smo")
+_cached_smo = load("hsskern.solvers.engines._cached_smo")
 Engine, max_threads = _cached_smo.Engine, _cached_smo.max_threads
 
 #: the kernels whose rows the engine computes (a callable or precomputed kernel's come from
@@ -306,11 +306,11 @@ def _resolve(session, upper, alpha, G, options, t0):
 def solve_cached(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                   options=SMOOptions(), session=None):
     """The classifier's dual by :func:`solve_dual`, as a
-    :class:`~hsskern.solvers.exact.ExactResult` (what :func:`solve_block` returns), so a C
-    path's continuation (:func:`~hsskern.solvers.exact.continuation_start`) runs on it.
+    :class:`~hsskern.solvers.engines.exact.ExactResult` (what :func:`solve_block` returns), so a C
+    path's continuation (:func:`~hsskern.solvers.engines.exact.continuation_start`) runs on it.
 
     ``K`` is the kernel operator on dense points; ``alpha`` a start made feasible by
-    :func:`~hsskern.solvers.exact.feasible_start`, ``f`` its K (y o alpha) when known;
+    :func:`~hsskern.solvers.engines.exact.feasible_start`, ``f`` its K (y o alpha) when known;
     ``tol`` replaces the options' tolerance; ``session``: see :func:`solve_dual` (the same
     K, y and weights across its calls).
     """
@@ -321,7 +321,7 @@ def solve_cached(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
 def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                      options=SMOOptions(), session=None, kernel_matrix=None):
     """:func:`solve_cached` on the dense points ``X`` and their ``kernel`` (no operator
-    built: one-vs-one pairs solved together, :mod:`hsskern.solvers.pairwise`);
+    built: one-vs-one pairs solved together, :mod:`hsskern.solvers.paths.pairwise`);
     ``kernel_matrix``: :func:`solve_dual`'s."""
     t0 = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
@@ -378,7 +378,7 @@ def probe_sv_share(X, kernel, y, options, C=1.0, tol=1e-3, points=2000):
     drawn with a fixed seed (the same share each call), at
     least one point's; None when X has no more points than that or the subsample one class.
     A subsample's share is at least the whole set's, as a rule: fewer points, more of them
-    on the margin (:func:`~hsskern.solvers.plan.expected_share` corrects it for n)."""
+    on the margin (:func:`~hsskern.solvers.paths.plan.expected_share` corrects it for n)."""
     n, m = X.shape[0], int(points)
     if m < 2 or n <= m:
         return None

@@ -1,7 +1,7 @@
 """The exact SVM at any n, anytime: a subsample's exact solution, grown in stages to all
 points, under a time budget.
 
-At large n the exact decomposition (:func:`~hsskern.solvers.exact.solve_block`) costs one
+At large n the exact decomposition (:func:`~hsskern.solvers.engines.exact.solve_block`) costs one
 n x |changed| kernel product per round, and an HSS compression of all n points (the HSS
 path's start) is what the machine cannot afford. A random subsample of m points is cheap to
 solve exactly (the HSS path with its exact solve). Its solution padded with zeros is a
@@ -21,7 +21,7 @@ points, whatever the validation says (that is what was asked for; choosing C is
 cross-validation's job).
 
 Along a C path the last point of the previous C, scaled by C'/C
-(:func:`~hsskern.solvers.exact.continuation_start`), starts the next at the stage where it
+(:func:`~hsskern.solvers.engines.exact.continuation_start`), starts the next at the stage where it
 stopped (feasible, its decision values scaled: no kernel product), as in the HSS path.
 """
 import time
@@ -30,16 +30,16 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..exceptions import TimeBudgetError
-from ..kernels.sparse_rows import rows_nbytes, rows_operator
-from ..options import ExactSVCOptions, PathSettings
-from ..utils._memory import check_memory
-from .admm import kkt_violation
+from ...exceptions import TimeBudgetError
+from ...kernels.sparse_rows import rows_nbytes, rows_operator
+from ...options import ExactSVCOptions, PathSettings
+from ...utils._memory import check_memory
+from ..engines.admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
-from ..utils.validation import check_weights
+from ...utils.validation import check_weights
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
-from .engines import BlockEngine, DualProblem, DualStart
-from .exact import LocalProducts, ExactResult, continuation_start
+from ..engines.interface import BlockEngine, DualProblem, DualStart
+from ..engines.exact import LocalProducts, ExactResult, continuation_start
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
@@ -294,12 +294,12 @@ class ExactBackend:
 
     ``prepare`` splits the points (validation, training, subsample) and sizes the stages
     (``growth`` times the last, up to all training points); ``path`` solves the subsample's
-    whole C path with :class:`~hsskern.solvers.hss_path.HSSBackend` (exact, with its
+    whole C path with :class:`~hsskern.solvers.paths.hss_path.HSSBackend` (exact, with its
     exact solve), then each (C, class) by the decomposition through the stages within its
-    share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.path.KernelExpansion`.
+    share of ``max_time``; ``model`` is a :class:`~hsskern.solvers.paths.path.KernelExpansion`.
 
     ``settings.products`` is a factory ``products(points, kernel)`` of the engine that computes the
-    decomposition's kernel products (None: :class:`~hsskern.solvers.exact.LocalProducts`;
+    decomposition's kernel products (None: :class:`~hsskern.solvers.engines.exact.LocalProducts`;
     :mod:`hsskern.distributed` passes one running on Dask workers), called once per stage
     (and once more to measure an earlier stage's model on all points); an engine with a
     ``close()`` is closed when its stage ends.

@@ -35,10 +35,10 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 
-from ..options import NEWTON_SOLVERS
-from ..utils._memory import available_memory, check_memory
-from ..utils.validation import check_positive
-from ..utils.validation import check_weights
+from ...options import NEWTON_SOLVERS
+from ...utils._memory import available_memory, check_memory
+from ...utils.validation import check_positive
+from ...utils.validation import check_weights
 
 LINE_SEARCHES = ("armijo", "exact")
 

@@ -5,7 +5,7 @@ point ``Cs = [None]``. :func:`fpc_degree_search` is its cross-validation unit: e
 degree, and the refit on all rows, as masked columns of one ADMM on the full feature matrix.
 
 Repeated (x, y) rows are fitted once with their counts, which gives exactly the same ADMM
-iterates (see :func:`~hsskern.solvers.fpc_admm.fpc_admm`); "first n centers" means the first
+iterates (see :func:`~hsskern.solvers.engines.fpc_admm.fpc_admm`); "first n centers" means the first
 n distinct points.
 
 Weights: a point of weight w_i counts w_i times in the hinge loss, (1 / W) sum_i w_i
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..features.polynomial import check_feature_memory, fit_polynomial_features
-from .fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
-from ..utils.validation import check_weights
+from ...features.polynomial import check_feature_memory, fit_polynomial_features
+from ..engines.fpc_admm import fpc_admm, fpc_factor, gram_matrix, proximal_alpha
+from ...utils.validation import check_weights
 from .path import FeatureModel, PathSolution, PreparedProblem, check_labels
 
 __all__ = ["FPCProblem", "FPCBackend", "fpc_degree_search", "distinct_rows", "admm_scale",
@@ -70,13 +70,13 @@ def weighted_gram(A, counts):
 
 def admm_scale(value, n_rows):
     """beta (and the scaling's alpha): "auto" is 1 / (training rows), the unit parameter of
-    the summed hinge loss (see :mod:`hsskern.solvers.fpc_admm`)."""
+    the summed hinge loss (see :mod:`hsskern.solvers.engines.fpc_admm`)."""
     return 1.0 / n_rows if isinstance(value, str) else float(value)
 
 
 def proximal_weight(value, G, beta):
     """The ADMM's alpha: "auto" is relative to the spectrum of beta G
-    (:func:`~hsskern.solvers.fpc_admm.proximal_alpha`), so the u-step's damping does not
+    (:func:`~hsskern.solvers.engines.fpc_admm.proximal_alpha`), so the u-step's damping does not
     depend on the scale of the features."""
     return proximal_alpha(G, beta) if isinstance(value, str) else float(value)
 

@@ -2,7 +2,7 @@
 
 Kernel ridge regression solves (K + alpha I) c = y and predicts f(x) = sum_i c_i k(x_i, x)
 (scikit-learn's ``KernelRidge``: no intercept). The preparation is the classifier's
-(:func:`~hsskern.solvers.hss_path.prepare_hss`: kernel operator, HSS compression, one ULV
+(:func:`~hsskern.solvers.paths.hss_path.prepare_hss`: kernel operator, HSS compression, one ULV
 factor); a new alpha is a new shift, so each alpha of an ascending grid costs one
 refactorization (O(n r^2)), never a recompression, and then
 
@@ -59,15 +59,15 @@ import numpy as np
 from scipy.sparse.linalg import cg
 from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import NotPositiveDefiniteError
-from ..factors import LowRankShiftFactor
-from ..kernels import kernel_operator
-from ..lowrank import nystrom_on_pivots, rp_cholesky
-from ..options import HSSOptions, RidgeOptions
-from ..utils._memory import check_memory, format_bytes
+from ...exceptions import NotPositiveDefiniteError
+from ...factors import LowRankShiftFactor
+from ...kernels import kernel_operator
+from ...lowrank import nystrom_on_pivots, rp_cholesky
+from ...options import HSSOptions, RidgeOptions
+from ...utils._memory import check_memory, format_bytes
 from .hss_path import HSSBackend, prepare_hss
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_grid
-from .ridge_dense import dense_fits, dense_memory, dense_ridge
+from ..engines.ridge_dense import dense_fits, dense_memory, dense_ridge
 
 #: Mixed-precision CG (_mixed_cg) replaces its recursive residual by the double one each time
 #: it has fallen by this factor (a "reliable update"), before single precision's error, which
@@ -92,7 +92,7 @@ _CG_VECTORS = 8
 
 def check_alphas(alphas, name="alphas", allow_zero=False):
     """alphas as a sorted float array, or a clear error before any work is done
-    (:func:`~hsskern.solvers.path.check_grid`); ``allow_zero``: 0 is taken too (the exact
+    (:func:`~hsskern.solvers.paths.path.check_grid`); ``allow_zero``: 0 is taken too (the exact
     solver's dense route solves it, as ``KernelRidge``)."""
     if allow_zero and isinstance(alphas, (Real, np.number, list, tuple, np.ndarray)):
         vals = np.asarray([alphas] if np.ndim(alphas) == 0 else alphas, dtype=object)
@@ -315,7 +315,7 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
     Parameters
     ----------
     problem : HSSProblem or NystromProblem
-        From :func:`~hsskern.solvers.hss_path.prepare_hss` or :func:`prepare_nystrom`; its
+        From :func:`~hsskern.solvers.paths.hss_path.prepare_hss` or :func:`prepare_nystrom`; its
         factor is reused when its shift equals the first alpha.
     Y : ndarray of shape (n,) or (n, k)
         Targets (every column solved with the same factor).
@@ -342,7 +342,7 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
     weights : ndarray of shape (n,) or None
         Per-point weights of the squared loss (``KernelRidge``'s ``sample_weight``): either
         solver solves the weighted system exactly by the dense route
-        (:mod:`~hsskern.solvers.ridge_dense`; the HSS factor has one scalar shift).
+        (:mod:`~hsskern.solvers.engines.ridge_dense`; the HSS factor has one scalar shift).
     dense_max_n : int, default RidgeOptions.dense_max_n (4000)
         The largest n the dense route takes (within ``memory_budget``): for weights,
         ``"exact"`` at alpha = 0, and wherever its CG stops short of ``tol``. Above it such a fit
@@ -553,10 +553,10 @@ class _DenseRoute:
 class RidgeBackend:
     """The path protocol for kernel ridge regression on the HSS (or dense, or Nystrom) factor.
 
-    ``prepare`` is :func:`~hsskern.solvers.hss_path.prepare_hss` with the first factor at
+    ``prepare`` is :func:`~hsskern.solvers.paths.hss_path.prepare_hss` with the first factor at
     shift ``beta`` (give the path's smallest alpha, so that factor is used, not redone), or
     :func:`prepare_nystrom` (rank ``n_components``) for ``approximation="nystrom"``;
-    ``path`` is :func:`ridge_path`; ``model`` a :class:`~hsskern.solvers.path.KernelExpansion`.
+    ``path`` is :func:`ridge_path`; ``model`` a :class:`~hsskern.solvers.paths.path.KernelExpansion`.
     """
 
     kernel: object

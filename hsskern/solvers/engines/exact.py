@@ -1,10 +1,10 @@
 """The exact SVM dual by decomposition as one call: :func:`solve_block`.
 
-The algorithm, its state and its steps live in :mod:`hsskern.solvers.decomposition`
-(:class:`~hsskern.solvers.decomposition.Decomposition`, its tunables in
-:class:`~hsskern.solvers.decomposition.DecompositionOptions`); this module keeps the one-call
+The algorithm, its state and its steps live in :mod:`hsskern.solvers.engines.decomposition`
+(:class:`~hsskern.solvers.engines.decomposition.Decomposition`, its tunables in
+:class:`~hsskern.solvers.engines.decomposition.DecompositionOptions`); this module keeps the one-call
 form of the C-SVC dual and the names the paths import from here; the paths solve through
-the engine interface (:mod:`hsskern.solvers.engines`).
+the engine interface (:mod:`hsskern.solvers.engines.interface`).
 """
 from .decomposition import (Decomposition, DecompositionOptions, LocalProducts, ExactResult,
                             RoundState, continuation_start, feasible_start)
@@ -18,8 +18,8 @@ def solve_block(K, y, C, alpha=None, *, f=None, weights=None, tol=1e-3, options=
     """The exact C-SVC dual by decomposition, from any start:
     ``Decomposition(K, y, C, ...).solve(alpha, f, ...)`` in one call. A dual of another form
     (``p``, ``index``: the SVR's), the Dask products, a time budget or a callback:
-    :class:`~hsskern.solvers.engines.BlockEngine` on a
-    :class:`~hsskern.solvers.engines.DualProblem`.
+    :class:`~hsskern.solvers.engines.interface.BlockEngine` on a
+    :class:`~hsskern.solvers.engines.interface.DualProblem`.
 
     Parameters
     ----------

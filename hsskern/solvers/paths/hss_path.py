@@ -4,12 +4,12 @@
 HSS approximation (or the dense kernel for small n) and one factor of K + beta I.
 ``hss_svm_path`` then runs, for every C of an ascending grid and every label column at once,
 
-1. the closed-form dual ADMM on that factor (:func:`~hsskern.solvers.admm.svm_dual_admm`),
+1. the closed-form dual ADMM on that factor (:func:`~hsskern.solvers.engines.admm.svm_dual_admm`),
    warm-started from the previous C, and
 2. with ``solve_exact``, the exact decomposition on the exact kernel
-   (:func:`~hsskern.solvers.exact.solve_block`) from the ADMM's point; once one C is solved
+   (:func:`~hsskern.solvers.engines.exact.solve_block`) from the ADMM's point; once one C is solved
    exactly, the next C starts from that solution scaled by C / C_prev
-   (:func:`~hsskern.solvers.exact.continuation_start`: feasible, its bounded alphas at the
+   (:func:`~hsskern.solvers.engines.exact.continuation_start`: feasible, its bounded alphas at the
    new bound, its decision values scaled too), and the ADMM is skipped.
 
 Per-point ``weights`` (LIBSVM's weighted C) turn the box into 0 <= alpha_i <= C w_i in both
@@ -34,23 +34,23 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import NotPositiveDefiniteError
-from ..factors import DenseCholeskyFactor
-from ..kernels import kernel_operator
-from ..kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
-from ..options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
-from ..utils._memory import check_memory, format_bytes, resolve_budget
-from ..utils._threads import one_blas_thread, one_openmp_thread
-from .admm import DualADMMOptions, default_beta, svm_dual_admm
-from ..utils.validation import check_weights
+from ...exceptions import NotPositiveDefiniteError
+from ...factors import DenseCholeskyFactor
+from ...kernels import kernel_operator
+from ...kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
+from ...options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
+from ...utils._memory import check_memory, format_bytes, resolve_budget
+from ...utils._threads import one_blas_thread, one_openmp_thread
+from ..engines.admm import DualADMMOptions, default_beta, svm_dual_admm
+from ...utils.validation import check_weights
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
-from .cached_smo import KERNELS as CACHED_KERNELS
-from .cached_smo import (SMOOptions, bounded_options, engine_cache,
+from ..engines.cached_smo import KERNELS as CACHED_KERNELS
+from ..engines.cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)
-from .engines import BlockEngine, CachedEngine, DualProblem, DualStart
+from ..engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
 from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
                    plan_start)
-from .exact import ExactResult, continuation_start
+from ..engines.exact import ExactResult, continuation_start
 from .warm import near_options
 
 __all__ = ["HSSProblem", "HSSBackend", "prepare_hss", "prepare_decomposition",
@@ -66,7 +66,7 @@ SPARSE_ROWS_HINT = ('the exact decomposition takes sparse rows as they are: '
 
 def threads_for(problem):
     """The threads of a decomposition-route problem's plan (``stats["plan"]``, see
-    :func:`~hsskern.solvers.plan.plan_fit`): one thread (OpenMP and BLAS) where it says 1,
+    :func:`~hsskern.solvers.paths.plan.plan_fit`): one thread (OpenMP and BLAS) where it says 1,
     else as is."""
     plan = problem.stats.get("plan") if problem.start == "decomposition" else None
     if plan is None or plan["threads"] != 1:
@@ -152,7 +152,7 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
         "exact" keeps the dense K (n x n: small n only).
     hss_options : HSSOptions or None
     beta : float or None
-        ADMM penalty; None: :func:`~hsskern.solvers.admm.default_beta`.
+        ADMM penalty; None: :func:`~hsskern.solvers.engines.admm.default_beta`.
     memory_budget : float or None
         Bytes the preparation may take (default 80% of the available memory).
     log : callable or None
@@ -184,7 +184,7 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
                  "memory_bytes": int(Kd.nbytes),
                  "factor_memory_bytes": factor.memory_bytes()}
         return HSSProblem(K, Kd, factor, 0.0, stats, timings)
-    from ..hss import compress
+    from ...hss import compress
     opts = hss_options or HSSOptions()
     timings["kernel"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -218,11 +218,11 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     from the sparse rows (:class:`~hsskern.kernels.SparseRowsKernelOperator`), never
     densified. Its memory is the working set's block, so ``memory_budget``
     caps the working set: the largest q <= min(n, max_chunk) with
-    :func:`~hsskern.solvers.plan.decomposition_memory` within the budget
+    :func:`~hsskern.solvers.paths.plan.decomposition_memory` within the budget
     (``stats["max_chunk"]``).
 
-    The engine, the store and the threads are :func:`~hsskern.solvers.plan.plan_fit`'s
-    (``route``: its :class:`~hsskern.solvers.plan.RouteOptions`), recorded in
+    The engine, the store and the threads are :func:`~hsskern.solvers.paths.plan.plan_fit`'s
+    (``route``: its :class:`~hsskern.solvers.paths.plan.RouteOptions`), recorded in
     ``stats["plan"]``. K is stored (a :class:`~hsskern.kernels.StoredKernelOperator`,
     ``stats["stored_kernel"]``) from ``route.store_min_features`` features
     (``store_kernel=False``: one fit, whose small C reads too few entries to repay float64
@@ -232,7 +232,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
     stores nothing (a warm start, whose few products would not pay for stored entries). With
     labels ``y``
     (one column) and ``engine="auto"``, the support vectors' share is measured on a
-    subsample where it moves the engine (:func:`~hsskern.solvers.cached_smo.probe_sv_share`,
+    subsample where it moves the engine (:func:`~hsskern.solvers.engines.cached_smo.probe_sv_share`,
     ``stats["sv_share"]``); ``sv_share`` given is a share measured already.
 
     Raises
@@ -408,7 +408,7 @@ def _exact_starts(prev, C, r, dual_start, start_decision, cold_ratio):
 
 def exact_limit(settings, route=None):
     """``settings.exact_limit``, or where it is None the route's (``route``: default
-    :class:`~hsskern.solvers.plan.RouteOptions`)."""
+    :class:`~hsskern.solvers.paths.plan.RouteOptions`)."""
     if settings.exact_limit is not None:
         return settings.exact_limit
     return (RouteOptions() if route is None else route).exact_limit
@@ -437,7 +437,7 @@ def _exact_columns(engine, K, Y, C, coef, options, settings, log, weights):
 
 
 class _Fresh:
-    """A :class:`~hsskern.solvers.engines.CachedEngine` per solve: no kernel rows kept
+    """A :class:`~hsskern.solvers.engines.interface.CachedEngine` per solve: no kernel rows kept
     between the C of a path (one-vs-rest's several classes would each keep a cache)."""
 
     def __init__(self, options):
@@ -460,7 +460,7 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
     Y : ndarray of shape (n, r)
         Label columns in {-1, +1} (one-vs-rest classes are solved together).
     Cs : sequence of float
-        Sorted ascending here (:func:`~hsskern.solvers.path.check_Cs`).
+        Sorted ascending here (:func:`~hsskern.solvers.paths.path.check_Cs`).
     weights : ndarray of shape (n,) or None
         Per-point weights >= 0, shared by every label column: point i's box is
         [0, C w_i] in the ADMM and in the decomposition (LIBSVM's weighted C; a weight of 0
@@ -490,9 +490,9 @@ def hss_svm_path(problem, Y, Cs, weights=None, *, options=None, settings=None, l
         ``log(level, line)``: level 1 per C, level 2 per decomposition round.
     dual_start : ndarray of shape (n, r) or None
         A start for the first C: alpha per label column (a previous fit's, mapped to these
-        points: a refit's warm start, :func:`~hsskern.solvers.warm.carry_start`). The exact
+        points: a refit's warm start, :func:`~hsskern.solvers.paths.warm.carry_start`). The exact
         decomposition solves the first C from it (made feasible by
-        :func:`~hsskern.solvers.exact.feasible_start`: clipped to the box, y' alpha = 0
+        :func:`~hsskern.solvers.engines.exact.feasible_start`: clipped to the box, y' alpha = 0
         restored by shrinking the heavier side), with no ADMM and no continuation
         (``n_decades`` is not used). ``solve_exact`` must be true. None: the start of the
         problem's route.
@@ -642,7 +642,7 @@ def _first_labels(Y, n):
 def resolve_engine(problem, engine):
     """The engine a ``start="decomposition"`` problem is solved by: "cached" or "block".
 
-    "auto": its plan's (``stats["plan"]``, :func:`~hsskern.solvers.plan.plan_fit`, decided
+    "auto": its plan's (``stats["plan"]``, :func:`~hsskern.solvers.paths.plan.plan_fit`, decided
     when it was prepared); a problem without a plan takes the block decomposition."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -697,7 +697,7 @@ class HSSBackend:
     """The path protocol for the HSS + ULV + dual ADMM (+ exact decomposition) SVM.
 
     ``prepare`` is :func:`prepare_hss`, ``path`` is :func:`hss_svm_path` with these options,
-    ``model`` a :class:`~hsskern.solvers.path.KernelExpansion` over the support vectors.
+    ``model`` a :class:`~hsskern.solvers.paths.path.KernelExpansion` over the support vectors.
 
     ``options`` (an :class:`~hsskern.HSSSVCOptions` or :class:`~hsskern.HSSSVROptions`) is
     handed down whole: the compression, the ADMM, the exact solve and its engines' groups
@@ -708,7 +708,7 @@ class HSSBackend:
     None for a path, whose first C is its smallest: it lets ``start="auto"`` measure the
     support vectors' share past ``route.small_n`` points, :meth:`resolve_start`). ``route``
     holds the route's thresholds: the start's ``small_n``, and the plan of a
-    ``start="decomposition"`` problem (:func:`~hsskern.solvers.plan.plan_fit`: engine,
+    ``start="decomposition"`` problem (:func:`~hsskern.solvers.paths.plan.plan_fit`: engine,
     store, threads), recorded in its ``stats["plan"]``.
 
     ``options.start`` chooses how the first C is reached: "admm" (compression or dense K,
@@ -777,7 +777,7 @@ class HSSBackend:
         :func:`prepare_hss`)."""
         if self.approximation == "exact":
             return None
-        from ..hss import estimate_memory
+        from ...hss import estimate_memory
         o = self.hss_options
         return estimate_memory(n, d, leaf_size=o.leaf_size,
                                max_rank=o.max_rank if max_rank is None else max_rank,
@@ -788,14 +788,14 @@ class HSSBackend:
 
     def resolve_start(self, n, d, sv_share=None):
         """The start ``prepare`` takes on n points of d features: "admm" or "decomposition"
-        (:func:`~hsskern.solvers.plan.plan_start`, the one rule, at ``route``'s thresholds,
+        (:func:`~hsskern.solvers.paths.plan.plan_start`, the one rule, at ``route``'s thresholds,
         with ``exact_limit`` the exact step's reach). ``sv_share``: the support vectors'
         share measured on a subsample at the fit's C
-        (:func:`~hsskern.solvers.cached_smo.probe_sv_share`)."""
+        (:func:`~hsskern.solvers.engines.cached_smo.probe_sv_share`)."""
         return self.plan_start(n, sv_share)[0]
 
     def plan_start(self, n, sv_share=None, staged=False):
-        """:func:`~hsskern.solvers.plan.plan_start` with these options: (start, reason)."""
+        """:func:`~hsskern.solvers.paths.plan.plan_start` with these options: (start, reason)."""
         return plan_start(n, route=self.route, start=self.start, exact=self.solve_exact,
                           approximation=self.approximation,
                           kernel=None if self.kernel is None else self.kernel.name,
@@ -915,7 +915,7 @@ class HSSBackend:
 
     def path(self, prepared, Y, Cs, weights=None, dual_start=None, start_decision=None):
         """:func:`hss_svm_path` with these options (``weights``: per-point weights, see
-        the protocol in :mod:`hsskern.solvers.path`; ``dual_start`` and its
+        the protocol in :mod:`hsskern.solvers.paths.path`; ``dual_start`` and its
         ``start_decision``: the first C's start, see :meth:`warm_backend`)."""
         settings = self.settings.replace(exact_limit=self.exact_limit)  # the route's
         return hss_svm_path(prepared, Y, Cs, weights, options=self.options, settings=settings,

@@ -4,23 +4,23 @@
 Z, builds the map phi(x) = K(x, Z) U Lambda^{-1/2} (:class:`~hsskern.lowrank.NystromMap`)
 and the feature matrix F = phi(X). ``nystrom_svm_path`` trains, for every label column, the
 squared-hinge SVM on F along the whole C grid by the warm-started semismooth Newton path
-(LASN, :func:`~hsskern.solvers.ssn.l2svm_newton_path`) or the hinge SVM by LIBLINEAR at every
-C (LLSVM, :func:`~hsskern.solvers.liblinear.l1svm_liblinear`). The model is a
-:class:`~hsskern.solvers.path.FeatureModel` on the map: the landmarks, M and the weights.
+(LASN, :func:`~hsskern.solvers.engines.ssn.l2svm_newton_path`) or the hinge SVM by LIBLINEAR at every
+C (LLSVM, :func:`~hsskern.solvers.engines.liblinear.l1svm_liblinear`). The model is a
+:class:`~hsskern.solvers.paths.path.FeatureModel` on the map: the landmarks, M and the weights.
 """
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..lowrank import NystromMap, select_landmarks
-from ..lowrank.landmarks import check_n_landmarks
-from ..lowrank.nystrom import map_memory
-from ..utils._memory import check_memory, format_bytes, resolve_budget
-from .liblinear import l1svm_liblinear
-from ..utils.validation import check_weights
+from ...lowrank import NystromMap, select_landmarks
+from ...lowrank.landmarks import check_n_landmarks
+from ...lowrank.nystrom import map_memory
+from ...utils._memory import check_memory, format_bytes, resolve_budget
+from ..engines.liblinear import l1svm_liblinear
+from ...utils.validation import check_weights
 from .path import FeatureModel, PathSolution, PreparedProblem, check_Cs, check_labels
-from .ssn import auto_cholesky, l2svm_newton_path
+from ..engines.ssn import auto_cholesky, l2svm_newton_path
 
 __all__ = ["NystromProblem", "NystromBackend", "prepare_nystrom", "nystrom_svm_path",
            "nystrom_memory"]
@@ -170,13 +170,13 @@ def nystrom_svm_path(problem, Y, Cs, *, loss="squared_hinge", tol=1e-4, max_iter
     Y : ndarray of shape (n, r)
         Label columns in {-1, +1}.
     Cs : sequence of float
-        Solved in increasing order (:func:`~hsskern.solvers.path.check_Cs`).
+        Solved in increasing order (:func:`~hsskern.solvers.paths.path.check_Cs`).
     loss : {"squared_hinge", "hinge"}
         Squared hinge: the semismooth Newton path, warm-started along C (one C gives exactly
-        :func:`~hsskern.solvers.ssn.l2svm_newton`'s cold solve). Hinge: LIBLINEAR's dual
+        :func:`~hsskern.solvers.engines.ssn.l2svm_newton`'s cold solve). Hinge: LIBLINEAR's dual
         coordinate descent, cold at every C.
     tol, max_iter, intercept_scaling, newton_solver
-        As in :func:`~hsskern.solvers.ssn.l2svm_newton` (``tol`` is LIBLINEAR's for hinge).
+        As in :func:`~hsskern.solvers.engines.ssn.l2svm_newton` (``tol`` is LIBLINEAR's for hinge).
     random_state : int, RandomState or None
         LIBLINEAR's sweep order (hinge).
     verbose : int
@@ -229,7 +229,7 @@ class NystromBackend:
     """The path protocol for the Nystrom-linearized SVM (LLSVM / LASN).
 
     ``prepare`` is :func:`prepare_nystrom`, ``path`` is :func:`nystrom_svm_path` with these
-    options, ``model`` a :class:`~hsskern.solvers.path.FeatureModel` on the feature map.
+    options, ``model`` a :class:`~hsskern.solvers.paths.path.FeatureModel` on the feature map.
     """
 
     kernel: object
