@@ -245,27 +245,6 @@ def test_the_evaluators_input_rules_are_written_once(name):
 MAX_PARAMETERS = 10
 MAX_BACKEND_ARGUMENTS = 6
 
-#: Solver-layer functions still over MAX_PARAMETERS without a comment above them saying why
-#: (a comment naming "parameters"), to be cut by their owners: options groups and problem
-#: data in place of keywords. A function leaving this list must not come back.
-MANY_PARAMETERS_ALLOWED = {
-    "hsskern/solvers/engines/cached_smo.py:solve_classifier",
-    "hsskern/solvers/engines/cached_smo.py:solve_dual",
-    "hsskern/solvers/paths/exact_path.py:ExactBackend._solve_column",
-    "hsskern/solvers/paths/exact_path.py:_ValidationTracker.__init__",
-    "hsskern/solvers/engines/fpc_admm.py:fpc_admm",
-    "hsskern/solvers/paths/gp.py:_dense_route",
-    "hsskern/solvers/paths/gp.py:gp_hyperparameter_search",
-    "hsskern/solvers/paths/hss_path.py:prepare_decomposition",
-    "hsskern/solvers/paths/nystrom_path.py:nystrom_svm_path",
-    "hsskern/solvers/paths/nystrom_path.py:prepare_nystrom",
-    "hsskern/solvers/paths/ridge_path.py:_one_alpha",
-    "hsskern/solvers/paths/ridge_path.py:ridge_path",
-    "hsskern/solvers/paths/sparse_path.py:sparse_cholesky_svm_path",
-    "hsskern/solvers/engines/ssn.py:_newton",
-    "hsskern/solvers/engines/ssn.py:l2svm_newton",
-    "hsskern/solvers/engines/ssn.py:l2svm_newton_path",
-}
 
 
 def _parameter_count(node):
@@ -305,11 +284,9 @@ def _solver_functions():
 def test_solver_functions_take_few_parameters():
     many = {k: n for k, (n, above) in _solver_functions().items()
             if n > MAX_PARAMETERS and "parameters" not in above}
-    new = {k: v for k, v in many.items() if k not in MANY_PARAMETERS_ALLOWED}
-    assert not new, (f"solver functions over {MAX_PARAMETERS} parameters: {new}; pass an "
-                     "options group or the problem as data, or say above the def why")
-    stale = MANY_PARAMETERS_ALLOWED - set(many)
-    assert not stale, f"no longer over, remove from MANY_PARAMETERS_ALLOWED: {sorted(stale)}"
+    assert not many, (f"solver functions over {MAX_PARAMETERS} parameters: {many}; pass an "
+                      "options group or the problem as data, or say above the def why (a "
+                      "comment naming its parameters)")
 
 
 @pytest.mark.parametrize("module, name", [("hsskern.solvers.paths.hss_path", "HSSBackend"),

@@ -112,7 +112,7 @@ def test_load_falls_back_to_the_base_module(monkeypatch):
 
 def test_every_importing_site_uses_the_one_choice():
     code = ("from hsskern.kernels import functions, operator, _surface, sparse_rows\n"
-            "from hsskern.solvers import cached_smo\n"
+            "from hsskern.solvers.engines import cached_smo\n"
             "print(functions._eval.__name__, operator._eval.__name__, _surface._eval.__name__,"
             " _surface._sparse_eval.__name__, sparse_rows._sparse_eval.__name__,"
             " cached_smo._cached_smo.__name__, cached_smo.Engine.__module__)")

@@ -140,6 +140,8 @@ def _start_gradient(X, kernel, y, p, upper, alpha, index, G):
     return G, G_bar
 
 
+# more than 10 parameters: LIBSVM's Solve(l, Q, p, y, C, ...) itself: the problem as data (X, kernel,
+# y, upper, p, index, nu), its start (alpha, G) and the engine's options and state
 def solve_dual(X, kernel, y, upper, p=None, alpha=None, *, index=None, G=None, nu=False,
                options=SMOOptions(), session=None, kernel_matrix=None):
     """min 1/2 a^T Q a + p^T a, 0 <= a <= upper, y^T a fixed by the start (LIBSVM's Solver).
@@ -318,6 +320,10 @@ def solve_cached(K, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                             options=options, session=session)
 
 
+# more than 10 parameters: LIBSVM's Solve(l, Q, p, y, C, ...) spelled for one classifier: the problem's
+# data (X, kernel, y, C, weights), its start (alpha, f), the stop (tol) and the engine's state
+# (options, session, a preloaded Q), each one fact; the estimators reach it through
+# interface.CachedEngine, which holds the options
 def solve_classifier(X, kernel, y, C, alpha=None, *, weights=None, f=None, tol=1e-3,
                      options=SMOOptions(), session=None, kernel_matrix=None):
     """:func:`solve_cached` on the dense points ``X`` and their ``kernel`` (no operator

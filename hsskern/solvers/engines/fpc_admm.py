@@ -256,6 +256,8 @@ def _per_column(value, k, name):
     return np.broadcast_to(arr, (k,)).copy()
 
 
+# more than 10 parameters: the one-call form of FPCADMM(...).solve(u0, v0, w0) keeps Algorithm 1's
+# names (alpha, beta, the factor, the mask, the starts); options= holds the tunables
 def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, mask=None,
              u0=None, v0=None, w0=None, verbose=0, options=None):
     """Solve FPC's problem (6) by the proximal ADMM (13)-(15) of Algorithm 1:

@@ -374,6 +374,8 @@ def _pcg(hv, g, diag_inv, rtol_abs, maxiter):
     return d, it
 
 
+# more than 10 parameters: the semismooth Newton method's constants (eta0, eta1, sigma, rho, the CG
+# cap, the line search) by the paper's names, and the warm state of a C path
 def _newton(X, y, C, v, g_ref, tol, *, max_iter, eta0, eta1, sigma, rho, cg_max_iter, line_search,
             newton_solver, verbose, gram_cache=None, start=None, warm=False):
     """Newton iterations from v. ``start`` = (r, q) with r = 1 - y (X v) and q = X^T (y r+),
@@ -542,6 +544,8 @@ def l2svm_objective(F, y, C, w, b=0.0, intercept_scaling=1.0, sample_weight=None
     return 0.5 * (w.dot(w) + bias) + C * loss
 
 
+# more than 10 parameters: the paper's constants (eta0, eta1, sigma, rho) by their names beside
+# LinearSVC's (tol, max_iter, intercept_scaling, sample_weight)
 def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, w0=None,
                  eta0=0.1, eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", newton_solver="cg",
                  cg_max_iter=None, sample_weight=None, verbose=0):
@@ -611,6 +615,7 @@ def l2svm_newton(F, y, C=1.0, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, 
     return res
 
 
+# more than 10 parameters: as l2svm_newton's, over a grid of C
 def l2svm_newton_path(F, y, Cs, *, tol=1e-6, max_iter=100, intercept_scaling=1.0, eta0=0.1,
                       eta1=1.0, sigma=1e-4, rho=0.5, line_search="armijo", newton_solver="cg",
                       cg_max_iter=None, sample_weight=None, verbose=0):

@@ -183,6 +183,8 @@ class _ValidationTracker:
     tracker's products feed.
     """
 
+    # more than 10 parameters: the tracker holds what the stages share (training and validation
+    # points, labels, weights, the time rate, deadline and rival); it is that bundle
     def __init__(self, Xtr, Xval, kernel, yval, wval, ytr=None, wtr=None, tol=0.0, *,
                  rate=None, deadline=None, n_certify=0, rival=None, final_stage=False):
         self.Xtr, self.Xval, self.kernel = Xtr, Xval, kernel
@@ -541,6 +543,9 @@ class ExactBackend:
                           gap=float(ssol.gap[j]))
         return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
 
+    # more than 10 parameters: one (C, class) of a staged fit reads the stage's problem (prepared, Xtr,
+    # y, weights), its validation points (yval, ssol) and the path's state (prev, budget,
+    # workspace) by name; bundling them would only rename the same facts
     def _solve_column(self, prepared, Xtr, y, yval, C, ssol, j, wtr, weights, prev, budget,
                       workspace):
         """One (C, class) through the stages: (result, alpha, bias, gap, selected, history);

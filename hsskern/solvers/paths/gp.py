@@ -397,6 +397,9 @@ def _bracket(f, x0, lo, hi, step):
         prev, cur, fcur = cur, nxt, fnxt
 
 
+# more than 10 parameters: scikit-learn's GaussianProcessRegressor spells the same search with as
+# many (bounds, restarts, random_state, the optimizer's tolerance); the estimator builds them
+# from GPOptions
 def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1e-6, 100.0),
                              amplitude=None, approximation="hss", hss_options=None,
                              n_components=None, n_restarts=0, random_state=None, xatol=1e-2,
@@ -526,6 +529,8 @@ def gp_hyperparameter_search(X, Y, kernel, h0, *, h_bounds=None, noise_bounds=(1
                           h_at_bound=h_at_bound, timings=timings, pivots=pivots)
 
 
+# more than 10 parameters: gp_hyperparameter_search's own arguments handed to its dense route
+# unchanged (one caller), so both routes read the same names
 def _dense_route(X, Y, kernel, h0, h_bounds, noise_bounds, amplitude, n_restarts,
                  random_state, xatol, noise0, memory_budget, log):
     """:func:`gp_hyperparameter_search` on the dense kernel (:mod:`.gp_dense`), then the

@@ -208,6 +208,8 @@ def prepare_hss(X, kernel, *, approximation="hss", hss_options=None, beta=None,
     return HSSProblem(K, H, factor, floor, stats, timings)
 
 
+# more than 10 parameters: each is one fact of the problem the plan reads (its shape, rows, budget,
+# engine, labels, measured share) and they pass to plan_fit by the same names
 def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=None,
                           log=None, engine="block", smo_options=None, y=None,
                           store_kernel=True, sv_share=None, route=None):

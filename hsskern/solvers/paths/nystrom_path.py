@@ -105,6 +105,8 @@ class NystromProblem(PreparedProblem):
         return self.features.shape[0]
 
 
+# more than 10 parameters: Nystroem's (landmarks, random_state) and the k-means landmark search's
+# knobs by name, as NystromSVCOptions holds them; the estimator passes them from there
 def prepare_nystrom(X, kernel, n_components, *, landmarks="kmeans", eig_cutoff=1e-6,
                     max_kmeans_samples=20000, kmeans_iter=5, random_state=None,
                     loss="squared_hinge", newton_solver="auto", memory_budget=None, log=None):
@@ -159,6 +161,8 @@ def _relative_gap(res, tol):
     return res.grad_norm * tol / res.tol_abs if res.tol_abs > 0 else 0.0
 
 
+# more than 10 parameters: LIBLINEAR's / LinearSVC's own (loss, tol, max_iter, intercept_scaling,
+# random_state, verbose) beside the path's problem, labels, grid and weights
 def nystrom_svm_path(problem, Y, Cs, *, loss="squared_hinge", tol=1e-4, max_iter=1000,
                      intercept_scaling=1.0, newton_solver="auto", random_state=None, verbose=0,
                      weights=None):

@@ -307,6 +307,8 @@ def _skipped(alpha, n, k, exc, seconds):
                               "loo_residuals": np.full((n, k), np.nan)})
 
 
+# more than 10 parameters: KernelRidge's and RidgeCV's (solver, tol, max_iter, leave-one-out,
+# weights) beside the path's problem, targets and grid, and RidgeOptions' fields by name
 def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                leave_one_out=False, indefinite="raise", warn=True, log=None, weights=None,
                dense_max_n=RidgeOptions.dense_max_n, memory_budget=None, residual_warning=0.05):
@@ -421,6 +423,7 @@ def _log_line(sol, solver):
     return f"alpha={sol.C:g}: {what}{sum(sol.timings.values()):.3g} s"
 
 
+# more than 10 parameters: ridge_path's own arguments for one alpha of its loop (one caller)
 def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_one_out,
                indefinite, weights):
     """One alpha's PathSolution: the direct solve, CG from it, or the dense route."""

@@ -133,6 +133,8 @@ def prepare_sparse_cholesky(X, kernel, *, beta=DEFAULT_BETA, backend="auto", ord
     return SparseCholeskyProblem(X, kernel, factor, features, stats, timings, scale)
 
 
+# more than 10 parameters: LinearSVC's own (loss, dual, tol, max_iter, intercept_scaling,
+# random_state) beside the path's problem, labels, grid and weights
 def sparse_cholesky_svm_path(problem, Y, Cs, *, loss="squared_hinge", dual="auto", tol=1e-4,
                              max_iter=1000, intercept_scaling=1.0, random_state=None,
                              log=None, weights=None, factor=None, features=None):
