@@ -36,16 +36,13 @@ from dataclasses import asdict, dataclass
 from numbers import Real
 
 from ...kernels.functions import EXACT_ONLY_KERNELS
-from ...options import OptionsBase
+from ...options import ENGINES, OptionsBase
 from ...utils._threads import usable_cores
 from ...utils.validation import check_positive
 
 __all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "plan_one_class_start",
            "expected_share", "engine_for", "threads_for_plan", "other_runnable",
-           "decomposition_memory", "shares_pair_blocks", "ENGINES", "STARTS"]
-
-#: what ``engine`` may be asked for
-ENGINES = ("auto", "cached", "block")
+           "decomposition_memory", "shares_pair_blocks", "STARTS"]
 
 #: what ``start`` may be asked for ("staged" is the plan's own, never asked for)
 STARTS = ("auto", "admm", "decomposition")
