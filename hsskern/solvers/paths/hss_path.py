@@ -263,7 +263,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                         (d >= route.store_min_features and store_kernel)
                         or K.code_origin() is not None),
                     store_room=budget is not None and peak + K.stored_bytes() <= budget,
-                    measured_share=sv_share, probe=probe, row_bytes=smo_options.row_bytes)
+                    measured_share=sv_share, probe=probe)
     if plan.measured_share is not None:
         log(1, f"support vectors measured on {plan.probe_points} points: "
                f"{100 * plan.measured_share:.2g} %, expected at {n}: {100 * plan.sv_share:.2g} %")
