@@ -61,7 +61,7 @@ def wheel(tmp_path_factory):
 
 # setup.py's run-time dispatch variants: built for these levels, chosen by hsskern.utils._cpu
 DISPATCHED = ("hsskern/kernels/_eval", "hsskern/kernels/_sparse_eval",
-              "hsskern/solvers/_cached_smo")
+              "hsskern/solvers/engines/_cached_smo")
 LEVELS = ("v3", "v4")
 
 
