@@ -784,6 +784,20 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
         certifying product over the other points) is sized to.
     time_slack : float, default 0.25
         Seconds added to that share (the subsample's solve is never given less).
+    stage_sub_tol : float, default 0.01
+        The stages' working sets are solved to this share of the gap: a stage starts with
+        tens of thousands of new violators and label-noise points keep the gap large;
+        solved to a tenth of it a round moved a few dozen points and a stage could stall
+        for hundreds of rounds, to a hundredth a round moves thousands.
+    stage_time_share : float in (0, 1], default 0.8
+        Under ``max_time``, the stage after a finished one is sized to end within this
+        share of the time left (a stage from n0 to n points costs ~kappa (n - n0) n
+        seconds, kappa from the stage just finished: stable within 1.5x stage to stage)...
+    min_stage_growth : float, default 1.05
+        ... and to grow by at least this factor; else the stages stop there.
+    min_subsample : int, default 100
+        The smallest subsample ``max_time`` may shrink the start to (smaller is refused
+        with the time it would need); a subsample this small is solved to the end.
     decomposition : DecompositionOptions
         The block decomposition's tunables, as ``options__decomposition__<field>`` (the
         stages take ``max_chunk`` as their working sets' size and cap).
@@ -797,6 +811,10 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
     growth: float = 2.0
     subsample_time_share: float = 0.4
     time_slack: float = 0.25
+    stage_sub_tol: float = 0.01
+    stage_time_share: float = 0.8
+    min_stage_growth: float = 1.05
+    min_subsample: int = 100
     decomposition: DecompositionOptions = field(default_factory=DecompositionOptions)
 
     def _check(self):
@@ -821,6 +839,12 @@ class ExactSVCOptions(CompressionOptions, MulticlassOptions):
             raise ValueError(f"subsample_time_share must be in (0, 1], got "
                              f"{self.subsample_time_share!r}")
         check_number("time_slack", self.time_slack)
+        for name in ("stage_sub_tol", "stage_time_share"):
+            check_number(name, getattr(self, name), open_low=True)
+            if not getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        check_number("min_stage_growth", self.min_stage_growth, low=1, open_low=True)
+        check_positive(self.min_subsample, "min_subsample", integer=True, minimum=2)
         check_group(self.decomposition, DecompositionOptions, "decomposition")
 
 
@@ -846,6 +870,10 @@ class RidgeOptions(CompressionOptions):
         The direct solver measures the relative residual of the exact system
         (K + alpha I) c = y on 256 sampled rows (which bounds the in-sample prediction
         error against ``KernelRidge``) and warns, naming it, above this value.
+    accept_residual : float, default 1e-6
+        Where the dense route is closed (past ``dense_max_n``), the exact solver's
+        conjugate gradients that stop short of ``tol`` but within this relative residual
+        return their answer with a ConvergenceWarning; beyond it, a refusal naming it.
     rel_tol, abs_tol, max_rank, leaf_size, n_neighbors, ann_iterations, n_random, method, split
         See :class:`CompressionOptions`.
     """
@@ -854,6 +882,7 @@ class RidgeOptions(CompressionOptions):
     n_components: int = 2000
     dense_max_n: int = 4000
     residual_warning: float = 0.05
+    accept_residual: float = 1e-6
 
     def _check(self):
         if self.approximation not in ("hss", "exact", "nystrom"):
@@ -862,6 +891,7 @@ class RidgeOptions(CompressionOptions):
         check_positive(self.n_components, "n_components", integer=True, minimum=1)
         check_positive(self.dense_max_n, "dense_max_n", integer=True, minimum=0)
         check_positive(self.residual_warning, "residual_warning", minimum=0.0)
+        check_positive(self.accept_residual, "accept_residual", minimum=0.0)
 
 
 @dataclass(frozen=True, repr=False)

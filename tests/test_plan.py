@@ -1,6 +1,7 @@
 """The route of an exact fit from zero, decided once (:func:`hsskern.solvers.paths.plan.plan_fit`):
 a table of shapes, shares and budgets against the plan, the share's correction for n, the
 thread choice under load, and the plan recorded on the fitted estimator."""
+import inspect
 from dataclasses import replace
 
 import numpy as np
@@ -286,22 +287,15 @@ def test_the_thresholds_moved_from_module_constants_are_read_from_their_options(
     assert not SMOOptions(tol=1e-3, float32_min_tol=1e-2).single_rows
 
 
-def test_the_rule_sizes_rows_at_the_engines_row_bytes():
-    """float32 rows (4 bytes, ``SMOOptions.row_bytes``) hold twice the rows in one cache:
-    the support vectors' rows are measured in them, so where float64 rows overflow the
-    cache past ``cache_overcommit`` and float32 ones do not, the engines differ; the rule's
-    default is 8 bytes, and the plan passes the bytes it is given to the rule."""
+def test_the_rule_counts_float64_rows_whatever_the_rows_dtype():
+    """The thresholds were measured against 8-byte rows; counted at float32's 4 bytes the rule
+    took the cached engine on ijcnn1 and credit_default, 1.5-1.6x slower there (quiet,
+    docs/design_notes.md): the share that tips the rule is the same at either dtype."""
     n, d = 60000, 20
-    share = 1.5 * ROUTE.cache_overcommit * CACHE / (8.0 * n * n)  # 1.5 x the limit at 8
-    assert engine_for(n, d, ROUTE, CACHE, share)[0] == "block"
-    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=8)[0] == "block"
-    assert engine_for(n, d, ROUTE, CACHE, share, row_bytes=4)[0] == "cached"
-    assert engine_for(n, d, ROUTE, CACHE, 2.2 * share, row_bytes=4)[0] == "block"
-    at = {b: plan_fit(n, d, route=replace(ROUTE, sv_share=share, probe_points=0),
-                      cache_bytes=CACHE, max_chunk=4000, row_bytes=b, **QUIET).engine
-          for b in (4, 8)}
-    assert at == {4: "cached", 8: "block"}
-    assert SMOOptions().row_bytes == 4 and SMOOptions(row_dtype="float64").row_bytes == 8
+    limit = ROUTE.cache_overcommit * CACHE / (8.0 * n * n)
+    assert engine_for(n, d, ROUTE, CACHE, 0.9 * limit)[0] == "cached"
+    assert engine_for(n, d, ROUTE, CACHE, 1.1 * limit)[0] == "block"
+    assert "row_bytes" not in inspect.signature(plan_fit).parameters
 
 
 @pytest.mark.parametrize("n, nu, start, kernel, weighted, expected", [

@@ -227,7 +227,8 @@ class HSSKernelRidge(OptionsParamsMixin, PathRegressor):
                             memory_budget=self.memory_budget,
                             log=self._log if self.verbose >= 1 else None,
                             dense_max_n=o.dense_max_n,
-                            residual_warning=o.residual_warning)
+                            residual_warning=o.residual_warning,
+                            accept_residual=o.accept_residual)
 
     def _set_backend_attributes(self, prepared, solution, model):
         coef = solution.dual_coef

@@ -8,7 +8,6 @@ backend is :mod:`hsskern.solvers.paths.sparse_path`: the factor does not depend 
 class, so :meth:`SparseCholeskySVC.fit_path` builds it once. This module holds the parameters
 and builds that backend; the shared machinery is in :mod:`.base`.
 """
-import warnings
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -108,7 +107,7 @@ class SparseCholeskySVC(PathClassifier):
     sigma_ : float
         The width used (``sigma``, or the one derived from the data when it is None).
     power_ : float
-        Its exponent (``l_`` is the old name, read for one release with a FutureWarning).
+        Its exponent.
     beta_ : float
         Shift actually used (larger than ``beta`` if it had to grow).
     support_ : ndarray of shape (n_SV,)
@@ -208,13 +207,6 @@ class SparseCholeskySVC(PathClassifier):
             loss=self.loss, dual=self.dual, tol=self.tol, max_iter=self.max_iter,
             intercept_scaling=self.intercept_scaling, random_state=self.random_state,
             memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None)
-
-    @property
-    def l_(self):
-        """The old name of ``power_`` (read for one release, with a FutureWarning)."""
-        warnings.warn("SparseCholeskySVC.l_ is renamed power_ (the old name is read until "
-                      "the next release)", FutureWarning, stacklevel=2)
-        return self.power_
 
     def _set_backend_attributes(self, prepared, solution, model):
         factor = prepared.factor

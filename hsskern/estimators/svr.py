@@ -223,8 +223,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         smo = smo_options(self, self.tol)
         cache = engine_cache(n, d, smo, resolve_budget(self.memory_budget))
         expanded = expands_distances(kernel, d, smo)
-        return engine_for(n, d, RouteOptions(), cache, None, expanded,
-                          smo.row_bytes)[0] == "cached"
+        return engine_for(n, d, RouteOptions(), cache, None, expanded)[0] == "cached"
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape, solve_exact=bool(self._options().solve_exact))  # as SVRBackend

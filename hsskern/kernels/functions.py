@@ -72,7 +72,7 @@ class Kernel:
         Width of the compactly supported Gaussian.
     power : float or None
         Exponent of the compact support factor (1 - r / (3 sigma))_+^power (Askey's
-        truncated power); formerly ``l``.
+        truncated power).
     scale : float or None
         The dot product's factor in the polynomial and sigmoid kernels (SVC's ``gamma`` for
         them; 1 when None).

@@ -43,18 +43,6 @@ from ..engines.exact import LocalProducts, ExactResult, continuation_start
 
 __all__ = ["ExactBackend", "ExactProblem", "split_points"]
 
-# A stage starts with tens of thousands of new violators, and label-noise points keep the gap
-# large: solved to a tenth of it, a round moved only a few dozen points and a stage could
-# stall for hundreds of rounds; to a hundredth, a round moves thousands and stages converge
-_STAGE_SUB_TOL = 0.01
-# Under a budget the stage after a finished one is sized to end in time: a stage from n0 to n
-# points costs ~kappa (n - n0) n seconds (kappa measured stable within 1.5x from stage to
-# stage), kappa from the stage just finished; planned on this share of the time left
-# (after the product that certifies its model over the points outside it) and at least
-# this growth
-_STAGE_TIME_SHARE = 0.8
-_MIN_STAGE_GROWTH = 1.05
-
 
 @dataclass(frozen=True, eq=False)
 class ExactProblem(PreparedProblem):
@@ -150,8 +138,6 @@ _RATE_MIN_ENTRIES = 10 ** 6
 #: n-vectors per label column of a stage (the decomposition's, the validation's and the
 #: candidates' coefficients and decision values)
 _STAGE_VECTORS = 32
-#: the smallest subsample a time budget may shrink the start to
-_MIN_SUBSAMPLE = 100
 #: rows x columns of the product that measures the rate of kernel entries
 _PROBE = (256, 4096)
 
@@ -365,7 +351,7 @@ class ExactBackend:
         zero (~m^2 kernel entries) and whose model's certifying product over the other points
         (~m/2 support vectors by n) fit ``subsample_time_share`` of the time left (plus
         ``time_slack``), at the rate of kernel entries measured on X; a TimeBudgetError when
-        not even min(n, _MIN_SUBSAMPLE) points do."""
+        not even min(n, ``min_subsample``) points do."""
         n, o, max_time = X.shape[0], self.options, self.settings.max_time
         requested = (o.subsample if isinstance(o.subsample, (int, np.integer))
                      else int(np.ceil(o.subsample * n)))
@@ -374,7 +360,7 @@ class ExactBackend:
         entries = rate * (o.subsample_time_share * left + o.time_slack)
         # m^2 + m n / 2 <= entries
         fit = int((-0.5 * n + np.sqrt(0.25 * n * n + 4.0 * entries)) / 2.0)
-        smallest = min(n, _MIN_SUBSAMPLE)
+        smallest = min(n, o.min_subsample)
         if fit < smallest:
             need = (smallest ** 2 + 0.5 * smallest * n) / rate
             raise TimeBudgetError(
@@ -401,13 +387,13 @@ class ExactBackend:
     def _fitted_schedule(self, n, n0, seconds, left, n_train):
         """The stages after one of ``n`` points that grew from ``n0`` in ``seconds``: the next
         sized to end within ``left`` seconds by the cost model above (at most ``growth`` times
-        n), then growing by ``growth``; [] when not even ``_MIN_STAGE_GROWTH`` times n
+        n), then growing by ``growth``; [] when not even ``min_stage_growth`` times n
         would end in time."""
         nxt = min(n_train, int(np.ceil(n * self.options.growth)))
         if n > n0 and seconds > 0:
             kappa = seconds / ((n - n0) * n)
-            budget = _STAGE_TIME_SHARE * left
-            smallest = min(n_train, int(np.ceil(n * _MIN_STAGE_GROWTH)))
+            budget = self.options.stage_time_share * left
+            smallest = min(n_train, int(np.ceil(n * self.options.min_stage_growth)))
             if kappa * (smallest - n) * smallest > budget:
                 return []
             fit = 0.5 * (n + np.sqrt(n * n + 4.0 * budget / kappa))
@@ -481,8 +467,8 @@ class ExactBackend:
                    f"subsample of {sub.size}")
         deadline = None
         # its share of the time left, or the slack at least (a subsample of at most
-        # _MIN_SUBSAMPLE points, too little work to stop, is solved to the end)
-        if self.settings.max_time is not None and sub.size > _MIN_SUBSAMPLE:
+        # min_subsample points, too little work to stop, is solved to the end)
+        if self.settings.max_time is not None and sub.size > self.options.min_subsample:
             left = max(0.0, self.settings.max_time - (time.perf_counter() - t0))
             deadline = time.perf_counter() + max(self.options.subsample_time_share * left,
                                                  self.options.time_slack)
@@ -583,7 +569,7 @@ class ExactBackend:
         k, rr = 0, None
         chunk = self.options.max_chunk  # the stages' working sets: the cap from the start
         stage_options = replace(self.options.decomposition, max_chunk=chunk, max_ws=chunk,
-                                sub_tol=_STAGE_SUB_TOL)
+                                sub_tol=self.options.stage_sub_tol)
         while k + 1 < len(sizes):  # the sizes after a finished stage may be re-planned
             k += 1
             pts = order[:sizes[k]]

@@ -38,7 +38,7 @@ from ...exceptions import NotPositiveDefiniteError
 from ...factors import DenseCholeskyFactor
 from ...kernels import kernel_operator
 from ...kernels.sparse_rows import densify, rows_nbytes, shifted_sparse_rows
-from ...options import HSSOptions, HSSSVCOptions, PathSettings, compression_of
+from ...options import ENGINES, HSSOptions, HSSSVCOptions, PathSettings, compression_of
 from ...utils._memory import check_memory, format_bytes, resolve_budget
 from ...utils._threads import one_blas_thread, one_openmp_thread
 from ..engines.admm import DualADMMOptions, default_beta, svm_dual_admm
@@ -48,8 +48,7 @@ from ..engines.cached_smo import KERNELS as CACHED_KERNELS
 from ..engines.cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)
 from ..engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
-from .plan import (ENGINES, FitPlan, RouteOptions, decomposition_memory, plan_fit,
-                   plan_start)
+from .plan import FitPlan, RouteOptions, decomposition_memory, plan_fit, plan_start
 from ..engines.exact import ExactResult, continuation_start
 from .warm import near_options
 
@@ -264,7 +263,7 @@ def prepare_decomposition(X, kernel, *, max_chunk=16000, n_rhs=1, memory_budget=
                         (d >= route.store_min_features and store_kernel)
                         or K.code_origin() is not None),
                     store_room=budget is not None and peak + K.stored_bytes() <= budget,
-                    measured_share=sv_share, probe=probe, row_bytes=smo_options.row_bytes)
+                    measured_share=sv_share, probe=probe)
     if plan.measured_share is not None:
         log(1, f"support vectors measured on {plan.probe_points} points: "
                f"{100 * plan.measured_share:.2g} %, expected at {n}: {100 * plan.sv_share:.2g} %")

@@ -4,7 +4,7 @@ The path runs over nu as the HSS path runs over C: one preparation, then every n
 ascending grid, each started from the last nu's solution (:func:`nu_regrow`, always feasible),
 the first from LIBSVM's start (:func:`nu_start`) or, for the one-class SVM with many support
 vectors, from a one-class ADMM on the HSS factor. The engine is the cached SMO
-(:func:`~hsskern.solvers.engines.cached_smo.solve_dual`) in its Solver_NU mode.
+(:class:`~hsskern.solvers.engines.interface.CachedEngine`) in its Solver_NU mode.
 
 nu-SVC (one pair of classes; one-vs-one is :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`
 around it): min 1/2 a^T Q a over 0 <= a_i <= w_i with y^T a = 0 and e^T a = nu sum(w);
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engines.cached_smo import solve_dual
+from ...kernels import kernel_operator
+from ..engines.interface import CachedEngine, DualProblem, DualStart
 from .one_class_admm import prepare_one_class_admm
 from .pairwise import class_pairs
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_labels
@@ -155,14 +156,15 @@ class _NuPath:
         """Solver_NU along ``nus``: each of the boolean ``groups`` sums to totals * nu; the
         first nu from LIBSVM's start, the next ones regrown from the last solution, on one
         engine and its cached kernel rows (only the start changes along the path)."""
-        out, res, session = [], None, {}
+        engine, out, res = CachedEngine(self.options), [], None
+        problem = DualProblem(kernel_operator(X, self.kernel), y, p, index=index,
+                              weights=upper, nu=True)  # the box [0, upper]: C = 1
         for nu in nus:
             alpha = np.zeros(y.size)
             for g, tot in zip(groups, totals):
                 alpha[g] = (nu_start(upper[g], tot * nu) if res is None else
                             nu_regrow(res.alpha[g], res.G[g], upper[g], tot * nu))
-            res = solve_dual(X, self.kernel, y, upper, p, alpha, index=index, nu=True,
-                             options=self.options, session=session)
+            res = engine.solve(problem, 1.0, DualStart(alpha=alpha))
             self._say(f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, "
                       f"r {res.r:.6g}, {res.time:.3g} s")
             out.append(res)
@@ -276,7 +278,10 @@ class OneClassBackend(_NuPath):
         n = X.shape[0]
         upper = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
         admm = None if weights is not None else admm
-        out, alpha, G, warm, session = [], None, None, None, {}  # one engine for the path
+        engine = CachedEngine(self.options)  # one engine, its cached rows, for the path
+        problem = DualProblem(kernel_operator(X, self.kernel), np.ones(n), np.zeros(n),
+                              weights=upper)  # the box [0, w]: C = 1
+        out, alpha, G, warm = [], None, None, None
         for nu in nus:
             seconds = 0.0
             if admm is not None and (alpha is None or self.admm_every_nu):
@@ -285,8 +290,7 @@ class OneClassBackend(_NuPath):
                 alpha = nu_start(upper, nu * upper.sum())
             else:
                 alpha = nu_regrow(alpha, G, upper, nu * upper.sum())
-            res = solve_dual(X, self.kernel, np.ones(n), upper, np.zeros(n), alpha,
-                             options=self.options, session=session)
+            res = engine.solve(problem, 1.0, DualStart(alpha=alpha))
             self._say(f"nu={nu:g}: {res.n_iter} steps, gap {res.gap:.3g}, {res.time:.3g} s")
             alpha, G = res.alpha, res.G
             out.append(PathSolution(C=float(nu), intercept=-res.rho, n_iter=res.n_iter,

@@ -36,16 +36,13 @@ from dataclasses import asdict, dataclass
 from numbers import Real
 
 from ...kernels.functions import EXACT_ONLY_KERNELS
-from ...options import OptionsBase
+from ...options import ENGINES, OptionsBase
 from ...utils._threads import usable_cores
 from ...utils.validation import check_positive
 
 __all__ = ["RouteOptions", "FitPlan", "plan_fit", "plan_start", "plan_one_class_start",
            "expected_share", "engine_for", "threads_for_plan", "other_runnable",
-           "decomposition_memory", "shares_pair_blocks", "ENGINES", "STARTS"]
-
-#: what ``engine`` may be asked for
-ENGINES = ("auto", "cached", "block")
+           "decomposition_memory", "shares_pair_blocks", "STARTS"]
 
 #: what ``start`` may be asked for ("staged" is the plan's own, never asked for)
 STARTS = ("auto", "admm", "decomposition")
@@ -92,9 +89,11 @@ class RouteOptions(OptionsBase):
         The subsample the share is measured on where it moves the engine
         (:func:`~hsskern.solvers.engines.cached_smo.probe_sv_share`); 0: never measured.
     cache_overcommit : float, default 5
-        The cached engine while the expected support vectors' whole rows (n n_SV entries of
-        the engine's row bytes, ``SMOOptions.row_bytes``: 4 for float32 rows, 8 for float64)
-        take at most this many times its cache, where its rows' distances are expanded
+        The cached engine while the expected support vectors' whole rows (8 n n_SV bytes:
+        counted as float64 rows whatever ``SMOOptions.row_dtype``; float32 rows hold twice
+        as many, yet counted at 4 bytes the rule took the cached engine on ijcnn1 and
+        credit_default, 1.5-1.6x slower than the block one there, quiet) take at most this
+        many times its cache, where its rows' distances are expanded
         (a Gaussian from ``SMOOptions.expand_min_features`` features: |a|^2 + |b|^2 - 2 a.b,
         which the block decomposition computes by matrix products); past it the block
         decomposition (which pays a few n x n_SV products in all) is faster, since rows are
@@ -263,19 +262,18 @@ def expected_share(measured, m, n, route):
     return max(s * (float(m) / n) ** b, 1.0 / n)
 
 
-def engine_for(n, d, route, cache_bytes, share, expanded=True, row_bytes=8):
+def engine_for(n, d, route, cache_bytes, share, expanded=True):
     """The engine on n dense points of d features whose cached engine has ``cache_bytes``
     (what the budget leaves it; None: the budget does not hold its points and two rows) at
     an expected support-vector ``share`` (None: ``route.sv_share``), with the reason.
     ``expanded``: the cached engine's rows expand the distances (``route.cache_overcommit``),
-    else sum them directly (``route.direct_overcommit``). ``row_bytes``: bytes of a cached
-    row entry (``SMOOptions.row_bytes``: float32 rows hold twice the rows in one cache)."""
+    else sum them directly (``route.direct_overcommit``)."""
     if cache_bytes is None:
         return "block", "the budget holds no cached engine"
     if 8.0 * n * d > route.max_points_bytes:
         return "block", f"points past max_points_bytes ({8.0 * n * d / 2 ** 20:.3g} MiB)"
     share = route.sv_share if share is None else share
-    over = float(row_bytes) * n * share * n / cache_bytes
+    over = 8.0 * n * share * n / cache_bytes
     if over <= (route.cache_overcommit if expanded else route.direct_overcommit):
         return "cached", f"support vectors' rows {over:.2g} x the cache"
     return "block", f"support vectors' rows {over:.2g} x the cache"
@@ -459,8 +457,7 @@ def shares_pair_blocks(d, kernel_name, block_bytes, cache_bytes, route):
 # shape, points, kernel, budget, share), named, so a reader sees which ones the rule reads
 def plan_fit(n, d, *, route, cache_bytes, max_chunk, engine="auto", dense=True,
              cached_kernel=True, expanded=True, store_wanted=False, store_room=False,
-             measured_share=None, probe=None, load=None, cores=None, start_reason="",
-             row_bytes=8):
+             measured_share=None, probe=None, load=None, cores=None, start_reason=""):
     """The plan of an exact fit from zero on n points of d features (the one rule); the
     parameters past n and d are keyword only.
 
@@ -494,8 +491,6 @@ def plan_fit(n, d, *, route, cache_bytes, max_chunk, engine="auto", dense=True,
         them).
     start_reason : str
         Why the start is from zero (:func:`plan_start`), recorded.
-    row_bytes : int, default 8
-        Bytes of one of the cached engine's row entries (``SMOOptions.row_bytes``).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -505,13 +500,11 @@ def plan_fit(n, d, *, route, cache_bytes, max_chunk, engine="auto", dense=True,
         chosen, reason = "block", "sparse rows or a kernel the cached engine lacks"
     else:
         if (measured_share is None and probe is not None and route.probe_points > 0
-                and engine_for(n, d, route, cache_bytes, 0.0, expanded,
-                               row_bytes)[0] == "cached"
-                and engine_for(n, d, route, cache_bytes, 1.0, expanded,
-                               row_bytes)[0] == "block"):
+                and engine_for(n, d, route, cache_bytes, 0.0, expanded)[0] == "cached"
+                and engine_for(n, d, route, cache_bytes, 1.0, expanded)[0] == "block"):
             measured_share = probe(route.probe_points)
         share = expected_share(measured_share, route.probe_points, n, route)
-        chosen, reason = engine_for(n, d, route, cache_bytes, share, expanded, row_bytes)
+        chosen, reason = engine_for(n, d, route, cache_bytes, share, expanded)
     share = expected_share(measured_share, route.probe_points, n, route)
     store = bool(store_wanted and store_room and chosen != "cached")
     return FitPlan(engine=chosen, store=store, threads=threads_for_plan(n, route, load, cores),

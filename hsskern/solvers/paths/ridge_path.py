@@ -78,9 +78,6 @@ __all__ = ["RidgeBackend", "NystromProblem", "prepare_nystrom", "ridge_path", "c
            "check_targets", "loo_residuals", "per_target", "DIRECT_REFUSES"]
 
 _SOLVERS = ("direct", "exact")
-#: Where the dense route is closed, an exact solve that stops short of ``tol`` but within
-#: this relative residual is returned with a ConvergenceWarning; beyond it, a refusal.
-_CLOSE_ENOUGH = 1e-6
 DIRECT_REFUSES = ("alpha=0 is solved by solver='exact' only: the direct solver factors the "
                    "HSS approximation H + alpha I, which is singular (or indefinite) at "
                    "alpha=0; solver='exact' solves it densely below options.dense_max_n "
@@ -311,7 +308,8 @@ def _skipped(alpha, n, k, exc, seconds):
 # weights) beside the path's problem, targets and grid, and RidgeOptions' fields by name
 def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
                leave_one_out=False, indefinite="raise", warn=True, log=None, weights=None,
-               dense_max_n=RidgeOptions.dense_max_n, memory_budget=None, residual_warning=0.05):
+               dense_max_n=RidgeOptions.dense_max_n, memory_budget=None, residual_warning=0.05,
+               accept_residual=RidgeOptions.accept_residual):
     """Kernel ridge regression for every alpha of an ascending grid on one prepared problem.
 
     Parameters
@@ -381,7 +379,8 @@ def ridge_path(problem, Y, alphas, *, solver="direct", tol=1e-10, max_iter=1000,
     for alpha in alphas:
         sol = _one_alpha(problem, Y, float(alpha), state, dense, solver=solver, tol=tol,
                          max_iter=max_iter, leave_one_out=leave_one_out,
-                         indefinite=indefinite, weights=weights)
+                         indefinite=indefinite, weights=weights,
+                         accept_residual=accept_residual)
         solutions.append(sol)
         if log is not None:
             log(1, _log_line(sol, solver))
@@ -425,7 +424,7 @@ def _log_line(sol, solver):
 
 # more than 10 parameters: ridge_path's own arguments for one alpha of its loop (one caller)
 def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_one_out,
-               indefinite, weights):
+               indefinite, weights, accept_residual):
     """One alpha's PathSolution: the direct solve, CG from it, or the dense route."""
     n, k = Y.shape
     t0 = time.perf_counter()
@@ -467,7 +466,7 @@ def _one_alpha(problem, Y, alpha, state, dense, *, solver, tol, max_iter, leave_
         if not converged.all() and dense.open(n):
             return _dense_solution(alpha, Y, dense, None, time.perf_counter(),
                                    why="CG stopped short", spent=timings)
-        if not converged.all() and np.max(gap) > max(tol, _CLOSE_ENOUGH):
+        if not converged.all() and np.max(gap) > max(tol, accept_residual):
             exc = ValueError(_unconverged(alpha, gap, max_iter, n, dense, problem.K))
             if indefinite == "raise":
                 raise exc
@@ -576,6 +575,7 @@ class RidgeBackend:
     log: object = None
     dense_max_n: int = RidgeOptions.dense_max_n
     residual_warning: float = 0.05
+    accept_residual: float = RidgeOptions.accept_residual
 
     def memory_estimate(self, n, d, n_rhs=1):
         """The least bytes a fit on n points of d features with ``n_rhs`` targets takes:
@@ -625,7 +625,8 @@ class RidgeBackend:
                           max_iter=self.max_iter, leave_one_out=self.leave_one_out,
                           indefinite=self.indefinite, log=self.log, weights=weights,
                           dense_max_n=self.dense_max_n, memory_budget=self.memory_budget,
-                          residual_warning=self.residual_warning)
+                          residual_warning=self.residual_warning,
+                          accept_residual=self.accept_residual)
 
     def model(self, prepared, solutions):
         return KernelExpansion(prepared.K.points, self.kernel, solutions)
