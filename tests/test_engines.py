@@ -3,13 +3,15 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from hsskern.kernels import kernel_operator, make_kernel
 from hsskern.options import DecompositionOptions, SMOOptions
 from hsskern.solvers.engines.cached_smo import solve_dual
 from hsskern.solvers.engines.decomposition import Decomposition, continuation_start
-from hsskern.solvers.engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
+from hsskern.solvers.engines.interface import (BlockEngine, CachedEngine, DualProblem, DualStart,
+                                               shared_blocks)
 from hsskern.solvers.paths.svr_path import svr_variables
 from svm_reference import gap_tol
 
@@ -87,3 +89,22 @@ def test_the_cached_engines_nu_mode_is_solver_nu():
     assert via.rho == direct.rho and via.r == direct.r and via.converged
     with pytest.raises(ValueError, match="cached engine"):
         BlockEngine().solve(DualProblem(K, y, nu=True), 1.0)
+
+
+def test_engines_made_inside_shared_blocks_keep_their_block_in_the_threads_workspace():
+    X, y = make_classification(300, 6, random_state=0)
+    y = np.where(y == 1, 1.0, -1.0)
+    problem = DualProblem(kernel_operator(X, "gaussian", gamma=0.1), y)
+    ws = {}
+    with shared_blocks(ws):
+        first = BlockEngine()
+        first.solve(problem, 1.0)
+        with shared_blocks({}) as inner:
+            assert BlockEngine().workspace is inner  # the innermost one
+        second = BlockEngine()
+    assert first.workspace is ws and second.workspace is ws and "block" in ws
+    buffer = ws["block"]
+    again = second.solve(problem, 1.0)  # the next problem pages in no buffer of its own
+    assert ws["block"] is buffer
+    np.testing.assert_allclose(again.alpha, BlockEngine().solve(problem, 1.0).alpha, atol=1e-12)
+    assert BlockEngine().workspace is not ws  # outside: each engine its own

@@ -27,7 +27,7 @@ from cython.parallel cimport prange, parallel, threadid
 from libc.math cimport exp, sqrt, pow
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport dgemm
+from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 import numpy as np
 
@@ -671,12 +671,38 @@ cdef void _gauss_tile(double gamma, const double* a, Py_ssize_t lda, const doubl
     free(fc)
 
 
+cdef void _gauss_tile_single(double gamma, const float* a, Py_ssize_t lda, const double* an,
+                             Py_ssize_t mb, const float* bt, Py_ssize_t ldb, const double* bn,
+                             Py_ssize_t w, int d, double* t, Py_ssize_t ldt,
+                             float* s) noexcept nogil:
+    """:func:`_gauss_tile` with the cross term a.b by sgemm on float32 coordinates (into the
+    scratch ``s``, mb x w), the norms, the sum and the exponential in double: LIBSVM's
+    ``Qfloat`` precision, within the caller's float32 bound (no far point: the caller
+    uses the double tile when any is). Half the bytes and twice the SIMD width of dgemm.
+    """
+    cdef int M = <int> w, N = <int> mb, K = d, LDB = <int> ldb, LDA = <int> lda, LDS = <int> w
+    cdef float alpha = -2.0, zero = 0.0
+    cdef Py_ssize_t i, j
+    cdef double* row
+    cdef const float* srow
+    cdef double ai, v
+    sgemm("N", "N", &M, &N, &K, &alpha, <float*> bt, &LDB, <float*> a, &LDA, &zero, s, &LDS)
+    for i in range(mb):
+        row = t + i * ldt
+        srow = s + i * w
+        ai = an[i]
+        for j in range(w):
+            v = ai + bn[j] + srow[j]
+            row[j] = v if v > 0.0 else 0.0
+        exp_scaled(row, w, -gamma)
+
+
 cdef inline const unsigned char* _flags(const unsigned char[::1] far) noexcept nogil:
     return &far[0] if far.shape[0] > 0 else NULL
 
 
-def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
-                 const double[:, ::1] BT, const double[::1] bn, const double[:, ::1] V,
+def matmat_gauss(double gamma, const floating[:, ::1] A, const double[::1] an,
+                 const floating[:, ::1] BT, const double[::1] bn, const double[:, ::1] V,
                  double[:, ::1] out, Py_ssize_t row_tile, Py_ssize_t col_tile,
                  const unsigned char[::1] afar, const unsigned char[::1] bfar):
     """out = K(A, B) @ V for the Gaussian through dgemm, tile by tile.
@@ -687,12 +713,15 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
     the distances and the product with V are single-threaded BLAS calls (the caller limits
     BLAS to one thread, the pattern scikit-learn's pairwise reductions use), the
     exponentials a vectorized loop. Extra memory: one row_tile x col_tile tile per thread.
+    float32 A and BT: the cross terms by sgemm (:func:`_gauss_tile_single`; ``afar`` and
+    ``bfar`` must then be empty), a float32 scratch tile more per thread.
     """
     cdef Py_ssize_t m = A.shape[0], n = BT.shape[1], d = A.shape[1], r = V.shape[1]
     cdef Py_ssize_t n_row_tiles, t, i0, j0, mb, w
     cdef int R = <int> r, MB, W
     cdef double one = 1.0
     cdef double* tile
+    cdef float* s32 = NULL
     cdef int no_tile = 0
     cdef int* failed = &no_tile  # set by a thread whose tile malloc failed
     cdef const unsigned char* af = _flags(afar)
@@ -709,6 +738,12 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
     n_row_tiles = (m + row_tile - 1) // row_tile
     with nogil, parallel():
         tile = <double*> malloc(row_tile * col_tile * sizeof(double))
+        s32 = NULL
+        if floating is float:
+            s32 = <float*> malloc(row_tile * col_tile * sizeof(float))
+            if s32 == NULL:
+                free(tile)
+                tile = NULL
         if tile == NULL:
             failed[0] = 1
         for t in prange(n_row_tiles, schedule="dynamic"):
@@ -719,8 +754,12 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
             j0 = 0
             while j0 < n:
                 w = col_tile if j0 + col_tile <= n else n - j0
-                _gauss_tile(gamma, &A[i0, 0], d, &an[i0], mb, &BT[0, j0], n, &bn[j0], w,
-                            <int> d, tile, w, af, i0, bf, j0)
+                if floating is float:
+                    _gauss_tile_single(gamma, &A[i0, 0], d, &an[i0], mb, &BT[0, j0], n,
+                                       &bn[j0], w, <int> d, tile, w, s32)
+                else:
+                    _gauss_tile(gamma, &A[i0, 0], d, &an[i0], mb, &BT[0, j0], n, &bn[j0], w,
+                                <int> d, tile, w, af, i0, bf, j0)
                 # out[i0:i0+mb] += tile @ V[j0:j0+w]  (column-major: out^T += V^T tile^T)
                 MB = <int> mb
                 W = <int> w
@@ -728,6 +767,7 @@ def matmat_gauss(double gamma, const double[:, ::1] A, const double[::1] an,
                       &out[i0, 0], &R)
                 j0 = j0 + w
         free(tile)
+        free(s32)
     if no_tile:
         raise MemoryError(_no_scratch(row_tile * col_tile, "a thread's tile"))
 
@@ -800,25 +840,37 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
 DEF GATHER_COLS = 512
 
 
-cdef void _gauss_chunk(double gamma, const double* rows, Py_ssize_t d, const double* an,
-                       const double* bt, Py_ssize_t n, const double* bn, double* o,
-                       Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t mb, bint upper,
-                       const unsigned char* af, const unsigned char* bf) noexcept nogil:
+cdef int _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const double* an,
+                      const floating* bt, Py_ssize_t n, const double* bn, double* o,
+                      Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t mb, bint upper,
+                      const unsigned char* af, const unsigned char* bf) noexcept nogil:
     # rows [c0, c0 + mb) of the block in tiles of GATHER_COLS columns; ``upper``: from the
     # diagonal on, each tile copied onto the lower triangle while it is in cache (rows
-    # below the chunk at its columns: no other chunk writes there)
+    # below the chunk at its columns: no other chunk writes there). float32 points: the
+    # cross terms by sgemm through a scratch tile (returns 1 when it cannot be had)
     cdef Py_ssize_t s = c0 if upper else 0, j0, w
+    cdef float* s32 = NULL
+    if floating is float:
+        s32 = <float*> malloc(GATHER_ROWS * GATHER_COLS * sizeof(float))
+        if s32 == NULL:
+            return 1
     j0 = s
     while j0 < n:
         w = GATHER_COLS if j0 + GATHER_COLS <= n else n - j0
-        _gauss_tile(gamma, rows + c0 * d, d, an + c0, mb, bt + j0, n, bn + j0, w, <int> d,
-                    o + c0 * ld + j0, ld, af, c0, bf, j0)
+        if floating is float:
+            _gauss_tile_single(gamma, rows + c0 * d, d, an + c0, mb, bt + j0, n, bn + j0, w,
+                               <int> d, o + c0 * ld + j0, ld, s32)
+        else:
+            _gauss_tile(gamma, rows + c0 * d, d, an + c0, mb, bt + j0, n, bn + j0, w,
+                        <int> d, o + c0 * ld + j0, ld, af, c0, bf, j0)
         if upper:
             copy_upper_down(o, ld, c0, c0 + mb, j0, j0 + w)
         j0 = j0 + w
+    free(s32)
+    return 0
 
 
-def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
+def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                  const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, :] out,
                  bint upper=False, const unsigned char[::1] far=None):
     """out[a, b] = exp(-gamma |x_I[a] - x_J[b]|^2) from centered points Xc and norms xn.
@@ -829,12 +881,15 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     and each tile is copied onto the lower triangle while it is in cache: the block comes
     back exactly symmetric. ``far`` (None or empty: none): the points whose distances are
     summed directly (see :func:`_gauss_tile`). ``out``'s rows may be a stride apart; their
-    entries are contiguous.
+    entries are contiguous. float32 ``Xc``: the cross terms by sgemm
+    (:func:`_gauss_tile_single`; ``far`` must then be empty).
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
     cdef Py_ssize_t a, b, k, c, c0, nchunk, ld = out.strides[0] // sizeof(double)
-    cdef double* bt
-    cdef double* rows
+    cdef floating* bt
+    cdef floating* rows
+    cdef int no_scratch = 0
+    cdef int* lacking = &no_scratch  # set by a chunk without its scratch (not a prange private)
     cdef double* an
     cdef double* bn
     cdef unsigned char* af = NULL
@@ -845,8 +900,8 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
     if upper and m != n:
         raise ValueError(f"upper asks for a square block, got {m} x {n}")
     _check_rows(out)
-    bt = <double*> malloc(d * n * sizeof(double))
-    rows = <double*> malloc(d * m * sizeof(double))
+    bt = <floating*> malloc(d * n * sizeof(floating))
+    rows = <floating*> malloc(d * m * sizeof(floating))
     an = <double*> malloc(m * sizeof(double))
     bn = <double*> malloc(n * sizeof(double))
     if flagged:
@@ -879,19 +934,25 @@ def gather_gauss(double gamma, const double[:, ::1] Xc, const double[::1] xn,
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
             for c in prange(nchunk, schedule="dynamic"):
                 c0 = c * GATHER_ROWS
-                _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper, af, bf)
+                if _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                                GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
+                                af, bf):
+                    lacking[0] = 1
         else:
             for c in range(nchunk):
                 c0 = c * GATHER_ROWS
-                _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                             GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper, af, bf)
+                if _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                                GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
+                                af, bf):
+                    lacking[0] = 1
         free(bt)
         free(rows)
         free(an)
         free(bn)
         free(af)
         free(bf)
+    if no_scratch:
+        raise MemoryError(_no_scratch(GATHER_ROWS * GATHER_COLS // 2, "a chunk's float32 tile"))
 
 
 def mirror_upper(double[:, :] out):

@@ -5,6 +5,8 @@ with it are computed tile by tile in compiled code, so memory stays O(n d + thre
 however large n is. ``shifted(beta)`` gives the structured K + beta I and ``cross(Y)`` the
 rectangular K(Y, X) used for prediction, Nystrom and FPC features.
 """
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
@@ -37,6 +39,7 @@ _GEMM_COL_TILE = 2048
 #: L2 from the distances' dgemm through the exponentials to the product with c; the
 #: many-column products' 2 MB tile goes out to L3 and back twice.
 _PRODUCT_TILE = (64, 512)
+_NO_FLAGS = np.empty(0, dtype=np.uint8)  # the tiles' "no far point"
 
 
 def _readonly(a):
@@ -208,6 +211,9 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         points = _readonly(points)
         super().__init__(points, points, kernel, block_memory)
         self._single_state = None
+        self._cross32 = None  # float32 centred points: single_cross's operators only
+        self._single_cross = {}  # single_cross's operators by their bound
+        self._far32 = None  # their far points (bool, n)
         if self._erows is not points:
             self._erows.flags.writeable = False
 
@@ -262,6 +268,48 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
 
         return LinearOperator(self.shape, matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
+    def single_cross(self, max_rel_error):
+        """K with the Gaussian's cross terms a.b computed by sgemm on float32 coordinates
+        in :meth:`submatrix` and :meth:`columns_product` (norms, sums and exponentials in
+        double), or this operator itself where its dgemm route does not apply.
+
+        The bound is :func:`~hsskern.solvers.engines.cached_smo.single_cross_terms`':
+        gamma (d + 2) 2^-24 (|a|^2 + |b|^2) relative, LIBSVM's ``Qfloat`` precision to
+        within that factor. A point whose norm alone would take it past ``max_rel_error``
+        is *far* (as are the double expansion's far points): its columns are computed in
+        double, so a far pair's entry is the double one, and a near point's entry with a
+        far one keeps the expansion, where the Gaussian is small. Past the double route's
+        share of far points (``_GEMM_MAX_FAR_SHARE``) the double operator is kept. For the
+        decomposition's blocks and updates, whose decision values sum the entries in double
+        as LIBSVM's gradient does. Costs 4 n d bytes, once.
+        """
+        max_rel_error = float(max_rel_error)
+        if not max_rel_error > 0:
+            raise ValueError(f"max_rel_error must be > 0, got {max_rel_error}")
+        if self._cross32 is not None:
+            return self
+        made = self._single_cross.get(max_rel_error)  # one float32 copy for a path's solves
+        if made is not None:
+            return self if made is False else made
+        route = self._gemm()
+        made = self
+        if route is not None:
+            rc, rn = route[0], route[1]
+            limit = max_rel_error / (self._params[0] * 2.0 * (rc.shape[1] + 2) * 2.0 ** -24)
+            far = rn > limit
+            if route[4].size:
+                far |= route[4].astype(bool)
+            if far.mean() <= _GEMM_MAX_FAR_SHARE:
+                self.distinct_rows()  # computed once, shared by the copy
+                made = copy.copy(self)
+                made._single_cross = {}
+                made._cross32 = np.ascontiguousarray(rc, dtype=np.float32)
+                made._far32 = far
+        # False, not self, for a refusal: a reference to itself would keep every operator
+        # (and its centred copies) alive until the cycle collector runs
+        self._single_cross[max_rel_error] = False if made is self else made
+        return made
+
     _strided_out = True  # both evaluators write rows a stride apart
 
     def _submatrix(self, I, J, out):
@@ -274,13 +322,37 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         route = self._gemm()
         if route is None:
             _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
-        elif I.shape[0] * J.shape[0] > 100000:
-            with one_blas_thread():
-                _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym,
-                                   route[4])
-        else:  # too small for BLAS to spawn threads: skip the switch
-            _eval.gather_gauss(self._params[0], route[0], route[1], I, J, out, sym, route[4])
+            return out
+        if self._cross32 is None:
+            self._gather(route[0], route[4], I, J, out, sym)
+            return out
+        self._gather(self._cross32, _NO_FLAGS, I, J, out, sym)
+        # the far points' columns (and rows) in double; mirrored for a symmetric block so
+        # that it stays exactly symmetric
+        cols = np.flatnonzero(self._far32[J])
+        if cols.size:
+            block = np.empty((I.size, cols.size))
+            self._gather(route[0], route[4], I, J[cols], block, False)
+            out[:, cols] = block
+            if sym:
+                out[cols, :] = block.T
+                square = np.empty((cols.size, cols.size))  # far x far: exactly symmetric
+                self._gather(route[0], route[4], J[cols], J[cols], square, True)
+                out[np.ix_(cols, cols)] = square
+        rows = np.flatnonzero(self._far32[I]) if not sym else np.empty(0, dtype=np.intp)
+        if rows.size:
+            block = np.empty((rows.size, J.size))
+            self._gather(route[0], route[4], I[rows], J, block, False)
+            out[rows, :] = block
         return out
+
+    def _gather(self, points, far, I, J, out, sym):
+        route = self._gemm()
+        if I.shape[0] * J.shape[0] > 100000:
+            with one_blas_thread():
+                _eval.gather_gauss(self._params[0], points, route[1], I, J, out, sym, far)
+        else:  # too small for BLAS to spawn threads: skip the switch
+            _eval.gather_gauss(self._params[0], points, route[1], I, J, out, sym, far)
 
     def diag(self):
         """The diagonal k(x_i, x_i), shape (n,)."""
@@ -315,15 +387,31 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
             Y = self._rows if rows is None else self._rows[rows]
             return CrossKernelOperator(Y, self._rows[J], self._kernel,
                                        self._block_memory) @ c
-        rc, rn, ccT, cn, rfar, cfar = route
+        if self._cross32 is None:
+            return self._product(route[0], route[2], route[4], J, c, rows)
+        # the near columns by sgemm, the far ones (few) in double (see single_cross)
+        far = self._far32[J]
+        out = self._product(self._cross32, None, _NO_FLAGS, J[~far], c[~far], rows)
+        if far.any():
+            out += self._product(route[0], route[2], route[4], J[far], c[far], rows)
+        return out
+
+    def _product(self, points, pointsT, far, J, c, rows):
+        # K[rows, J] @ c by the Gaussian's tiles on centred points (float64 or float32;
+        # pointsT: their transpose, or None to gather J's columns from the points)
+        route = self._gemm()
+        rn, cn = route[1], route[3]
+        A, an, af = points, rn, far
         if rows is not None:
-            rc, rn = rc[rows], rn[rows]
-            rfar = rfar[rows] if rfar.size else rfar
-        out = np.empty((rc.shape[0], 1))
+            A, an, af = points[rows], rn[rows], far[rows] if far.size else far
+        out = np.zeros((A.shape[0], 1))
+        if not J.size:
+            return out[:, 0]
+        BJ = np.ascontiguousarray(points[J].T if pointsT is None else pointsT[:, J])
         with one_blas_thread():
-            _eval.matmat_gauss(self._params[0], rc, rn, np.ascontiguousarray(ccT[:, J]), cn[J],
+            _eval.matmat_gauss(self._params[0], A, an, BJ, cn[J],
                                np.ascontiguousarray(c).reshape(-1, 1), out, *_PRODUCT_TILE,
-                               rfar, cfar[J] if cfar.size else cfar)
+                               af, far[J] if far.size else far)
         return out[:, 0]
 
     def cross(self, Y):

@@ -629,9 +629,9 @@ class Decomposition:
         self.workspace = {} if workspace is None else workspace
         X = K.points
         stored = (StoredKernelOperator, StoredSparseRowsKernelOperator)
-        if products is None:  # a stored kernel serves its own products
-            products = K if isinstance(K, stored) else LocalProducts(X, K.kernel, K)
-        self.products = products
+        if products is None and isinstance(K, stored):  # a stored kernel serves its own
+            products = K
+        self.given_products = products  # None: LocalProducts on the block's kernel (solve)
         self.reads_rows = isinstance(products, stored)
         self.n_points = n = X.shape[0]
         self.y = y = np.asarray(y, dtype=np.float64)
@@ -682,6 +682,7 @@ class Decomposition:
         ExactResult
         """
         self.t0, self.max_time = time.perf_counter(), max_time
+        self._precision(tol)
         self._limits()
         self._start(alpha, f)
         while True:
@@ -699,6 +700,20 @@ class Decomposition:
             if not self._round(tol, log):
                 break
         return self._finish(callback, log)
+
+    def _precision(self, tol):
+        """The kernel of this solve's blocks (``block_kernel``) and its decision values'
+        products: the Gaussian's inner products in float32 where the options ask for them
+        at ``tol`` and the operator's bound admits them (decision values summed in double,
+        as LIBSVM's gradient over its float ``Qfloat`` rows)."""
+        o, K = self.options, self.K
+        if (o.single_cross(tol) and isinstance(K, KernelOperator)
+                and not isinstance(K, StoredKernelOperator)):
+            K = K.single_cross(o.float32_max_rel_error)
+        self.block_kernel = K
+        self.products = self.given_products
+        if self.products is None:
+            self.products = LocalProducts(K.points, K.kernel, K)
 
     def _limits(self):
         """The working-set sizes of this solve: the options', within half the memory."""
@@ -905,7 +920,7 @@ class Decomposition:
     def _block(self, W):
         """``(KWrows, W, evaluated, reused)``: rows holding K[W, W] in their first |W| columns
         (``_working_block``), W in the block's order, and the entries it cost."""
-        o, ws, K, index = self.options, self.workspace, self.K, self.index
+        o, ws, K, index = self.options, self.workspace, self.block_kernel, self.index
         if o.block_reuse:
             return _working_block(K, W, ws, min(self.chunk, self.n), index,
                                   o.reuse_new_fraction, o.band_bytes, o.block_headroom)

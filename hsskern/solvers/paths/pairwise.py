@@ -30,6 +30,7 @@ internal cross-validation.
 """
 import time
 from dataclasses import dataclass, field, replace
+import threading
 from threading import Lock
 from types import MappingProxyType
 
@@ -38,6 +39,7 @@ import scipy.sparse as sp
 
 from ...utils._threads import thread_map, usable_cores
 from ..engines.cached_smo import bounded_options, solve_classifier
+from ..engines.interface import shared_blocks
 from .hss_path import exact_info, warn_unsolved
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from .plan import RouteOptions, shares_pair_blocks
@@ -624,14 +626,22 @@ class PairwiseBackend:
             share = budget * min(self._workers(), len(live)) / len(live)
             inner = replace(inner, settings=settings.replace(started=None, max_time=share))
         sizes = [prepared.rows[p].size for p in live]
+        workers = threading.local()  # each worker's block buffer, for its pairs in turn
+
+        def with_blocks(task):
+            if not hasattr(workers, "blocks"):
+                workers.blocks = {}
+            with shared_blocks(workers.blocks):
+                return task()
+
         if on_worker:
-            solved = self._map(lambda yp, r, C, w, a: _prepare_and_solve(
-                inner, prepared.points, r, yp, C, w, a), tasks, sizes)
+            solved = self._map(lambda yp, r, C, w, a: with_blocks(lambda: _prepare_and_solve(
+                inner, prepared.points, r, yp, C, w, a)), tasks, sizes)
             _record_deferred(prepared, live, solved)
             solved = [sols for sols, _, _ in solved]
         else:
-            solved = self._map(lambda yp, pr, C, w, a: _solve(inner, pr, yp, C, w, a), tasks,
-                               sizes)
+            solved = self._map(lambda yp, pr, C, w, a: with_blocks(
+                lambda: _solve(inner, pr, yp, C, w, a)), tasks, sizes)
         per_pair = [None] * len(prepared.pairs)
         for p, sols in zip(live, solved):
             per_pair[p] = sols
