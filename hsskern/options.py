@@ -19,6 +19,7 @@ from .lowrank.nystrom import NystromFeatures
 from .utils.validation import check_positive
 
 __all__ = ["OptionsBase", "DecompositionOptions", "SMOOptions", "CompressionOptions", "HSSOptions", "ADMMOptions",
+           "FPCADMMOptions",
            "ExactSolveOptions", "MulticlassOptions", "HSSSVCOptions", "HSSSVROptions",
            "ExactSVCOptions", "RidgeOptions", "GPOptions", "OneClassSVMOptions",
            "NystromSVCOptions", "PathSettings", "compression_of", "check_group", "check_number", "check_fraction", "check_bool", "options_with"]
@@ -632,6 +633,31 @@ class ADMMOptions(OptionsBase):
             raise ValueError(f"relaxation must be in (0, 2), got {self.relaxation!r}")
         check_bool(self.adaptive_beta, "adaptive_beta")
         check_positive(self.admm_max_iter, "admm_max_iter", integer=True)
+
+
+@dataclass(frozen=True, repr=False)
+class FPCADMMOptions(OptionsBase):
+    """The tunables of :class:`~hsskern.solvers.engines.fpc_admm.FPCADMM`, one set of
+    defaults (the paper's rule).
+
+    Parameters
+    ----------
+    tol : float, default 5e-4
+        Stop a column when ||p^{k+1} - p^k||_H^2 < tol.
+    max_iter : int, default 100
+    proximal_rho : float, default 1e-9
+        ``alpha="auto"``: the proximal weight relative to the mean eigenvalue of
+        beta A^T A (:func:`~hsskern.solvers.engines.fpc_admm.proximal_alpha`).
+    """
+
+    tol: float = 5e-4
+    max_iter: int = 100
+    proximal_rho: float = 1e-9
+
+    def _check(self):
+        check_number("tol", self.tol)
+        check_number("max_iter", self.max_iter, integer=True)
+        check_number("proximal_rho", self.proximal_rho)
 
 
 @dataclass(frozen=True, repr=False)

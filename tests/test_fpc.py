@@ -728,7 +728,8 @@ def test_auto_alpha_is_invariant_to_the_feature_scale(scale, seed):
 def test_the_fpc_class_and_options_are_the_one_call_form():
     """FPCADMM(...).solve() with FPCADMMOptions is fpc_admm bit for bit (masked columns that
     stop at different iterations included); PROXIMAL_RHO still reads, with a warning."""
-    from hsskern.solvers.engines.fpc_admm import FPCADMM, FPCADMMOptions
+    from hsskern.options import FPCADMMOptions
+    from hsskern.solvers.engines.fpc_admm import FPCADMM
     rng = np.random.default_rng(1)
     A = rng.normal(size=(120, 8))
     Y = np.sign(rng.normal(size=(120, 3)) + A[:, :3])

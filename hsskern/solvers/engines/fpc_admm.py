@@ -71,7 +71,7 @@ from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 
 from ...exceptions import NotPositiveDefiniteError
-from ...options import OptionsBase, check_number, options_with
+from ...options import FPCADMMOptions, options_with
 
 
 
@@ -313,30 +313,6 @@ def fpc_admm(A, y, *, alpha=1.0, beta=1.0, tol=5e-4, max_iter=100, factor=None, 
     options = options_with(FPCADMMOptions, options, dict(tol=tol, max_iter=max_iter))
     solver = FPCADMM(A, y, alpha=alpha, beta=beta, factor=factor, mask=mask, options=options)
     return solver.solve(u0, v0, w0, verbose=verbose)
-
-
-@dataclass(frozen=True, repr=False)
-class FPCADMMOptions(OptionsBase):
-    """The tunables of :class:`FPCADMM`, one set of defaults (the paper's rule).
-
-    Parameters
-    ----------
-    tol : float, default 5e-4
-        Stop a column when ||p^{k+1} - p^k||_H^2 < tol.
-    max_iter : int, default 100
-    proximal_rho : float, default 1e-9
-        ``alpha="auto"``: the proximal weight relative to the mean eigenvalue of
-        beta A^T A (:func:`proximal_alpha`).
-    """
-
-    tol: float = 5e-4
-    max_iter: int = 100
-    proximal_rho: float = 1e-9
-
-    def _check(self):
-        check_number("tol", self.tol)
-        check_number("max_iter", self.max_iter, integer=True)
-        check_number("proximal_rho", self.proximal_rho)
 
 
 @dataclass
