@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.datasets import load_digits
 
 from hsskern import SVC
 from hsskern.solvers.paths import pairwise
 from hsskern.solvers.paths.pairwise import PairwiseBackend
-from hsskern.solvers.paths.plan import RouteOptions, shares_pair_blocks
+from hsskern.solvers.paths.plan import RouteOptions, pair_workers, shares_pair_blocks
+from hsskern.utils._threads import usable_cores
 
 
 def _blobs(seed, k, per_class, d=5):
@@ -209,3 +211,29 @@ def test_the_plan_shares_blocks_only_where_it_pays_and_fits():
     assert not shares_pair_blocks(wide, "gaussian", 1e6, None, route)
     with pytest.raises(ValueError, match="pair_blocks_min_features"):
         RouteOptions(pair_blocks_min_features=0)
+
+
+@pytest.mark.parametrize("sizes, d, expect", [
+    ([360] * 45, 64, 1),      # digits' pairs: 3.7e8, one worker
+    ([1478] * 15, 36, 2),     # satimage's: 1.2e9, every core
+    ([1458] * 45, 256, 2),    # usps': 2.4e10
+    ([100, 100], 10_000, 1),  # few small pairs, wide: 2e8
+])
+def test_the_plan_runs_small_pairs_on_one_worker(sizes, d, expect):
+    assert pair_workers(sizes, d, 2, RouteOptions()) == expect
+    assert pair_workers(sizes, d, 2, RouteOptions(parallel_pairs_min_work=0)) == 2
+
+
+def test_small_pairs_take_the_plans_workers(monkeypatch):
+    X, y = load_digits(return_X_y=True)
+    seen = []
+    real = pairwise.thread_map
+    monkeypatch.setattr(pairwise, "thread_map",
+                        lambda fn, tasks, workers, **kw: seen.append(workers) or
+                        real(fn, tasks, workers, **kw))
+    ours = SVC().fit(X, y)
+    assert seen[-1] == 1  # digits' pairs: below parallel_pairs_min_work
+    monkeypatch.setattr(pairwise, "pair_workers", lambda sizes, d, cores, route: cores)
+    ref = SVC().fit(X, y)
+    assert seen[-1] == usable_cores()
+    np.testing.assert_array_equal(ours.dual_coef_, ref.dual_coef_)  # the same pairs' SMO

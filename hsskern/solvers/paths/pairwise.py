@@ -42,7 +42,7 @@ from ..engines.cached_smo import bounded_options, solve_classifier
 from ..engines.interface import shared_blocks
 from .hss_path import exact_info, warn_unsolved
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
-from .plan import RouteOptions, shares_pair_blocks
+from .plan import RouteOptions, pair_workers, shares_pair_blocks
 
 __all__ = ["PairwiseBackend", "PairwiseProblem", "CachedPairs", "ClassBlocks", "class_pairs",
            "vote", "ovr_scores", "pairwise_coupling"]
@@ -289,6 +289,9 @@ class CachedPairs:
         The plan's :func:`~hsskern.solvers.paths.plan.shares_pair_blocks`: the pairs' kernel
         matrices are assembled from class blocks, each class's own block computed once for
         its k - 1 pairs (:class:`ClassBlocks`), and cached whole in the engine.
+    workers : int
+        The threads that take the pairs (the plan's
+        :func:`~hsskern.solvers.paths.plan.pair_workers`, or the backend's ``n_jobs``).
     """
 
     kernel: object
@@ -302,6 +305,7 @@ class CachedPairs:
     log: object = None
     classes: object = None
     share_blocks: bool = False
+    workers: int = 1
 
 
 #: the wrapped backend's attributes :class:`CachedPairs` reads (HSSBackend's; OneFitBackend
@@ -521,10 +525,14 @@ class PairwiseBackend:
         n, d = X.shape
         sizes = np.bincount(np.argmax(labels_matrix, axis=1), minlength=labels_matrix.shape[1])
         cache = bounded_options(inner.smo_options, n, d, budget)
-        need = ClassBlocks.bytes_needed(sizes, [rows[p].size for p in live],
-                                        cache.row_bytes, min(self._workers(), len(live)))
+        route = getattr(inner, "route", RouteOptions())
+        pair_sizes = [rows[p].size for p in live]
+        workers = self._workers() if self.n_jobs is not None else pair_workers(
+            pair_sizes, d, self._workers(), route)
+        need = ClassBlocks.bytes_needed(sizes, pair_sizes, cache.row_bytes,
+                                        min(workers, len(live)))
         share = shares_pair_blocks(d, getattr(inner.kernel, "name", None), need,
-                                   cache.cache_bytes, getattr(inner, "route", RouteOptions()))
+                                   cache.cache_bytes, route)
         return CachedPairs(kernel=inner.kernel, options=inner.smo_options,
                            tol=inner.settings.tol, budget=budget, one_thread=True,
                            warn=(inner.settings.admm_tol, inner.options.admm_max_iter),
@@ -532,7 +540,7 @@ class PairwiseBackend:
                            timings=_sum_timings(pr.timings for pr in preps),
                            log=getattr(inner, "log", None),
                            classes=np.argmax(labels_matrix, axis=1) if share else None,
-                           share_blocks=share)
+                           share_blocks=share, workers=workers)
 
     def _cached_path(self, prepared, Cs, weights):
         """One C from zero on every pair by the cached SMO directly (``prepared.cached``):
@@ -577,7 +585,7 @@ class PairwiseBackend:
                                f"vectors, {rr.time:.3g} s")
             return out
 
-        workers = min(self._workers(), len(live))
+        workers = min(cfg.workers, len(live))
         per_pair = [None] * len(prepared.pairs)
         for solved in thread_map(solve, [()] * workers, workers):
             for p, sol in solved:
