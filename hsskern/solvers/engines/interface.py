@@ -83,9 +83,10 @@ _THREAD = threading.local()
 def shared_blocks(workspace):
     """Within it, the :class:`BlockEngine` made on this thread without a workspace of its
     own keep their block buffer in ``workspace``: the problems a worker thread solves one
-    after another (one-vs-one pairs) page in one buffer, not one each (a fresh 4,000-point
-    block's first touch cost 0.6-0.8 s of huge-page faults where its entries took 0.2 s).
-    No solve reads another's entries (:class:`Decomposition` keeps only the buffer)."""
+    after another (one-vs-one pairs) fill one buffer, not a fresh one each (a pair's first
+    4,000-point block in a fresh buffer took 0.6-1.0 s where its second, as large, took
+    0.2 s). No solve reads another's entries (:class:`Decomposition` keeps only the
+    buffer)."""
     before = getattr(_THREAD, "workspace", None)
     _THREAD.workspace = workspace
     try:
