@@ -14,4 +14,7 @@ def two_worker_client():
                                   dashboard_address=None, env=env) as cluster, \
             distributed.Client(cluster) as c:
         limit_worker_threads(c, 1)
+        # both workers import the solvers before any test: a worker still importing them
+        # when the first tasks arrive left every task to the other (a loaded machine)
+        c.run(lambda: __import__("hsskern.solvers.paths.hss_path"))
         yield c

@@ -56,8 +56,9 @@ def _col_tile(block_memory, n):
 
 
 def _gemm_route(kernel, rows, cols):
-    """(centered rows, their squared norms, centered columns transposed, their squared norms,
-    the rows' and the columns' far flags) for the Gaussian's dgemm route, or None.
+    """(centered rows, their squared norms, centered columns, their squared norms, the rows'
+    and the columns' far flags) for the Gaussian's dgemm route, or None (the columns'
+    transpose, which the matrix products read, is the operator's ``_gemm_columns_t``).
 
     The squared distance |a|^2 + |b|^2 - 2 a.b has an absolute rounding error below
     2 (d + 2) u (|a|^2 + |b|^2) (u the unit roundoff), which the Gaussian turns into a
@@ -75,11 +76,7 @@ def _gemm_route(kernel, rows, cols):
     """
     if kernel.name != "gaussian" or rows.shape[1] < _GEMM_MIN_FEATURES:
         return None
-    route = _expansion(kernel, rows, cols)
-    if route is None:
-        return None
-    rc, rn, cc, cn, rfar, cfar = route
-    return rc, rn, np.ascontiguousarray(cc.T), cn, rfar, cfar
+    return _expansion(kernel, rows, cols)
 
 
 def _expansion(kernel, rows, cols):
@@ -149,6 +146,7 @@ class _KernelLinearOperator(_KernelSurface):
         self._block_memory = block_memory
         self._col_tile = _col_tile(block_memory, cols.shape[0])
         self._gemm_state = None
+        self._gemm_t = None
         super().__init__(dtype=np.float64, shape=(rows.shape[0], cols.shape[0]))
 
     @property
@@ -171,15 +169,22 @@ class _KernelLinearOperator(_KernelSurface):
             self._gemm_state = (_gemm_route(self._ekernel, self._erows, self._ecols),)
         return self._gemm_state[0]
 
+    def _gemm_columns_t(self):
+        # the centred columns transposed (d x n), made on first use: the matrix products
+        # read it, the gathered blocks and columns (a decomposition's) do not
+        if self._gemm_t is None:
+            self._gemm_t = np.ascontiguousarray(self._gemm()[2].T)
+        return self._gemm_t
+
     def _matmat(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
         out = np.empty((self.shape[0], V.shape[1]))
         route = self._gemm()
         if route is not None:
-            rc, rn, ccT, cn, rfar, cfar = route
+            rc, rn, _, cn, rfar, cfar = route
             with one_blas_thread():
-                _eval.matmat_gauss(self._params[0], rc, rn, ccT, cn, V, out, _GEMM_ROW_TILE,
-                                   _GEMM_COL_TILE, rfar, cfar)
+                _eval.matmat_gauss(self._params[0], rc, rn, self._gemm_columns_t(), cn, V,
+                                   out, _GEMM_ROW_TILE, _GEMM_COL_TILE, rfar, cfar)
         else:
             _eval.matmat(self._kernel.code, self._params, self._erows, self._colsT, V, out,
                          self._col_tile)
@@ -237,7 +242,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         route = self._gemm()
         if route is not None:
             with one_blas_thread():
-                _eval.matmat_gauss_sym(self._params[0], route[0], route[1], route[2], V, bufs,
+                _eval.matmat_gauss_sym(self._params[0], route[0], route[1],
+                                       self._gemm_columns_t(), V, bufs,
                                        _GEMM_ROW_TILE, _GEMM_COL_TILE, route[4])
         else:
             _eval.matmat_sym(self._kernel.code, self._params, self._erows, self._colsT, V,
@@ -388,17 +394,17 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
             return CrossKernelOperator(Y, self._rows[J], self._kernel,
                                        self._block_memory) @ c
         if self._cross32 is None:
-            return self._product(route[0], route[2], route[4], J, c, rows)
+            return self._product(route[0], route[4], J, c, rows)
         # the near columns by sgemm, the far ones (few) in double (see single_cross)
         far = self._far32[J]
-        out = self._product(self._cross32, None, _NO_FLAGS, J[~far], c[~far], rows)
+        out = self._product(self._cross32, _NO_FLAGS, J[~far], c[~far], rows)
         if far.any():
-            out += self._product(route[0], route[2], route[4], J[far], c[far], rows)
+            out += self._product(route[0], route[4], J[far], c[far], rows)
         return out
 
-    def _product(self, points, pointsT, far, J, c, rows):
-        # K[rows, J] @ c by the Gaussian's tiles on centred points (float64 or float32;
-        # pointsT: their transpose, or None to gather J's columns from the points)
+    def _product(self, points, far, J, c, rows):
+        # K[rows, J] @ c by the Gaussian's tiles on centred points (float64 or float32), J's
+        # columns gathered from them
         route = self._gemm()
         rn, cn = route[1], route[3]
         A, an, af = points, rn, far
@@ -407,7 +413,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         out = np.zeros((A.shape[0], 1))
         if not J.size:
             return out[:, 0]
-        BJ = np.ascontiguousarray(points[J].T if pointsT is None else pointsT[:, J])
+        BJ = np.ascontiguousarray(points[J].T)
         with one_blas_thread():
             _eval.matmat_gauss(self._params[0], A, an, BJ, cn[J],
                                np.ascontiguousarray(c).reshape(-1, 1), out, *_PRODUCT_TILE,
