@@ -503,15 +503,21 @@ class PathClassifier(ClassifierBase, PathEstimator):
     """
 
     _carried_attributes = PathEstimator._carried_attributes + ("class_weight_", "shape_fit_")
+    #: whether the fitted attributes are read from the pairs' preparations (ExactSVC's
+    #: validation and subsample indices): then a fit holds them to its end
+    _reads_pair_preparations = False
 
-    def _multiclass_backend(self, backend, release=False):
+    def _multiclass_backend(self, backend, purpose):
         """``backend`` for the ``multiclass`` parameter: one-vs-one around it ("ovo"), or
-        itself ("ovr", or no such parameter: one-vs-rest on one preparation). ``release``:
-        the pairs prepared one at a time per worker and dropped once solved (a
-        preparation that one path call solves, whose pairs' preparations no one reads
-        after: :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`)."""
+        itself ("ovr", or no such parameter: one-vs-rest on one preparation). A fit's
+        pairs are prepared one at a time per worker and dropped once solved (one path call
+        solves them and no one reads their preparations after,
+        :class:`~hsskern.solvers.paths.pairwise.PairwiseBackend`'s ``release``): held all
+        at once, 45 pairs of fashion_mnist took 10.8 GB), unless the estimator reads them
+        after the fit (``_reads_pair_preparations``)."""
         if self._multiclass_rule() == "ovo":
-            return PairwiseBackend(backend, release=release)
+            return PairwiseBackend(backend, release=purpose == "fit"
+                                   and not self._reads_pair_preparations)
         return backend
 
     def fit(self, X, y, sample_weight=None):

@@ -154,6 +154,8 @@ or callable, default "rbf"
     ((100, 200, 300), ('exact',), True)
     """
 
+    _reads_pair_preparations = True  # validation_indices_, subsample_indices_
+
     _parameter_constraints = {
         **{k: HSS_CONSTRAINTS[k] for k in ("memory_budget", "verbose", "random_state")},
         **SVC_KERNEL_CONSTRAINTS,
@@ -233,7 +235,8 @@ or callable, default "rbf"
                                 started=getattr(self, "_fit_started", None))
         return self._multiclass_backend(ExactBackend(
             kernel_of(self, None, X), o.replace(validation_fraction=held_out), settings,
-            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None))
+            memory_budget=self.memory_budget, log=self._log if self.verbose >= 1 else None),
+            purpose)
 
     def _set_fitted(self, data, backend, prepared, solution, shared):
         super()._set_fitted(data, backend, prepared, solution, shared)

@@ -331,10 +331,7 @@ or callable, default "rbf"
         self.warm_start = warm_start
 
     def _make_backend(self, X, values, purpose):
-        # a fit's pairs are solved by one path call and read by no one after: each is
-        # prepared on its worker and dropped, not the 9 n points' copies held at once
-        return self._multiclass_backend(_hss_backend(self, X, None, purpose),
-                                        release=purpose == "fit")
+        return self._multiclass_backend(_hss_backend(self, X, None, purpose), purpose)
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape)

@@ -242,7 +242,7 @@ class NuSVC(_NuParams, PathClassifier):
         classes = self._class_mass[0]
         inner = NuSVCBackend(self._kernel_, engine_options(self, *X.shape),
                              self._engine_log(), negative_first=classes.size == 2)
-        return self._multiclass_backend(inner)
+        return self._multiclass_backend(inner, purpose)
 
     def _set_target_attributes(self, data, backend, solution):
         # Solver_NU's r of each pair is the margin its model is divided by

@@ -202,7 +202,7 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
         return super().fit(X, y, sample_weight)
 
     def _make_backend(self, X, values, purpose):
-        return self._multiclass_backend(_hss_backend(self, X, None, purpose))
+        return self._multiclass_backend(_hss_backend(self, X, None, purpose), purpose)
 
     def _takes_sparse_rows(self, shape):
         return starts_from_zero(self, shape)
