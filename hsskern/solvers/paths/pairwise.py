@@ -31,7 +31,6 @@ internal cross-validation.
 import time
 from dataclasses import dataclass, field, replace
 import threading
-from threading import Lock
 from types import MappingProxyType
 
 import numpy as np
@@ -558,7 +557,7 @@ class PairwiseBackend:
 
         # the pairs handed out one at a time, largest first, to one task per worker: a
         # worker whose core another process holds takes fewer (no static split)
-        queue, lock = iter(sorted(live, key=lambda p: -prepared.rows[p].size)), Lock()
+        queue, lock = iter(sorted(live, key=lambda p: -prepared.rows[p].size)), threading.Lock()
 
         def solve():
             out = []
