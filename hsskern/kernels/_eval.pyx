@@ -840,20 +840,16 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
 DEF GATHER_COLS = 512
 
 
-cdef int _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const double* an,
-                      const floating* bt, Py_ssize_t n, const double* bn, double* o,
-                      Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t mb, bint upper,
-                      const unsigned char* af, const unsigned char* bf) noexcept nogil:
+cdef void _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const double* an,
+                       const floating* bt, Py_ssize_t n, const double* bn, double* o,
+                       Py_ssize_t ld, Py_ssize_t c0, Py_ssize_t mb, bint upper,
+                       const unsigned char* af, const unsigned char* bf,
+                       float* s32) noexcept nogil:
     # rows [c0, c0 + mb) of the block in tiles of GATHER_COLS columns; ``upper``: from the
     # diagonal on, each tile copied onto the lower triangle while it is in cache (rows
     # below the chunk at its columns: no other chunk writes there). float32 points: the
-    # cross terms by sgemm through a scratch tile (returns 1 when it cannot be had)
+    # cross terms by sgemm through the thread's scratch tile ``s32``
     cdef Py_ssize_t s = c0 if upper else 0, j0, w
-    cdef float* s32 = NULL
-    if floating is float:
-        s32 = <float*> malloc(GATHER_ROWS * GATHER_COLS * sizeof(float))
-        if s32 == NULL:
-            return 1
     j0 = s
     while j0 < n:
         w = GATHER_COLS if j0 + GATHER_COLS <= n else n - j0
@@ -866,8 +862,6 @@ cdef int _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const do
         if upper:
             copy_upper_down(o, ld, c0, c0 + mb, j0, j0 + w)
         j0 = j0 + w
-    free(s32)
-    return 0
 
 
 def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
@@ -888,8 +882,10 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
     cdef Py_ssize_t a, b, k, c, c0, nchunk, ld = out.strides[0] // sizeof(double)
     cdef floating* bt
     cdef floating* rows
+    cdef float* s32 = NULL  # a thread's float32 tile (float32 points only)
+    cdef Py_ssize_t scratch = GATHER_ROWS * GATHER_COLS if floating is float else 0
     cdef int no_scratch = 0
-    cdef int* lacking = &no_scratch  # set by a chunk without its scratch (not a prange private)
+    cdef int* lacking = &no_scratch  # set by a thread without its scratch (not a private)
     cdef double* an
     cdef double* bn
     cdef unsigned char* af = NULL
@@ -932,19 +928,29 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                 bf[b] = far[J[b]]
         nchunk = (m + GATHER_ROWS - 1) // GATHER_ROWS
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
-            for c in prange(nchunk, schedule="dynamic"):
-                c0 = c * GATHER_ROWS
-                if _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                                GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
-                                af, bf):
+            with parallel():
+                s32 = <float*> malloc(scratch * sizeof(float)) if scratch else NULL
+                if scratch and s32 == NULL:
                     lacking[0] = 1
+                for c in prange(nchunk, schedule="dynamic"):
+                    if scratch and s32 == NULL:  # raised below
+                        continue
+                    c0 = c * GATHER_ROWS
+                    _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                                 GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
+                                 af, bf, s32)
+                free(s32)
         else:
-            for c in range(nchunk):
-                c0 = c * GATHER_ROWS
-                if _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                                GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
-                                af, bf):
-                    lacking[0] = 1
+            s32 = <float*> malloc(scratch * sizeof(float)) if scratch else NULL
+            if scratch and s32 == NULL:
+                lacking[0] = 1
+            else:
+                for c in range(nchunk):
+                    c0 = c * GATHER_ROWS
+                    _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
+                                 GATHER_ROWS if c0 + GATHER_ROWS <= m else m - c0, upper,
+                                 af, bf, s32)
+            free(s32)
         free(bt)
         free(rows)
         free(an)
