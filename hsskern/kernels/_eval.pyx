@@ -677,8 +677,9 @@ cdef void _gauss_tile_single(double gamma, const float* a, Py_ssize_t lda, const
                              float* s) noexcept nogil:
     """:func:`_gauss_tile` with the cross term a.b by sgemm on float32 coordinates (into the
     scratch ``s``, mb x w), the norms, the sum and the exponential in double: LIBSVM's
-    ``Qfloat`` precision, within the caller's float32 bound (no far point: the caller
-    uses the double tile when any is). Half the bytes and twice the SIMD width of dgemm.
+    ``Qfloat`` precision, within the caller's float32 bound (no far flags: the caller
+    computes the far points' columns with the double tile). Half the bytes and twice the
+    SIMD width of dgemm.
     """
     cdef int M = <int> w, N = <int> mb, K = d, LDB = <int> ldb, LDA = <int> lda, LDS = <int> w
     cdef float alpha = -2.0, zero = 0.0

@@ -113,6 +113,18 @@ def gaussian_expansion(kernel, points):
     return None if route is None else (route[0], route[1], route[4])
 
 
+def single_far(gamma, norms, d, max_rel_error, far=None):
+    """The points whose float32 inner products would be too coarse: with a_32 = fl32(a),
+    b_32 = fl32(b) summed in float32 (u = 2^-24, d features), the Gaussian's entry on
+    centred points is within gamma (d + 2) u (|a|^2 + |b|^2) relative (Higham, Accuracy and
+    Stability, (3.5)), so a point whose squared norm alone takes that past
+    ``max_rel_error`` is far (bool, n); ``far``: the double expansion's flags, kept."""
+    out = norms > max_rel_error / (gamma * 2.0 * (d + 2) * 2.0 ** -24)
+    if far is not None and far.size:
+        out |= far.astype(bool)
+    return out
+
+
 def _centered(rows, cols, mu):
     """(rows - mu, their squared norms, cols - mu, theirs)."""
     rc = rows - mu
@@ -300,11 +312,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         route = self._gemm()
         made = self
         if route is not None:
-            rc, rn = route[0], route[1]
-            limit = max_rel_error / (self._params[0] * 2.0 * (rc.shape[1] + 2) * 2.0 ** -24)
-            far = rn > limit
-            if route[4].size:
-                far |= route[4].astype(bool)
+            rc = route[0]
+            far = single_far(self._params[0], route[1], rc.shape[1], max_rel_error, route[4])
             if far.mean() <= _GEMM_MAX_FAR_SHARE:
                 self.distinct_rows()  # computed once, shared by the copy
                 made = copy.copy(self)

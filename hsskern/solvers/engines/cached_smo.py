@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ...kernels import gaussian_expansion, kernel_operator
+from ...kernels import gaussian_expansion, kernel_operator, single_far
 from ...options import SMOOptions
 from ...utils._cpu import load
 from ...utils._threads import one_blas_thread
@@ -102,10 +102,7 @@ def single_cross_terms(kernel, xn, far, d, options=None):
     options = SMOOptions() if options is None else options
     if not xn.size:
         return None
-    limit = options.float32_max_rel_error / (kernel.gamma * 2.0 * (d + 2) * 2.0 ** -24)
-    far32 = xn > limit
-    if far is not None and far.size:
-        far32 |= far.astype(bool)
+    far32 = single_far(kernel.gamma, xn, d, options.float32_max_rel_error, far)
     if far32.mean() > options.float32_max_far_share:
         return None
     return far32.view(np.uint8) if far32.any() else np.empty(0, dtype=np.uint8)

@@ -633,12 +633,12 @@ class PairwiseBackend:
             share = budget * min(self._workers(), len(live)) / len(live)
             inner = replace(inner, settings=settings.replace(started=None, max_time=share))
         sizes = [prepared.rows[p].size for p in live]
-        workers = threading.local()  # each worker's block buffer, for its pairs in turn
+        buffers = threading.local()  # each worker's block buffer, for its pairs in turn
 
         def with_blocks(task):
-            if not hasattr(workers, "blocks"):
-                workers.blocks = {}
-            with shared_blocks(workers.blocks):
+            if not hasattr(buffers, "blocks"):
+                buffers.blocks = {}
+            with shared_blocks(buffers.blocks):
                 return task()
 
         if on_worker:
