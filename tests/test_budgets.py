@@ -148,6 +148,29 @@ def test_prediction_chunks_to_fit_the_budget_and_gives_the_same_answer(cls):
         model.set_params(memory_budget=None)
 
 
+@pytest.mark.parametrize("cls", [HSSSVC, HSSKernelRidge])
+def test_prediction_without_a_budget_bounds_each_chunks_coordinates(cls, monkeypatch):
+    # no memory_budget: the rows still go in chunks of at most CHUNK_POINTS_BYTES of
+    # coordinates (the blocked product copies what it is given), with the same answer
+    from hsskern.estimators import _budget
+    from hsskern.kernels import operator
+    model, X = _fitted(cls)
+    Xt = np.resize(X, (2000, X.shape[1]))
+    values = getattr(model, "decision_function", model.predict)
+    ref = values(Xt)
+    seen = []
+    cross = operator.KernelOperator.cross
+
+    def spy(self, Y):
+        seen.append(len(Y))
+        return cross(self, Y)
+
+    monkeypatch.setattr(operator.KernelOperator, "cross", spy)
+    monkeypatch.setattr(_budget, "CHUNK_POINTS_BYTES", 8 * X.shape[1] * 300)
+    np.testing.assert_allclose(values(Xt), ref, rtol=1e-12, atol=1e-12)
+    assert seen and max(seen) == 300 and sum(seen) == 2000
+
+
 # -- large n: refused before the work, within 2 s past the validation ----------------------------
 
 @pytest.fixture(scope="module")

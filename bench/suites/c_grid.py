@@ -255,16 +255,16 @@ FLOOR_REPEATS = 3
 
 
 def floor_product(est, X):
-    """K(X, SV) @ coef of a fitted estimator of ours, as its decision path computes it: the
-    exact kernel between X and the model's support vectors, times every model column's dual
-    coefficients at once (one-vs-one: all pairs' in one matmat); None for a model without
-    support vectors (a feature map)."""
-    from hsskern import kernel_operator
+    """K(X, SV) @ coef of a fitted estimator of ours, as its decision path computes it
+    (``decision_function``: the exact kernel between X and the model's support vectors,
+    times every model column's dual coefficients at once, one-vs-one: all pairs' in one
+    product, in the row chunks prediction takes); None for a model without support vectors
+    (a feature map)."""
     model = getattr(est, "_model", None)
     sv = getattr(model, "support_vectors", None)
     if sv is None or getattr(model, "kernel", None) is None or sv.shape[0] == 0:
         return None
-    return kernel_operator(sv, model.kernel).cross(X) @ model.dual_coef.T
+    return est.decision_function(X)
 
 
 def _floor(est, X):

@@ -5,6 +5,11 @@ its block of kernel entries against the model's support vectors (or landmarks, o
 and its coordinates, 8 (n_terms + d) bytes a row, which is what a dense evaluation would take
 (the blocked products take less). The rows are cut into as many chunks as the budget needs;
 a MemoryBudgetError, with the estimate, only when the output and a chunk of one row do not fit.
+
+Whatever the budget, a chunk's coordinates stay within ``CHUNK_POINTS_BYTES``: the blocked
+products copy (centre) the rows they are given, so K(X, SV) on all 60,000 training points of
+784 features held 1.1 GB beside the data in one chunk, and chunks of 64 MiB of coordinates
+cost no time (the support vectors' side, prepared once a chunk, is a small share of it).
 """
 import numpy as np
 
@@ -12,6 +17,17 @@ from ..kernels import kernel_operator
 from ..utils._memory import chunk_rows
 
 __all__ = ["model_terms", "budgeted_decision", "budgeted_expansion"]
+
+#: the most bytes of coordinates a chunk of rows carries into one blocked product
+CHUNK_POINTS_BYTES = 64 * 2 ** 20
+
+
+def _rows(est, m, d, out_per_row, terms):
+    """Rows per chunk: what ``est.memory_budget`` holds, and coordinates within
+    ``CHUNK_POINTS_BYTES``."""
+    rows = chunk_rows(m, out_per_row, 8 * (terms + d), getattr(est, "memory_budget", None),
+                      what=f"{type(est).__name__} prediction on {m} points")
+    return min(rows, max(1, CHUNK_POINTS_BYTES // (8 * max(d, 1))))
 
 
 def model_terms(model):
@@ -34,9 +50,7 @@ def budgeted_decision(est, model, X):
     """``model.decision(X)`` (shape (S, m, r)) within ``est.memory_budget``, by row chunks."""
     m, d = X.shape
     S, r = getattr(model, "shape", (1, 1))
-    rows = chunk_rows(m, 8 * S * r, 8 * (model_terms(model) + d),
-                      getattr(est, "memory_budget", None),
-                      what=f"{type(est).__name__} prediction on {m} points")
+    rows = _rows(est, m, d, 8 * S * r, model_terms(model))
     if rows >= m:
         return model.decision(X)
     out = None
@@ -54,9 +68,7 @@ def budgeted_expansion(est, X, support_vectors, kernel, M):
     m, r = X.shape[0], M.shape[1]
     if support_vectors.shape[0] == 0:
         return np.zeros((m, r))
-    rows = chunk_rows(m, 8 * r, 8 * (support_vectors.shape[0] + X.shape[1]),
-                      getattr(est, "memory_budget", None),
-                      what=f"{type(est).__name__} prediction on {m} points")
+    rows = _rows(est, m, X.shape[1], 8 * r, support_vectors.shape[0])
     K = kernel_operator(support_vectors, kernel)
     out = np.empty((m, r))
     for start in range(0, m, rows):
