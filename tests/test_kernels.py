@@ -171,6 +171,22 @@ def test_pickle_roundtrip_and_immutability():
     np.testing.assert_array_equal(K @ v, before)
 
 
+def test_only_a_frozen_array_is_kept_without_a_copy():
+    # read-only and owning its data: nobody can write to it but through it, so it is kept
+    # (a one-vs-one pair's rows); a read-only view of a writeable array is still copied
+    X = np.random.default_rng(4).normal(size=(20, 3))
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    assert np.shares_memory(kernel_operator(frozen, "gaussian").points, frozen)
+    view = X[:, :]
+    view.flags.writeable = False
+    K = kernel_operator(view, "gaussian")
+    assert not np.shares_memory(K.points, X)
+    before = K @ np.ones(20)
+    X[0, 0] = 50.0
+    np.testing.assert_array_equal(K @ np.ones(20), before)
+
+
 def test_user_array_never_reordered_or_written():
     X = np.random.default_rng(3).normal(size=(30, 2))
     X0 = X.copy()

@@ -95,6 +95,33 @@ def test_far_points_take_the_double_entries_and_the_rest_float32():
     np.testing.assert_allclose(S.columns_product(W, c), exact @ c, rtol=0, atol=1e-4)
 
 
+@pytest.mark.parametrize("shift, doubles", [(0.0, 0), (5.0, 1)])
+def test_the_float32_operator_holds_its_float32_copy_and_at_most_one_double(shift, doubles):
+    # a pair's float32 operator keeps 4 n d bytes of coordinates beside the points: its far
+    # columns take the points as they are where their own norms admit the double expansion
+    # (centred data), else one centred double copy (8 n d), never two (a fashion_mnist
+    # pair held two)
+    import gc
+    import tracemalloc
+    n, d = 3000, 200
+    X = _points(7, n, d, 1.0, shift)
+    K = kernel_operator(X, "gaussian", gamma=1.0 / d)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        S = K.single_cross(1e-3)
+        S.submatrix(np.arange(50), np.arange(50))
+        S.columns_product(np.arange(10), np.ones(10))
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert S is not K
+    expected = 4 * n * d + doubles * 8 * n * d
+    assert expected <= held < expected + n * d
+
+
 def test_single_cross_keeps_the_double_operator_where_it_cannot_apply():
     rng = np.random.default_rng(0)
     narrow = kernel_operator(rng.normal(size=(50, 5)), "gaussian", gamma=0.1)

@@ -17,6 +17,13 @@ from .sparse_rows import sparse_kernel_operator
 __all__ = ["kernel_operator"]
 
 
+def _frozen(X):
+    """Whether X is a read-only array owning its data: nobody can write to it but through
+    itself, so the operator may keep it (a one-vs-one pair's rows, taken from the training
+    points, are not copied twice)."""
+    return not X.flags.writeable and X.base is None
+
+
 def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,
                     sigma=None, power=None, block_memory=DEFAULT_BLOCK_MEMORY):
     """Matrix-free kernel matrix K(X, X).
@@ -25,7 +32,8 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     ----------
     X : array-like or scipy sparse matrix of shape (n_samples, n_features)
         Points. Copied once (C-contiguous float64); the caller's array is never reordered or modified,
-        and later changes to it do not affect the operator. A scipy sparse X gives a
+        and later changes to it do not affect the operator. A read-only array that owns its
+        data (``X.flags.writeable`` False, ``X.base`` None) is kept as it is, not copied. A scipy sparse X gives a
         :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
         copied as canonical CSR).
     kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
@@ -53,7 +61,7 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
                                       sigma=sigma, power=power, block_memory=block_memory)
     X_in = X
     X = check_points(X, "X")
-    if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in):
+    if isinstance(X_in, np.ndarray) and np.may_share_memory(X, X_in) and not _frozen(X_in):
         X = X.copy()  # immutable: later writes to the caller's array must not change K
     k = make_kernel(kernel, h=h, gamma=gamma, degree=degree, coef0=coef0, sigma=sigma, power=power,
                     n_features=X.shape[1])

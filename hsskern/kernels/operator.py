@@ -5,7 +5,6 @@ with it are computed tile by tile in compiled code, so memory stays O(n d + thre
 however large n is. ``shifted(beta)`` gives the structured K + beta I and ``cross(Y)`` the
 rectangular K(Y, X) used for prediction, Nystrom and FPC features.
 """
-import copy
 
 import numpy as np
 import scipy.sparse as sp
@@ -231,6 +230,8 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         self._cross32 = None  # float32 centred points: single_cross's operators only
         self._single_cross = {}  # single_cross's operators by their bound
         self._far32 = None  # their far points (bool, n)
+        self._norms32 = None  # their squared norms (double)
+        self._far_route = None  # (points, norms, flags): the far points' double expansion
         if self._erows is not points:
             self._erows.flags.writeable = False
 
@@ -309,21 +310,47 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         made = self._single_cross.get(max_rel_error)  # one float32 copy for a path's solves
         if made is not None:
             return self if made is False else made
-        route = self._gemm()
+        # the double route as this operator has it, else made for this call only: the
+        # float32 operator does not read it, and a pair's centred copy is n d doubles
+        route = self._gemm() if self._gemm_state is not None else _gemm_route(
+            self._ekernel, self._erows, self._ecols)
         made = self
         if route is not None:
-            rc = route[0]
-            far = single_far(self._params[0], route[1], rc.shape[1], max_rel_error, route[4])
+            rc, rn = route[0], route[1]
+            far = single_far(self._params[0], rn, rc.shape[1], max_rel_error, route[4])
             if far.mean() <= _GEMM_MAX_FAR_SHARE:
                 self.distinct_rows()  # computed once, shared by the copy
-                made = copy.copy(self)
-                made._single_cross = {}
-                made._cross32 = np.ascontiguousarray(rc, dtype=np.float32)
-                made._far32 = far
+                made = self._single_copy(np.ascontiguousarray(rc, dtype=np.float32), rn,
+                                         far, route)
         # False, not self, for a refusal: a reference to itself would keep every operator
         # (and its centred copies) alive until the cycle collector runs
         self._single_cross[max_rel_error] = False if made is self else made
         return made
+
+    def _single_copy(self, cross32, norms, far, route):
+        """This operator sharing its points, with ``cross32`` (float32 centred points), their
+        squared norms in double and the far points (bool), and its own double route for
+        the far points' columns (:meth:`_far_expansion`)."""
+        made = KernelOperator.__new__(KernelOperator)
+        made.__dict__.update(self.__dict__)
+        made._single_cross, made._gemm_state, made._gemm_t = {}, None, None
+        made._cross32, made._norms32, made._far32 = cross32, norms, far
+        made._far_route = self._far_expansion(route)
+        return made
+
+    def _far_expansion(self, route):
+        """(points, squared norms, flags) of the double expansion the float32 operator's far
+        columns take: the points as they are, with no centred copy, where their own norms
+        keep the double bound (:func:`_expansion` with the origin as centre: flags for the
+        few past it, the same error analysis); else the centred ``route``'s."""
+        e = self._erows
+        en = np.einsum("ij,ij->i", e, e)
+        limit = _GEMM_MAX_REL_ERROR / (
+            self._ekernel.gamma * 2.0 * (e.shape[1] + 2) * np.finfo(np.float64).eps)
+        flagged = en > limit
+        if 2 * flagged.mean() > _GEMM_MAX_FAR_SHARE:
+            return route[0], route[1], route[4]
+        return e, en, _flags(flagged)
 
     _strided_out = True  # both evaluators write rows a stride apart
 
@@ -334,40 +361,45 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         # symmetric (neither dgemm, a.b vs b.a, nor the vectorized exp, SIMD body vs scalar
         # tail, promises the same last bit for (i, j) and (j, i))
         sym = I is J or (I.shape == J.shape and np.array_equal(I, J))
+        if self._cross32 is not None:
+            return self._single_submatrix(I, J, out, sym)
         route = self._gemm()
         if route is None:
             _eval.gather_block(self._kernel.code, self._params, self._erows, I, J, out, sym)
             return out
-        if self._cross32 is None:
-            self._gather(route[0], route[4], I, J, out, sym)
-            return out
-        self._gather(self._cross32, _NO_FLAGS, I, J, out, sym)
+        self._gather((route[0], route[1], route[4]), I, J, out, sym)
+        return out
+
+    def _single_submatrix(self, I, J, out, sym):
+        self._gather((self._cross32, self._norms32, _NO_FLAGS), I, J, out, sym)
         # the far points' columns (and rows) in double; mirrored for a symmetric block so
         # that it stays exactly symmetric
+        route = self._far_route
         cols = np.flatnonzero(self._far32[J])
         if cols.size:
             block = np.empty((I.size, cols.size))
-            self._gather(route[0], route[4], I, J[cols], block, False)
+            self._gather(route, I, J[cols], block, False)
             out[:, cols] = block
             if sym:
                 out[cols, :] = block.T
                 square = np.empty((cols.size, cols.size))  # far x far: exactly symmetric
-                self._gather(route[0], route[4], J[cols], J[cols], square, True)
+                self._gather(route, J[cols], J[cols], square, True)
                 out[np.ix_(cols, cols)] = square
         rows = np.flatnonzero(self._far32[I]) if not sym else np.empty(0, dtype=np.intp)
         if rows.size:
             block = np.empty((rows.size, J.size))
-            self._gather(route[0], route[4], I[rows], J, block, False)
+            self._gather(route, I[rows], J, block, False)
             out[rows, :] = block
         return out
 
-    def _gather(self, points, far, I, J, out, sym):
-        route = self._gemm()
+    def _gather(self, route, I, J, out, sym):
+        # route: (points, their squared norms, far flags) of one expansion
+        points, norms, far = route
         if I.shape[0] * J.shape[0] > 100000:
             with one_blas_thread():
-                _eval.gather_gauss(self._params[0], points, route[1], I, J, out, sym, far)
+                _eval.gather_gauss(self._params[0], points, norms, I, J, out, sym, far)
         else:  # too small for BLAS to spawn threads: skip the switch
-            _eval.gather_gauss(self._params[0], points, route[1], I, J, out, sym, far)
+            _eval.gather_gauss(self._params[0], points, norms, I, J, out, sym, far)
 
     def diag(self):
         """The diagonal k(x_i, x_i), shape (n,)."""
@@ -397,34 +429,34 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         if c.shape != J.shape:
             raise ValueError(f"c must have one entry per column, shape {J.shape}, got {c.shape}")
         rows = None if rows is None else check_indices(rows, n, "rows")
+        if self._cross32 is not None and J.size:
+            # the near columns by sgemm, the far ones (few) in double (see single_cross)
+            far = self._far32[J]
+            out = self._product((self._cross32, self._norms32, _NO_FLAGS), J[~far], c[~far],
+                                rows)
+            if far.any():
+                out += self._product(self._far_route, J[far], c[far], rows)
+            return out
         route = self._gemm()
         if route is None or J.size == 0:
             Y = self._rows if rows is None else self._rows[rows]
             return CrossKernelOperator(Y, self._rows[J], self._kernel,
                                        self._block_memory) @ c
-        if self._cross32 is None:
-            return self._product(route[0], route[4], J, c, rows)
-        # the near columns by sgemm, the far ones (few) in double (see single_cross)
-        far = self._far32[J]
-        out = self._product(self._cross32, _NO_FLAGS, J[~far], c[~far], rows)
-        if far.any():
-            out += self._product(route[0], route[4], J[far], c[far], rows)
-        return out
+        return self._product((route[0], route[1], route[4]), J, c, rows)
 
-    def _product(self, points, far, J, c, rows):
-        # K[rows, J] @ c by the Gaussian's tiles on centred points (float64 or float32), J's
-        # columns gathered from them
-        route = self._gemm()
-        rn, cn = route[1], route[3]
-        A, an, af = points, rn, far
+    def _product(self, route, J, c, rows):
+        # K[rows, J] @ c by the Gaussian's tiles on one expansion's points (float64 or
+        # float32, with their squared norms and far flags), J's columns gathered from them
+        points, norms, far = route
+        A, an, af = points, norms, far
         if rows is not None:
-            A, an, af = points[rows], rn[rows], far[rows] if far.size else far
+            A, an, af = points[rows], norms[rows], far[rows] if far.size else far
         out = np.zeros((A.shape[0], 1))
         if not J.size:
             return out[:, 0]
         BJ = np.ascontiguousarray(points[J].T)
         with one_blas_thread():
-            _eval.matmat_gauss(self._params[0], A, an, BJ, cn[J],
+            _eval.matmat_gauss(self._params[0], A, an, BJ, norms[J],
                                np.ascontiguousarray(c).reshape(-1, 1), out, *_PRODUCT_TILE,
                                af, far[J] if far.size else far)
         return out[:, 0]

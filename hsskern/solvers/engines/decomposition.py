@@ -52,6 +52,7 @@ K[index[W], index[W]], the decision values f = K (alpha - alpha*) stay on the n 
 SMO and the Newton step, which only read K_W, y_W and v = -y G = -f[index] - y p, run unchanged.
 """
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -510,7 +511,8 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
     q = W.size
     buf, S = workspace.get("block"), workspace.get("stride", 0)
     slots = workspace.get("slots")
-    if workspace.get("points") is not K.points:  # another kernel's block: nothing to reuse
+    last = workspace.get("points")
+    if last is None or last() is not K.points:  # another kernel's block: nothing to reuse
         slots = None
     if buf is not None and slots is not None and q <= S:
         kp = np.flatnonzero(np.isin(slots, W, assume_unique=True))
@@ -548,7 +550,8 @@ def _working_block(K, W, workspace, cap, index=None, new_fraction=1 / 3,
         workspace["stride"] = S
     B = buf[:S * S].reshape(S, S)
     K.submatrix(pt(W), pt(W), out=B[:q, :q])  # written at the buffer's row stride
-    workspace["slots"], workspace["points"] = W.copy(), K.points
+    # a weak reference: a worker's next pair must not keep the last one's points alive
+    workspace["slots"], workspace["points"] = W.copy(), weakref.ref(K.points)
     return B[:q], W, q * (q + 1) // 2, 0
 
 

@@ -215,7 +215,10 @@ def _pair_start(start, rows, p):
 def _prepare_and_solve(backend, X, rows, yp, Cs, weights, start=None):
     """A deferred pair: its preparation made, solved and dropped here (on its worker);
     (solutions, the preparation's stats, its timings)."""
-    prepared = backend.prepare(X[rows], yp)
+    points = X[rows]
+    points.flags.writeable = False  # frozen: the kernel operator keeps it, not a copy
+    prepared = backend.prepare(points, yp)
+    del points
     sols = _solve(backend, prepared, yp, Cs, weights, start)
     return sols, dict(prepared.stats), dict(prepared.timings)
 
