@@ -171,6 +171,27 @@ def test_prediction_without_a_budget_bounds_each_chunks_coordinates(cls, monkeyp
     assert seen and max(seen) == 300 and sum(seen) == 2000
 
 
+def test_prediction_keeps_the_support_vectors_without_a_copy(monkeypatch):
+    # the model's support vectors are read-only and its own: each prediction's kernel
+    # operator keeps them as they are, after a pickle round trip too
+    import pickle
+    from hsskern.kernels import operator
+    model, X = _fitted(HSSSVC)
+    shared = []
+    cross = operator.KernelOperator.cross
+
+    def spy(self, Y):
+        shared.append(np.shares_memory(self.points, sv))
+        return cross(self, Y)
+
+    monkeypatch.setattr(operator.KernelOperator, "cross", spy)
+    for est in (model, pickle.loads(pickle.dumps(model))):
+        sv = est._model.support_vectors
+        assert not sv.flags.writeable
+        est.predict(X[:20])
+    assert shared == [True, True]
+
+
 # -- large n: refused before the work, within 2 s past the validation ----------------------------
 
 @pytest.fixture(scope="module")

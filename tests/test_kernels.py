@@ -187,6 +187,29 @@ def test_only_a_frozen_array_is_kept_without_a_copy():
     np.testing.assert_array_equal(K @ np.ones(20), before)
 
 
+def test_a_cross_product_keeps_its_columns_once():
+    # K(Y, X) @ V reads the centred columns transposed: after the product the operator holds
+    # the centred rows and that transpose, not the centred columns as well
+    import gc
+    import tracemalloc
+    rng = np.random.default_rng(5)
+    X, Y, d = rng.normal(size=(3000, 60)), rng.normal(size=(500, 60)), 60
+    K = kernel_operator(X, "gaussian", gamma=1.0 / d)
+    C = K.cross(Y)
+    V = rng.normal(size=(3000, 2))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = C @ V
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before - out.nbytes
+    finally:
+        tracemalloc.stop()
+    assert 8 * d * (3000 + 500) <= held < 8 * d * (3000 + 500) + 8 * d * 3000 // 4
+    np.testing.assert_allclose(out, C @ V, rtol=1e-14, atol=1e-14)
+
+
 def test_user_array_never_reordered_or_written():
     X = np.random.default_rng(3).normal(size=(30, 2))
     X0 = X.copy()

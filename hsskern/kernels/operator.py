@@ -91,6 +91,7 @@ def _expansion(kernel, rows, cols):
     norms = centered[side]
     if norms.max() > limit:  # outliers pull the mean: centre on all but the farthest share
         k = int((1.0 - _GEMM_MAX_FAR_SHARE) * (norms.size - 1))
+        centered = None  # the first centred copies go before the second are made
         centered = _centered(rows, cols,
                              base[norms <= np.partition(norms, k)[k]].mean(axis=0))
     rc, rn, cc, cn = centered
@@ -184,7 +185,13 @@ class _KernelLinearOperator(_KernelSurface):
         # the centred columns transposed (d x n), made on first use: the matrix products
         # read it, the gathered blocks and columns (a decomposition's) do not
         if self._gemm_t is None:
-            self._gemm_t = np.ascontiguousarray(self._gemm()[2].T)
+            route = self._gemm()
+            if route[2] is None:  # another thread made it and dropped the columns
+                return self._gemm_t
+            self._gemm_t = np.ascontiguousarray(route[2].T)
+            if route[2] is not route[0]:  # a cross operator's centred columns: nothing but
+                # their transpose reads them (the SVs' 135 MB in a fashion_mnist prediction)
+                self._gemm_state = (route[:2] + (None,) + route[3:],)
         return self._gemm_t
 
     def _matmat(self, V):

@@ -209,6 +209,20 @@ class KernelExpansion:
         self.dual_coef = np.ascontiguousarray(coef[support].T)  # (S r, n_SV)
         self.intercept = np.concatenate([s.intercept for s in solutions])
         self.shape = (len(solutions), solutions[0].n_targets)
+        self._freeze()
+
+    def _freeze(self):
+        # read-only and owning its data: each prediction's kernel operator keeps the
+        # support vectors as they are instead of copying them
+        sv = self.support_vectors
+        if isinstance(sv, np.ndarray):
+            if sv.base is not None:  # unpickled arrays may be views of their buffer
+                sv = self.support_vectors = sv.copy()
+            sv.flags.writeable = False
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._freeze()  # an unpickled array is writeable again
 
     def decision(self, X):
         """Decision values, shape (n_solutions, m, r); X validated by the caller."""
