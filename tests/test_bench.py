@@ -318,3 +318,20 @@ def test_c_grid_fit_case_reports_the_floor_ratio_on_the_median_time(tmp_path, ca
     assert len(rec["times"]) == 2 and rec["floor_s"] > 0
     assert rec["fit_over_floor"] == pytest.approx(rec["time"] / rec["floor_s"], rel=1e-12)
     assert "x its floor: K(X, SV) alpha" in capsys.readouterr().out
+
+
+def test_c_grid_measures_the_drop_in_svc_on_request(tmp_path):
+    # --ours svc fits hsskern.SVC, the estimator a user imports, with its floor; its model
+    # is HSSSVC's (the same routes at SVC's defaults)
+    recs = {}
+    for ours in ("svc", "hss"):
+        out = tmp_path / ours
+        argv = ["c_grid", "--data", "ijcnn1", "--n-train", "300", "--n-test", "100", "--modes",
+                "fit", "--peers", "--ours", ours, "--out", str(out)]
+        assert main(argv) == 0
+        [path] = out.glob("*.json")
+        [case] = harness.validate(json.loads(path.read_text()))["cases"]
+        recs[ours] = rec = case["systems"]["hsskern"]
+        assert rec["status"] == "ok" and rec["floor_s"] > 0
+    assert recs["svc"]["score"] == recs["hss"]["score"]
+    assert recs["svc"]["n_support"] == recs["hss"]["n_support"]

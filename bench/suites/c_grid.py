@@ -1,5 +1,6 @@
-"""Classifiers: HSSSVC against LIBSVM (sklearn.svm.SVC), oneDAL (sklearnex.svm.SVC) and
-LIBLINEAR on Nystroem features: one fit at SVC's defaults, the C path, GridSearchCV.
+"""Classifiers: HSSSVC (``--ours``: or the drop-in SVC, ExactSVC, NystromSVC) against
+LIBSVM (sklearn.svm.SVC), oneDAL (sklearnex.svm.SVC) and LIBLINEAR on Nystroem features: one
+fit at SVC's defaults, the C path, GridSearchCV.
 
     python -m bench c_grid --data ijcnn1 --peers onedal libsvm          # the headline row
     python -m bench c_grid --data magic04 --standardize --modes fit path cv --peers libsvm
@@ -13,10 +14,10 @@ Modes (each system in a fresh process of its own, one after the other):
   z-scored X (whatever ``--standardize`` says); multiclass sets as SVC trains them
   (one-vs-one);
 * ``path`` (default): the C grid (``--C``, default 10 values 1e-2 ... 1e3) at each kernel
-  width ``--h`` (gamma = 1 / (2 h^2)): ``HSSSVC.fit_path`` (one preparation, each C
+  width ``--h`` (gamma = 1 / (2 h^2)): our estimator's ``fit_path`` (one preparation, each C
   warm-started) against one fit per C for the peers (they have no path);
-* ``cv``: ``HSSSVCCV`` against ``GridSearchCV(SVC, {"C": grid}, cv=--folds)``, the refit on
-  all points included;
+* ``cv``: ``HSSSVCCV`` (``SVCCV`` with ``--ours svc``) against ``GridSearchCV(SVC, {"C":
+  grid}, cv=--folds)``, the refit on all points included;
 * ``grid``: model selection as a user runs it, ``--grid-C`` x ``--gamma-factors`` times
   gamma = "scale" (default 4 x 3), ``--folds`` stratified folds shared by all:
   ``HSSSVCCV(param_grid=...)``, ``GridSearchCV(HSSSVC(), ...)`` (as ``hsskern_gscv``) and
@@ -42,7 +43,7 @@ from bench.harness import (DataSpec, describe, load_data, pack_labels, peer_clas
 
 DESCRIPTION = "classifiers vs LIBSVM / oneDAL / LIBLINEAR: fit at defaults, C path, grid search"
 TASKS = "bench.suites.c_grid"
-OURS = {"hss": ("HSSSVC", "HSSSVCCV"), "exact": ("ExactSVC", None),
+OURS = {"svc": ("SVC", "SVCCV"), "hss": ("HSSSVC", "HSSSVCCV"), "exact": ("ExactSVC", None),
         "nystrom": ("NystromSVC", "NystromSVCCV")}
 
 
@@ -77,9 +78,11 @@ def add_arguments(p):
                    help="the KKT gap every exact solver stops at (SVC's tol)")
     p.add_argument("--libsvm-cache", type=float, default=1000.0, help="SVC's cache_size [MB]")
     p.add_argument("--ours", choices=sorted(OURS), default="hss",
-                   help="our estimator: HSSSVC (hss), ExactSVC (exact), NystromSVC (nystrom)")
+                   help="our estimator: HSSSVC (hss: the drop-in's routes, with the records of "
+                        "where a fit ended), the drop-in SVC a user imports (svc), ExactSVC "
+                        "(exact), NystromSVC (nystrom)")
     p.add_argument("--ours-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="an HSSSVC parameter (value parsed as JSON when it parses)")
+                   help="a parameter of our estimator (value parsed as JSON when it parses)")
 
 
 def grid(spec):
