@@ -839,9 +839,6 @@ def matmat_gauss_sym(double gamma, const double[:, ::1] A, const double[::1] an,
 # columns of a gathered block's tile: 64 x 512 doubles (256 KB) stay in L2 from the dgemm
 # through the exponentials to the mirrored copy
 DEF GATHER_COLS = 512
-# rows of the Gaussian's gathered chunks: GEMM calls of 64 rows spend a third of their time
-# packing (sgemm 4000 x 784 x 4000 in 64 x 512 calls took 1.3x 256 x 512 calls on one thread)
-DEF GAUSS_GATHER_ROWS = 256
 
 
 cdef void _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const double* an,
@@ -870,7 +867,8 @@ cdef void _gauss_chunk(double gamma, const floating* rows, Py_ssize_t d, const d
 
 def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                  const Py_ssize_t[::1] I, const Py_ssize_t[::1] J, double[:, :] out,
-                 bint upper=False, const unsigned char[::1] far=None):
+                 bint upper=False, const unsigned char[::1] far=None,
+                 Py_ssize_t chunk_rows=64):
     """out[a, b] = exp(-gamma |x_I[a] - x_J[b]|^2) from centered points Xc and norms xn.
 
     The caller keeps BLAS single-threaded; large blocks are split over OpenMP threads by rows.
@@ -880,14 +878,15 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
     back exactly symmetric. ``far`` (None or empty: none): the points whose distances are
     summed directly (see :func:`_gauss_tile`). ``out``'s rows may be a stride apart; their
     entries are contiguous. float32 ``Xc``: the cross terms by sgemm
-    (:func:`_gauss_tile_single`; ``far`` must then be empty).
+    (:func:`_gauss_tile_single`; ``far`` must then be empty). ``chunk_rows``: the rows of a
+    chunk, one GEMM call per GATHER_COLS columns.
     """
     cdef Py_ssize_t m = I.shape[0], n = J.shape[0], d = Xc.shape[1]
     cdef Py_ssize_t a, b, k, c, c0, nchunk, ld = out.strides[0] // sizeof(double)
     cdef floating* bt
     cdef floating* rows
     cdef float* s32 = NULL  # a thread's float32 tile (float32 points only)
-    cdef Py_ssize_t scratch = GAUSS_GATHER_ROWS * GATHER_COLS if floating is float else 0
+    cdef Py_ssize_t scratch = chunk_rows * GATHER_COLS if floating is float else 0
     cdef int no_scratch = 0
     cdef int* lacking = &no_scratch  # set by a thread without its scratch (not a private)
     cdef double* an
@@ -930,7 +929,7 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                 af[a] = far[I[a]]
             for b in range(n):
                 bf[b] = far[J[b]]
-        nchunk = (m + GAUSS_GATHER_ROWS - 1) // GAUSS_GATHER_ROWS
+        nchunk = (m + chunk_rows - 1) // chunk_rows
         if m * n * (d + 8) > GATHER_PARALLEL_WORK:
             with parallel():
                 s32 = <float*> malloc(scratch * sizeof(float)) if scratch else NULL
@@ -939,9 +938,9 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                 for c in prange(nchunk, schedule="dynamic"):
                     if scratch and s32 == NULL:  # raised below
                         continue
-                    c0 = c * GAUSS_GATHER_ROWS
+                    c0 = c * chunk_rows
                     _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                                 GAUSS_GATHER_ROWS if c0 + GAUSS_GATHER_ROWS <= m else m - c0, upper,
+                                 chunk_rows if c0 + chunk_rows <= m else m - c0, upper,
                                  af, bf, s32)
                 free(s32)
         else:
@@ -950,9 +949,9 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
                 lacking[0] = 1
             else:
                 for c in range(nchunk):
-                    c0 = c * GAUSS_GATHER_ROWS
+                    c0 = c * chunk_rows
                     _gauss_chunk(gamma, rows, d, an, bt, n, bn, &out[0, 0], ld, c0,
-                                 GAUSS_GATHER_ROWS if c0 + GAUSS_GATHER_ROWS <= m else m - c0, upper,
+                                 chunk_rows if c0 + chunk_rows <= m else m - c0, upper,
                                  af, bf, s32)
             free(s32)
         free(bt)
@@ -962,7 +961,7 @@ def gather_gauss(double gamma, const floating[:, ::1] Xc, const double[::1] xn,
         free(af)
         free(bf)
     if no_scratch:
-        raise MemoryError(_no_scratch(GAUSS_GATHER_ROWS * GATHER_COLS // 2, "a chunk's float32 tile"))
+        raise MemoryError(_no_scratch(chunk_rows * GATHER_COLS // 2, "a chunk's float32 tile"))
 
 
 def mirror_upper(double[:, :] out):
