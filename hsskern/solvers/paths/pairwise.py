@@ -216,7 +216,8 @@ def _prepare_and_solve(backend, X, rows, yp, Cs, weights, start=None):
     """A deferred pair: its preparation made, solved and dropped here (on its worker);
     (solutions, the preparation's stats, its timings)."""
     points = X[rows]
-    points.flags.writeable = False  # frozen: the kernel operator keeps it, not a copy
+    if isinstance(points, np.ndarray):  # frozen: the kernel operator keeps it, not a copy
+        points.flags.writeable = False
     prepared = backend.prepare(points, yp)
     del points
     sols = _solve(backend, prepared, yp, Cs, weights, start)
