@@ -2,8 +2,11 @@
 ({"task": "module:function", "system", "data", "params", "repeat", "warmup"}), runs the task
 in this fresh interpreter and prints one JSON record on stdout (everything else goes to stderr).
 
-The record adds ``peak_rss`` (this process's ru_maxrss, bytes: interpreter, data and the
-work) and ``data_rss`` (the resident size once the data was loaded, before the work)."""
+The record adds ``process_peak_rss`` (this process's ru_maxrss, bytes: interpreter, data and
+everything the task did), ``peak_rss`` (the same, unless the task reported its own: the
+high-water mark of the work it measures, before instrumentation that follows it, such as
+c_grid's floor product) and ``data_rss`` (the resident size once the data was loaded, before
+the work)."""
 import json
 import resource
 import sys
@@ -26,7 +29,8 @@ def main():
     data_rss = _rss()
     rec = run_task(spec["task"], data, params, spec.get("repeat", 1),
                    spec.get("warmup", False))
-    rec["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rec["process_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rec.setdefault("peak_rss", rec["process_peak_rss"])
     rec["data_rss"] = data_rss
     rec.setdefault("score", None)
     stdout.write(json.dumps(jsonable(rec)) + "\n")

@@ -316,6 +316,8 @@ def test_c_grid_fit_case_reports_the_floor_ratio_on_the_median_time(tmp_path, ca
     [case] = harness.validate(json.loads(path.read_text()))["cases"]
     rec = case["systems"]["hsskern"]
     assert len(rec["times"]) == 2 and rec["floor_s"] > 0
+    # the fit's high-water mark excludes the floor product the harness runs after it
+    assert rec["data_rss"] <= rec["peak_rss"] <= rec["process_peak_rss"]
     assert rec["fit_over_floor"] == pytest.approx(rec["time"] / rec["floor_s"], rel=1e-12)
     assert "x its floor: K(X, SV) alpha" in capsys.readouterr().out
 

@@ -244,8 +244,24 @@ def fit_task(data, params):
            "route": _route(est), "phases": getattr(est, "fit_time_", None),
            "predictions": pack_labels(est.predict(Xte))}
     if params["system"] == "hsskern":
-        rec.update(_floor(est, Xtr), ends=_ends(est))
+        # the fit's and the predictions' high-water mark, not the floor product's: that is
+        # the harness's instrumentation (K(X_train, SV) on all training points), which no
+        # peer runs
+        rec.update(peak_rss=_peak_before_floor(), **_floor(est, Xtr), ends=_ends(est))
     return with_floor_ratio(rec)
+
+
+_PEAK_BEFORE_FLOOR = []
+
+
+def _peak_before_floor():
+    """This process's resident high-water mark (bytes) when its first floor product was
+    about to run: each system runs in a fresh process, so later repeats report the first's
+    (their own high-water mark would include the first floor's)."""
+    import resource
+    if not _PEAK_BEFORE_FLOOR:
+        _PEAK_BEFORE_FLOOR.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return _PEAK_BEFORE_FLOOR[0]
 
 
 # ----------------------------------------------------------------------------- a fit's floor
