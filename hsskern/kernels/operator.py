@@ -98,7 +98,7 @@ def _expansion(kernel, rows, cols):
     if 0 in rows.shape + cols.shape:
         return None
     # pairs of points with norms below the limit meet the bound; a far one is summed directly
-    limit = _GEMM_MAX_REL_ERROR / (kernel.gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps)
+    limit = _double_limit(kernel.gamma, d)
     base, side = (cols, 3) if cols.shape[0] >= rows.shape[0] else (rows, 1)  # the larger set
     centered = _centered(rows, cols, base.mean(axis=0))
     norms = centered[side]
@@ -112,6 +112,12 @@ def _expansion(kernel, rows, cols):
     if rfar.mean() + cfar.mean() > _GEMM_MAX_FAR_SHARE:
         return None
     return rc, rn, cc, cn, _flags(rfar), _flags(cfar)
+
+
+def _double_limit(gamma, d):
+    """The squared norm past which a point is far for the double expansion: its entries'
+    bound gamma 2 (d + 2) u |a|^2 would pass ``_GEMM_MAX_REL_ERROR``."""
+    return _GEMM_MAX_REL_ERROR / (gamma * 2.0 * (d + 2) * np.finfo(np.float64).eps)
 
 
 def gaussian_expansion(kernel, points):
@@ -365,9 +371,7 @@ class KernelOperator(_SymmetricSurface, _KernelLinearOperator):
         few past it, the same error analysis); else the centred ``route``'s."""
         e = self._erows
         en = np.einsum("ij,ij->i", e, e)
-        limit = _GEMM_MAX_REL_ERROR / (
-            self._ekernel.gamma * 2.0 * (e.shape[1] + 2) * np.finfo(np.float64).eps)
-        flagged = en > limit
+        flagged = en > _double_limit(self._ekernel.gamma, e.shape[1])
         if 2 * flagged.mean() > _GEMM_MAX_FAR_SHARE:
             return route[0], route[1], route[4]
         return e, en, _flags(flagged)
