@@ -31,11 +31,11 @@ def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, co
     Parameters
     ----------
     X : array-like or scipy sparse matrix of shape (n_samples, n_features)
-        Points. Copied once (C-contiguous float64); the caller's array is never reordered or modified,
-        and later changes to it do not affect the operator. A read-only array that owns its
-        data (``X.flags.writeable`` False, ``X.base`` None) is kept as it is, not copied. A scipy sparse X gives a
-        :class:`~hsskern.kernels.SparseRowsKernelOperator` (entries from its sparse rows,
-        copied as canonical CSR).
+        Points. Copied once (C-contiguous float64); the caller's array is never reordered or
+        modified, and later changes to it do not affect the operator. A read-only array that
+        owns its data (``X.flags.writeable`` False, ``X.base`` None) is kept as it is, not
+        copied. A scipy sparse X gives a :class:`~hsskern.kernels.SparseRowsKernelOperator`
+        (entries from its sparse rows, copied as canonical CSR).
     kernel : {"gaussian", "laplacian", "polynomial", "compact_gaussian", "sigmoid", "rbf", "poly", "linear"} or Kernel
     h, gamma, degree, coef0, sigma, power
         Kernel parameters, see :func:`hsskern.kernels.make_kernel` (``power`` was ``l``).
