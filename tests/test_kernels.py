@@ -185,6 +185,13 @@ def test_only_a_frozen_array_is_kept_without_a_copy():
     before = K @ np.ones(20)
     X[0, 0] = 50.0
     np.testing.assert_array_equal(K @ np.ones(20), before)
+    # frozen() makes such an array: in place when it owns its data, else one copy
+    from hsskern.kernels import frozen
+    own = X.copy()
+    assert frozen(own) is own and not own.flags.writeable
+    kept = frozen(X[:, :2])
+    assert not np.shares_memory(kept, X) and not kept.flags.writeable
+    assert np.shares_memory(kernel_operator(kept, "gaussian").points, kept)
 
 
 def test_a_cross_product_keeps_its_columns_once():

@@ -14,7 +14,7 @@ from .functions import make_kernel
 from .operator import KernelOperator
 from .sparse_rows import sparse_kernel_operator
 
-__all__ = ["kernel_operator"]
+__all__ = ["kernel_operator", "frozen"]
 
 
 def _frozen(X):
@@ -22,6 +22,16 @@ def _frozen(X):
     itself, so the operator may keep it (a one-vs-one pair's rows, taken from the training
     points, are not copied twice)."""
     return not X.flags.writeable and X.base is None
+
+
+def frozen(X):
+    """An ndarray X as :func:`kernel_operator` keeps it without a copy: read-only and owning
+    its data (copied once where it is a view of another array). For callers that hand the
+    points over for good (a pair's rows, a model's support vectors)."""
+    if X.base is not None:
+        X = X.copy()
+    X.flags.writeable = False
+    return X
 
 
 def kernel_operator(X, kernel="gaussian", *, h=None, gamma=None, degree=None, coef0=None,

@@ -36,6 +36,7 @@ from types import MappingProxyType
 import numpy as np
 import scipy.sparse as sp
 
+from ...kernels import frozen
 from ...utils._threads import thread_map, usable_cores
 from ..engines.cached_smo import bounded_options, solve_classifier
 from ..engines.interface import shared_blocks
@@ -216,8 +217,8 @@ def _prepare_and_solve(backend, X, rows, yp, Cs, weights, start=None):
     """A deferred pair: its preparation made, solved and dropped here (on its worker);
     (solutions, the preparation's stats, its timings)."""
     points = X[rows]
-    if isinstance(points, np.ndarray):  # frozen: the kernel operator keeps it, not a copy
-        points.flags.writeable = False
+    if isinstance(points, np.ndarray):  # the kernel operator keeps it, not a copy
+        points = frozen(points)
     prepared = backend.prepare(points, yp)
     del points
     sols = _solve(backend, prepared, yp, Cs, weights, start)

@@ -212,13 +212,11 @@ class KernelExpansion:
         self._freeze()
 
     def _freeze(self):
-        # read-only and owning its data: each prediction's kernel operator keeps the
-        # support vectors as they are instead of copying them
-        sv = self.support_vectors
-        if isinstance(sv, np.ndarray):
-            if sv.base is not None:  # unpickled arrays may be views of their buffer
-                sv = self.support_vectors = sv.copy()
-            sv.flags.writeable = False
+        # each prediction's kernel operator keeps the support vectors as they are instead of
+        # copying them (unpickled arrays may be views of their buffer: frozen copies once)
+        from ...kernels import frozen
+        if isinstance(self.support_vectors, np.ndarray):
+            self.support_vectors = frozen(self.support_vectors)
 
     def __setstate__(self, state):
         self.__dict__.update(state)
