@@ -34,6 +34,7 @@ per system, the fraction of test points whose ``predict`` equals LIBSVM's (oneDA
 LIBSVM did not run), the system named in ``agreement_with``. Variants of ours pass options to the
 estimator (``--ours-option key=value``), never patch module names.
 """
+import functools
 import json
 
 import numpy as np
@@ -251,17 +252,13 @@ def fit_task(data, params):
     return with_floor_ratio(rec)
 
 
-_PEAK_BEFORE_FLOOR = []
-
-
+@functools.cache
 def _peak_before_floor():
     """This process's resident high-water mark (bytes) when its first floor product was
     about to run: each system runs in a fresh process, so later repeats report the first's
     (their own high-water mark would include the first floor's)."""
     import resource
-    if not _PEAK_BEFORE_FLOOR:
-        _PEAK_BEFORE_FLOOR.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return _PEAK_BEFORE_FLOOR[0]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # ----------------------------------------------------------------------------- a fit's floor

@@ -39,6 +39,9 @@ _GEMM_COL_TILE = 2048
 #: products' 2 MB tile goes out to L3 and back twice). Its rows, and a gathered block's
 #: chunk rows, by features (:func:`_tile_rows`).
 _PRODUCT_COLS = 512
+#: From this many features the tiles take 256 rows (:func:`_tile_rows`).
+_WIDE_TILE_FEATURES = 128
+_NO_FLAGS = np.empty(0, dtype=np.uint8)  # the tiles' "no far point"
 
 
 def _tile_rows(d):
@@ -48,10 +51,6 @@ def _tile_rows(d):
     0.91 s; 256 features 0.109 -> 0.103 s), else 64, whose tile stays in L2 through the
     exponentials (23 features: 64 rows 5-10 % faster)."""
     return 256 if d >= _WIDE_TILE_FEATURES else 64
-
-
-_WIDE_TILE_FEATURES = 128
-_NO_FLAGS = np.empty(0, dtype=np.uint8)  # the tiles' "no far point"
 
 
 def _readonly(a):
