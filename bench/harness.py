@@ -255,14 +255,15 @@ def _tail(lines, k=15):
 
 
 def run_in_child(task, system, data, params, repeat=1, timeout=None, quiet=False,
-                 warmup=False):
+                 warmup=False, env=None):
     """``task`` ("bench.module:function") for ``system`` in a fresh interpreter: the record
     the child printed (status "ok"), or {"status": "failed" | "timeout", "reason": ...}.
 
-    The child's stderr (its progress lines) is echoed as it comes, unless ``quiet``."""
+    The child's stderr (its progress lines) is echoed as it comes, unless ``quiet``. ``env``:
+    variables set for the child beside this process's (``OMP_NUM_THREADS``, say)."""
     spec = {"task": task, "system": system, "data": data.as_dict(), "params": params,
             "repeat": int(repeat), "warmup": bool(warmup)}
-    env = dict(os.environ)
+    env = {**os.environ, **(env or {})}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bench.peer_runner"], cwd=str(ROOT),
@@ -440,15 +441,17 @@ class Bench:
             raise ValueError(f"unknown system {system!r}; registered: {sorted(PEERS)}")
         return PEERS[system].unavailable()
 
-    def measure(self, task, system, data, params, repeat=1, warmup=True):
+    def measure(self, task, system, data, params, repeat=1, warmup=True, env=None):
         """One system's record for a task (a child process, or "unavailable"); ``warmup``:
-        an untimed run on a small slice first (off where a run starts a cluster, say)."""
+        an untimed run on a small slice first (off where a run starts a cluster, say);
+        ``env``: variables set for the child (:func:`run_in_child`)."""
         why = self.unavailable(system)
         if why:
             print(f"  {system}: unavailable ({why})", flush=True)
             return {"status": "unavailable", "reason": why}
         print(f"  {system}: fresh process, load {os.getloadavg()[0]:.2f}", flush=True)
-        rec = run_in_child(task, system, data, params, repeat, self.timeout, warmup=warmup)
+        rec = run_in_child(task, system, data, params, repeat, self.timeout, warmup=warmup,
+                           env=env)
         if rec["status"] == "ok":
             print(f"  {system}: {rec['time']:.2f} s"
                   + ("" if rec.get("score") is None else f", score {rec['score']:.4g}")

@@ -41,6 +41,7 @@ SUITES = {
     "one_class": "bench.suites.one_class",
     "warm_start": "bench.suites.warm_start",
     "calibration": "bench.suites.calibration",
+    "compete": "bench.suites.compete",
 }
 
 

@@ -2,10 +2,15 @@
 one JSON per run that matches the schema, a peer that cannot run reported as unavailable."""
 import copy
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -337,3 +342,51 @@ def test_c_grid_measures_the_drop_in_svc_on_request(tmp_path):
         assert rec["status"] == "ok" and rec["floor_s"] > 0
     assert recs["svc"]["score"] == recs["hss"]["score"]
     assert recs["svc"]["n_support"] == recs["hss"]["n_support"]
+
+
+def _children_running(pattern):
+    out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", pattern],
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_compete_fits_both_variants_beside_a_competitor_and_stops_it(tmp_path, capsys):
+    argv = ["compete", "--data", "ijcnn1", "--n-train", "400", "--n-test", "200",
+            "--repeat", "1", "--competitors", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert not _children_running("while True")  # the competitor did not outlive the run
+    [path] = tmp_path.glob("*.json")
+    [case] = harness.validate(json.loads(path.read_text()))["cases"]
+    default, one = case["systems"]["default"], case["systems"]["one_thread"]
+    # the variant's environment reached the child's OpenMP runtime, and only that child's
+    assert one["openmp_threads"] == [1]
+    assert default["openmp_threads"] == [int(os.environ.get("OMP_NUM_THREADS", os.cpu_count()))]
+    for rec in (default, one):
+        assert rec["status"] == "ok" and len(rec["times"]) == len(rec["cpu_times"]) == 1
+        assert rec["score"] > 0.85
+        assert rec["plan_threads"] == [1]  # 400 points: one thread by the plan's own rule
+    # a ratio per repeat: the same repeat's one-thread time over its default time
+    assert case["paired"]["one_thread"]["ratios"] == pytest.approx(
+        [o / d for o, d in zip(one["times"], default["times"])])
+    assert case["competitors"] == 1 and case["ratios"]["one_thread"] > 0
+    assert "one_thread / default, median of 1 pairs" in capsys.readouterr().out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.1, 10.0), min_size=1, max_size=40))
+def test_compete_interval_is_the_widest_order_statistics_within_the_binomial_bound(ratios):
+    from math import comb
+
+    from bench.suites.compete import median_interval
+    n = len(ratios)
+    med, (lo, hi) = median_interval(ratios)
+    assert med == pytest.approx(float(np.median(ratios)))
+
+    def below(k):  # P(Binomial(n, 1/2) < k)
+        return sum(comb(n, j) for j in range(k)) / 2 ** n
+    k = max((k for k in range(1, n // 2 + 1) if below(k) <= 0.025), default=0)
+    if k == 0:
+        assert np.isnan(lo) and np.isnan(hi)
+        return
+    r = sorted(ratios)
+    assert (lo, hi) == (r[k - 1], r[n - k]) and lo <= med <= hi
