@@ -144,3 +144,32 @@ def _case(bench, C, k, systems):
             paired[v] = {"ratios": ratios, "median": med, "interval": [lo, hi]}
     bench.add_case(f"fit C={C:g} beside {k} CPU-bound process(es)", "fit", systems,
                    reference="default", competitors=k, paired=paired)
+
+
+def plot(result, path):
+    """Per case and variant, the paired ratios (one dot a repeat), their median and its
+    interval, against the line of no difference. False without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return False
+    rows = [(c["case"], v, p) for c in result["cases"] for v, p in c["paired"].items()]
+    fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.6 * max(1, len(rows))))
+    for k, (_, v, p) in enumerate(rows):
+        ax.plot(p["ratios"], np.full(len(p["ratios"]), k), "o", ms=4, alpha=0.5, color="C0")
+        lo, hi = p["interval"]
+        if np.isfinite([lo, hi]).all():
+            ax.plot([lo, hi], [k, k], "-", lw=3, color="C1", alpha=0.7)
+        ax.plot([p["median"]], [k], "|", ms=16, mew=2, color="C3")
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks(range(len(rows)), [f"{v} / default\n{case}" for case, v, _ in rows],
+                  fontsize=7)
+    ax.set_xlabel("paired time ratio: variant / default (> 1: the default is faster)")
+    ax.set_title(f"compete, {result['data']['name']}: {result['date'][:10]}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
