@@ -390,3 +390,16 @@ def test_compete_interval_is_the_widest_order_statistics_within_the_binomial_bou
         return
     r = sorted(ratios)
     assert (lo, hi) == (r[k - 1], r[n - k]) and lo <= med <= hi
+
+
+def test_compete_late_competitors_start_inside_the_block_and_never_outlive_it():
+    import time
+
+    from bench.suites.compete import _LateCompetitors
+    with _LateCompetitors(0.0, 1) as late:
+        time.sleep(0.5)
+        assert len(late.procs) == 1 and late.procs[0].poll() is None  # running in the block
+    assert late.procs[0].poll() is not None and not _children_running("while True")
+    with _LateCompetitors(30.0, 1) as late:  # a block that ends first starts none
+        pass
+    assert late.procs == [] and not _children_running("while True")

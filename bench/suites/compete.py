@@ -1,12 +1,14 @@
 """One fit beside CPU-bound processes: the default threads against one thread.
 
     python -m bench compete                          # ijcnn1, C = 1, 11 pairs
-    python -m bench compete --data covtype --C 1 100 --repeat 21
+    python -m bench compete --data credit_default --C 1 100 --repeat 21
+    python -m bench compete --late 0.2                 # competitors arrive mid-fit
 
 Issue 62's target: with a core taken by another process, the default fit is no slower than
 the same fit on one thread. The competitors (``--competitors`` processes running
 ``while True: pass``; default: one less than the cores) start before the first fit and are
-stopped after the last. Each repeat fits both variants, each in a fresh process, in
+stopped after the last; with ``--late`` each fit starts its own that many seconds into the
+fit (after the plan has seen an idle machine) and stops them when it ends. Each repeat fits both variants, each in a fresh process, in
 alternating order, so that a drift in the machine's speed falls on both:
 
 * ``default``: the fit as a user runs it;
@@ -25,6 +27,7 @@ by 20 % and more, so a difference of a few percent needs the interval, not two m
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -46,6 +49,8 @@ def add_arguments(p):
     p.add_argument("--ours", choices=sorted(ESTIMATORS), default="hss",
                    help="HSSSVC (records its plan's threads) or the drop-in SVC; the same "
                         "routes at SVC's defaults")
+    p.add_argument("--late", type=float, default=None, metavar="SECONDS",
+                   help="the competitors start this long into each fit, not before the run")
     p.add_argument("--variants", nargs="+", choices=sorted(set(VARIANTS) - {"default"}),
                    default=["one_thread"], help="each fitted beside the default, alternating")
     p.add_argument("--n-train", type=int, default=None)
@@ -62,8 +67,10 @@ def fit_task(data, params):
     Xtr, ytr, Xte, yte = data
     openmp = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp")
     est = getattr(hsskern, ESTIMATORS[params["ours"]])(C=params["C"], random_state=0)
+    late = _LateCompetitors(params["late"], params["competitors"])
     t0, c0 = time.perf_counter(), time.process_time()
-    est.fit(Xtr, ytr)
+    with late:
+        est.fit(Xtr, ytr)
     t, cpu = time.perf_counter() - t0, time.process_time() - c0
     plan = (getattr(est, "hss_", None) or {}).get("plan") or {}
     return {"time": t, "cpu_time": cpu, "score": float(np.mean(est.predict(Xte) == yte)),
@@ -89,6 +96,35 @@ def _competitors(k):
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
 
 
+def _stop(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+class _LateCompetitors:
+    """``k`` competitors started ``delay`` seconds into a ``with`` block (None: none) and
+    stopped at its end, whether they had started or not."""
+
+    def __init__(self, delay, k):
+        self.delay, self.k, self.procs = delay, k, []
+        self.timer = None
+
+    def __enter__(self):
+        if self.delay is not None:
+            self.timer = threading.Timer(self.delay,
+                                         lambda: self.procs.extend(_competitors(self.k)))
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()
+        _stop(self.procs)
+        return False
+
+
 def _merge(recs):
     """Per-repeat child records of one variant as one record: the median time, every time."""
     ok = [r for r in recs if r.get("status") == "ok"]
@@ -109,9 +145,9 @@ def run(args, bench):
     k = (os.cpu_count() or 2) - 1 if args.competitors is None else args.competitors
     print(f"{args.data}: {bench.data['n_train']} training points, {bench.data['n_features']} "
           f"features; {k} competing process(es), {args.repeat} pairs", flush=True)
-    procs = _competitors(k)
+    procs = _competitors(k) if args.late is None else []
     try:
-        time.sleep(1.0)  # the competitors running before the first fit's plan
+        time.sleep(1.0 if procs else 0.0)  # the competitors running before the first plan
         variants = ["default"] + args.variants
         for C in args.C:
             recs = {v: [] for v in variants}
@@ -119,12 +155,11 @@ def run(args, bench):
                 for v in (variants if i % 2 == 0 else variants[::-1]):
                     recs[v].append(bench.measure(
                         f"{TASKS}:fit_task", "hsskern", spec,
-                        {"C": C, "ours": args.ours, "variant": v}, env=VARIANTS[v]))
-            _case(bench, C, k, {v: _merge(r) for v, r in recs.items()})
+                        {"C": C, "ours": args.ours, "variant": v, "late": args.late,
+                         "competitors": k}, env=VARIANTS[v]))
+            _case(bench, C, k, args.late, {v: _merge(r) for v, r in recs.items()})
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
+        _stop(procs)
     for c in bench.cases:
         for v, p in c["paired"].items():
             lo, hi = p["interval"]
@@ -133,7 +168,7 @@ def run(args, bench):
     return f"compete_{args.data}"
 
 
-def _case(bench, C, k, systems):
+def _case(bench, C, k, late, systems):
     """The case: per variant beside the default, its paired ratios, their median and the
     median's interval (a variant or the default that failed: none)."""
     paired = {}
@@ -142,8 +177,9 @@ def _case(bench, C, k, systems):
             ratios = [t / d for t, d in zip(rec["times"], systems["default"]["times"])]
             med, (lo, hi) = median_interval(ratios)
             paired[v] = {"ratios": ratios, "median": med, "interval": [lo, hi]}
-    bench.add_case(f"fit C={C:g} beside {k} CPU-bound process(es)", "fit", systems,
-                   reference="default", competitors=k, paired=paired)
+    when = "" if late is None else f" from {late:g} s into the fit"
+    bench.add_case(f"fit C={C:g} beside {k} CPU-bound process(es){when}", "fit", systems,
+                   reference="default", competitors=k, late=late, paired=paired)
 
 
 def plot(result, path):
@@ -161,7 +197,7 @@ def plot(result, path):
     for k, (_, v, p) in enumerate(rows):
         ax.plot(p["ratios"], np.full(len(p["ratios"]), k), "o", ms=4, alpha=0.5, color="C0")
         lo, hi = p["interval"]
-        if np.isfinite([lo, hi]).all():
+        if np.isfinite(np.array([lo, hi], dtype=float)).all():  # None: no interval
             ax.plot([lo, hi], [k, k], "-", lw=3, color="C1", alpha=0.7)
         ax.plot([p["median"]], [k], "|", ms=16, mew=2, color="C3")
     ax.axvline(1.0, color="k", lw=0.8)
