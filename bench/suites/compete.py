@@ -8,8 +8,9 @@ Issue 62's target: with a core taken by another process, the default fit is no s
 the same fit on one thread. The competitors (``--competitors`` processes running
 ``while True: pass``; default: one less than the cores) start before the first fit and are
 stopped after the last; with ``--late`` each fit starts its own that many seconds into the
-fit (after the plan has seen an idle machine) and stops them when it ends. Each repeat fits both variants, each in a fresh process, in
-alternating order, so that a drift in the machine's speed falls on both:
+fit (after the plan has seen an idle machine) and stops them when it ends. Each repeat fits
+both variants, each in a fresh process, in alternating order, so that a drift in the
+machine's speed falls on both:
 
 * ``default``: the fit as a user runs it;
 * ``one_thread``: the same with ``OMP_NUM_THREADS=1`` in its environment, which OpenMP and
