@@ -300,3 +300,36 @@ def test_default_budget_follows_an_address_space_limit():
                                            "OPENBLAS_NUM_THREADS": "1"})
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("refused:"), res.stdout + res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("d", [3, 40])
+def test_exact_svc_stages_hold_their_working_sets_within_the_budget(d):
+    # the stages after the subsample had taken options.max_chunk-point working sets whatever
+    # memory_budget said (a 150 MB budget, 2 GB traced): now the largest that fits it, and
+    # the fit's traced allocations stay within the budget, with the exact SVM all the same
+    import tracemalloc
+    from dataclasses import replace
+
+    from hsskern.kernels import make_kernel
+    from hsskern.options import ExactSVCOptions
+    from hsskern.solvers.paths.exact_path import ExactBackend
+    rng = np.random.default_rng(1)
+    n = 12_000
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1, -1)
+    backend = ExactBackend(make_kernel("gaussian", h=1.0), ExactSVCOptions(subsample=3000))
+    budget = backend.memory_estimate(X, q=600)  # working sets of 600 points
+    assert backend.prepare(X).stats["max_chunk"] == min(n, ExactSVCOptions().max_chunk)
+    assert replace(backend, memory_budget=budget).prepare(X).stats["max_chunk"] == 600
+    free = ExactSVC(options=ExactSVCOptions(subsample=3000)).fit(X, y)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        capped = ExactSVC(options=ExactSVCOptions(subsample=3000), memory_budget=budget).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak <= budget, (peak, budget)
+    # the same SVM to the solver's tolerance
+    np.testing.assert_allclose(capped.decision_function(X[:500]),
+                               free.decision_function(X[:500]), atol=0.02)

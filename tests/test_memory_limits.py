@@ -74,7 +74,7 @@ _CASES = {
         "        errors.append(str(e))\n"
         "    reserve = np.empty(600 * 1024, np.uint8)\n"
         "assert len(errors) == 4 and all('tile' in e for e in errors), errors", True),
-    # 3,000,000 points: the training points' and a stage's copies and the decomposition's
+    # 3,000,000 points: the copies of the points a stage holds and the decomposition's
     # vectors pass the limit (at 20,000 the cached engine needs no stored kernel and fits)
     "ExactSVC.fit": (
         "X = rng.normal(size=(3000000, 3))\n"

@@ -33,7 +33,7 @@ from sklearn.utils import check_random_state
 from ...exceptions import TimeBudgetError
 from ...kernels.sparse_rows import rows_nbytes, rows_operator
 from ...options import ExactSVCOptions, PathSettings
-from ...utils._memory import check_memory
+from ...utils._memory import check_memory, format_bytes, resolve_budget
 from ..engines.admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
 from ...utils.validation import check_weights
@@ -138,6 +138,10 @@ _RATE_MIN_ENTRIES = 10 ** 6
 #: n-vectors per label column of a stage (the decomposition's, the validation's and the
 #: candidates' coefficients and decision values)
 _STAGE_VECTORS = 32
+#: copies of the training points' bytes a stage holds at once: the training points', the
+#: stage's, and its kernel operators' centred, transposed and float32 ones (a count of what
+#: the code allocates, measured with tracemalloc at 100 features, not a threshold)
+_STAGE_POINT_COPIES = 5
 #: rows x columns of the product that measures the rate of kernel entries
 _PROBE = (256, 4096)
 
@@ -316,28 +320,46 @@ class ExactBackend:
         train, val, order, m = split_points(X.shape[0], self.options.validation_fraction,
                                             subsample, self.settings.random_state)
         stages = self._schedule(m, train.size)
+        chunk = self.stage_chunk(X, 1 if Y is None else np.shape(Y)[-1])
         problem = ExactProblem(points=X, train=train, validation=val, order=order,
                                stages=tuple(stages),
                                stats={"n_train": int(train.size), "n_validation": int(val.size),
-                                      "subsample_size": m, "stages": tuple(stages), **stats},
+                                      "subsample_size": m, "stages": tuple(stages),
+                                      "max_chunk": chunk, **stats},
                                timings={"split": time.perf_counter() - t0})
         return problem
 
-    def memory_estimate(self, X, n_rhs=1):
-        """The least bytes a fit on X takes: the training points' copy and a stage's (each
-        up to X's size), the decomposition's vectors per label column and its working set's
-        kernel block (twice, while a Newton step copies it), the working set at most
-        min(n, max_chunk) points, at least min(n, 256)."""
+    def memory_estimate(self, X, n_rhs=1, q=None):
+        """The bytes a fit on X takes with working sets of at most q points (None: the
+        least, min(n, 256)): the copies of the points a stage holds (each up to X's size,
+        ``_STAGE_POINT_COPIES``), the decomposition's vectors per label column and its working
+        set's kernel block (twice, while a Newton step copies it)."""
         n = X.shape[0]
-        q = min(n, 256)
-        return (2 * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs) + 16 * q * q)
+        q = min(n, 256) if q is None else q
+        return (_STAGE_POINT_COPIES * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs)
+                + 16 * q * q)
+
+    def stage_chunk(self, X, n_rhs=1):
+        """The stages' working-set cap: the largest q <= ``options.max_chunk`` whose
+        :meth:`memory_estimate` fits ``memory_budget`` (at least min(n, 256), which
+        :meth:`check_memory` has checked)."""
+        q = min(X.shape[0], int(self.options.max_chunk))
+        budget = resolve_budget(self.memory_budget)
+        if budget is None or self.memory_estimate(X, n_rhs, q) <= budget:
+            return q
+        room = (budget - self.memory_estimate(X, n_rhs, 0)) / 16
+        q = max(int(np.sqrt(max(room, 0.0))), min(X.shape[0], 256))
+        if self.log is not None:
+            self.log(1, f"the stages' working sets capped at {q} points by "
+                        f"memory_budget={format_bytes(budget)}")
+        return q
 
     def check_memory(self, X, n_rhs=1):
         """MemoryBudgetError, with the estimate, before any work when :meth:`memory_estimate`
         exceeds ``memory_budget`` (default 80% of the available memory)."""
         n, d = X.shape
         check_memory(self.memory_estimate(X, n_rhs), f"an exact fit on {n} points x {d} "
-                     "features (the training points' and a stage's copies, the decomposition's "
+                     "features (the copies of the points a stage holds, the decomposition's "
                      "vectors and a working set of 256 points at least)", self.memory_budget,
                      hint="fit on fewer points, or raise memory_budget")
 
@@ -567,7 +589,7 @@ class ExactBackend:
             candidates.append((probe.score(probe.decision(sub_coef), sub_bias), 0,
                                y * sub_coef, sub_bias, "subsample", None, None))
         k, rr = 0, None
-        chunk = self.options.max_chunk  # the stages' working sets: the cap from the start
+        chunk = prepared.stats["max_chunk"]  # the stages' working sets: the cap from the start
         stage_options = replace(self.options.decomposition, max_chunk=chunk, max_ws=chunk,
                                 sub_tol=self.options.stage_sub_tol)
         while k + 1 < len(sizes):  # the sizes after a finished stage may be re-planned

@@ -73,7 +73,7 @@ class OneFitBackend:
         if self.hss.log is not None:
             self.hss.log(1, f"start: the exact SVM in stages {problem.stages} from a "
                             f"subsample's ({reason})")
-        plan = FitPlan.of_route("staged", reason, staged.options.max_chunk, measured,
+        plan = FitPlan.of_route("staged", reason, problem.stats["max_chunk"], measured,
                                 route.probe_points)
         return replace(problem, stats={**problem.stats, "start": "staged",
                                        "sv_share": measured, "plan": plan.as_dict()})
