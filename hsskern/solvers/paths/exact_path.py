@@ -613,13 +613,16 @@ class ExactBackend:
             if budget is not None:
                 remaining = max(0.0, budget - (time.perf_counter() - t0)
                                 - _certify_seconds(rate, tr.size - pts.size, start))
-            engine = (self.settings.products or LocalProducts)(Xtr[pts], self.kernel)
+            # the stage's points once: its kernel operator serves the local products too
+            # (a second copy and operator had held their centred and float32 copies twice)
+            op = rows_operator(Xtr[pts], self.kernel)
+            engine = (LocalProducts(op.points, self.kernel, op) if self.settings.products is None
+                      else self.settings.products(op.points, self.kernel))
             offset = time.perf_counter() - t0
             try:
                 if f is not None and f.size < pts.size:  # the last stage's decision values:
                     f = _extend_decision(engine, f, y[pts] * start)  # only the new points'
-                stage = DualProblem(rows_operator(Xtr[pts], self.kernel), y[pts],
-                                    weights=None if wtr is None else wtr[pts])
+                stage = DualProblem(op, y[pts], weights=None if wtr is None else wtr[pts])
                 rr = BlockEngine(stage_options, products=engine, log=log,
                                  workspace=workspace).solve(
                     stage, C, DualStart(start, f), tol=self.settings.tol, max_time=remaining,
