@@ -310,6 +310,8 @@ NUMBERS_NOT_TUNABLES = {
     "hsskern.solvers.paths.nu_path.NO_FREE",
     # counts of the n-vectors a solver allocates, for its memory estimate
     "hsskern.solvers.paths.exact_path._STAGE_VECTORS", "hsskern.solvers.paths.ridge_path._CG_VECTORS",
+    # and of the copies of the points a stage's operator makes, for the same estimate
+    "hsskern.solvers.paths.exact_path._STAGE_OPERATOR_COPIES",
     # how a rate is measured, not what it decides: entries before a timing is trusted (a
     # few ms of products) and the probe product's shape
     "hsskern.solvers.paths.exact_path._RATE_MIN_ENTRIES", "hsskern.solvers.paths.exact_path._PROBE",

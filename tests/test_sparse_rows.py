@@ -405,7 +405,7 @@ def test_multiclass_and_probabilities_from_sparse_rows():
 def test_a_matrix_whose_dense_copy_does_not_fit_trains_from_its_sparse_rows():
     # 15% of the entries stored: not "sparse and wide", densified when that fits; beyond the
     # budget the sparse rows are taken (the decomposition's memory fits: its estimate counts
-    # two copies of the rows and a 200-point working set, so the dense copy must be larger)
+    # two copies of sparse rows and a 200-point working set, so the dense copy must be larger)
     rng = np.random.default_rng(5)
     A = np.where(rng.random((200, 2000)) < 0.15, rng.normal(size=(200, 2000)), 0.0)
     X = sp.csr_matrix(A)

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ...exceptions import TimeBudgetError
@@ -138,10 +139,10 @@ _RATE_MIN_ENTRIES = 10 ** 6
 #: n-vectors per label column of a stage (the decomposition's, the validation's and the
 #: candidates' coefficients and decision values)
 _STAGE_VECTORS = 32
-#: copies of the training points' bytes a stage holds at once: the training points', the
-#: stage's, and its kernel operators' centred, transposed and float32 ones (a count of what
-#: the code allocates, measured with tracemalloc at 100 features, not a threshold)
-_STAGE_POINT_COPIES = 5
+#: copies of dense points' bytes a stage's kernel operator holds beside the training points'
+#: and the stage's own: its centred, transposed and float32 ones (a count of what the code
+#: allocates, measured with tracemalloc at 100 features, not a threshold; sparse rows: none)
+_STAGE_OPERATOR_COPIES = 3
 #: rows x columns of the product that measures the rate of kernel entries
 _PROBE = (256, 4096)
 
@@ -331,13 +332,14 @@ class ExactBackend:
 
     def memory_estimate(self, X, n_rhs=1, q=None):
         """The bytes a fit on X takes with working sets of at most q points (None: the
-        least, min(n, 256)): the copies of the points a stage holds (each up to X's size,
-        ``_STAGE_POINT_COPIES``), the decomposition's vectors per label column and its working
-        set's kernel block (twice, while a Newton step copies it)."""
+        least, min(n, 256)): the copies of the points a stage holds (each up to X's size: the
+        training points', the stage's and, for dense points, its operator's
+        ``_STAGE_OPERATOR_COPIES``), the decomposition's vectors per label column and its
+        working set's kernel block (twice, while a Newton step copies it)."""
         n = X.shape[0]
         q = min(n, 256) if q is None else q
-        return (_STAGE_POINT_COPIES * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs)
-                + 16 * q * q)
+        copies = 2 + (0 if sp.issparse(X) else _STAGE_OPERATOR_COPIES)
+        return copies * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs) + 16 * q * q
 
     def stage_chunk(self, X, n_rhs=1):
         """The stages' working-set cap: the largest q <= ``options.max_chunk`` whose
@@ -551,6 +553,14 @@ class ExactBackend:
                           gap=float(ssol.gap[j]))
         return rr, rr.alpha, rr.bias, rr.gap, "exact" if rr.converged else "last", ()
 
+    def _stage_products(self, op):
+        """The decomposition's products on a stage's points (``op``, their kernel operator):
+        the settings' factory's, else local ones through ``op`` itself, so the stage holds
+        its points and their centred and float32 copies once."""
+        if self.settings.products is None:
+            return LocalProducts(op.points, self.kernel, op)
+        return self.settings.products(op.points, self.kernel)
+
     # more than 10 parameters: one (C, class) of a staged fit reads the stage's problem (prepared, Xtr,
     # y, weights), its validation points (yval, ssol) and the path's state (prev, budget,
     # workspace) by name; bundling them would only rename the same facts
@@ -613,11 +623,8 @@ class ExactBackend:
             if budget is not None:
                 remaining = max(0.0, budget - (time.perf_counter() - t0)
                                 - _certify_seconds(rate, tr.size - pts.size, start))
-            # the stage's points once: its kernel operator serves the local products too
-            # (a second copy and operator had held their centred and float32 copies twice)
             op = rows_operator(Xtr[pts], self.kernel)
-            engine = (LocalProducts(op.points, self.kernel, op) if self.settings.products is None
-                      else self.settings.products(op.points, self.kernel))
+            engine = self._stage_products(op)
             offset = time.perf_counter() - t0
             try:
                 if f is not None and f.size < pts.size:  # the last stage's decision values:
