@@ -15,6 +15,16 @@ def _points(seed, n, d):
     return rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d)
 
 
+def _true_gap(model, X):
+    """A one-class model's KKT gap recomputed from its decision values on its training
+    points in double: the largest value over the alphas that may decrease less the smallest
+    over those that may increase (alpha in [0, 1])."""
+    a = np.zeros(X.shape[0])
+    a[model.support_] = np.ravel(model.dual_coef_)
+    g = model.decision_function(X)
+    return np.max(g[a > 0]) - np.min(g[a < 1])
+
+
 @given(seed=st.integers(0, 10**6), n=st.integers(5, 150), d=st.integers(1, 5),
        nu=st.floats(0.02, 0.95), kernel=st.sampled_from(["rbf", "laplacian", "poly"]))
 def test_decision_values_equal_scikit_learns(seed, n, d, nu, kernel):
@@ -35,6 +45,12 @@ def test_decision_values_equal_scikit_learns(seed, n, d, nu, kernel):
     est = OneClassSVM(kernel=kernel, nu=nu, tol=1e-9, **kw).fit(X)
     D = ref.decision_function(Xt)
     scale = max(1.0, np.abs(ref.dual_coef_).sum())
+    # LIBSVM caches its kernel in float, so its true gap can stop short of 1e-9 (1.2e-7 on 4
+    # nearly equal support vectors of a 1-D poly kernel, the decision values then 4 % off
+    # ours, whose gap was 5e-15): such an example says nothing of ours, whose own gap, on the
+    # same double decision values, is checked on every example
+    assert _true_gap(est, X) <= 1e-8 * scale
+    assume(_true_gap(ref, X) <= 1e-8 * scale)
     np.testing.assert_allclose(est.decision_function(Xt), D, rtol=0, atol=1e-5 * scale)
     np.testing.assert_allclose(est.score_samples(Xt), ref.score_samples(Xt), rtol=0,
                                atol=1e-5 * scale)
