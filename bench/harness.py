@@ -533,6 +533,13 @@ def floor_line(r):
                    if k != "block_reused")  # reused entries were not computed again
     if computed:
         line += f"; {computed / r['floor_entries']:.2f}x the floor's kernel entries"
+    if r.get("face_cholesky_s"):
+        line += (f"; final face {r['face_free']} free, {r['face_at_bound']} at the bound, "
+                 f"its Cholesky {r['face_cholesky_s']:.3f} s "
+                 f"({r['face_cholesky_s'] / r['floor_s']:.2f}x the floor)")
+    if r.get("face_cg_iterations") is not None:
+        line += (f", conjugate gradients {r['face_cg_iterations']} iterations "
+                 f"{r['face_cg_s']:.2f} s")
     return line
 
 

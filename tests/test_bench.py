@@ -301,6 +301,22 @@ def test_fit_mode_times_the_fits_floor_on_its_decision_path(classes):
 
     est = c_grid._estimator(params, 1.0, "scale").set_params(decision_function_shape="ovo")
     est.fit(*data[:2])
+    face = c_grid._final_face(est, dict(params, face_cg=True))
+    if classes == 2:
+        # the final face: every support vector free or at the bound, and the free ones on
+        # their margin (|f| = 1 to the solver's tolerance), which the bounded ones need not be
+        assert face["face_free"] + face["face_at_bound"] == rec["n_support"]
+        assert face["face_free"] > 0 and face["face_cholesky_s"] > 0
+        size = np.abs(est.dual_coef_[0])
+        free = (size > 1e-8) & (size < 1 - 1e-8)
+        assert free.sum() == face["face_free"]
+        margin = np.abs(est.decision_function(data[0][est.support_[free]]))
+        np.testing.assert_allclose(margin, 1.0, atol=2e-3)
+        # conjugate gradients from zero on the face's system reach the tolerance (a few
+        # iterations on 21 free points, at most a few times their number)
+        assert 1 <= face["face_cg_iterations"] <= 5 * face["face_free"]
+    else:
+        assert face == {}  # one-vs-one: no single face
     F = np.reshape(c_grid.floor_product(est, data[0]), (200, -1))
     assert F.shape == (200, classes * (classes - 1) // 2)
     # the decision path is one K(X, SV) product plus the intercepts, nothing more

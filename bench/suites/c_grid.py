@@ -82,6 +82,9 @@ def add_arguments(p):
                    help="our estimator: HSSSVC (hss: the drop-in's routes, with the records of "
                         "where a fit ended), the drop-in SVC a user imports (svc), ExactSVC "
                         "(exact), NystromSVC (nystrom)")
+    p.add_argument("--face-cg", action="store_true",
+                   help="fit mode, binary: also solve the final face's system by conjugate "
+                        "gradients from zero to --tol (slow: thousands of K_FF products)")
     p.add_argument("--ours-option", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of our estimator (value parsed as JSON when it parses)")
 
@@ -119,7 +122,8 @@ def run(args, bench):
                          "features only; drop it from --peers")
     common = {"class_weight": args.class_weight, "tol": args.tol,
               "cache_size": args.libsvm_cache, "ours": ours_options(args.ours_option),
-              "ours_estimator": args.ours, "kernel": _kernel_params(args)}
+              "ours_estimator": args.ours, "kernel": _kernel_params(args),
+              "face_cg": args.face_cg}
     if "cv" in args.modes and OURS[args.ours][1] is None:
         raise SystemExit(f"--ours {args.ours} has no CV estimator: drop the cv mode")
     for mode in args.modes:
@@ -248,7 +252,8 @@ def fit_task(data, params):
         # the fit's and the predictions' high-water mark, not the floor product's: that is
         # the harness's instrumentation (K(X_train, SV) on all training points), which no
         # peer runs
-        rec.update(peak_rss=_peak_before_floor(), **_floor(est, Xtr), ends=_ends(est))
+        rec.update(peak_rss=_peak_before_floor(), **_floor(est, Xtr), ends=_ends(est),
+                   **_final_face(est, params))
     return with_floor_ratio(rec)
 
 
@@ -296,6 +301,72 @@ def _floor(est, X):
         times.append(time.perf_counter() - t0)
     return {"floor_s": statistics.median(times), "floor_times": times,
             "floor_entries": int(X.shape[0]) * int(est._model.support_vectors.shape[0])}
+
+
+def _final_face(est, params):
+    """A binary fit's final face: ``face_free`` (support vectors strictly inside the box),
+    ``face_at_bound`` (at it) and ``face_cholesky_s``, the median seconds of one Cholesky
+    of K_FF on the free ones, as the Newton step factors it. A method told the face in
+    advance would still solve that |F|-dimensional dense system once, beside the floor
+    product: on wide free sets it is a second piece of work no fit avoids. With
+    ``params["face_cg"]``, also ``face_cg_iterations`` and ``face_cg_s``: conjugate
+    gradients on the same system from zero until every free point is within ``tol`` of its
+    margin, the iterative alternative to the factorization. {} for a multiclass model or
+    none free."""
+    import statistics
+    import time
+
+    import scipy.linalg
+    from hsskern import kernel_operator
+    model, C = getattr(est, "_model", None), params["C"]
+    coef = np.asarray(getattr(est, "dual_coef_", np.empty((0, 0))))
+    if model is None or coef.shape[0] != 1 or getattr(model, "kernel", None) is None:
+        return {}
+    weights = np.asarray(getattr(est, "class_weight_", np.ones(2)), dtype=float)
+    box = C * weights[(coef[0] > 0).astype(int)]  # dual_coef = y alpha: + is the 2nd class
+    size = np.abs(coef[0])
+    free = (size > 1e-8 * box) & (size < (1 - 1e-8) * box)
+    if not free.any():
+        return {}
+    # scikit-learn's order: dual_coef_ pairs with support_vectors_ (the model's own arrays
+    # may hold the support vectors in another order)
+    SV = est.support_vectors_
+    KFF = kernel_operator(SV[free], model.kernel).to_dense()
+    # the Newton step's ridge: duplicate points make K_FF singular (float32 fails to factor
+    # it on credit_default's final face; double is what the Newton step uses)
+    KFF[np.diag_indices_from(KFF)] += 1e-8 * KFF.diagonal().mean()
+    times = []
+    for _ in range(FLOOR_REPEATS):
+        t0 = time.perf_counter()
+        scipy.linalg.cholesky(KFF, lower=True, check_finite=False)
+        times.append(time.perf_counter() - t0)
+    out = {"face_free": int(free.sum()), "face_at_bound": int((~free).sum()),
+           "face_cholesky_s": statistics.median(times)}
+    if params.get("face_cg"):
+        # K_FF c_F = y_F - b - K_FB c_B: the free points on their margins, the bounded
+        # ones' coefficients fixed at the fit's
+        KFB = kernel_operator(SV[~free], model.kernel).cross(SV[free]) @ coef[0, ~free]
+        rhs = np.sign(coef[0, free]) - est.intercept_[0] - KFB
+        t0 = time.perf_counter()
+        out["face_cg_iterations"] = _cg_iterations(KFF, rhs, params["tol"])
+        out["face_cg_s"] = time.perf_counter() - t0
+    return out
+
+
+def _cg_iterations(A, b, tol, max_iter=100_000):
+    """Conjugate-gradient iterations on A x = b from x = 0 until max |b - A x| < tol."""
+    x, r = np.zeros_like(b), b.copy()
+    p, rr = r.copy(), r @ r
+    for it in range(max_iter):
+        if np.abs(r).max() < tol:
+            return it
+        Ap = A @ p
+        step = rr / (p @ Ap)
+        x += step * p
+        r -= step * Ap
+        rr, rr_old = r @ r, rr
+        p = r + (rr / rr_old) * p
+    return max_iter
 
 
 def with_floor_ratio(rec):
