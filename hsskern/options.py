@@ -232,8 +232,15 @@ class DecompositionOptions(OptionsBase):
         passes over the whole block.
     smo_before_newton : float, default 1.0
         SMO's pair steps before a Newton step, in units of the step's modelled cost.
-    newton_ridge : float, default 1e-8
-        Times K_FF's mean diagonal: factorable at duplicate points.
+    newton_ridge : float, default 1e-5
+        Times K_FF's mean diagonal, added before its factorization. Duplicate and nearly
+        duplicate free points make K_FF singular to working precision; along those
+        directions a step barely changes the gradient, and a smaller ridge (1e-8) let them
+        take steps of any length that left the box, so the step was rejected or cut to a
+        short projected one (design notes). The step then solves K_FF + ridge I, whose
+        gradient is off by ``ridge`` times the step's length; SMO finishes to ``tol``.
+        1e-5 is within the block's own precision (float32 inner products, LIBSVM's
+        ``Qfloat``: about 6e-8 per entry, ~1e-4 over a thousand free points).
     newton_per_round : int, default 4
         Newton steps a round may take, each after SMO's budget.
     newton_max_fixed : int, default 1000
@@ -306,7 +313,7 @@ class DecompositionOptions(OptionsBase):
     smo_step_rate: float = 4e-9
     smo_shrink_share: float = 0.5
     smo_before_newton: float = 1.0
-    newton_ridge: float = 1e-8
+    newton_ridge: float = 1e-5
     newton_per_round: int = 4
     newton_max_fixed: int = 1000
     shrinking: object = "auto"
