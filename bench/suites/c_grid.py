@@ -318,6 +318,7 @@ def _final_face(est, params):
 
     import scipy.linalg
     from hsskern import kernel_operator
+    from hsskern.options import DecompositionOptions
     model, C = getattr(est, "_model", None), params["C"]
     coef = np.asarray(getattr(est, "dual_coef_", np.empty((0, 0))))
     if model is None or coef.shape[0] != 1 or getattr(model, "kernel", None) is None:
@@ -334,7 +335,8 @@ def _final_face(est, params):
     KFF = kernel_operator(SV[free], model.kernel).to_dense()
     # the Newton step's ridge: duplicate points make K_FF singular (float32 fails to factor
     # it on credit_default's final face; double is what the Newton step uses)
-    KFF[np.diag_indices_from(KFF)] += 1e-8 * KFF.diagonal().mean()
+    ridge = DecompositionOptions().newton_ridge
+    KFF[np.diag_indices_from(KFF)] += ridge * KFF.diagonal().mean()
     times = []
     for _ in range(FLOOR_REPEATS):
         t0 = time.perf_counter()
@@ -354,16 +356,15 @@ def _final_face(est, params):
 
 
 def _cg_iterations(A, b, tol, max_iter=100_000):
-    """Conjugate-gradient iterations on A x = b from x = 0 until max |b - A x| < tol."""
-    x, r = np.zeros_like(b), b.copy()
+    """Conjugate-gradient iterations on A x = b from x = 0 until max |b - A x| < tol (the
+    residual r = b - A x is all the count needs; x itself is not kept)."""
+    r = b.copy()
     p, rr = r.copy(), r @ r
     for it in range(max_iter):
         if np.abs(r).max() < tol:
             return it
         Ap = A @ p
-        step = rr / (p @ Ap)
-        x += step * p
-        r -= step * Ap
+        r -= (rr / (p @ Ap)) * Ap
         rr, rr_old = r @ r, rr
         p = r + (rr / rr_old) * p
     return max_iter
