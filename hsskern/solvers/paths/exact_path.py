@@ -37,6 +37,7 @@ from ...options import ExactSVCOptions, PathSettings
 from ...utils._memory import check_memory, format_bytes, resolve_budget
 from ..engines.admm import kkt_violation
 from .hss_path import HSSBackend, decomposition_chunk, prepare_decomposition
+from .plan import block_memory, largest_block
 from ...utils.validation import check_weights
 from .path import KernelExpansion, PathSolution, PreparedProblem, check_Cs, check_labels
 from ..engines.interface import BlockEngine, DualProblem, DualStart
@@ -335,11 +336,12 @@ class ExactBackend:
         least, min(n, 256)): the copies of the points a stage holds (each up to X's size: the
         training points', the stage's and, for dense points, its operator's
         ``_STAGE_OPERATOR_COPIES``), the decomposition's vectors per label column and its
-        working set's kernel block (twice, while a Newton step copies it)."""
+        working set's kernel block (:func:`~.plan.block_memory`)."""
         n = X.shape[0]
         q = min(n, 256) if q is None else q
         copies = 2 + (0 if sp.issparse(X) else _STAGE_OPERATOR_COPIES)
-        return copies * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs) + 16 * q * q
+        return (copies * rows_nbytes(X) + 8 * _STAGE_VECTORS * n * int(n_rhs)
+                + block_memory(q))
 
     def stage_chunk(self, X, n_rhs=1):
         """The stages' working-set cap: the largest q <= ``options.max_chunk`` whose
@@ -349,8 +351,8 @@ class ExactBackend:
         budget = resolve_budget(self.memory_budget)
         if budget is None or self.memory_estimate(X, n_rhs, q) <= budget:
             return q
-        room = (budget - self.memory_estimate(X, n_rhs, 0)) / 16
-        q = max(int(np.sqrt(max(room, 0.0))), min(X.shape[0], 256))
+        q = max(largest_block(budget - self.memory_estimate(X, n_rhs, 0)),
+                min(X.shape[0], 256))
         if self.log is not None:
             self.log(1, f"the stages' working sets capped at {q} points by "
                         f"memory_budget={format_bytes(budget)}")

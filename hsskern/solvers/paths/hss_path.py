@@ -48,7 +48,8 @@ from ..engines.cached_smo import KERNELS as CACHED_KERNELS
 from ..engines.cached_smo import (SMOOptions, bounded_options, engine_cache,
                          expands_distances, probe_sv_share)
 from ..engines.interface import BlockEngine, CachedEngine, DualProblem, DualStart
-from .plan import FitPlan, RouteOptions, decomposition_memory, plan_fit, plan_start
+from .plan import (FitPlan, RouteOptions, decomposition_memory, largest_block, plan_fit,
+                   plan_start)
 from ..engines.exact import ExactResult, continuation_start
 from .warm import near_options
 
@@ -297,8 +298,7 @@ def _working_set_cap(n, d, max_chunk, n_rhs, pb, memory_budget, budget, log, rou
     MemoryBudgetError when not even min(n, ``route.min_chunk``) does."""
     q = min(n, int(max_chunk))
     if budget is not None and decomposition_memory(n, d, q, n_rhs, pb) > budget:
-        room = (budget - decomposition_memory(n, d, 0, n_rhs, pb)) / 16
-        q = int(np.sqrt(max(room, 0.0)))
+        q = largest_block(budget - decomposition_memory(n, d, 0, n_rhs, pb))
         q_min = min(n, route.min_chunk)
         check_memory(decomposition_memory(n, d, max(q, q_min), n_rhs, pb),
                      f'start="decomposition" on {n} points x {d} features (working sets of '

@@ -30,6 +30,7 @@ side, as many as the classes overlap) hardly. On nested subsamples of nine sets 
 vectors), b = 0.40 (1 - s / 0.70) for a share s measured on m points fitting all of them to
 9 % root-mean-square (design notes): :func:`expected_share`.
 """
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -249,14 +250,24 @@ class FitPlan:
                    start_reason=reason)
 
 
+def block_memory(q):
+    """Bytes of a q-point working set's kernel block: 8 q^2, held across rounds and C, twice
+    that while a Newton step factors a nearly all-free block."""
+    return 16 * q * q
+
+
+def largest_block(room):
+    """The largest q whose :func:`block_memory` fits ``room`` bytes (0 when none does)."""
+    return int(math.sqrt(max(room, 0.0) / 16))
+
+
 def decomposition_memory(n, d, q, n_rhs=1, points_bytes=None):
     """Bytes the ``start="decomposition"`` route takes on n points of d features with working
     sets of at most q points: the points (8 n d bytes dense, or ``points_bytes``: sparse
     rows' arrays), the decomposition's vectors per label column and the working set's kernel
-    block (8 q^2, held across rounds and C), twice that while a Newton step factors a nearly
-    all-free block."""
+    block (:func:`block_memory`)."""
     points = 8 * n * d if points_bytes is None else points_bytes
-    return points + 8 * _decomposition_vectors * n * n_rhs + 16 * q * q
+    return points + 8 * _decomposition_vectors * n * n_rhs + block_memory(q)
 
 
 def expected_share(measured, m, n, route):
