@@ -319,14 +319,15 @@ def _final_face(est, params):
     import scipy.linalg
     from hsskern import kernel_operator
     from hsskern.options import DecompositionOptions
+    from hsskern.solvers.engines.admm import kkt_sets
     model, C = getattr(est, "_model", None), params["C"]
     coef = np.asarray(getattr(est, "dual_coef_", np.empty((0, 0))))
     if model is None or coef.shape[0] != 1 or getattr(model, "kernel", None) is None:
         return {}
     weights = np.asarray(getattr(est, "class_weight_", np.ones(2)), dtype=float)
     box = C * weights[(coef[0] > 0).astype(int)]  # dual_coef = y alpha: + is the 2nd class
-    size = np.abs(coef[0])
-    free = (size > 1e-8 * box) & (size < (1 - 1e-8) * box)
+    up, low = kkt_sets(np.sign(coef[0]), np.abs(coef[0]), box)
+    free = up & low  # strictly inside the box, as the solver counts it
     if not free.any():
         return {}
     # scikit-learn's order: dual_coef_ pairs with support_vectors_ (the model's own arrays
