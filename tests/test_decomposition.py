@@ -114,3 +114,35 @@ def test_no_round_cap_by_default_so_a_long_solve_converges():
     assert done.converged and done.rounds > 200 and done.gap < 1e-3
     capped = solve_block(K, y, 1.0, tol=1e-3, options=small.replace(max_rounds=200))
     assert not capped.converged and capped.rounds == 200 and capped.gap >= 1e-3
+
+
+class _Recorded(Decomposition):
+    """A decomposition that keeps every round's free set and working set."""
+
+    def _select_working_set(self, free):
+        W = super()._select_working_set(free)
+        self.rounds_seen.append((np.flatnonzero(free), W))
+        return W
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_working_set_holds_the_free_set_once_it_outgrows_three_quarters_of_max_ws(seed):
+    """A round is sized to hold the free set and a quarter of ``max_ws`` for violators. The
+    selection once measured that quarter from the enlarged size instead, so a free set past
+    3/4 of ``max_ws`` was dropped and the rounds took violators alone: each round's changes
+    swung the free points outside W by more than the gap, and a 60,000-point fit at C = 1000
+    ran for half an hour without converging (design notes). Here the free set grows to several
+    times ``max_ws``: every working set holds it, and the solve reaches LIBSVM's tolerance."""
+    X, y = make_classification(1500, 8, n_informative=6, n_redundant=0, flip_y=0.1,
+                               class_sep=0.5, random_state=seed)
+    y = np.where(y == 1, 1.0, -1.0)
+    K = kernel_operator(X, "gaussian", h=2.0)
+    opts = DecompositionOptions(max_ws=100, max_chunk=1500, ws_floor=25, newton=False)
+    d = _Recorded(K, y, 1000.0, options=opts)
+    d.rounds_seen = []
+    res = d.solve(tol=1e-3)
+    assert res.converged and res.gap < 1e-3
+    largest = max(F.size for F, _ in d.rounds_seen)
+    assert largest > 2 * opts.max_ws  # the case in question: the free set outgrew max_ws
+    for F, W in d.rounds_seen:
+        assert np.isin(F, W).all()

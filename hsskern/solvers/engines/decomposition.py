@@ -189,20 +189,20 @@ def _snap_to_bounds(a, C):
     return a
 
 
-def _select(v, up, low, m, M, free, q):
+def _select(v, up, low, m, M, free, q, least):
     """The working set: the free points and the worst violators of each side, at most ``q``.
 
     ``v = -y G = y - f``; a point of I_up violates against M, the least v of I_low, when its v
     exceeds M, a point of I_low against m, the largest v of I_up, when below m.
     Both sides get half of what the free set leaves (at least one point each, so the most
     violating pair is always in W and every round makes progress); when the free set leaves
-    fewer than q / 4 places, the most violating q / 2 of each side are taken instead.
+    fewer than ``least`` places, the most violating q / 2 of each side are taken instead.
     """
     score_up = np.where(up, v - M, -np.inf)
     score_low = np.where(low, m - v, -np.inf)
     F = np.flatnonzero(free)
     budget = q - F.size
-    if budget >= max(2, q // 4):
+    if budget >= max(2, least):
         ks = (budget // 2, budget - budget // 2)
         score_up[free] = score_low[free] = -np.inf
         picks = [F]
@@ -893,10 +893,13 @@ class Decomposition:
         if o.ws_per_change and self.last_changed is not None:
             cut = max(o.ws_floor, int(o.ws_per_change * self.last_changed))
             self.cut, ws = cut < ws, min(ws, cut)
+        # the free set and a quarter of ws for the violators; the places are counted from
+        # ws, not q: measured from q (free + ws / 4) a free set past 3/4 of ws never fitted,
+        # and rounds of violators alone swung the free points outside W (design notes)
         q = min(self.chunk, max(ws, free.sum() + ws // 4))
         if self.max_time is not None:
             q = max(2, min(q, self._timed_cap()))
-        return _select(self.v, self.up, self.low, self.m, self.M, free, q)
+        return _select(self.v, self.up, self.low, self.m, self.M, free, q, ws // 4)
 
     def _timed_cap(self):
         """Under max_time, the next round's working-set cap: :meth:`_timed_fit`, at most
