@@ -36,6 +36,8 @@ estimator (``--ours-option key=value``), never patch module names.
 """
 import functools
 import json
+import statistics
+import time
 
 import numpy as np
 
@@ -239,7 +241,6 @@ def _route(est):
 
 
 def fit_task(data, params):
-    import time
     Xtr, ytr, Xte, yte = data
     est = _estimator(params, params["C"], params["gamma"])
     t0 = time.perf_counter()
@@ -281,25 +282,33 @@ def floor_product(est, X):
     times every model column's dual coefficients at once, one-vs-one: all pairs' in one
     product, in the row chunks prediction takes); None for a model without support vectors
     (a feature map)."""
+    return est.decision_function(X) if _has_floor(est) else None
+
+
+def _has_floor(est):
+    """Whether a fitted estimator's model has support vectors and a kernel."""
     model = getattr(est, "_model", None)
     sv = getattr(model, "support_vectors", None)
-    if sv is None or getattr(model, "kernel", None) is None or sv.shape[0] == 0:
-        return None
-    return est.decision_function(X)
+    return sv is not None and getattr(model, "kernel", None) is not None and sv.shape[0] > 0
+
+
+def _median_seconds(work):
+    """``(median, times)``: seconds of ``FLOOR_REPEATS`` calls of ``work()``."""
+    times = []
+    for _ in range(FLOOR_REPEATS):
+        t0 = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times
 
 
 def _floor(est, X):
     """``floor_s`` (median seconds of :func:`floor_product` on the training points),
     ``floor_times`` and ``floor_entries`` (n x n_SV); {} where there is no such product."""
-    import statistics
-    import time
-    times = []
-    for _ in range(FLOOR_REPEATS):
-        t0 = time.perf_counter()
-        if floor_product(est, X) is None:
-            return {}
-        times.append(time.perf_counter() - t0)
-    return {"floor_s": statistics.median(times), "floor_times": times,
+    if not _has_floor(est):
+        return {}
+    median, times = _median_seconds(lambda: floor_product(est, X))
+    return {"floor_s": median, "floor_times": times,
             "floor_entries": int(X.shape[0]) * int(est._model.support_vectors.shape[0])}
 
 
@@ -313,9 +322,6 @@ def _final_face(est, params):
     gradients on the same system from zero until every free point is within ``tol`` of its
     margin, the iterative alternative to the factorization. {} for a multiclass model or
     none free."""
-    import statistics
-    import time
-
     import scipy.linalg
     from hsskern import kernel_operator
     from hsskern.options import DecompositionOptions
@@ -338,13 +344,10 @@ def _final_face(est, params):
     # it on credit_default's final face; double is what the Newton step uses)
     ridge = DecompositionOptions().newton_ridge
     KFF[np.diag_indices_from(KFF)] += ridge * KFF.diagonal().mean()
-    times = []
-    for _ in range(FLOOR_REPEATS):
-        t0 = time.perf_counter()
-        scipy.linalg.cholesky(KFF, lower=True, check_finite=False)
-        times.append(time.perf_counter() - t0)
+    median, _ = _median_seconds(
+        lambda: scipy.linalg.cholesky(KFF, lower=True, check_finite=False))
     out = {"face_free": int(free.sum()), "face_at_bound": int((~free).sum()),
-           "face_cholesky_s": statistics.median(times)}
+           "face_cholesky_s": median}
     if params.get("face_cg"):
         # K_FF c_F = y_F - b - K_FB c_B: the free points on their margins, the bounded
         # ones' coefficients fixed at the fit's
@@ -398,7 +401,6 @@ def _ends(est):
 
 
 def path_task(data, params):
-    import time
     Xtr, ytr, Xte, yte = data
     Cs, gamma = params["Cs"], params["gamma"]
     per_c = []
@@ -429,7 +431,6 @@ def path_task(data, params):
 
 
 def cv_task(data, params):
-    import time
     Xtr, ytr, Xte, yte = data
     Cs, folds = params["Cs"], params["folds"]
     if params["system"] == "hsskern":
@@ -450,7 +451,6 @@ def cv_task(data, params):
 
 
 def grid_task(data, params):
-    import time
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     Xtr, ytr, Xte, yte = data
     scale = 1.0 / (Xtr.shape[1] * Xtr.var())  # SVC's gamma="scale"
