@@ -119,6 +119,10 @@ def test_no_round_cap_by_default_so_a_long_solve_converges():
 class _Recorded(Decomposition):
     """A decomposition that keeps every round's free set and working set."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rounds_seen = []
+
     def _select_working_set(self, free):
         W = super()._select_working_set(free)
         self.rounds_seen.append((np.flatnonzero(free), W))
@@ -139,7 +143,6 @@ def test_every_working_set_holds_the_free_set_once_it_outgrows_three_quarters_of
     K = kernel_operator(X, "gaussian", h=2.0)
     opts = DecompositionOptions(max_ws=100, max_chunk=1500, ws_floor=25, newton=False)
     d = _Recorded(K, y, 1000.0, options=opts)
-    d.rounds_seen = []
     res = d.solve(tol=1e-3)
     assert res.converged and res.gap < 1e-3
     largest = max(F.size for F, _ in d.rounds_seen)
