@@ -7,7 +7,8 @@ Portable by default: no ``-march``, so the binary (and a wheel or sdist built fr
 any x86-64 the interpreter runs on. ``HSSKERN_NATIVE=1`` adds ``-march=native`` for a build that
 runs only on CPUs like this one; docs/benchmarks.md measures what that buys.
 
-Run-time dispatch: the exp-bound modules (``VARIANTS``) are compiled twice more, for
+Run-time dispatch: the modules whose vector loops pay for wider registers (``VARIANTS``: the
+exp-bound kernel tiles and the block SMO's passes) are compiled twice more, for
 x86-64-v3 (AVX2+FMA) and x86-64-v4 (AVX-512), as ``<module>_v3`` and ``<module>_v4``;
 ``hsskern.utils._cpu`` imports the best one this CPU runs. The portable build thus costs
 nothing on those CPUs, and the base modules still run anywhere. A native build has no variants.
@@ -88,16 +89,18 @@ MODULES = {
     "hsskern.hss._compress_ops": NO_FMA,
     "hsskern.sparse._assemble": FAST,
     "hsskern.sparse._symbolic": COMPILE,
-    "hsskern.solvers.engines._smo": COMPILE,
+    # unfused, so the wide builds' SMO iterates equal the baseline's bit for bit
+    "hsskern.solvers.engines._smo": NO_FMA,
     # fast-math for the vector exp of the kernel rows; the solver uses no infinities
     "hsskern.solvers.engines._cached_smo": FAST,
 }
 
 # Modules whose wide-vector builds pay (their exp() tiles run 4 or 8 wide through libmvec
-# instead of 2), and the micro-architecture levels built for them. The level names must match
+# instead of 2; the block SMO's two passes per step, 8 wide, run 1.2-1.5x faster at v4), and
+# the micro-architecture levels built for them. The level names must match
 # hsskern/utils/_cpu.py.
 VARIANTS = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
-            "hsskern.solvers.engines._cached_smo"]
+            "hsskern.solvers.engines._cached_smo", "hsskern.solvers.engines._smo"]
 LEVELS = {"v3": "-march=x86-64-v3", "v4": "-march=x86-64-v4"}
 VARIANT_DIR = os.path.join(ROOT, "build", "variants")
 

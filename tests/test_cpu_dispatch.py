@@ -16,7 +16,7 @@ V3 = "avx2 fma bmi1 bmi2 f16c movbe abm"
 V4 = V3 + " avx512f avx512bw avx512cd avx512dq avx512vl"
 BASE = "fpu sse sse2 ssse3 sse4_1 sse4_2 popcnt avx"  # AVX alone is not v3
 DISPATCHED = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
-              "hsskern.solvers.engines._cached_smo"]
+              "hsskern.solvers.engines._cached_smo", "hsskern.solvers.engines._smo"]
 
 
 def _cpuinfo(*flag_lines):
@@ -112,17 +112,18 @@ def test_load_falls_back_to_the_base_module(monkeypatch):
 
 def test_every_importing_site_uses_the_one_choice():
     code = ("from hsskern.kernels import functions, operator, _surface, sparse_rows\n"
-            "from hsskern.solvers.engines import cached_smo\n"
+            "from hsskern.solvers.engines import cached_smo, decomposition\n"
             "print(functions._eval.__name__, operator._eval.__name__, _surface._eval.__name__,"
             " _surface._sparse_eval.__name__, sparse_rows._sparse_eval.__name__,"
-            " cached_smo._cached_smo.__name__, cached_smo.Engine.__module__)")
+            " cached_smo._cached_smo.__name__, cached_smo.Engine.__module__,"
+            " decomposition._smo.__name__, decomposition.smo_block.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "HSSKERN_CPU": "baseline",
                               # the hsskern this test imports, installed or not
                               "PYTHONPATH": os.path.dirname(os.path.dirname(hsskern.__file__))},
                          ).stdout.split()
     assert out == ["hsskern.kernels._eval"] * 3 + ["hsskern.kernels._sparse_eval"] * 2 + \
-        ["hsskern.solvers.engines._cached_smo"] * 2
+        ["hsskern.solvers.engines._cached_smo"] * 2 + ["hsskern.solvers.engines._smo"] * 2
 
 
 def _use_level(monkeypatch, level):
@@ -161,3 +162,36 @@ def test_variants_compute_the_baseline_entries_to_rounding(level, seed, n, d, ke
                                                        lambda K: K @ v)]
     for ref, got in zip(results["baseline"], results[level]):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-13 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("level", ["v3", "v4"])
+@given(seed=st.integers(0, 2**16), q=st.integers(2, 700), C=st.sampled_from([0.5, 10.0, 1e3]),
+       weighted=st.booleans(), threads=st.sampled_from([1, 2]), dup=st.booleans())
+@settings(max_examples=15, deadline=None)
+def test_variants_take_the_baseline_smo_steps_bit_for_bit(level, seed, q, C, weighted, threads,
+                                                         dup):
+    # the block SMO is built without contraction: its wider passes round every operation as
+    # the baseline does, and min/max reductions are exact in any order
+    if _cpu.LEVELS.index(level) > _cpu.LEVELS.index(_cpu.detected_level()):
+        pytest.skip(f"this CPU does not run {level}")
+    if not _variants_built():
+        pytest.skip("a native build has no variants")
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(q, 5))
+    if dup:  # repeated points: ties in both passes
+        X[q // 2:] = X[:q - q // 2]
+    y = np.where(X[:, 0] + rng.normal(size=q) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    sq = (X * X).sum(1)
+    K = np.exp(-0.3 * np.maximum(sq[:, None] + sq[None] - 2 * X @ X.T, 0.0))
+    upper = rng.uniform(0.1, 1.0, size=q) * C if weighted else None
+    out = []
+    for module in (importlib.import_module("hsskern.solvers.engines._smo"),
+                   _cpu.load("hsskern.solvers.engines._smo", level)):
+        alpha, v = np.zeros(q), y.copy()
+        res = module.smo_block(K, y, alpha, v, C, 1e-3, 50 * q, upper=upper, threads=threads)
+        out.append((res, alpha, v))
+    (r0, a0, v0), (r1, a1, v1) = out
+    assert r0 == r1
+    assert np.array_equal(a0, a1) and np.array_equal(v0, v1)

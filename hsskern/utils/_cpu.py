@@ -1,11 +1,12 @@
-"""Run-time dispatch: which build of the exp-bound extension modules this CPU runs.
+"""Run-time dispatch: which build of the vector-bound extension modules this CPU runs.
 
 The default build is portable (x86-64 baseline: SSE2, so the vectorized exp() of the kernel
-tiles runs 2 wide). setup.py also compiles the exp-bound modules for x86-64-v3 (AVX2+FMA) and
-x86-64-v4 (AVX-512) as ``<module>_v3`` and ``<module>_v4``. The level is decided once, here, at
-import, and every importing site asks :func:`load` for its module, so one process never mixes
-levels. ``HSSKERN_CPU=baseline|v3|v4`` lowers the level (for tests and benchmarks); it cannot
-raise it above what the CPU runs, since a wider build dies with SIGILL there.
+tiles and the block SMO's passes run 2 wide). setup.py also compiles those modules for
+x86-64-v3 (AVX2+FMA) and x86-64-v4 (AVX-512) as ``<module>_v3`` and ``<module>_v4``. The level
+is decided once, here, at import, and every importing site asks :func:`load` for its module,
+so one process never mixes levels. ``HSSKERN_CPU=baseline|v3|v4`` lowers the level (for tests
+and benchmarks); it cannot raise it above what the CPU runs, since a wider build dies with
+SIGILL there.
 """
 import importlib
 import os
