@@ -96,7 +96,7 @@ MODULES = {
 }
 
 # Modules whose wide-vector builds pay (their exp() tiles run 4 or 8 wide through libmvec
-# instead of 2; the block SMO's two passes per step, 8 wide, run 1.2-1.5x faster at v4), and
+# instead of 2; the block SMO's two passes per step, 8 wide, run 1.2-1.75x faster at v4), and
 # the micro-architecture levels built for them. The level names must match
 # hsskern/utils/_cpu.py.
 VARIANTS = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
