@@ -148,3 +148,16 @@ def test_below_small_n_many_support_vectors_are_grown_in_stages_from_a_quarter(m
     assert est.hss_.get("stages") is None
     route(1e5)
     assert HSSSVC(gamma=gamma).fit(X, y).hss_["stages"] == (400, 800, 1600)
+
+
+@pytest.mark.parametrize("options", [None, HSSSVCOptions(start="admm")])
+def test_a_fit_at_random_state_none_reproduces_as_sklearns_svc(small_reach, options):
+    # scikit-learn's SVC fits the same model every time (its random_state seeds only the
+    # probability folds); the staged route's subsample and the ADMM route's randomized
+    # compression are the route's, so at random_state=None they take a fixed seed
+    X, y = _data(1200, 5)
+    a, b = (HSSSVC(gamma="scale", options=options).fit(X, y) for _ in range(2))
+    assert _starts(a) == ({"staged"} if options is None else {"admm"})
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)

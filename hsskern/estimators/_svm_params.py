@@ -30,6 +30,15 @@ LIBSVM_CONSTRAINTS = {
 }
 
 
+def route_seed(random_state):
+    """The seed of a fit's own draws (the HSS compression, a staged fit's subsample):
+    ``random_state``, or a fixed one for None. scikit-learn's SVC fits the same model every
+    time (its ``random_state`` seeds only the probability folds); these draws choose the
+    route to the answer, not the answer (LIBSVM's to ``tol`` on every route), so a fit at
+    the defaults reproduces too. The probability folds keep ``random_state`` as given."""
+    return 0 if random_state is None else random_state
+
+
 def smo_max_iter(max_iter):
     """scikit-learn's ``max_iter`` as the engine's: None (its own cap, LIBSVM's
     max(10^7, 100 l)) for -1."""

@@ -20,7 +20,7 @@ from ..solvers.paths.exact_path import ExactBackend
 from ..solvers.paths.hss_path import HSSBackend
 from ..solvers.paths.one_fit import OneFitBackend
 from ._options import OptionsParamsMixin
-from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
+from ._svm_params import LIBSVM_CONSTRAINTS, route_seed, smo_options
 from .base import PathClassifier
 from .cv import PathClassifierCV
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS,
@@ -68,7 +68,7 @@ def _hss_backend(est, X, width, purpose):
         n_decades=3 if (o.solve_exact and purpose == "fit") else 0,
         probe_C=float(est.C) if purpose == "fit" else None, store_kernel=purpose != "fit",
         engine=getattr(o, "engine", "auto"),
-        random_state=est.random_state, verbose=max(0, int(est.verbose)))
+        random_state=route_seed(est.random_state), verbose=max(0, int(est.verbose)))
     hss = HSSBackend(kernel, o.replace(smo=smo_options(est, tol)), settings,
                      memory_budget=est.memory_budget, log=log)
     if purpose != "fit" or o.start != "auto":
@@ -78,7 +78,7 @@ def _hss_backend(est, X, width, purpose):
     staged = ExactBackend(kernel, ExactSVCOptions(validation_fraction=0.0, max_chunk=o.max_chunk,
                                                   decomposition=o.decomposition,
                                                   **compression_of(o)),
-                          PathSettings(tol=tol, random_state=est.random_state,
+                          PathSettings(tol=tol, random_state=settings.random_state,
                                        verbose=settings.verbose),
                           memory_budget=est.memory_budget, log=log)
     return OneFitBackend(hss, staged)
@@ -203,7 +203,8 @@ or callable, default "rbf"
         SVC's: with ``decision_function_shape="ovr"`` and more than two classes,
         :meth:`predict` takes the argmax of :meth:`decision_function` instead of the vote.
     random_state : int, RandomState or None
-        Seeds the randomized compression (and the probability folds).
+        Seeds the randomized compression and a staged fit's subsample (None: a fixed seed, so
+        a fit reproduces as SVC's does) and the probability folds (None: random, as SVC's).
     h : float or None, default None
         Kernel width (the paper's h), over the default gamma="scale" when given.
     memory_budget : float or None, default None

@@ -85,7 +85,9 @@ class SVC(OptionsParamsMixin, SVCKernelsMixin, PathClassifier):
         With "ovr" and more than two classes, :meth:`predict` takes the argmax of
         :meth:`decision_function` instead of the one-vs-one vote.
     random_state : int, RandomState instance or None, default None
-        Seeds the probability folds and, on the HSS route, the randomized compression.
+        Seeds the probability folds (None: random, as scikit-learn's) and hsskern's own
+        draws: the HSS route's randomized compression and a staged fit's subsample (None:
+        a fixed seed, so every fit at the defaults gives the same model, as scikit-learn's).
     memory_budget : float or None, default None
         hsskern's: bytes the fit may use, checked against an estimate before the heavy work
         (default 80% of the available memory).

@@ -17,7 +17,7 @@ from ..solvers.paths.plan import RouteOptions, engine_for
 from ..solvers.paths.svr_path import SVRBackend
 from ..solvers.paths.svr_smo import CachedSVRBackend
 from ._options import OptionsParamsMixin
-from ._svm_params import LIBSVM_CONSTRAINTS, smo_options
+from ._svm_params import LIBSVM_CONSTRAINTS, route_seed, smo_options
 from .base import FitData, check_sample_weight, validate_input
 from .widths import (HSS_CONSTRAINTS, SVC_KERNEL_CONSTRAINTS, WIDTH_GRID_CONSTRAINTS,
                      exact_only, kernel_of, starts_from_zero, width_grid)
@@ -72,7 +72,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
     memory_budget : float or None, default None
         Bytes the fit may use (default 80% of the available memory).
     random_state : int, RandomState or None
-        Seeds the randomized compression.
+        Seeds the randomized compression (None: a fixed seed, so a fit reproduces).
     options : HSSSVROptions or None, default None
         The expert knobs (None: :class:`~hsskern.HSSSVROptions`' defaults), as HSSSVC's: the
         compression (``rel_tol``, ``abs_tol``, ``max_rank``, ``leaf_size``,
@@ -249,7 +249,7 @@ class HSSSVR(OptionsParamsMixin, PathRegressor):
         settings = PathSettings(tol=self.tol,
                                 admm_tol=max(self.tol, 1e-2) if o.solve_exact else self.tol,
                                 n_decades=_FIT_DECADES if (o.solve_exact and single) else 0,
-                                random_state=self.random_state,
+                                random_state=route_seed(self.random_state),
                                 verbose=max(0, int(self.verbose)))
         return SVRBackend(kernel_of(self, X=X), o, settings, epsilon=float(self.epsilon),
                           memory_budget=self.memory_budget,
@@ -457,7 +457,8 @@ class SVR(HSSSVR):
     memory_budget : float or None, default None
         hsskern's: bytes the fit may use.
     random_state : int, RandomState or None, default None
-        hsskern's: seeds the HSS compression of large problems.
+        hsskern's: seeds the HSS compression of large problems (None: a fixed seed, so a
+        fit reproduces, as scikit-learn's SVR, which has no draws, does).
     options : HSSSVROptions or None, default None
         hsskern's: the route's knobs (:class:`~hsskern.HSSSVROptions`).
     warm_start : bool, default False
