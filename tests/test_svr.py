@@ -288,6 +288,17 @@ def test_bad_data_is_refused_clearly():
         HSSSVR().fit(X, np.column_stack([y, y]))
 
 
+def test_a_fit_at_random_state_none_reproduces():
+    # scikit-learn's SVR has no draws; ours (the randomized compression) take a fixed seed
+    X, y = _data(4, n=300)
+    a, b = (HSSSVR(h=1.0, C=30.0, options=HSSSVROptions(leaf_size=32, start="admm")).fit(X, y)
+            for _ in range(2))
+    assert a.route_ == "HSS + ADMM start"
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
 def test_pickle_predicts_identically():
     X, y = _data(2, n=150)
     m = HSSSVR(h=1.0, C=5.0, options=HSSSVROptions(leaf_size=32), random_state=0).fit(X, y)
