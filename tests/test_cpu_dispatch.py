@@ -12,11 +12,11 @@ from hypothesis import given, settings, strategies as st
 import hsskern
 from hsskern.utils import _cpu
 
+from build_config import DISPATCHED
+
 V3 = "avx2 fma bmi1 bmi2 f16c movbe abm"
 V4 = V3 + " avx512f avx512bw avx512cd avx512dq avx512vl"
 BASE = "fpu sse sse2 ssse3 sse4_1 sse4_2 popcnt avx"  # AVX alone is not v3
-DISPATCHED = ["hsskern.kernels._eval", "hsskern.kernels._sparse_eval",
-              "hsskern.solvers.engines._cached_smo", "hsskern.solvers.engines._smo"]
 
 
 def _cpuinfo(*flag_lines):

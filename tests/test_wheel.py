@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import build_config
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [
@@ -59,10 +61,10 @@ def wheel(tmp_path_factory):
     return whl
 
 
-# setup.py's run-time dispatch variants: built for these levels, chosen by hsskern.utils._cpu
-DISPATCHED = ("hsskern/kernels/_eval", "hsskern/kernels/_sparse_eval",
-              "hsskern/solvers/engines/_cached_smo", "hsskern/solvers/engines/_smo")
-LEVELS = ("v3", "v4")
+# setup.py's run-time dispatch variants, as paths in the wheel: built for these levels,
+# chosen by hsskern.utils._cpu
+DISPATCHED = tuple(name.replace(".", "/") for name in build_config.DISPATCHED)
+LEVELS = build_config.LEVELS
 
 
 def _module_name(so, root):
